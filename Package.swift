@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+//
+// kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
+//
+// Layers (dependencies point one way):
+//   KioskCore (pure Swift: carousel, timing, compositing)
+//     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
+//       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
+import PackageDescription
+
+let package = Package(
+    name: "kiosk-carousel",
+    products: [
+        .executable(name: "kiosk-carousel", targets: ["kiosk-carousel"]),
+        .executable(name: "kiosk-bench", targets: ["kiosk-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian, found through pkg-config.
+        .systemLibrary(name: "CLibJPEG", pkgConfig: "libjpeg",
+                       providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng",
+                       providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLibDRM", pkgConfig: "libdrm",
+                       providers: [.apt(["libdrm-dev"])]),
+        // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
+        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
+                cSettings: [.unsafeFlags(["-O2"])]),
+
+        .target(name: "KioskCore"),
+        .target(name: "KioskSystem", dependencies: ["CKioskShim"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "CKioskShim"]),
+        .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay"]),
+        .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
+        .executableTarget(name: "kiosk-bench",
+                          dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"]),
+
+        .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"]),
+        .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,5 @@
+// libdrm (Debian: libdrm-dev): KMS connectors, CRTCs, modes, dumb buffers, page flips.
+#include <stdint.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+#include <drm_fourcc.h>

@@ -1,0 +1,2 @@
+// libpng 1.6 (Debian: libpng-dev).
+#include <png.h>

@@ -1,0 +1,47 @@
+import KioskCore
+
+/// Where frames go: DRM/KMS, the Linux framebuffer, or files (SPEC section 1).
+///
+/// The frame loop composes each frame at the display's *logical* size (``width`` x ``height``,
+/// already swapped for a 90/270 rotation) as an XRGB8888 ``Bitmap`` and hands it to
+/// ``present(_:showTime:)``, which copies it to scanout (converting the pixel format and
+/// rotating on the way) so that it appears whole, never half drawn.
+public protocol Display: AnyObject {
+    /// Logical width in pixels: what the compositor draws.
+    var width: Int { get }
+    /// Logical height in pixels.
+    var height: Int { get }
+    /// One line for the log: backend, device, mode, pixel format.
+    var summary: String { get }
+    /// True when ``present(_:showTime:)`` waits for vertical blank (DRM page flips), so the
+    /// frame loop needs no timer of its own to pace a fade.
+    var pacesFrames: Bool { get }
+    /// Copies `frame` (XRGB8888, ``width`` x ``height``; borrowed for the call only) to the screen.
+    /// `showTime` is the show time in milliseconds (the offscreen backend names files after it).
+    /// Throws ``DisplayError``.
+    func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError)
+    /// Puts back what opening the display changed (the previous CRTC, the fbdev pan offset).
+    /// Safe to call more than once.
+    func restore()
+}
+
+/// Why a display could not be opened or written. The description is the log line.
+public enum DisplayError: Error, CustomStringConvertible, Sendable {
+    /// A system call failed (open, ioctl, mmap …), with its path and errno.
+    case system(String)
+    /// The device works but cannot be used as it is (unsupported bits per pixel, no connected connector …).
+    case unsupported(device: String, reason: String)
+    /// Nothing to show on: no DRM device, no fbdev (the text says what was tried).
+    case noDisplay(String)
+    /// Writing a frame file failed (offscreen).
+    case write(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .system(let s): return s
+        case .unsupported(let device, let reason): return "\(device): \(reason)"
+        case .noDisplay(let s): return s
+        case .write(let path, let reason): return "write \(path): \(reason)"
+        }
+    }
+}

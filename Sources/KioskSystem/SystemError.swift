@@ -1,0 +1,78 @@
+import Glibc
+import CKioskShim
+
+/// A failed system call: the operation, the path or device it was about, and `errno`.
+/// Its description is the log line, e.g. `open /dev/fb0: Permission denied (errno 13)`.
+public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What was attempted, e.g. `open`, `ioctl FBIOGET_VSCREENINFO`, `mmap`.
+    public var operation: String
+    /// The path or device the call was about (empty when there is none).
+    public var path: String
+    /// The `errno` value the call left.
+    public var errno: Int32
+
+    public init(operation: String, path: String, errno: Int32) {
+        self.operation = operation; self.path = path; self.errno = errno
+    }
+
+    /// `strerror(errno)`.
+    public var reason: String { String(cString: strerror(errno)) }
+
+    public var description: String {
+        let subject = path.isEmpty ? operation : "\(operation) \(path)"
+        return "\(subject): \(reason) (errno \(errno))"
+    }
+}
+
+/// The one funnel for C calls that return -1 and set `errno`: retries on `EINTR`, throws
+/// ``SystemError`` with the operation and path on any other failure, returns the result otherwise.
+@discardableResult
+public func syscall<T: FixedWidthInteger>(
+    _ operation: @autoclosure () -> String, path: String = "", _ body: () -> T
+) throws(SystemError) -> T {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = Glibc.errno
+        if code == EINTR { continue }
+        throw SystemError(operation: operation(), path: path, errno: code)
+    }
+}
+
+/// An open file descriptor that closes itself when the last reference goes.
+public final class FileDescriptor: @unchecked Sendable {
+    /// The raw descriptor, valid until ``close()`` or deinit.
+    public private(set) var rawValue: Int32
+    /// The path it was opened from, for error messages.
+    public let path: String
+
+    /// Wraps an already open descriptor; takes ownership.
+    public init(rawValue: Int32, path: String) { self.rawValue = rawValue; self.path = path }
+
+    /// `open(2)` with `O_CLOEXEC` added. Throws ``SystemError`` (`open PATH: … (errno N)`).
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+        let fd = try syscall("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        return FileDescriptor(rawValue: fd, path: path)
+    }
+
+    /// `ioctl(2)` with a pointer argument; `name` is the request's name for the error message.
+    @discardableResult
+    public func ioctl(_ name: String, _ request: UInt, _ arg: UnsafeMutableRawPointer?) throws(SystemError) -> Int32 {
+        let fd = rawValue
+        return try syscall("ioctl \(name)", path: path) { kc_ioctl_ptr(fd, request, arg) }
+    }
+
+    /// `ioctl(2)` with an integer argument.
+    @discardableResult
+    public func ioctl(_ name: String, _ request: UInt, value: Int) throws(SystemError) -> Int32 {
+        let fd = rawValue
+        return try syscall("ioctl \(name)", path: path) { kc_ioctl_int(fd, request, UInt(bitPattern: value)) }
+    }
+
+    /// Closes the descriptor now (idempotent).
+    public func close() {
+        if rawValue >= 0 { _ = Glibc.close(rawValue); rawValue = -1 }
+    }
+
+    deinit { close() }
+}

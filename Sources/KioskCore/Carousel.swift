@@ -1,0 +1,342 @@
+/// The carousel's settings (SPEC section 3).
+public struct CarouselConfig: Equatable, Sendable {
+    /// Time from one image being fully shown to the next being fully shown (default 5 s); an
+    /// item's own ``PlaylistItem/duration`` overrides it. The cross-fade is part of it.
+    public var interval: Duration
+    /// Length of a cross-fade, and of the fade-in of a late image (default 500 ms, eased in
+    /// and out). Clamped to the interval.
+    public var fade: Duration
+    /// Which way auto-advance goes.
+    public var direction: Direction
+    /// Whether scenes carry page dots.
+    public var showDots: Bool
+
+    public init(interval: Duration = .seconds(5), fade: Duration = .milliseconds(500),
+                direction: Direction = .forward, showDots: Bool = false) {
+        self.interval = interval
+        self.fade = fade
+        self.direction = direction
+        self.showDots = showDots
+    }
+}
+
+/// A move through the playlist: to the next item or the previous one (wrapping both ways).
+public enum Direction: Sendable, Equatable {
+    case forward, backward
+    var step: Int { self == .forward ? 1 : -1 }
+}
+
+/// What the frame loop must do after the carousel took an event.
+public enum CarouselAction: Equatable, Sendable {
+    /// Prepare a screen-sized frame of playlist item `item` for physical slot `slot`, off the
+    /// frame loop, then report back with ``Carousel/imageReady(ticket:at:)`` or
+    /// ``Carousel/imageFailed(ticket:at:)`` quoting `ticket`. A later prepare for the same slot
+    /// supersedes an earlier one (its ticket is then stale and ignored).
+    case prepare(slot: Int, item: Int, ticket: Int)
+    /// Item `item` (its index in the playlist as given) with `source` is now fully on screen;
+    /// `at` is the show time it became so. Emitted as the `shown` event.
+    case shown(item: Int, source: String, at: Duration)
+    /// Item `item` could not be prepared and has left the show.
+    case dropped(item: Int, source: String)
+}
+
+/// The carousel as a value: playlist position, three slots, auto-advance timing and fades
+/// (SPEC section 3). It takes events with their show time and returns ``CarouselAction``s; it
+/// holds no clock, no thread and no pixels, so tests drive it with any times they like.
+///
+/// Slots: three physical slots (0, 1, 2) play the roles previous, current and next. After a
+/// move the roles rotate and only the slot that came into the far position is prepared again;
+/// however long the playlist, at most three items are prepared at once.
+///
+/// Timing: the image that became fully shown at time T stays until `T + interval - fade`, then
+/// cross-fades to its neighbour, which is fully shown at `T + interval`. So `shown` events
+/// come exactly one interval apart. An image that is not ready when its turn comes shows as a
+/// placeholder and fades in when it arrives; its interval counts from then.
+public struct Carousel: Sendable {
+    /// How a slot stands.
+    public enum SlotStatus: Equatable, Sendable {
+        case empty
+        /// Being prepared under `ticket`.
+        case pending(ticket: Int)
+        /// Prepared; ready since the show time given.
+        case ready(since: Duration)
+    }
+
+    struct Slot: Equatable {
+        var item: Int?
+        var status: SlotStatus = .empty
+        var isReady: Bool { if case .ready = status { return true } else { return false } }
+    }
+
+    enum Transition: Equatable {
+        /// Cross-fade from the current slot to the neighbour in `direction`.
+        case move(from: Int, to: Int, direction: Direction, start: Duration)
+        /// The current slot's late image fades in over the placeholder.
+        case fadeIn(slot: Int, start: Duration)
+        var start: Duration {
+            switch self {
+            case .move(_, _, _, let s), .fadeIn(_, let s): return s
+            }
+        }
+    }
+
+    /// The playlist as given; indices into it are what events report.
+    public private(set) var items: [PlaylistItem]
+    public var config: CarouselConfig
+
+    /// Indices of the items still in the show (failed ones leave).
+    private(set) var order: [Int]
+    /// Position in `order` of the current item.
+    private(set) var cursor = 0
+    private(set) var slots = [Slot(), Slot(), Slot()]
+    /// Physical slot of each role: [previous, current, next]; nil when the role is unused.
+    private(set) var roles: [Int?] = [nil, nil, nil]
+    private(set) var transition: Transition?
+    /// When the current item became current (for deciding whether a late image fades in).
+    private var currentSince: Duration = .zero
+    /// When the next auto-advance fade starts; nil while nothing is scheduled.
+    private(set) var advanceAt: Duration?
+    /// True once the current item's `shown` has been emitted.
+    private var announced = false
+    private var nextTicket = 1
+    private var started = false
+
+    private static let previousRole = 0, currentRole = 1, nextRole = 2
+
+    public init(items: [PlaylistItem], config: CarouselConfig = CarouselConfig()) {
+        self.items = items
+        self.config = config
+        order = Array(items.indices)
+    }
+
+    // MARK: Reading the state
+
+    /// The playlist index of the current item, or nil when the show is empty.
+    public var currentItem: Int? { order.isEmpty ? nil : order[cursor] }
+    /// Number of items still in the show.
+    public var activeCount: Int { order.count }
+    /// The physical slot playing the previous / current / next role.
+    public var previousSlot: Int? { roles[Self.previousRole] }
+    public var currentSlot: Int? { roles[Self.currentRole] }
+    public var nextSlot: Int? { roles[Self.nextRole] }
+    /// The item a physical slot holds (or is being prepared with).
+    public func item(inSlot slot: Int) -> Int? { slots[slot].item }
+    /// How a physical slot stands.
+    public func status(ofSlot slot: Int) -> SlotStatus { slots[slot].status }
+    /// True while a cross-fade or fade-in runs: the frame loop then draws paced frames.
+    public var isAnimating: Bool { transition != nil }
+
+    private var fade: Duration { min(config.fade, config.interval) }
+    private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
+
+    // MARK: Events
+
+    /// Starts the show at `now`: prepares the current, next and previous items (in that order).
+    public mutating func start(at now: Duration) -> [CarouselAction] {
+        guard !started else { return [] }
+        started = true
+        currentSince = now
+        return reconcile()
+    }
+
+    /// Advances the show to `now`: completes and starts fades as their times come. Call it on
+    /// every turn of the frame loop before asking for the ``scene(at:)``.
+    public mutating func tick(at now: Duration) -> [CarouselAction] {
+        var actions: [CarouselAction] = []
+        // Each pass completes or starts at most one transition; a late tick catches up in order.
+        for _ in 0..<8 {
+            if let t = transition {
+                let end = t.start + fade
+                guard now >= end else { break }
+                transition = nil
+                if case .move(_, _, let direction, _) = t {
+                    cursor = wrap(cursor + direction.step)
+                    currentSince = end
+                    announced = false
+                    actions += reconcile()
+                }
+                actions += announceIfReady(at: end)
+            } else if let at = advanceAt, now >= at, order.count > 1 {
+                actions += beginMove(config.direction, at: now - at <= fade ? at : now)
+            } else {
+                break
+            }
+        }
+        return actions
+    }
+
+    /// Moves one item in `direction` now (SIGUSR1 / SIGUSR2, and later swipes), cross-fading.
+    /// A move already under way is completed first. Ignored with fewer than two items.
+    public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
+        guard order.count > 1 else { return [] }
+        var actions: [CarouselAction] = []
+        if let t = transition {
+            actions += tick(at: max(now, t.start + fade))
+        }
+        return actions + beginMove(direction, at: now)
+    }
+
+    /// The frame for `ticket` is prepared and waiting in its slot.
+    public mutating func imageReady(ticket: Int, at now: Duration) -> [CarouselAction] {
+        guard let slot = slots.firstIndex(where: { $0.status == .pending(ticket: ticket) }) else { return [] }
+        slots[slot].status = .ready(since: now)
+        guard slot == currentSlot, transition == nil, !announced else { return [] }
+        if now > currentSince {
+            transition = .fadeIn(slot: slot, start: now)
+            return []
+        }
+        return announceIfReady(at: now)
+    }
+
+    /// The frame for `ticket` could not be prepared (a corrupt file, say): its item leaves the
+    /// show and the slots are filled again from its neighbours.
+    public mutating func imageFailed(ticket: Int, at now: Duration) -> [CarouselAction] {
+        guard let slot = slots.firstIndex(where: { $0.status == .pending(ticket: ticket) }),
+              let item = slots[slot].item else { return [] }
+        var actions: [CarouselAction] = [.dropped(item: item, source: items[item].source)]
+        let wasCurrent = item == currentItem
+        // Every slot holding that item is emptied (with two items, one item can sit in two slots).
+        for s in slots.indices where slots[s].item == item { slots[s] = Slot() }
+        if let t = transition, involves(t, slot: slot) { transition = nil }
+        if let position = order.firstIndex(of: item) {
+            order.remove(at: position)
+            if position < cursor { cursor -= 1 }
+            if cursor >= order.count { cursor = 0 }
+        }
+        if wasCurrent {
+            currentSince = now
+            announced = false
+            advanceAt = nil
+        }
+        actions += reconcile()
+        if wasCurrent { actions += announceIfReady(at: now) }
+        return actions
+    }
+
+    // MARK: What to draw and when
+
+    /// What the screen shows at `now` (call after ``tick(at:)`` for the same time).
+    public func scene(at now: Duration) -> Scene {
+        guard let current = currentSlot, !order.isEmpty else { return Scene(base: .noImages) }
+        var scene: Scene
+        switch transition {
+        case .move(let from, let to, let direction, let start)?:
+            let w = weight(since: start, now: now)
+            scene = Scene(base: layer(from), overlay: layer(to), weight: w)
+            if config.showDots {
+                let target = wrap(cursor + direction.step)
+                scene.dots = Scene.PageDots(count: order.count, current: w >= 128 ? target : cursor)
+            }
+            return scene
+        case .fadeIn(let slot, let start)?:
+            scene = Scene(base: .placeholder, overlay: layer(slot), weight: weight(since: start, now: now))
+        case nil:
+            scene = Scene(base: layer(current))
+        }
+        if config.showDots, order.count > 1 {
+            scene.dots = Scene.PageDots(count: order.count, current: cursor)
+        }
+        return scene
+    }
+
+    /// When the carousel next needs the frame loop: `.animating` while a fade runs (draw paced
+    /// frames), `.at(time)` for the next scheduled fade, `.idle` when nothing is scheduled (one
+    /// image, an empty show, or waiting for an image).
+    public enum Wake: Equatable, Sendable {
+        case animating
+        case at(Duration)
+        case idle
+    }
+
+    /// See ``Wake``.
+    public var wake: Wake {
+        if transition != nil { return .animating }
+        if let at = advanceAt, order.count > 1 { return .at(at) }
+        return .idle
+    }
+
+    /// True while any slot is still being prepared (a deterministic renderer with a virtual
+    /// clock waits for them before moving time on).
+    public var isWaitingForImages: Bool {
+        slots.contains { if case .pending = $0.status { return true } else { return false } }
+    }
+
+    // MARK: Internals
+
+    private func wrap(_ position: Int) -> Int {
+        let n = order.count
+        return n == 0 ? 0 : ((position % n) + n) % n
+    }
+
+    private func layer(_ slot: Int) -> Scene.Layer { slots[slot].isReady ? .slot(slot) : .placeholder }
+
+    private func weight(since start: Duration, now: Duration) -> Int {
+        Easing.easeInOutWeight(elapsed: (now - start).wholeNanoseconds, total: fade.wholeNanoseconds)
+    }
+
+    private func involves(_ t: Transition, slot: Int) -> Bool {
+        switch t {
+        case .move(let from, let to, _, _): return from == slot || to == slot
+        case .fadeIn(let s, _): return s == slot
+        }
+    }
+
+    private mutating func beginMove(_ direction: Direction, at start: Duration) -> [CarouselAction] {
+        guard let from = currentSlot,
+              let to = roles[direction == .forward ? Self.nextRole : Self.previousRole] else { return [] }
+        advanceAt = nil
+        transition = .move(from: from, to: to, direction: direction, start: start)
+        if fade == .zero { return tick(at: start) }
+        return []
+    }
+
+    private mutating func announceIfReady(at now: Duration) -> [CarouselAction] {
+        guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentItem else { return [] }
+        announced = true
+        advanceAt = now + max(.zero, interval(of: item) - fade)
+        return [.shown(item: item, source: items[item].source, at: now)]
+    }
+
+    /// The items each role should hold: [previous, current, next].
+    private func desiredItems() -> [Int?] {
+        switch order.count {
+        case 0: return [nil, nil, nil]
+        case 1: return [nil, order[cursor], nil]
+        default: return [order[wrap(cursor - 1)], order[cursor], order[wrap(cursor + 1)]]
+        }
+    }
+
+    /// Gives every role a slot holding its item, reusing prepared slots and preparing only the
+    /// ones that are missing (current first, then next, then previous).
+    private mutating func reconcile() -> [CarouselAction] {
+        let desired = desiredItems()
+        var assigned: [Int?] = [nil, nil, nil]
+        var taken = Set<Int>()
+        let priority = [Self.currentRole, Self.nextRole, Self.previousRole]
+        // 1. Roles whose slot already holds the right item keep it.
+        for r in priority {
+            if let want = desired[r], let s = roles[r], slots[s].item == want, !taken.contains(s) {
+                assigned[r] = s; taken.insert(s)
+            }
+        }
+        // 2. Roles whose item sits in another slot take that slot.
+        for r in priority where assigned[r] == nil {
+            if let want = desired[r], let s = slots.indices.first(where: { !taken.contains($0) && slots[$0].item == want }) {
+                assigned[r] = s; taken.insert(s)
+            }
+        }
+        // 3. The rest get a free slot, prepared anew.
+        var actions: [CarouselAction] = []
+        for r in priority where assigned[r] == nil {
+            guard let want = desired[r], let s = slots.indices.first(where: { !taken.contains($0) }) else { continue }
+            assigned[r] = s; taken.insert(s)
+            slots[s] = Slot(item: want, status: .pending(ticket: nextTicket))
+            actions.append(.prepare(slot: s, item: want, ticket: nextTicket))
+            nextTicket += 1
+        }
+        // Slots no role uses are emptied, so no more than the needed frames are held.
+        for s in slots.indices where !taken.contains(s) { slots[s] = Slot() }
+        roles = assigned
+        return actions
+    }
+}

@@ -1,0 +1,14 @@
+/// One image of the show (SPEC section 5): where it comes from and, optionally, how long it
+/// stays on screen.
+public struct PlaylistItem: Equatable, Sendable {
+    /// A file path or a URL, exactly as reported in `shown` and `tap` events.
+    public var source: String
+    /// How long this item stays (from the moment it is fully shown to the moment the next one
+    /// is fully shown); nil means the show's interval.
+    public var duration: Duration?
+
+    public init(source: String, duration: Duration? = nil) {
+        self.source = source
+        self.duration = duration
+    }
+}

@@ -1,1 +1,156 @@
-// KioskApp
+import CKioskShim
+import Glibc
+import KioskCore
+import KioskDisplay
+import KioskImaging
+import KioskSystem
+
+/// Write end of the signal pipe; the handlers write the signal number into it.
+nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+/// The fatal-signal actions in place before ours, indexed by signal number (read in handlers).
+nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigaction> = {
+    let p = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+    p.initialize(repeating: sigaction(), count: 65)
+    return p
+}()
+
+/// The program: parses the command line, opens the display (DRM, then fbdev, then offscreen
+/// with `--display auto`), puts the console into graphics mode, runs the ``FrameLoop`` and
+/// puts everything back on every way out (normal exit, SIGTERM, SIGINT, fatal errors).
+public enum KioskApp {
+    /// Exit statuses (sysexits.h): 64 usage error, 69 no display, 70 internal error.
+    public static let exitUsage: Int32 = 64, exitUnavailable: Int32 = 69, exitSoftware: Int32 = 70
+
+    /// Runs kiosk-carousel with `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        let settings: Settings
+        do {
+            settings = try CommandLineParser.parse(arguments)
+        } catch {
+            fputs("kiosk-carousel: \(error.description)\n", stderr)
+            return exitUsage
+        }
+        if settings.showHelp {
+            print(CommandLineParser.help)
+            return 0
+        }
+        // A reader that goes away (a closed pipe on stdout) must not kill the show.
+        signal(SIGPIPE, SIG_IGN)
+
+        let spec: DisplaySpec
+        do {
+            spec = try DisplaySpec.parse(settings.display)
+        } catch {
+            fputs("kiosk-carousel: --display: \(error.description)\n", stderr)
+            return exitUsage
+        }
+
+        // The display. `auto` falls back to offscreen frames when the machine has no screen.
+        var display: Display
+        var clock: ShowClock = MonotonicClock()
+        var runFor = settings.runFor
+        do {
+            display = try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+                                      offscreenSize: settings.size)
+        } catch {
+            guard case .auto = spec, case .noDisplay = error else {
+                Log.error("display unavailable", reason: error.description)
+                return exitUnavailable
+            }
+            let directory = "kiosk-frames"
+            Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
+            do {
+                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height)
+            } catch {
+                Log.error("display unavailable", reason: error.description)
+                return exitUnavailable
+            }
+        }
+        let items = SourceList.items(from: settings.sources)
+        if display is OffscreenDisplay {
+            // Offscreen renders on a virtual clock, as fast as the machine can; by default one
+            // round of the playlist.
+            clock = VirtualClock()
+            if runFor == nil {
+                let round = items.reduce(Duration.zero) { $0 + ($1.duration ?? settings.interval) }
+                runFor = max(settings.interval, round)
+            }
+        }
+        Log.info("display opened", detail: display.summary)
+
+        // The console: graphics mode on a VT, text mode back on every way out.
+        let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics()
+        installSignalHandlers()
+        defer {
+            display.restore()
+            if let error = console?.restore() { Log.warning("console not restored", reason: error.description) }
+        }
+
+        let config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
+        let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
+                                    background: settings.background, maxPixels: settings.maxPixels)
+        if items.isEmpty { Log.warning("no images to show", reason: "sources: \(settings.sources.joined(separator: " "))") }
+        Log.info("show started", detail: "\(items.count) images, interval \(settings.interval.wholeMilliseconds) ms, fade \(settings.fade.wholeMilliseconds) ms")
+        let notifier = SystemdNotifier()
+        notifier.ready(status: "showing \(items.count) images on \(display.summary)")
+        defer { notifier.stopping() }
+        let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
+                             preparer: preparer, background: settings.background, events: EventWriter(),
+                             runFor: runFor, requestDescriptor: signalPipeRead, decodeRequest: request(for:),
+                             notifier: notifier.isActive ? notifier : nil)
+        do {
+            let signal = try loop.run()
+            if signal != 0 {
+                Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
+            } else if let outputs = display as? OffscreenDisplay {
+                Log.info("show done", path: outputs.directory, detail: "\(outputs.framesWritten) frames written")
+            }
+            return 0
+        } catch {
+            Log.error("display failed", reason: error.description)
+            return exitUnavailable
+        }
+    }
+
+    nonisolated(unsafe) private static var signalPipeRead: Int32 = -1
+
+    private static func request(for byte: UInt8) -> LoopRequest? {
+        switch Int32(byte) {
+        case SIGTERM, SIGINT: return .stop(signal: Int32(byte))
+        case SIGUSR1: return .next
+        case SIGUSR2: return .previous
+        default: return nil
+        }
+    }
+
+    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2 write their number into a pipe the frame loop polls
+    /// (handlers do nothing else). Fatal signals put the console back into text mode
+    /// (`kc_console_restore_now`, async-signal-safe) and then take their default action.
+    private static func installSignalHandlers() {
+        guard let fds = try? makeWakePipe() else { return }
+        signalPipeRead = fds.read
+        signalPipeWrite = fds.write
+        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signo in
+                var byte = UInt8(truncatingIfNeeded: signo)
+                _ = write(signalPipeWrite, &byte, 1)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(sig, &action, nil)
+        }
+        for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signo in
+                _ = kc_console_restore_now()
+                // Hand the signal on to what was there before (Swift's backtracer, or the default).
+                sigaction(signo, previousFatalActions + Int(signo), nil)
+                raise(signo)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = 0
+            sigaction(sig, &action, previousFatalActions + Int(sig))
+        }
+    }
+}

@@ -76,3 +76,15 @@ public final class FileDescriptor: @unchecked Sendable {
 
     deinit { close() }
 }
+
+/// A pipe whose two ends are close-on-exec and non-blocking (for waking a `poll` loop from a
+/// signal handler or a worker thread). Returns (read end, write end). Throws ``SystemError``.
+public func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
+    var fds: [Int32] = [-1, -1]
+    try syscall("pipe") { pipe(&fds) }
+    for fd in fds {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+    return (fds[0], fds[1])
+}

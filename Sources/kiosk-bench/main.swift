@@ -1,1 +1,48 @@
-print("bench")
+// kiosk-bench: kiosk-carousel's performance figures, each beside a reference measured in the
+// same run (issue 2 section 8, issue 3 "Benchmarks").
+//
+//   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep]
+//
+// The parent process only prepares inputs and prints the table; every measurement runs in a
+// child (this executable again with the hidden `--case NAME ...`, the reference tools, the C
+// reference loops compiled at run time with `gcc -O3`), so wall time and peak RSS are those of
+// one whole process each.
+import Glibc
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--case" {
+    exit(ChildCase.run(Array(arguments.dropFirst())))
+}
+
+var settings = Bench.Settings()
+while let a = arguments.first {
+    arguments.removeFirst()
+    switch a {
+    case "--quick":
+        settings.quick = true
+        settings.decodeRuns = 3
+        settings.kernelIterations = 15
+        settings.kernelWarmup = 2
+        settings.kernelRounds = 1
+        settings.appRuns = 1
+    case "--photo":
+        guard let p = arguments.first else { fputs("kiosk-bench: --photo needs a path\n", stderr); exit(64) }
+        settings.photo = p
+        arguments.removeFirst()
+    case "--keep":
+        settings.keepScratch = true
+    case "-h", "--help":
+        print("""
+        usage: kiosk-bench [--quick] [--photo PATH] [--keep]
+          --quick       fewer runs and frames (for CI)
+          --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
+          --keep        keep the scratch directory (generated JPEGs, compiled C reference)
+        Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs).
+        """)
+        exit(0)
+    default:
+        fputs("kiosk-bench: unknown option \(a) (see --help)\n", stderr)
+        exit(64)
+    }
+}
+exit(Bench(settings).run())

@@ -1,1 +1,5 @@
+// kiosk-carousel: the executable is only this; everything else lives in KioskApp.
+import Glibc
 import KioskApp
+
+exit(KioskApp.main(Array(CommandLine.arguments.dropFirst())))

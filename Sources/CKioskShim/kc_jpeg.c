@@ -1,0 +1,275 @@
+// JPEG decoding through libjpeg-turbo with every libjpeg error contained here.
+//
+// libjpeg reports a fatal error by calling err->error_exit, which must not return. Ours formats
+// the message into the handle and longjmps back to the kc_jpeg_ function that called into the
+// library (each sets its own setjmp first), which returns an error code. All memory libjpeg
+// allocated lives in its pools and goes with jpeg_destroy_decompress in kc_jpeg_destroy.
+// References: libjpeg.txt (libjpeg-turbo) "Error handling", "Decompression parameter selection",
+// "Special markers"; jerror.h for the message codes.
+#include "kc_image.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+struct kc_jpeg {
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_error_mgr err;
+    jmp_buf jump;
+    int header_read;
+    int started;
+    /// 1 when the output is CMYK that we convert (JPEG colour space CMYK or YCCK).
+    int cmyk;
+    /// One CMYK output row (JPOOL_IMAGE, freed with the decompressor).
+    JSAMPARRAY cmyk_row;
+    int code;
+    char message[KC_IMG_MESSAGE_MAX];
+    int warning_count;
+    char warnings[KC_IMG_WARNINGS_MAX][KC_IMG_MESSAGE_MAX];
+};
+
+static kc_jpeg *handle_of(j_common_ptr cinfo) { return (kc_jpeg *)cinfo->client_data; }
+
+/// Records a fatal error with libjpeg's message and its class, then returns to the setjmp.
+static void kc_jpeg_error_exit(j_common_ptr cinfo) {
+    kc_jpeg *h = handle_of(cinfo);
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    int code = KC_IMG_CORRUPT;
+    switch (cinfo->err->msg_code) {
+    case JERR_OUT_OF_MEMORY: code = KC_IMG_NO_MEMORY; break;
+    case JERR_BAD_PRECISION:
+    case JERR_SOF_UNSUPPORTED:
+    case JERR_NOT_COMPILED: code = KC_IMG_UNSUPPORTED; break;
+    default: break;
+    }
+    // data_precision is set from the SOF marker before the library checks it, whichever call
+    // (jpeg_read_header or jpeg_start_decompress) finds it unsupported.
+    if (cinfo->is_decompressor) {
+        int precision = ((j_decompress_ptr)cinfo)->data_precision;
+        if (precision != 0 && precision != 8) {
+            code = KC_IMG_UNSUPPORTED;
+            snprintf(text, sizeof text, "%d-bit JPEG (data precision %d) is not supported", precision, precision);
+        }
+    }
+    h->code = code;
+    snprintf(h->message, sizeof h->message, "%s", text);
+    longjmp(h->jump, 1);
+}
+
+/// Warnings (msg_level -1) are kept; trace messages (>= 0) are dropped. "Premature end of JPEG
+/// file" is the one warning treated as fatal: libjpeg would fill the missing rows with grey, and
+/// a show must skip a truncated file rather than display half of it.
+static void kc_jpeg_emit_message(j_common_ptr cinfo, int msg_level) {
+    if (msg_level >= 0) return;
+    kc_jpeg *h = handle_of(cinfo);
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
+        char text[JMSG_LENGTH_MAX];
+        (*cinfo->err->format_message)(cinfo, text);
+        snprintf(h->message, sizeof h->message, "%.150s (the file is truncated)", text);
+        h->code = KC_IMG_CORRUPT;
+        longjmp(h->jump, 1);
+    }
+    if (h->warning_count < KC_IMG_WARNINGS_MAX) {
+        char text[JMSG_LENGTH_MAX];
+        (*cinfo->err->format_message)(cinfo, text);
+        snprintf(h->warnings[h->warning_count], KC_IMG_MESSAGE_MAX, "%s", text);
+    }
+    h->warning_count++;
+    cinfo->err->num_warnings++;
+}
+
+/// libjpeg's default prints to stderr; everything goes through the handle instead.
+static void kc_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+/// jpeg_create_decompress under a setjmp (it reports running out of memory through error_exit).
+/// Returns 0 on success; on failure the half-made decompressor is already destroyed.
+static int kc_jpeg_create(kc_jpeg *h) {
+    if (setjmp(h->jump)) {
+        jpeg_destroy_decompress(&h->cinfo); // safe on a half-created struct (checks cinfo->mem)
+        return -1;
+    }
+    jpeg_create_decompress(&h->cinfo);
+    return 0;
+}
+
+static kc_jpeg *kc_jpeg_new(void) {
+    kc_jpeg *h = calloc(1, sizeof *h);
+    if (h == NULL) return NULL;
+    h->cinfo.err = jpeg_std_error(&h->err);
+    h->err.error_exit = kc_jpeg_error_exit;
+    h->err.emit_message = kc_jpeg_emit_message;
+    h->err.output_message = kc_jpeg_output_message;
+    h->cinfo.client_data = h; // kept by jpeg_create_decompress
+    if (kc_jpeg_create(h) != 0) { free(h); return NULL; }
+    return h;
+}
+
+kc_jpeg *kc_jpeg_create_file(FILE *file) {
+    kc_jpeg *h = kc_jpeg_new();
+    if (h == NULL) return NULL;
+    if (setjmp(h->jump)) { kc_jpeg_destroy(h); return NULL; }
+    jpeg_stdio_src(&h->cinfo, file);
+    return h;
+}
+
+kc_jpeg *kc_jpeg_create_memory(const void *data, size_t size) {
+    kc_jpeg *h = kc_jpeg_new();
+    if (h == NULL) return NULL;
+    if (setjmp(h->jump)) {
+        // jpeg_mem_src refuses 0 bytes ("Empty input file"); keep the handle so that the
+        // caller reads the message from kc_jpeg_read_header.
+        h->header_read = -1;
+        return h;
+    }
+    jpeg_mem_src(&h->cinfo, data, (unsigned long)size);
+    return h;
+}
+
+static int jpeg_color_space_code(J_COLOR_SPACE cs) {
+    switch (cs) {
+    case JCS_GRAYSCALE: return KC_JPEG_CS_GRAYSCALE;
+    case JCS_RGB: return KC_JPEG_CS_RGB;
+    case JCS_YCbCr: return KC_JPEG_CS_YCBCR;
+    case JCS_CMYK: return KC_JPEG_CS_CMYK;
+    case JCS_YCCK: return KC_JPEG_CS_YCCK;
+    default: return KC_JPEG_CS_UNKNOWN;
+    }
+}
+
+int kc_jpeg_read_header(kc_jpeg *h, kc_jpeg_header *out) {
+    memset(out, 0, sizeof *out);
+    if (h->header_read != 0) {
+        if (h->header_read < 0) return h->code; // the source could not be set up
+        snprintf(h->message, sizeof h->message, "kc_jpeg_read_header called twice");
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (setjmp(h->jump)) return h->code;
+    jpeg_save_markers(&h->cinfo, JPEG_APP0 + 1, 0xFFFF);
+    (void)jpeg_read_header(&h->cinfo, TRUE); // with require_image, anything but an image errors
+    h->header_read = 1;
+
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    out->width = (int)c->image_width;
+    out->height = (int)c->image_height;
+    out->components = c->num_components;
+    out->color_space = jpeg_color_space_code(c->jpeg_color_space);
+    out->data_precision = c->data_precision;
+    out->saw_adobe_marker = c->saw_Adobe_marker ? 1 : 0;
+    out->progressive = c->progressive_mode ? 1 : 0;
+    out->arithmetic = c->arith_code ? 1 : 0;
+    for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            out->exif = m->data;
+            out->exif_length = m->data_length;
+            break;
+        }
+    }
+    if (c->data_precision != 8) {
+        snprintf(h->message, sizeof h->message, "%d-bit JPEG (data precision %d) is not supported",
+                 c->data_precision, c->data_precision);
+        return h->code = KC_IMG_UNSUPPORTED;
+    }
+    return KC_IMG_OK;
+}
+
+int kc_jpeg_start(kc_jpeg *h, int scale_num, int *out_width, int *out_height) {
+    if (h->header_read != 1 || h->started || scale_num < 1 || scale_num > 16) {
+        snprintf(h->message, sizeof h->message, "kc_jpeg_start: no header yet, already started, or scale %d/8 outside 1...16", scale_num);
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (setjmp(h->jump)) return h->code;
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    c->scale_num = (unsigned int)scale_num;
+    c->scale_denom = 8;
+    if (c->jpeg_color_space == JCS_CMYK || c->jpeg_color_space == JCS_YCCK) {
+        // libjpeg turns YCCK into CMYK; CMYK to RGB is ours (kc_jpeg_read_pixels).
+        c->out_color_space = JCS_CMYK;
+        h->cmyk = 1;
+    } else {
+        // B,G,R,A with A = 0xFF: our XRGB8888 straight from the colour converter. (JCS_EXT_BGRX
+        // would leave the X byte undefined, jpeglib.h.) Gray and YCbCr both convert to it.
+        c->out_color_space = JCS_EXT_BGRA;
+    }
+    jpeg_start_decompress(c);
+    if (h->cmyk) {
+        h->cmyk_row = (*c->mem->alloc_sarray)((j_common_ptr)c, JPOOL_IMAGE, c->output_width * 4, 1);
+    }
+    h->started = 1;
+    *out_width = (int)c->output_width;
+    *out_height = (int)c->output_height;
+    return KC_IMG_OK;
+}
+
+/// round(a * b / 255) for a, b in 0...255, exactly (the usual t + (t >> 8) trick; Pillow's
+/// MULDIV255 is the same).
+static inline unsigned mul_div_255(unsigned a, unsigned b) {
+    unsigned t = a * b + 128;
+    return (t + (t >> 8)) >> 8;
+}
+
+/// CMYK (4 bytes a pixel) to B,G,R,0xFF. With the Adobe APP14 marker the samples are inverted
+/// (Adobe writes 255 - C etc.; every Photoshop CMYK JPEG and Pillow's do), so the stored value
+/// is already the amount of light: R = C' * K' / 255 with C' = stored C, K' = stored K.
+/// Without the marker, C' = 255 - C and K' = 255 - K. This is the naive conversion without an
+/// ICC profile, R = (1 - C)(1 - K), the one Pillow and most viewers use.
+static void cmyk_to_bgrx(const JSAMPLE *src, uint8_t *dst, JDIMENSION width, int inverted) {
+    unsigned flip = inverted ? 0 : 255;
+    for (JDIMENSION x = 0; x < width; x++, src += 4, dst += 4) {
+        unsigned c = src[0] ^ flip, m = src[1] ^ flip, y = src[2] ^ flip, k = src[3] ^ flip;
+        dst[0] = (uint8_t)mul_div_255(y, k);
+        dst[1] = (uint8_t)mul_div_255(m, k);
+        dst[2] = (uint8_t)mul_div_255(c, k);
+        dst[3] = 0xFF;
+    }
+}
+
+int kc_jpeg_read_pixels(kc_jpeg *h, void *dest_pixels, size_t bytes_per_row) {
+    uint8_t *dest = dest_pixels;
+    if (!h->started) {
+        snprintf(h->message, sizeof h->message, "kc_jpeg_read_pixels before kc_jpeg_start");
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (setjmp(h->jump)) return h->code;
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    int inverted = c->saw_Adobe_marker ? 1 : 0;
+    while (c->output_scanline < c->output_height) {
+        if (h->cmyk) {
+            JDIMENSION y = c->output_scanline;
+            if (jpeg_read_scanlines(c, h->cmyk_row, 1) != 1) break;
+            cmyk_to_bgrx(h->cmyk_row[0], dest + (size_t)y * bytes_per_row, c->output_width, inverted);
+        } else {
+            // Straight into the caller's rows; libjpeg returns as many as it has ready.
+            JSAMPROW rows[16];
+            JDIMENSION n = c->output_height - c->output_scanline;
+            if (n > 16) n = 16;
+            for (JDIMENSION i = 0; i < n; i++)
+                rows[i] = dest + (size_t)(c->output_scanline + i) * bytes_per_row;
+            if (jpeg_read_scanlines(c, rows, n) == 0) break;
+        }
+    }
+    if (c->output_scanline < c->output_height) {
+        snprintf(h->message, sizeof h->message, "libjpeg stopped at row %u of %u", c->output_scanline, c->output_height);
+        return h->code = KC_IMG_CORRUPT;
+    }
+    // No jpeg_finish_decompress: every row is in, and what follows the last scan (a missing
+    // EOI, trailing bytes) does not matter to the picture.
+    return KC_IMG_OK;
+}
+
+const char *kc_jpeg_error(const kc_jpeg *h) { return h->message; }
+int kc_jpeg_warning_count(const kc_jpeg *h) { return h->warning_count; }
+const char *kc_jpeg_warning(const kc_jpeg *h, int index) {
+    if (index < 0 || index >= h->warning_count || index >= KC_IMG_WARNINGS_MAX) return "";
+    return h->warnings[index];
+}
+
+void kc_jpeg_destroy(kc_jpeg *h) {
+    if (h == NULL) return;
+    jpeg_destroy_decompress(&h->cinfo); // frees every pool, including the saved markers
+    free(h);
+}

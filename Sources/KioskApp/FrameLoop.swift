@@ -1,0 +1,195 @@
+import Glibc
+import KioskCore
+import KioskDisplay
+import KioskImaging
+
+/// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
+public final class MonotonicClock: ShowClock {
+    private let origin: Duration
+    public init() { origin = Self.raw() }
+    public var now: Duration { Self.raw() - origin }
+    static func raw() -> Duration {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))
+    }
+}
+
+/// What asks the frame loop to stop or move, set from signal handlers through a pipe
+/// (handlers only write one byte; the loop does the work, as fbi does).
+public enum LoopRequest: Equatable {
+    case stop(signal: Int32)
+    case next, previous
+}
+
+/// Owns the show: the carousel, the three slot frames, the decode worker, the display. Runs
+/// until `--run-for` is up or a stop is requested.
+///
+/// Pacing: nothing is drawn while the scene stays the same (an image simply on screen costs
+/// no frames); during a fade frames follow the display's vertical blank (DRM page flips) or
+/// a 60 Hz timer. With a ``VirtualClock`` (the offscreen backend) time jumps straight to the
+/// next moment something changes and never moves on while an image is still decoding, so the
+/// same inputs always give the same frames.
+public final class FrameLoop {
+    /// Time between frames during a fade when the display does not pace them: 1/60 s.
+    public static let framePeriod: Duration = .nanoseconds(16_666_667)
+
+    let display: Display
+    let clock: ShowClock
+    let virtualClock: VirtualClock?
+    var carousel: Carousel
+    let preparer: SlotPreparer
+    let renderer: SceneRenderer
+    let events: EventWriter
+    let runFor: Duration?
+    /// Readable when a signal arrived (see ``LoopRequest``); -1 for none.
+    let requestDescriptor: Int32
+    let decodeRequest: (UInt8) -> LoopRequest?
+    /// systemd's watchdog, kept fed from the loop (real clock only).
+    let notifier: SystemdNotifier?
+    private var lastWatchdog: Duration = .zero
+
+    /// The prepared frame of each physical slot.
+    private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
+    private var lastScene: Scene?
+    /// `shown` events waiting for the frame that shows them to be presented.
+    private var pendingShown: [(item: Int, source: String, at: Duration)] = []
+    /// Frames presented so far.
+    public private(set) var framesPresented = 0
+
+    public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
+                background: RGBColor, events: EventWriter, runFor: Duration?,
+                requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
+                notifier: SystemdNotifier? = nil) {
+        self.notifier = notifier
+        self.display = display
+        self.clock = clock
+        virtualClock = clock as? VirtualClock
+        self.carousel = carousel
+        self.preparer = preparer
+        renderer = SceneRenderer(width: display.width, height: display.height, background: background)
+        self.events = events
+        self.runFor = runFor
+        self.requestDescriptor = requestDescriptor
+        self.decodeRequest = decodeRequest
+    }
+
+    /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out).
+    /// Throws ``DisplayError`` when presenting a frame fails.
+    public func run() throws(DisplayError) -> Int32 {
+        handle(carousel.start(at: clock.now))
+        while true {
+            // 1. Finished decodes. With the virtual clock, wait for every outstanding one first.
+            let results = virtualClock != nil ? preparer.waitForResults() : preparer.takeResults()
+            accept(results)
+            if virtualClock != nil, preparer.outstanding > 0 { continue }
+
+            // 2. Requests from signals.
+            for request in pendingRequests() {
+                switch request {
+                case .stop(let signal): return signal
+                case .next: handle(carousel.move(.forward, at: clock.now))
+                case .previous: handle(carousel.move(.backward, at: clock.now))
+                }
+            }
+
+            // 3. Time.
+            let now = clock.now
+            handle(carousel.tick(at: now))
+            if virtualClock != nil, preparer.outstanding > 0 { continue }
+
+            // 4. Draw only when the scene changed.
+            let scene = carousel.scene(at: now)
+            if scene != lastScene {
+                let frame = renderer.render(scene, slots: slotFrames)
+                try display.present(frame, showTime: now.wholeMilliseconds)
+                framesPresented += 1
+                lastScene = scene
+            }
+            for s in pendingShown {
+                events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
+            }
+            pendingShown.removeAll()
+
+            // 5. Stop, or wait for the next thing to happen.
+            if let end = runFor, now >= end { return 0 }
+            let wake = carousel.wake
+            if wake != .animating { renderer.releaseScratch() }
+            var next: Duration?
+            switch wake {
+            case .animating: next = display.pacesFrames ? now : now + Self.framePeriod
+            case .at(let t): next = t
+            case .idle: next = nil
+            }
+            if let end = runFor { next = min(next ?? end, end) }
+            if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
+                if now - lastWatchdog >= period / 2 || framesPresented == 1 {
+                    notifier.watchdog()
+                    lastWatchdog = now
+                }
+                next = min(next ?? (now + period / 2), now + period / 2)
+            }
+            if let vc = virtualClock {
+                guard let next else { return 0 }  // nothing will ever change: the show is done
+                vc.advance(to: next)
+            } else {
+                sleep(until: next, now: now)
+            }
+        }
+    }
+
+    private func handle(_ actions: [CarouselAction]) {
+        for action in actions {
+            switch action {
+            case .prepare(let slot, let item, let ticket):
+                slotFrames[slot] = nil  // the old frame goes now, before the new one is made
+                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: carousel.items[item].source))
+            case .shown(let item, let source, let at):
+                pendingShown.append((item, source, at))
+            case .dropped(let item, let source):
+                Log.warning("image left the show", path: source, reason: "item \(item) could not be prepared")
+            }
+        }
+        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil }
+    }
+
+    private func accept(_ results: [SlotPreparer.Result]) {
+        let now = clock.now
+        for r in results where !r.superseded {
+            for w in r.warnings { Log.warning("image warning", path: carousel.items[r.item].source, reason: w) }
+            switch r.outcome {
+            case .success(let frame):
+                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
+                slotFrames[r.slot] = frame
+                handle(carousel.imageReady(ticket: r.ticket, at: now))
+            case .failure(let error):
+                Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.description)
+                handle(carousel.imageFailed(ticket: r.ticket, at: now))
+            }
+        }
+    }
+
+    private func pendingRequests() -> [LoopRequest] {
+        guard requestDescriptor >= 0 else { return [] }
+        var out: [LoopRequest] = []
+        var buffer = [UInt8](repeating: 0, count: 16)
+        while true {
+            let n = read(requestDescriptor, &buffer, buffer.count)
+            if n <= 0 { break }
+            for b in buffer[0..<n] { if let r = decodeRequest(b) { out.append(r) } }
+        }
+        return out
+    }
+
+    /// Sleeps until `deadline` (nil = until woken), waking early for finished decodes and signals.
+    private func sleep(until deadline: Duration?, now: Duration) {
+        var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+        if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
+        var timeout: Int32 = -1
+        if let deadline {
+            let ns = max(0, (deadline - now).wholeNanoseconds)
+            timeout = Int32(clamping: (ns + 999_999) / 1_000_000)
+        }
+        _ = poll(&fds, nfds_t(fds.count), timeout)
+    }
+}

@@ -1,0 +1,182 @@
+import KioskCore
+
+/// Everything the command line sets, with the defaults of SPEC section 6.
+public struct Settings: Sendable {
+    /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
+    public var display = "auto"
+    /// `--size WxH`: the offscreen frame size in pixels.
+    public var size = (width: 1920, height: 1080)
+    /// `--interval`: time from one image being fully shown to the next.
+    public var interval: Duration = .seconds(5)
+    /// `--fade`: cross-fade length.
+    public var fade: Duration = .milliseconds(500)
+    public var fit: FitMode = .fit
+    public var background: RGBColor = .black
+    public var dots = false
+    public var rotation: Rotation = .none
+    public var swapRedBlue = false
+    /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
+    public var maxPixels = 100_000_000
+    /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
+    public var runFor: Duration?
+    /// The SOURCE arguments: directories and image files.
+    public var sources: [String] = []
+    public var showHelp = false
+
+    public init() {}
+}
+
+/// A command-line mistake; the description is the message printed before exiting with 64 (EX_USAGE).
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One command-line option: its name, the placeholder of its value (nil for a flag), its help
+/// text and how it is applied. The table ``CommandLineParser/options`` drives parsing, validation and
+/// `--help`, so an option is declared exactly once.
+struct OptionSpec {
+    var name: String
+    var value: String?
+    var help: String
+    var apply: (inout Settings, String) throws(UsageError) -> Void
+}
+
+/// Parses `kiosk-carousel [options] SOURCE...`.
+public enum CommandLineParser {
+    static let options: [OptionSpec] = [
+        OptionSpec(name: "--display", value: "WHERE",
+                   help: "auto (DRM, then fbdev, then offscreen), fbdev[:PATH], drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]], or offscreen:DIR (default auto)") { s, v throws(UsageError) in
+            guard !v.isEmpty else { throw UsageError("--display: empty value") }
+            s.display = v
+        },
+        OptionSpec(name: "--size", value: "WxH", help: "frame size for the offscreen backend, in pixels (default 1920x1080)") { s, v throws(UsageError) in
+            let parts = v.split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+                  (16...16384).contains(w), (16...16384).contains(h) else {
+                throw UsageError("--size: expected WxH with each side 16...16384 pixels, got '\(v)'")
+            }
+            s.size = (w, h)
+        },
+        OptionSpec(name: "--interval", value: "SECONDS", help: "time each image is shown, fade included (default 5)") { s, v throws(UsageError) in
+            s.interval = try seconds(v, option: "--interval", range: 0.05...86_400)
+        },
+        OptionSpec(name: "--fade", value: "MS", help: "cross-fade length in milliseconds, 0 for a cut (default 500)") { s, v throws(UsageError) in
+            guard let ms = Int(v), (0...60_000).contains(ms) else {
+                throw UsageError("--fade: expected whole milliseconds 0...60000, got '\(v)'")
+            }
+            s.fade = .milliseconds(ms)
+        },
+        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop) or stretch (default fit)") { s, v throws(UsageError) in
+            guard let f = FitMode(rawValue: v) else {
+                throw UsageError("--fit: expected fit, fill or stretch, got '\(v)'")
+            }
+            s.fit = f
+        },
+        OptionSpec(name: "--background", value: "RRGGBB", help: "letterbox and placeholder colour (default 000000)") { s, v throws(UsageError) in
+            guard let c = RGBColor(hex: v) else { throw UsageError("--background: expected six hex digits RRGGBB, got '\(v)'") }
+            s.background = c
+        },
+        OptionSpec(name: "--dots", value: nil, help: "draw page dots near the bottom edge") { s, _ throws(UsageError) in s.dots = true },
+        OptionSpec(name: "--rotate", value: "DEGREES", help: "0, 90, 180 or 270: clockwise rotation for a screen mounted in portrait or upside down") { s, v throws(UsageError) in
+            guard let d = Int(v), let r = Rotation(rawValue: d) else {
+                throw UsageError("--rotate: expected 0, 90, 180 or 270, got '\(v)'")
+            }
+            s.rotation = r
+        },
+        OptionSpec(name: "--swap-rb", value: nil, help: "swap red and blue (fbdev panels wired BGR)") { s, _ throws(UsageError) in s.swapRedBlue = true },
+        OptionSpec(name: "--max-pixels", value: "N", help: "refuse images larger than N pixels (width x height) before decoding (default 100000000)") { s, v throws(UsageError) in
+            guard let n = Int(v), n > 0 else { throw UsageError("--max-pixels: expected a whole number > 0, got '\(v)'") }
+            s.maxPixels = n
+        },
+        OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
+            s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
+        },
+        OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
+    ]
+
+    private static func seconds(_ v: String, option: String, range: ClosedRange<Double>) throws(UsageError) -> Duration {
+        guard let d = Double(v), d.isFinite, range.contains(d) else {
+            throw UsageError("\(option): expected seconds in \(Self.format(range.lowerBound))...\(Self.format(range.upperBound)), got '\(v)'")
+        }
+        return .milliseconds(Int64((d * 1000).rounded()))
+    }
+
+    private static func format(_ d: Double) -> String {
+        d == d.rounded() ? String(Int64(d)) : String(d)
+    }
+
+    /// Parses the arguments after the program name. Accepts `--name value` and `--name=value`;
+    /// `--` ends the options. Throws ``UsageError`` naming the option and the bad value.
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Settings {
+        var settings = Settings()
+        var i = 0
+        var onlySources = false
+        while i < arguments.count {
+            let arg = arguments[i]
+            i += 1
+            if onlySources || !arg.hasPrefix("-") || arg == "-" {
+                settings.sources.append(arg)
+                continue
+            }
+            if arg == "--" { onlySources = true; continue }
+            var name = arg
+            var inline: String?
+            if let eq = arg.firstIndex(of: "=") {
+                name = String(arg[..<eq])
+                inline = String(arg[arg.index(after: eq)...])
+            }
+            guard let spec = options.first(where: { $0.name == name }) else {
+                throw UsageError("unknown option '\(name)' (see --help)")
+            }
+            var value = ""
+            if spec.value != nil {
+                if let inline {
+                    value = inline
+                } else {
+                    guard i < arguments.count else { throw UsageError("\(name) needs a value \(spec.value!)") }
+                    value = arguments[i]
+                    i += 1
+                }
+            } else if inline != nil {
+                throw UsageError("\(name) takes no value")
+            }
+            try spec.apply(&settings, value)
+        }
+        if settings.showHelp { return settings }
+        if settings.sources.isEmpty {
+            throw UsageError("no SOURCE given: name a directory of images or image files (see --help)")
+        }
+        if settings.fade > settings.interval {
+            throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
+        }
+        return settings
+    }
+
+    /// The `--help` text, built from the option table.
+    public static var help: String {
+        var lines = [
+            "usage: kiosk-carousel [options] SOURCE...",
+            "",
+            "A slideshow for kiosks, signs and photo frames: shows JPEG and PNG images full screen on",
+            "DRM/KMS or the Linux framebuffer, cross-fading on a timer. SOURCE is a directory (its",
+            "images in name order) or image files.",
+            "",
+            "options:",
+        ]
+        for o in options {
+            let head = o.value.map { "\(o.name) \($0)" } ?? o.name
+            let pad = head.count < 22 ? String(repeating: " ", count: 22 - head.count) : "\n" + String(repeating: " ", count: 24)
+            lines.append("  \(head)\(pad)\(o.help)")
+        }
+        lines += [
+            "",
+            "Events go to stdout as JSON lines ({\"event\":\"shown\",\"index\":0,\"src\":\"...\",\"t\":1234});",
+            "log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 next image,",
+            "SIGUSR2 previous image.",
+            "Exit status: 0 done, 64 usage error, 69 no display could be opened, 70 internal error.",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}

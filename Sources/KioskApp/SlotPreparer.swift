@@ -1,0 +1,128 @@
+import Dispatch
+import Glibc
+import KioskCore
+import KioskSystem
+import KioskImaging
+import Synchronization
+
+/// Prepares slot frames off the frame loop: decodes an image (libjpeg-turbo / libpng, with DCT
+/// scaling close to the frame size), composites alpha over the background and resamples it
+/// into a new screen-sized XRGB8888 frame. One background worker, jobs in the order asked
+/// (the carousel asks for the current image first). Finished jobs wait in a queue and a byte
+/// is written to ``wakeDescriptor`` so a sleeping frame loop wakes up.
+public final class SlotPreparer: @unchecked Sendable {
+    /// What a finished job produced.
+    public struct Result {
+        public var slot: Int
+        public var ticket: Int
+        public var item: Int
+        /// The prepared frame (ownership passes to the caller), or the reason it failed.
+        public var outcome: Swift.Result<Bitmap, ImageError>
+        public var warnings: [String]
+        /// True when a newer job for the same slot made this one stale: it was not run.
+        public var superseded = false
+    }
+
+    public struct Job: Sendable {
+        public var slot: Int, ticket: Int, item: Int
+        public var path: String
+    }
+
+    /// Frame width and height in pixels.
+    public let width: Int, height: Int
+    public let fit: FitMode
+    public let background: RGBColor
+    public let maxPixels: Int
+    /// Read end of the wake-up pipe: readable when results are waiting.
+    public let wakeDescriptor: Int32
+    private let wakeWrite: Int32
+
+    private let queue = DispatchQueue(label: "kiosk-carousel.decode", qos: .userInitiated)
+    private struct Shared {
+        var results: [Result] = []
+        var pending = 0
+        /// The newest ticket asked for per slot; older jobs for that slot are skipped.
+        var latest: [Int: Int] = [:]
+    }
+    private let shared = Mutex(Shared())
+
+    public init(width: Int, height: Int, fit: FitMode, background: RGBColor, maxPixels: Int) {
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.background = background
+        self.maxPixels = maxPixels
+        // Without a pipe there is no show at all: fail loudly at start-up.
+        let fds = try! makeWakePipe()
+        wakeDescriptor = fds.read
+        wakeWrite = fds.write
+    }
+
+    deinit {
+        close(wakeDescriptor)
+        close(wakeWrite)
+    }
+
+    /// Number of jobs asked for whose results have not been taken yet.
+    public var outstanding: Int { shared.withLock { $0.pending } }
+
+    /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped).
+    public func submit(_ job: Job) {
+        shared.withLock {
+            $0.pending += 1
+            $0.latest[job.slot] = job.ticket
+        }
+        queue.async { [self] in
+            let stale = shared.withLock { $0.latest[job.slot] != job.ticket }
+            let result: Result
+            if stale {
+                result = Result(slot: job.slot, ticket: job.ticket, item: job.item,
+                                outcome: .failure(.corrupt(path: job.path, reason: "superseded")), warnings: [],
+                                superseded: true)
+            } else {
+                result = prepare(job)
+            }
+            shared.withLock {
+                $0.results.append(result)
+            }
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
+    /// Decodes and fits one image into a new frame (runs on the worker; public for benchmarks).
+    public func prepare(_ job: Job) -> Result {
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
+        do {
+            let decoded = try ImageDecoder.decode(path: job.path, options: options)
+            let frame = Bitmap(width: width, height: height)
+            Compositor.place(decoded.bitmap, into: frame, fit: fit, background: background)
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .success(frame), warnings: decoded.warnings)
+        } catch {
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failure(error), warnings: [])
+        }
+    }
+
+    /// Takes the finished results (in completion order) and drains the wake-up pipe.
+    public func takeResults() -> [Result] {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wakeDescriptor, &buffer, buffer.count) > 0 {}
+        return shared.withLock {
+            let r = $0.results
+            $0.results.removeAll()
+            $0.pending -= r.count
+            return r
+        }
+    }
+
+    /// Blocks until at least one result is waiting (or none is outstanding), then takes them.
+    /// Used by the virtual-clock loop, where time must not move on while an image is decoding.
+    public func waitForResults() -> [Result] {
+        while true {
+            let (ready, pending) = shared.withLock { ($0.results.count, $0.pending) }
+            if ready > 0 || pending == 0 { return takeResults() }
+            var p = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, 1000)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+/// Turns a ``Scene`` into pixels: picks or blends the slot frames, draws the placeholder and
+/// "no images" screens and the page dots. Pure: no clock, no device.
+///
+/// All frames are XRGB8888 at the renderer's size (the display's logical size).
+public final class SceneRenderer {
+    /// Frame width and height in pixels.
+    public let width: Int, height: Int
+    /// The letterbox / placeholder colour.
+    public let background: RGBColor
+    /// Text on a slot whose image is not ready yet.
+    public static let placeholderText = "Loading..."
+    /// Text of the screen shown when the playlist is empty.
+    public static let noImagesText = "No images to show\n\nAdd JPEG or PNG files to the show's sources"
+
+    private var placeholderFrame: Bitmap?
+    private var noImagesFrame: Bitmap?
+    /// Scratch frame for blends and dots; allocated on first need, dropped by ``releaseScratch()``.
+    private var scratch: Bitmap?
+
+    public init(width: Int, height: Int, background: RGBColor) {
+        self.width = width
+        self.height = height
+        self.background = background
+    }
+
+    /// Renders `scene` and returns the frame to present. `slots[i]` is the prepared frame of
+    /// physical slot `i` (nil when it has none). The result is either one of those frames
+    /// itself (a plain image on screen costs no copy) or the renderer's scratch frame; it is
+    /// valid until the next call. A slot the scene names but `slots` lacks draws as the placeholder.
+    public func render(_ scene: Scene, slots: [Bitmap?]) -> Bitmap {
+        let base = frame(for: scene.base, slots: slots)
+        var out = base
+        if let overlay = scene.overlay, scene.weight > 0 {
+            let top = frame(for: overlay, slots: slots)
+            if scene.weight >= 256 {
+                out = top
+            } else {
+                let s = scratchFrame()
+                Compositor.blend(base, top, weight: scene.weight, into: s)
+                out = s
+            }
+        }
+        if let dots = scene.dots, dots.count > 1 {
+            let s = scratchFrame()
+            if out !== s { s.pixels.update(from: out.pixels, count: s.pixelCount) }
+            Compositor.drawPageDots(into: s, count: dots.count, current: dots.current)
+            out = s
+        }
+        return out
+    }
+
+    /// Frees the scratch frame (the frame loop calls this while nothing animates, to keep the
+    /// resident memory down to the slot frames).
+    public func releaseScratch() { scratch = nil }
+
+    private func scratchFrame() -> Bitmap {
+        if let s = scratch { return s }
+        let s = Bitmap(width: width, height: height)
+        scratch = s
+        return s
+    }
+
+    private func frame(for layer: Scene.Layer, slots: [Bitmap?]) -> Bitmap {
+        switch layer {
+        case .slot(let i):
+            if i < slots.count, let b = slots[i], b.width == width, b.height == height { return b }
+            return placeholder()
+        case .placeholder:
+            return placeholder()
+        case .noImages:
+            if let f = noImagesFrame { return f }
+            let f = Bitmap(width: width, height: height)
+            Compositor.drawMessage(into: f, Self.noImagesText, background: background)
+            noImagesFrame = f
+            return f
+        }
+    }
+
+    private func placeholder() -> Bitmap {
+        if let f = placeholderFrame { return f }
+        let f = Bitmap(width: width, height: height)
+        Compositor.drawMessage(into: f, Self.placeholderText, background: background)
+        placeholderFrame = f
+        return f
+    }
+}

@@ -1,0 +1,98 @@
+import Glibc
+import CKioskShim
+import KioskSystem
+
+/// Keeps the Linux virtual terminal (VT) out of the picture: switches it to graphics mode
+/// (KD_GRAPHICS) so the text cursor, the login prompt and kernel messages do not draw over
+/// the show, and puts the saved mode back (save, then restore, like fbi's fb_init/fb_cleanup).
+///
+/// Which VT: the controlling terminal (`/dev/tty`) when it is a VT (fbi works on the VT it was
+/// started on), otherwise `/dev/tty0`, the VT in the foreground (what a boot-time program started
+/// by init or systemd without a terminal uses; plymouth likewise opens the active VT). A terminal
+/// counts as a VT when KDGETMODE works on it (ssh ptys and serial lines answer ENOTTY). It is
+/// opened with O_NOCTTY so it never becomes this process's controlling terminal.
+///
+/// Permission: KDSETMODE needs the VT to be the caller's controlling terminal or
+/// CAP_SYS_TTY_CONFIG (drivers/tty/vt/vt_ioctl.c); a service started as a plain user therefore
+/// gets `TTYPath=/dev/tty1` + `StandardInput=tty` or `AmbientCapabilities=CAP_SYS_TTY_CONFIG`.
+///
+/// Signals: ``enterGraphics(candidates:note:)`` also registers the VT with the C side, so that a
+/// fatal-signal handler can call `kc_console_restore_now()` (async-signal-safe, one ioctl) before
+/// re-raising. SIGTERM/SIGINT handlers only set a flag; the main loop then calls ``restore()``.
+public final class ConsoleGuard {
+    /// The VT device that was switched, e.g. `/dev/tty0`.
+    public let path: String
+    /// The mode it was in before (KD_TEXT = 0, KD_GRAPHICS = 1; linux/kd.h).
+    public let savedMode: Int32
+    private let fd: FileDescriptor
+    private var restored = false
+
+    /// KD_TEXT from linux/kd.h.
+    public static let textMode = Int32(kc_KD_TEXT)
+    /// KD_GRAPHICS from linux/kd.h.
+    public static let graphicsMode = Int32(kc_KD_GRAPHICS)
+
+    private init(path: String, fd: FileDescriptor, savedMode: Int32) {
+        self.path = path; self.fd = fd; self.savedMode = savedMode
+    }
+
+    /// Switches the VT to KD_GRAPHICS after saving its mode (KDGETMODE).
+    ///
+    /// Returns nil when there is no VT to switch: not started on a VT and /dev/tty0 cannot be
+    /// opened (ssh session, container, service without a TTY), or KDSETMODE is not permitted.
+    /// That is not an error, but worth a log line: `note` receives one line saying why, e.g.
+    /// `console not switched to graphics mode: /dev/tty: No such device or address (errno 6); /dev/tty0: Permission denied (errno 13)`.
+    /// - Parameter candidates: the terminals to try, in order (tests pass their own).
+    public static func enterGraphics(candidates: [String] = ["/dev/tty", "/dev/tty0"],
+                                     note: ((String) -> Void)? = nil) -> ConsoleGuard? {
+        var reasons: [String] = []
+        for path in candidates {
+            do {
+                let fd = try openVT(path)
+                var mode: Int32 = 0
+                try fd.ioctl("KDGETMODE", UInt(kc_KDGETMODE), &mode)
+                try fd.ioctl("KDSETMODE KD_GRAPHICS", UInt(kc_KDSETMODE), value: Int(kc_KD_GRAPHICS))
+                kc_console_register(fd.rawValue, mode)
+                return ConsoleGuard(path: path, fd: fd, savedMode: mode)
+            } catch {
+                reasons.append(error.errno == ENOTTY ? "\(path): not a virtual terminal" : error.description)
+            }
+        }
+        note?("console not switched to graphics mode: " + reasons.joined(separator: "; "))
+        return nil
+    }
+
+    /// Opens read-write, or write-only when only that is allowed (/dev/tty0 is crw--w---- root:tty).
+    private static func openVT(_ path: String) throws(SystemError) -> FileDescriptor {
+        do {
+            return try FileDescriptor.open(path, O_RDWR | O_NOCTTY)
+        } catch where error.errno == EACCES {
+            return try FileDescriptor.open(path, O_WRONLY | O_NOCTTY)
+        }
+    }
+
+    /// The VT's current mode (KDGETMODE): ``textMode`` or ``graphicsMode``.
+    public func currentMode() throws(SystemError) -> Int32 {
+        var mode: Int32 = 0
+        try fd.ioctl("KDGETMODE", UInt(kc_KDGETMODE), &mode)
+        return mode
+    }
+
+    /// Puts the saved mode back (normally KD_TEXT) and closes the VT. Idempotent; a failure
+    /// is returned for the log (the program is on its way out anyway), nil on success.
+    @discardableResult
+    public func restore() -> SystemError? {
+        guard !restored else { return nil }
+        restored = true
+        _ = kc_console_unregister()
+        defer { fd.close() }
+        do {
+            try fd.ioctl("KDSETMODE", UInt(kc_KDSETMODE), value: Int(savedMode))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    deinit { restore() }
+}

@@ -1,0 +1,224 @@
+import Glibc
+import CLibDRM
+import KioskSystem
+
+/// Whether something is plugged into a connector (`drmModeConnection`: DRM_MODE_CONNECTED = 1,
+/// DRM_MODE_DISCONNECTED = 2, DRM_MODE_UNKNOWNCONNECTION = 3, xf86drmMode.h).
+public enum DRMConnectorStatus: String, Sendable {
+    case connected, disconnected, unknown
+}
+
+/// One KMS connector of a DRM device, as discovery found it.
+public struct DRMConnectorInfo: Sendable, CustomStringConvertible {
+    /// The connector's object ID.
+    public var id: UInt32
+    /// The kernel's name: type and per-type index, e.g. `HDMI-A-1`, `eDP-1`, `Virtual-1`
+    /// (the names in /sys/class/drm/card0-*, from drmModeGetConnectorTypeName).
+    public var name: String
+    /// Connection status.
+    public var status: DRMConnectorStatus
+    /// Modes the connector offers, in the kernel's order (the preferred one usually first).
+    public var modes: [DRMMode]
+
+    /// `HDMI-A-1: connected, 12 modes`.
+    public var description: String { "\(name): \(status.rawValue), \(modes.count) mode\(modes.count == 1 ? "" : "s")" }
+    /// Connected (or status unknown) and offering at least one mode.
+    public var isUsable: Bool { status != .disconnected && !modes.isEmpty }
+}
+
+/// An open DRM device node (`/dev/dri/cardN`) and the KMS discovery on it: connectors,
+/// their modes, and a CRTC that an encoder of the connector can drive. The shape of
+/// kmscube's drm-common: find connector, then encoder, then CRTC.
+///
+/// Ownership: owns the file descriptor (closed on deinit). Every failure is a
+/// ``DisplayError`` carrying the device path and the call that failed.
+final class DRMDevice {
+    /// The device node path, e.g. `/dev/dri/card0`.
+    let path: String
+    /// The open device (O_RDWR).
+    let fd: FileDescriptor
+    /// CRTC object IDs, in the order the `possible_crtcs` bit masks of encoders refer to.
+    let crtcIDs: [UInt32]
+    /// Connector object IDs.
+    let connectorIDs: [UInt32]
+    /// The kernel driver's name (`drmGetVersion`), e.g. `bochs-drm`, `virtio_gpu`, `i915`.
+    let driverName: String
+
+    /// A connector with what ``DRMDisplay`` needs beyond ``DRMConnectorInfo``.
+    struct Connector {
+        var info: DRMConnectorInfo
+        /// The modes as the kernel gave them (passed back to drmModeSetCrtc), parallel to `info.modes`.
+        var rawModes: [drmModeModeInfo]
+        /// The encoder currently attached, or 0.
+        var currentEncoderID: UInt32
+        /// Every encoder that can feed this connector.
+        var encoderIDs: [UInt32]
+    }
+
+    private init(path: String, fd: FileDescriptor, crtcIDs: [UInt32], connectorIDs: [UInt32], driverName: String) {
+        self.path = path; self.fd = fd; self.crtcIDs = crtcIDs; self.connectorIDs = connectorIDs
+        self.driverName = driverName
+    }
+
+    /// The DRM primary nodes present: `/dev/dri/card0`, `/dev/dri/card1` ... in numeric order.
+    static func cardPaths(directory: String = "/dev/dri") -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var numbers: [Int] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name.hasPrefix("card"), let n = Int(name.dropFirst(4)) { numbers.append(n) }
+        }
+        return numbers.sorted().map { "\(directory)/card\($0)" }
+    }
+
+    /// Opens `path` read-write, reads its KMS resources and makes sure this process is DRM master.
+    ///
+    /// - Throws: ``DisplayError/system(_:)`` when open fails (for EACCES/EPERM the message
+    ///   names the group that owns the node: on Debian `video`); ``DisplayError/unsupported(device:reason:)``
+    ///   when the node is not a KMS device (no modesetting: a render-only GPU) or another
+    ///   program (a compositor, a display manager) holds DRM master.
+    static func open(_ path: String) throws(DisplayError) -> DRMDevice {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, O_RDWR)
+        } catch {
+            throw openError(error, path: path)
+        }
+        var driver = "unknown driver"
+        if let version = drmGetVersion(fd.rawValue) {
+            if let name = version.pointee.name { driver = String(cString: name) }
+            drmFreeVersion(version)
+        }
+        guard let res = drmModeGetResources(fd.rawValue) else {
+            let e = SystemError(operation: "drmModeGetResources", path: path, errno: Glibc.errno)
+            throw .unsupported(device: path, reason: "not a KMS (modesetting) device, driver \(driver): \(e)")
+        }
+        defer { drmModeFreeResources(res) }
+        let crtcs = Array(UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)))
+        let connectors = Array(UnsafeBufferPointer(start: res.pointee.connectors, count: Int(res.pointee.count_connectors)))
+        let device = DRMDevice(path: path, fd: fd, crtcIDs: crtcs, connectorIDs: connectors, driverName: driver)
+        try device.becomeMaster()
+        return device
+    }
+
+    /// The DisplayError for a failed open: EACCES/EPERM say which group the user needs.
+    static func openError(_ error: SystemError, path: String) -> DisplayError {
+        switch error.errno {
+        case EACCES, EPERM:
+            let group = owningGroup(of: path) ?? "video"
+            return .system("\(error); the user needs to be in the '\(group)' group, which owns \(path) "
+                + "(usermod -aG \(group) USER, then log in again), or the service needs SupplementaryGroups=\(group)")
+        default:
+            return .system(error.description)
+        }
+    }
+
+    /// The name of the group owning `path` (Debian: `video` for /dev/dri/card*, /dev/fb*), or nil.
+    static func owningGroup(of path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0, let gr = getgrgid(st.st_gid), let name = gr.pointee.gr_name else { return nil }
+        return String(cString: name)
+    }
+
+    /// Only the DRM master may set CRTCs and flip. The first process to open a card becomes
+    /// master by itself; otherwise try drmSetMaster once.
+    private func becomeMaster() throws(DisplayError) {
+        if drmIsMaster(fd.rawValue) != 0 { return }
+        let r = drmSetMaster(fd.rawValue)
+        if r == 0 { return }
+        let e = SystemError(operation: "drmSetMaster", path: path, errno: r < -1 ? -r : Glibc.errno)
+        throw .unsupported(device: path, reason: "another program (a compositor or display manager) "
+            + "holds DRM master, so this process cannot set modes: \(e)")
+    }
+
+    /// Every connector with its status and modes (drmModeGetConnector probes outputs, as
+    /// kmscube does; on real hardware this can take tens of milliseconds per connector).
+    func connectors() throws(DisplayError) -> [Connector] {
+        var out: [Connector] = []
+        for id in connectorIDs {
+            guard let c = drmModeGetConnector(fd.rawValue, id) else {
+                throw .system(SystemError(operation: "drmModeGetConnector \(id)", path: path, errno: Glibc.errno).description)
+            }
+            defer { drmModeFreeConnector(c) }
+            let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
+            let typeName = drmModeGetConnectorTypeName(c.pointee.connector_type).map { String(cString: $0) } ?? "Unknown"
+            let status: DRMConnectorStatus
+            switch c.pointee.connection {
+            case DRM_MODE_CONNECTED: status = .connected
+            case DRM_MODE_DISCONNECTED: status = .disconnected
+            default: status = .unknown
+            }
+            let info = DRMConnectorInfo(id: id, name: "\(typeName)-\(c.pointee.connector_type_id)",
+                                        status: status, modes: raw.map(Self.mode))
+            let encoders = Array(UnsafeBufferPointer(start: c.pointee.encoders, count: Int(c.pointee.count_encoders)))
+            out.append(Connector(info: info, rawModes: raw, currentEncoderID: c.pointee.encoder_id, encoderIDs: encoders))
+        }
+        return out
+    }
+
+    /// Picks the connector: the one named (case-insensitive), or the first connected one with modes.
+    ///
+    /// - Throws: ``DisplayError/unsupported(device:reason:)`` listing every connector and its
+    ///   status when none is connected, or when the named one does not exist or is disconnected.
+    func connector(named name: String?) throws(DisplayError) -> Connector {
+        let all = try connectors()
+        let list = all.isEmpty ? "the device has no connectors" : all.map(\.info.description).joined(separator: "; ")
+        if let name {
+            guard let c = all.first(where: { $0.info.name.lowercased() == name.lowercased() }) else {
+                throw .unsupported(device: path, reason: "no connector named '\(name)'; connectors: \(list)")
+            }
+            guard c.info.isUsable else {
+                throw .unsupported(device: path, reason: "connector \(c.info.name) is \(c.info.status.rawValue) "
+                    + "or offers no modes; connectors: \(list)")
+            }
+            return c
+        }
+        guard let c = all.first(where: { $0.info.isUsable }) else {
+            throw .unsupported(device: path, reason: "no connected connector; connectors: \(list)")
+        }
+        return c
+    }
+
+    /// A CRTC to drive `connector`: the one its current encoder already drives, otherwise the
+    /// first CRTC in the `possible_crtcs` mask of one of its encoders (kmscube's find_crtc_for_connector).
+    func crtc(for connector: Connector) throws(DisplayError) -> UInt32 {
+        if connector.currentEncoderID != 0, let enc = drmModeGetEncoder(fd.rawValue, connector.currentEncoderID) {
+            let crtc = enc.pointee.crtc_id
+            drmModeFreeEncoder(enc)
+            if crtc != 0 { return crtc }
+        }
+        for encoderID in connector.encoderIDs {
+            guard let enc = drmModeGetEncoder(fd.rawValue, encoderID) else { continue }
+            let possible = enc.pointee.possible_crtcs
+            drmModeFreeEncoder(enc)
+            for (i, crtc) in crtcIDs.enumerated() where i < 32 && possible & (1 << UInt32(i)) != 0 {
+                return crtc
+            }
+        }
+        throw .unsupported(device: path, reason: "no CRTC can drive connector \(connector.info.name)")
+    }
+
+    /// The value mirror of a kernel mode.
+    static func mode(_ m: drmModeModeInfo) -> DRMMode {
+        let name = withUnsafeBytes(of: m.name) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return DRMMode(width: Int(m.hdisplay), height: Int(m.vdisplay), refresh: Int(m.vrefresh),
+                       type: m.type, flags: m.flags, name: name)
+    }
+}
+
+/// Runs a libdrm mode call through the errno funnel. libdrm's xf86drmMode calls return
+/// -errno on failure (some return -1 and leave errno set); both become a ``SystemError``.
+@discardableResult
+func drmCall(_ operation: @autoclosure () -> String, path: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
+    try syscall(operation(), path: path) {
+        let r = body()
+        guard r < 0 else { return r }
+        if r != -1 { Glibc.errno = -r }
+        return -1
+    }
+}

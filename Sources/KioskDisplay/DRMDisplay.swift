@@ -1,0 +1,320 @@
+import Glibc
+import CLibDRM
+import CKioskShim
+import KioskCore
+import KioskSystem
+
+/// DRM/KMS output with two XRGB8888 dumb buffers and page flips on vertical blank
+/// (kmscube's drm-legacy: drmModeSetCrtc for the first frame, then drmModePageFlip).
+///
+/// Each ``present(_:showTime:)`` copies the frame into the hidden (back) buffer, rotating it on
+/// the way (``ScanoutWriter``), marks it dirty (drmModeDirtyFB: virtio-gpu and other drivers
+/// that scan out a shadow copy need it), queues a page flip with DRM_MODE_PAGE_FLIP_EVENT and
+/// waits for the flip event (poll + drmHandleEvent), so a frame is never seen half drawn and a
+/// fade runs at the display's refresh rate (``pacesFrames`` is true). A flip that does not
+/// complete within ``flipTimeoutMilliseconds`` is counted in ``flipTimeouts`` and the next frame
+/// is put up with drmModeSetCrtc instead, so a hung flip cannot freeze the show.
+///
+/// Pixel format: DRM_FORMAT_XRGB8888 (drm_fourcc.h), bytes B, G, R, X in memory, the same
+/// layout as ``Bitmap``. Scanout size = the mode; ``width`` x ``height`` = the logical size
+/// (swapped for 90/270).
+///
+/// Ownership and restore: the CRTC's previous state (drmModeGetCrtc) is saved when the display
+/// opens and put back by ``restore()``, which also removes the framebuffers, unmaps and destroys
+/// the dumb buffers. ``restore()`` is idempotent and also runs on deinit; the app calls it on
+/// every exit path. If the process dies without it, closing the device lets the kernel's
+/// fbdev emulation take the screen back (drm_fb_helper_lastclose).
+public final class DRMDisplay: Display {
+    /// Logical width in pixels (what the compositor draws).
+    public let width: Int
+    /// Logical height in pixels.
+    public let height: Int
+    /// The mode in use (scanout size = `mode.width` x `mode.height`).
+    public let mode: DRMMode
+    /// The connector in use, e.g. `HDMI-A-1`.
+    public let connectorName: String
+    /// The device node, e.g. `/dev/dri/card0`.
+    public let devicePath: String
+    /// Rotation applied while copying to scanout.
+    public let rotation: Rotation
+    /// The display waits for vertical blank in ``present(_:showTime:)``.
+    public var pacesFrames: Bool { true }
+    /// `DRM /dev/dri/card0 (bochs-drm) Virtual-1 1280x800@60 XRGB8888, 2 dumb buffers, page flips`.
+    public var summary: String {
+        "DRM \(devicePath) (\(device.driverName)) \(connectorName) \(mode) XRGB8888, pitch \(buffers.first?.pitch ?? 0) bytes, "
+            + "2 dumb buffers, page flips" + (rotation == .none ? "" : ", rotated \(rotation.rawValue)°")
+    }
+    /// Time the last ``present(_:showTime:)`` spent copying (and rotating) the frame into the
+    /// back buffer, in nanoseconds (CLOCK_MONOTONIC); nil before the first frame. For the benchmark.
+    public private(set) var lastComposeCopyNanoseconds: UInt64?
+    /// How many page flips did not complete within ``flipTimeoutMilliseconds``.
+    public private(set) var flipTimeouts = 0
+    /// What went wrong while putting the previous CRTC back, if anything (for the log).
+    public private(set) var restoreError: String?
+
+    /// How long ``present(_:showTime:)`` waits for a flip event: 1000 ms, some 60 refresh
+    /// periods at 60 Hz, so only a hung driver (never a slow frame) hits it.
+    public static let flipTimeoutMilliseconds: Int32 = 1000
+
+    private let device: DRMDevice
+    private let connectorID: UInt32
+    private let crtcID: UInt32
+    private var rawMode: drmModeModeInfo
+    private var savedCrtc: UnsafeMutablePointer<drmModeCrtc>?
+    private var buffers: [DumbBuffer]
+    private var front = 0
+    private var crtcSet = false
+    private var flipPending = false
+    private var dirtySupported = true
+    private var restored = false
+    /// Set to 1 by the page-flip event handler (kc_drm.c); outlives every wait.
+    private let flipDone: UnsafeMutablePointer<Int32>
+
+    /// Opens a DRM device and prepares the output.
+    ///
+    /// - Parameters:
+    ///   - device: the device node (`/dev/dri/card1`); nil = the first `/dev/dri/card*` with a
+    ///     connected connector.
+    ///   - connector: the connector's name (`HDMI-A-1`, case-insensitive); nil = the first connected one.
+    ///   - mode: the mode to use; nil = the connector's preferred mode (``DRMModeChoice``).
+    ///   - rotation: clockwise rotation of the picture on the panel.
+    /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
+    ///   ``DisplayError/system(_:)`` when a call fails (permission denied names the group the
+    ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
+    ///   connected connector (every connector is listed with its status), the mode is not
+    ///   available (the available ones are listed), or another program holds DRM master.
+    ///   Nothing is left behind when opening fails.
+    public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
+                            rotation: Rotation) throws(DisplayError) -> DRMDisplay {
+        let (device, connector) = try findOutput(device: path, connector: name)
+        let index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: "\(device.path) \(connector.info.name)")
+        let crtcID = try device.crtc(for: connector)
+        return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation)
+    }
+
+    /// The device and connector to use: the named device, or the first card in `cardDirectory`
+    /// that has a usable connector.
+    static func findOutput(device path: String?, connector name: String?,
+                           cardDirectory: String = "/dev/dri") throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
+        if let path {
+            let device = try DRMDevice.open(path)
+            return (device, try device.connector(named: name))
+        }
+        let cards = DRMDevice.cardPaths(directory: cardDirectory)
+        guard !cards.isEmpty else {
+            throw .noDisplay("no \(cardDirectory)/card* device (no DRM/KMS driver is loaded, or /dev is not populated)")
+        }
+        var failures: [DisplayError] = []
+        for card in cards {
+            do {
+                let device = try DRMDevice.open(card)
+                return (device, try device.connector(named: name))
+            } catch {
+                failures.append(error)
+            }
+        }
+        if failures.count == 1 { throw failures[0] }
+        throw .noDisplay("no usable DRM device: " + failures.map(\.description).joined(separator: "; "))
+    }
+
+    private init(device: DRMDevice, connector: DRMDevice.Connector, modeIndex: Int, crtcID: UInt32,
+                 rotation: Rotation) throws(DisplayError) {
+        self.device = device
+        self.devicePath = device.path
+        self.connectorID = connector.info.id
+        self.connectorName = connector.info.name
+        self.crtcID = crtcID
+        self.rawMode = connector.rawModes[modeIndex]
+        self.mode = connector.info.modes[modeIndex]
+        self.rotation = rotation
+        (width, height) = rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
+        flipDone = .allocate(capacity: 1)
+        flipDone.initialize(to: 0)
+        savedCrtc = drmModeGetCrtc(device.fd.rawValue, crtcID)   // nil is fine: nothing to put back
+        buffers = []
+        do {
+            for _ in 0..<2 {
+                buffers.append(try DumbBuffer(device: device, width: mode.width, height: mode.height))
+            }
+        } catch {
+            restore()   // roll back at once: the buffers made so far, the saved CRTC
+            throw error
+        }
+    }
+
+    deinit {
+        restore()
+        flipDone.deallocate()
+    }
+
+    /// Copies `frame` to the back buffer and shows it on the next vertical blank.
+    /// `frame` must be ``width`` x ``height`` XRGB8888; it is only read during the call.
+    /// Throws ``DisplayError/system(_:)`` when setting the CRTC or queueing the flip fails
+    /// (e.g. `drmModeSetCrtc /dev/dri/card0: Permission denied` when another program took DRM master).
+    public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        guard !restored else { throw .unsupported(device: devicePath, reason: "present() after restore()") }
+        precondition(frame.width == width && frame.height == height,
+                     "frame is \(frame.width)x\(frame.height), the display \(width)x\(height)")
+        if flipPending { try waitForFlip() }
+        let back = buffers[1 - front]
+        let start = Self.monotonicNanoseconds()
+        ScanoutWriter.copy(frame, to: back.map, stride: back.pitch, format: .xrgb8888, rotation: rotation,
+                           dither: false, swapRedBlue: false)
+        lastComposeCopyNanoseconds = Self.monotonicNanoseconds() &- start
+        try markDirty(back)
+        do {
+            if !crtcSet || flipPending {
+                try setCrtc(back)
+            } else {
+                try flip(to: back)
+            }
+        } catch {
+            throw .system(error.description)
+        }
+        front = 1 - front
+    }
+
+    /// drmModeSetCrtc: a blocking modeset that shows `buffer` now (first frame, or after a flip timed out).
+    private func setCrtc(_ buffer: DumbBuffer) throws(SystemError) {
+        var connector = connectorID
+        var m = rawMode
+        let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID
+        try drmCall("drmModeSetCrtc", path: devicePath) { drmModeSetCrtc(fd, crtc, fb, 0, 0, &connector, 1, &m) }
+        crtcSet = true
+        flipPending = false
+    }
+
+    /// drmModePageFlip with an event, then wait for the event. EBUSY (a flip still pending)
+    /// gets one more wait; if the flip still does not go through, fall back to drmModeSetCrtc.
+    private func flip(to buffer: DumbBuffer) throws(SystemError) {
+        let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID, done = flipDone
+        do {
+            try syscall("drmModePageFlip", path: devicePath) { kc_drm_page_flip(fd, crtc, fb, done) }
+        } catch where error.errno == EBUSY {
+            flipPending = true
+            try waitForFlipOrCount()
+            if flipPending { return try setCrtc(buffer) }
+            try syscall("drmModePageFlip", path: devicePath) { kc_drm_page_flip(fd, crtc, fb, done) }
+        }
+        flipPending = true
+        try waitForFlipOrCount()
+    }
+
+    private func waitForFlip() throws(DisplayError) {
+        do { try waitForFlipOrCount() } catch { throw .system(error.description) }
+    }
+
+    /// Waits up to ``flipTimeoutMilliseconds`` for the pending flip's event; on timeout it stays pending.
+    private func waitForFlipOrCount() throws(SystemError) {
+        let fd = device.fd.rawValue, done = flipDone
+        let r = try syscall("poll/drmHandleEvent (page flip)", path: devicePath) {
+            kc_drm_wait_page_flip(fd, Self.flipTimeoutMilliseconds, done)
+        }
+        if r == 1 { flipPending = false } else { flipTimeouts += 1 }
+    }
+
+    /// drmModeDirtyFB for the whole buffer. Drivers without a dirty callback answer ENOSYS
+    /// (or EINVAL/EOPNOTSUPP); after that it is not called again.
+    private func markDirty(_ buffer: DumbBuffer) throws(DisplayError) {
+        guard dirtySupported else { return }
+        let fd = device.fd.rawValue, fb = buffer.fbID
+        do {
+            try drmCall("drmModeDirtyFB", path: devicePath) { drmModeDirtyFB(fd, fb, nil, 0) }
+        } catch where [ENOSYS, EINVAL, EOPNOTSUPP].contains(error.errno) {
+            dirtySupported = false
+        } catch {
+            throw .system(error.description)
+        }
+    }
+
+    /// Puts the saved CRTC back (mode, framebuffer, position; or switches the CRTC off if
+    /// nothing was on it), then removes both framebuffers and destroys the dumb buffers.
+    /// Idempotent; errors are kept in ``restoreError``.
+    public func restore() {
+        guard !restored else { return }
+        restored = true
+        let fd = device.fd.rawValue
+        if flipPending { _ = kc_drm_wait_page_flip(fd, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
+        if crtcSet {
+            var connector = connectorID
+            do {
+                if let saved = savedCrtc?.pointee, saved.mode_valid != 0, saved.buffer_id != 0 {
+                    var m = saved.mode
+                    try drmCall("drmModeSetCrtc (restore)", path: devicePath) {
+                        drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &m)
+                    }
+                } else {
+                    let crtc = crtcID
+                    try drmCall("drmModeSetCrtc (off)", path: devicePath) { drmModeSetCrtc(fd, crtc, 0, 0, 0, nil, 0, nil) }
+                }
+            } catch {
+                restoreError = error.description
+            }
+            crtcSet = false
+        }
+        if let saved = savedCrtc { drmModeFreeCrtc(saved); savedCrtc = nil }
+        for b in buffers { b.destroy(device: device) }
+        buffers = []
+    }
+
+    private static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+}
+
+/// One dumb buffer (DRM_IOCTL_MODE_CREATE_DUMB, 32 bits per pixel) registered as an
+/// XRGB8888 framebuffer (drmModeAddFB2) and mapped into this process (MAP_DUMB + mmap).
+struct DumbBuffer {
+    /// GEM handle of the buffer.
+    let handle: UInt32
+    /// Framebuffer object ID for SetCrtc / PageFlip.
+    let fbID: UInt32
+    /// Bytes from one row to the next (the driver may pad beyond width * 4).
+    let pitch: Int
+    /// Bytes mapped.
+    let size: Int
+    /// The mapping (MAP_SHARED), valid until ``destroy(device:)``.
+    let map: UnsafeMutableRawPointer
+
+    /// Creates, registers and maps a `width` x `height` buffer, cleared to black; undoes the
+    /// steps already done when a later one fails.
+    init(device: DRMDevice, width: Int, height: Int) throws(DisplayError) {
+        let fd = device.fd.rawValue, path = device.path
+        var handle: UInt32 = 0, pitch: UInt32 = 0, size: UInt64 = 0
+        do {
+            try drmCall("DRM_IOCTL_MODE_CREATE_DUMB \(width)x\(height)x32", path: path) {
+                drmModeCreateDumbBuffer(fd, UInt32(width), UInt32(height), 32, 0, &handle, &pitch, &size)
+            }
+        } catch { throw .system(error.description) }
+        var fbID: UInt32 = 0
+        do {
+            var handles: [UInt32] = [handle, 0, 0, 0]
+            var pitches: [UInt32] = [pitch, 0, 0, 0]
+            var offsets: [UInt32] = [0, 0, 0, 0]
+            try drmCall("drmModeAddFB2 XRGB8888", path: path) {
+                drmModeAddFB2(fd, UInt32(width), UInt32(height), kc_drm_format_xrgb8888, &handles, &pitches, &offsets, &fbID, 0)
+            }
+            var offset: UInt64 = 0
+            try drmCall("DRM_IOCTL_MODE_MAP_DUMB", path: path) { drmModeMapDumbBuffer(fd, handle, &offset) }
+            let address = try syscall("mmap dumb buffer", path: path) {
+                Int(bitPattern: mmap(nil, Int(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(Int64(bitPattern: offset))))
+            }
+            map = UnsafeMutableRawPointer(bitPattern: address)!
+        } catch {
+            if fbID != 0 { _ = drmModeRmFB(fd, fbID) }
+            _ = drmModeDestroyDumbBuffer(fd, handle)
+            throw .system(error.description)
+        }
+        memset(map, 0, Int(size))
+        self.handle = handle; self.fbID = fbID; self.pitch = Int(pitch); self.size = Int(size)
+    }
+
+    /// Unmaps, removes the framebuffer, destroys the buffer (best effort: nothing to report to).
+    func destroy(device: DRMDevice) {
+        munmap(map, size)
+        _ = drmModeRmFB(device.fd.rawValue, fbID)
+        _ = drmModeDestroyDumbBuffer(device.fd.rawValue, handle)
+    }
+}

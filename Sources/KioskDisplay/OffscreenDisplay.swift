@@ -1,0 +1,90 @@
+import Glibc
+import KioskCore
+import KioskImaging
+import KioskSystem
+
+/// Frames as PNG files (SPEC section 1; tests, previews, machines without a display): every
+/// presented frame is written to `DIR/frame-TTTTTTTT.png`, TTTTTTTT being the show time in
+/// milliseconds, zero-padded to 8 digits (more digits after 27.7 hours). A run therefore shows
+/// exactly which frames were drawn and when.
+///
+/// Frames are written at the logical size as given (XRGB8888 in, 8-bit RGB PNG out through
+/// `PNGWriter`); there is no rotation and no pacing (``pacesFrames`` is false: with the virtual
+/// clock a show renders as fast as the machine can).
+public final class OffscreenDisplay: Display {
+    /// Width of the frames in pixels.
+    public let width: Int
+    /// Height of the frames in pixels.
+    public let height: Int
+    /// The directory the frames go to.
+    public let directory: String
+    /// How many frames ``present(_:showTime:)`` has written so far.
+    public private(set) var framesWritten: Int = 0
+    /// Offscreen frames are not paced: the frame loop's virtual clock decides.
+    public var pacesFrames: Bool { false }
+
+    /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
+    /// `width` x `height` pixels.
+    /// - Throws: ``DisplayError/unsupported(device:reason:)`` for a size that is not positive;
+    ///   ``DisplayError/system(_:)`` when the directory cannot be created
+    ///   (`mkdir /x/y: Permission denied (errno 13)`) or the path exists and is not a directory.
+    public init(directory: String, width: Int, height: Int) throws(DisplayError) {
+        guard width > 0, height > 0 else {
+            throw .unsupported(device: "offscreen \(directory)", reason: "frame size \(width)x\(height) is not positive")
+        }
+        self.width = width
+        self.height = height
+        self.directory = directory
+        do {
+            try Self.makeDirectory(directory)
+        } catch {
+            throw .system(error.description)
+        }
+    }
+
+    /// `offscreen DIR: 1920x1080, PNG frames`.
+    public var summary: String { "offscreen \(directory): \(width)x\(height), PNG frames" }
+
+    /// The file a frame shown at `showTime` milliseconds goes to: `DIR/frame-00001234.png` for 1234.
+    public func path(showTime: Int64) -> String {
+        let digits = String(max(showTime, 0))
+        return "\(directory)/frame-\(String(repeating: "0", count: max(0, 8 - digits.count)))\(digits).png"
+    }
+
+    /// Writes `frame` (``width`` x ``height``, XRGB8888) to ``path(showTime:)``. A frame presented
+    /// twice at the same show time overwrites the file.
+    /// - Precondition: the frame has the display's size.
+    /// - Throws: ``DisplayError/write(path:reason:)`` with the PNG writer's reason.
+    public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        precondition(frame.width == width && frame.height == height,
+                     "frame \(frame.width)x\(frame.height) does not match the display's \(width)x\(height)")
+        let file = path(showTime: showTime)
+        do {
+            try PNGWriter.write(frame, to: file)
+        } catch {
+            throw .write(path: file, reason: "\(error)")
+        }
+        framesWritten += 1
+    }
+
+    /// Nothing to put back.
+    public func restore() {}
+
+    /// `mkdir -p path` with mode 0755; an existing directory is fine.
+    private static func makeDirectory(_ path: String) throws(SystemError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            do {
+                try syscall("mkdir", path: prefix) { mkdir(prefix, 0o755) }
+            } catch let error where error.errno == EEXIST {
+                var info = stat()
+                try syscall("stat", path: prefix) { stat(prefix, &info) }
+                guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                    throw SystemError(operation: "mkdir", path: prefix, errno: ENOTDIR)
+                }
+            }
+            prefix += "/"
+        }
+    }
+}

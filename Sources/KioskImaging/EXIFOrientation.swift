@@ -1,0 +1,144 @@
+import KioskCore
+
+/// EXIF/TIFF tag 0x0112 "Orientation" (TIFF 6.0 section 8; EXIF 2.32 section 4.6.4): how the
+/// stored rows and columns relate to the picture the right way up. The case names are the TIFF
+/// names: where the stored row 0 and column 0 lie in the upright picture. To show the picture,
+/// ``apply(to:)`` turns the stored pixels accordingly.
+public enum EXIFOrientation: Int, CaseIterable, Sendable {
+    /// 1: stored upright (also what 0, a missing tag, or a value outside 1...8 means).
+    case topLeft = 1
+    /// 2: mirrored left to right.
+    case topRight = 2
+    /// 3: upside down (rotate 180°).
+    case bottomRight = 3
+    /// 4: mirrored top to bottom.
+    case bottomLeft = 4
+    /// 5: transposed (mirror left to right, then rotate 90° counter-clockwise).
+    case leftTop = 5
+    /// 6: rotate 90° clockwise to show (the usual value for a photo taken in portrait).
+    case rightTop = 6
+    /// 7: transversed (mirror left to right, then rotate 90° clockwise).
+    case rightBottom = 7
+    /// 8: rotate 90° counter-clockwise to show.
+    case leftBottom = 8
+
+    /// The tag's value; 0 and anything outside 1...8 mean ``topLeft`` (EXIF: "other: reserved").
+    public init(exifValue: Int) {
+        self = EXIFOrientation(rawValue: exifValue) ?? .topLeft
+    }
+
+    /// True for 5...8: the upright picture's width is the stored height.
+    public var swapsAxes: Bool { rawValue >= 5 }
+
+    /// The upright size of a picture stored as `width` x `height` pixels.
+    public func orientedSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        swapsAxes ? (height, width) : (width, height)
+    }
+
+    // MARK: Parsing
+
+    /// The orientation in a JPEG APP1 segment's payload (after the marker and length bytes):
+    /// `"Exif\0\0"` then a TIFF structure. Only IFD0 (the main image) counts; IFD1 describes
+    /// the thumbnail. Anything malformed (wrong prefix, bad byte order mark, offsets or counts
+    /// pointing outside the segment) gives ``topLeft``; the parser never reads out of bounds.
+    public static func parse(exifSegment: UnsafeRawBufferPointer) -> EXIFOrientation {
+        let prefix: [UInt8] = [0x45, 0x78, 0x69, 0x66, 0, 0] // "Exif\0\0"
+        guard exifSegment.count >= 6, exifSegment.prefix(6).elementsEqual(prefix) else { return .topLeft }
+        return parse(tiff: UnsafeRawBufferPointer(rebasing: exifSegment[6...]))
+    }
+
+    /// ``parse(exifSegment:)`` for an array.
+    public static func parse(exifSegment: [UInt8]) -> EXIFOrientation {
+        exifSegment.withUnsafeBytes { parse(exifSegment: $0) }
+    }
+
+    /// The orientation in a bare TIFF structure (TIFF 6.0 section 2: byte order `II` little-endian
+    /// or `MM` big-endian, the number 42, the offset of IFD0; then IFD0: a 2-byte entry count and
+    /// 12-byte entries tag, type, count, value). This is what a PNG eXIf chunk holds.
+    /// Accepts the tag as SHORT (type 3, the EXIF type) or LONG (4).
+    public static func parse(tiff: UnsafeRawBufferPointer) -> EXIFOrientation {
+        let n = tiff.count
+        guard n >= 8 else { return .topLeft }
+        let littleEndian: Bool
+        switch (tiff[0], tiff[1]) {
+        case (0x49, 0x49): littleEndian = true   // "II"
+        case (0x4D, 0x4D): littleEndian = false  // "MM"
+        default: return .topLeft
+        }
+        func u16(_ offset: Int) -> Int? {
+            guard offset >= 0, offset <= n - 2 else { return nil }
+            let a = Int(tiff[offset]), b = Int(tiff[offset + 1])
+            return littleEndian ? a | b << 8 : a << 8 | b
+        }
+        func u32(_ offset: Int) -> Int? {
+            guard let first = u16(offset), let second = u16(offset + 2) else { return nil }
+            return littleEndian ? first | second << 16 : first << 16 | second
+        }
+        guard u16(2) == 42, let ifd0 = u32(4), ifd0 >= 8, let count = u16(ifd0) else { return .topLeft }
+        for index in 0..<count {
+            let entry = ifd0 + 2 + index * 12
+            guard entry <= n - 12 else { break } // the rest of the directory is missing
+            guard u16(entry) == 0x0112 else { continue }
+            let value: Int?
+            switch u16(entry + 2) {
+            case 3: value = u16(entry + 8)  // SHORT: left-justified in the 4-byte value field
+            case 4: value = u32(entry + 8)  // LONG
+            default: value = nil
+            }
+            return EXIFOrientation(exifValue: value ?? 1)
+        }
+        return .topLeft
+    }
+
+    /// ``parse(tiff:)`` for an array.
+    public static func parse(tiff: [UInt8]) -> EXIFOrientation {
+        tiff.withUnsafeBytes { parse(tiff: $0) }
+    }
+
+    // MARK: Applying
+
+    /// A new bitmap holding `bitmap` turned the right way up: the same size for 1...4,
+    /// width and height swapped for 5...8. Alpha and pixel format are kept. (For ``topLeft``
+    /// it is a plain copy; the decoder does not call it then.)
+    public func apply(to bitmap: Bitmap) -> Bitmap {
+        let w = bitmap.width, h = bitmap.height
+        let size = orientedSize(width: w, height: h)
+        let out = Bitmap(width: size.width, height: size.height, hasAlpha: bitmap.hasAlpha, fill: 0)
+        // The destination index of source pixel (x, y) is origin + x * stepX + y * stepY.
+        let origin: Int, stepX: Int, stepY: Int
+        switch self {
+        case .topLeft:     (origin, stepX, stepY) = (0, 1, w)
+        case .topRight:    (origin, stepX, stepY) = (w - 1, -1, w)
+        case .bottomRight: (origin, stepX, stepY) = ((h - 1) * w + w - 1, -1, -w)
+        case .bottomLeft:  (origin, stepX, stepY) = ((h - 1) * w, 1, -w)
+        case .leftTop:     (origin, stepX, stepY) = (0, h, 1)                   // (x, y) -> (y, x)
+        case .rightTop:    (origin, stepX, stepY) = (h - 1, h, -1)              // -> (h-1-y, x)
+        case .rightBottom: (origin, stepX, stepY) = ((w - 1) * h + h - 1, -h, -1) // -> (h-1-y, w-1-x)
+        case .leftBottom:  (origin, stepX, stepY) = ((w - 1) * h, -h, 1)        // -> (y, w-1-x)
+        }
+        // 64x64 tiles keep the strided side (the writes, for 5...8) within the cache.
+        let tile = 64
+        let dst = out.pixels
+        var tileY = 0
+        while tileY < h {
+            let yEnd = min(tileY + tile, h)
+            var tileX = 0
+            while tileX < w {
+                let xEnd = min(tileX + tile, w)
+                for y in tileY..<yEnd {
+                    let src = bitmap.row(y)
+                    var d = origin &+ tileX &* stepX &+ y &* stepY
+                    var x = tileX
+                    while x < xEnd {
+                        dst[d] = src[x]
+                        d &+= stepX
+                        x &+= 1
+                    }
+                }
+                tileX += tile
+            }
+            tileY += tile
+        }
+        return out
+    }
+}

@@ -1,0 +1,175 @@
+import Glibc
+import KioskApp
+import KioskCore
+import KioskDisplay
+import KioskImaging
+
+/// The measurements that run inside a child process (`kiosk-bench --case NAME ...`), so that
+/// each gets its own peak RSS and the parent stays small. Each prints one line on stdout.
+enum ChildCase {
+    static let frameWidth = 1920, frameHeight = 1080
+
+    /// Runs the case named by `arguments[0]`; returns the exit status.
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let name = arguments.first else { return usage() }
+        let rest = Array(arguments.dropFirst())
+        func int(_ i: Int, _ fallback: Int) -> Int { i < rest.count ? Int(rest[i]) ?? fallback : fallback }
+        switch name {
+        case "noop":
+            return 0
+        case "decode":
+            guard let path = rest.first else { return usage() }
+            return decode(path: path)
+        case "decode-warm":
+            guard let path = rest.first else { return usage() }
+            return decodeWarm(path: path, iterations: int(1, 5))
+        case "blend":
+            return kernel(iterations: int(0, 50), warmup: int(1, 5), .blend)
+        case "rgb565":
+            return kernel(iterations: int(0, 50), warmup: int(1, 5), int(2, 0) != 0 ? .rgb565Dither : .rgb565)
+        case "xrgb":
+            return kernel(iterations: int(0, 50), warmup: int(1, 5), int(2, 0) == 90 ? .xrgbRotate90 : .xrgbCopy)
+        case "app":
+            // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
+            // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
+            return KioskApp.main(rest)
+        default:
+            return usage()
+        }
+    }
+
+    static func usage() -> Int32 {
+        fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
+              + " | xrgb N W ROTATION | app ARGS...\n", stderr)
+        return 64
+    }
+
+    // MARK: - Decode + fit
+
+    /// What the app does for each image (SlotPreparer.prepare): decode with the frame as the
+    /// target (DCT scaling), then fit into a new 1920x1080 frame. Returns the frame and the
+    /// DCT scale numerator used.
+    static func decodeAndFit(_ path: String) throws(ImageError) -> (Bitmap, Int) {
+        let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: frameWidth, targetHeight: frameHeight, fit: .fit)
+        let decoded = try ImageDecoder.decode(path: path, options: options)
+        let frame = Bitmap(width: frameWidth, height: frameHeight)
+        Compositor.place(decoded.bitmap, into: frame, fit: .fit, background: .black)
+        return (frame, decoded.scaleNumerator)
+    }
+
+    /// One decode + fit, as the first thing this process does. Prints
+    /// `<in-process ms> <scale numerator> <checksum of the frame>`.
+    static func decode(path: String) -> Int32 {
+        let t0 = nowMs()
+        do {
+            let (frame, scale) = try decodeAndFit(path)
+            let t = nowMs() - t0
+            print("\(t) \(scale) \(hex(checksum(UnsafeRawPointer(frame.pixels), frame.byteCount)))")
+            return 0
+        } catch {
+            fputs("kiosk-bench: \(error)\n", stderr)
+            return 1
+        }
+    }
+
+    /// One warm-up decode + fit, then `iterations` more; prints the median in ms.
+    static func decodeWarm(path: String, iterations: Int) -> Int32 {
+        var times: [Double] = []
+        for i in 0...max(1, iterations) {
+            let t0 = nowMs()
+            do {
+                _ = try decodeAndFit(path)
+            } catch {
+                fputs("kiosk-bench: \(error)\n", stderr)
+                return 1
+            }
+            if i > 0 { times.append(nowMs() - t0) }
+        }
+        print("\(median(times))")
+        return 0
+    }
+
+    // MARK: - Per-frame kernels
+
+    enum Kernel { case blend, rgb565, rgb565Dither, xrgbCopy, xrgbRotate90 }
+
+    /// DRM-like pitch of a 1920-pixel XRGB8888 scanout row.
+    static let pitch = 7680
+
+    /// Times `kernel` on deterministic 1920x1080 test frames (the same ones the C reference
+    /// builds), `warmup` untimed runs first. Prints `<median ms> <checksum of the output>`.
+    static func kernel(iterations: Int, warmup: Int, _ kernel: Kernel) -> Int32 {
+        let w = frameWidth, h = frameHeight
+        // For 90 degrees the logical frame is portrait (1080x1920) and the panel 1920x1080.
+        let rotated = kernel == .xrgbRotate90
+        let a = testFrame(width: rotated ? h : w, height: rotated ? w : h, seed: 1)
+        let b = testFrame(width: w, height: h, seed: 2)
+        let out = Bitmap(width: w, height: h, fill: 0)
+        let scanBytes = h * pitch
+        let scan = UnsafeMutableRawPointer.allocate(byteCount: scanBytes, alignment: 64)
+        defer { scan.deallocate() }
+        scan.initializeMemory(as: UInt8.self, repeating: 0, count: scanBytes)
+
+        let step: () -> Void
+        let result: (UnsafeRawPointer, Int)
+        switch kernel {
+        case .blend:
+            step = { Compositor.blend(a, b, weight: 128, into: out) }
+            result = (UnsafeRawPointer(out.pixels), out.byteCount)
+        case .rgb565, .rgb565Dither:
+            let dither = kernel == .rgb565Dither
+            step = {
+                ScanoutWriter.copy(a, to: scan, stride: w * 2, format: .rgb565, rotation: .none,
+                                   dither: dither, swapRedBlue: false)
+            }
+            result = (UnsafeRawPointer(scan), w * h * 2)
+        case .xrgbCopy, .xrgbRotate90:
+            let rotation: Rotation = rotated ? .clockwise90 : .none
+            step = {
+                ScanoutWriter.copy(a, to: scan, stride: pitch, format: .xrgb8888, rotation: rotation,
+                                   dither: false, swapRedBlue: false)
+            }
+            result = (UnsafeRawPointer(scan), scanBytes)
+        }
+        var times: [Double] = []
+        times.reserveCapacity(iterations)
+        for i in -warmup..<max(1, iterations) {
+            let t0 = nowMs()
+            step()
+            let t = nowMs() - t0
+            if i >= 0 { times.append(t) }
+        }
+        print("\(median(times)) \(hex(checksum(result.0, result.1)))")
+        return 0
+    }
+
+    /// The deterministic test frame shared with the C reference (`test_pixel` there).
+    static func testFrame(width: Int, height: Int, seed: UInt32) -> Bitmap {
+        let f = Bitmap(width: width, height: height, fill: 0)
+        let p = f.pixels
+        for i in 0..<(width * height) { p[i] = testPixel(UInt32(truncatingIfNeeded: i), seed: seed) }
+        return f
+    }
+
+    @inline(__always)
+    static func testPixel(_ i: UInt32, seed: UInt32) -> UInt32 {
+        var x = i &* 2_654_435_761 &+ seed
+        x ^= x &>> 15
+        x = x &* 2_246_822_519
+        x ^= x &>> 13
+        return 0xFF00_0000 | (x & 0x00FF_FFFF)
+    }
+
+    /// FNV-1a over `count` bytes, as `fnv1a` in the C reference.
+    static func checksum(_ p: UnsafeRawPointer, _ count: Int) -> UInt64 {
+        let b = p.assumingMemoryBound(to: UInt8.self)
+        var h: UInt64 = 14_695_981_039_346_656_037
+        for i in 0..<count { h = (h ^ UInt64(b[i])) &* 1_099_511_628_211 }
+        return h
+    }
+
+    static func hex(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+}

@@ -1,0 +1,67 @@
+import Testing
+import KioskCore
+@testable import KioskApp
+
+@Test func defaultsFollowTheSpec() throws {
+    let s = try CommandLineParser.parse(["photos"])
+    #expect(s.display == "auto")
+    #expect(s.interval == .seconds(5))
+    #expect(s.fade == .milliseconds(500))
+    #expect(s.fit == .fit)
+    #expect(s.background == .black)
+    #expect(s.maxPixels == 100_000_000)
+    #expect(s.rotation == .none)
+    #expect(!s.dots && !s.swapRedBlue)
+    #expect(s.runFor == nil)
+    #expect(s.sources == ["photos"])
+}
+
+@Test func everyOptionIsParsedInBothSpellings() throws {
+    let s = try CommandLineParser.parse([
+        "--display", "offscreen:/tmp/x", "--size=800x480", "--interval", "2.5", "--fade=250",
+        "--fit", "fill", "--background", "#1a2B3c", "--dots", "--rotate", "270", "--swap-rb",
+        "--max-pixels", "1000", "--run-for", "12", "a.jpg", "--", "--weird-name.png",
+    ])
+    #expect(s.display == "offscreen:/tmp/x")
+    #expect(s.size == (800, 480))
+    #expect(s.interval == .milliseconds(2500))
+    #expect(s.fade == .milliseconds(250))
+    #expect(s.fit == .fill)
+    #expect(s.background == RGBColor(red: 0x1a, green: 0x2b, blue: 0x3c))
+    #expect(s.dots && s.swapRedBlue)
+    #expect(s.rotation == .clockwise270)
+    #expect(s.maxPixels == 1000)
+    #expect(s.runFor == .seconds(12))
+    #expect(s.sources == ["a.jpg", "--weird-name.png"])
+}
+
+@Test(arguments: [
+    (["--interval", "0", "x"], "--interval"),
+    (["--interval", "abc", "x"], "'abc'"),
+    (["--fade", "-1", "x"], "--fade"),
+    (["--fade", "6000", "x"], "longer than --interval"),
+    (["--fit", "zoom", "x"], "fit, fill or stretch"),
+    (["--background", "red", "x"], "RRGGBB"),
+    (["--rotate", "45", "x"], "0, 90, 180 or 270"),
+    (["--size", "800", "x"], "WxH"),
+    (["--size", "0x0", "x"], "WxH"),
+    (["--max-pixels", "-5", "x"], "--max-pixels"),
+    (["--run-for", "soon", "x"], "--run-for"),
+    (["--bogus", "x"], "unknown option '--bogus'"),
+    (["--dots=yes", "x"], "takes no value"),
+    (["x", "--interval"], "needs a value"),
+    (["--dots"], "no SOURCE"),
+])
+func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected: String) {
+    #expect {
+        _ = try CommandLineParser.parse(arguments)
+    } throws: { error in
+        (error as? UsageError)?.message.contains(expected) == true
+    }
+}
+
+@Test func helpListsEveryOptionFromTheTable() throws {
+    let s = try CommandLineParser.parse(["--help"])
+    #expect(s.showHelp)
+    for option in CommandLineParser.options { #expect(CommandLineParser.help.contains(option.name)) }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import KioskCore
+import KioskImaging
+
+/// End-to-end: the real `kiosk-carousel` executable, the offscreen backend, the real photos
+/// shipped in deploy/samples, real libjpeg-turbo, and an independent decoder (Pillow) as oracle.
+private let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let samples = repository.appendingPathComponent("deploy/samples")
+
+private struct Run {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var frames: [String: URL]  // "frame-00001750.png" -> file
+    var directory: URL
+
+    var shown: [(index: Int, src: String, t: Int)] {
+        stdout.split(separator: "\n").compactMap { line in
+            guard let obj = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  obj["event"] as? String == "shown" else { return nil }
+            return (obj["index"] as! Int, obj["src"] as! String, obj["t"] as! Int)
+        }
+    }
+
+    func frame(_ ms: Int) throws -> Bitmap {
+        let name = String(format: "frame-%08d.png", ms)
+        guard let url = frames[name] else {
+            throw Failure("no \(name) among \(frames.keys.sorted().prefix(12))...")
+        }
+        return try ImageDecoder.decode(path: url.path, options: DecodeOptions()).bitmap
+    }
+}
+
+private struct Failure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// The executable built beside the test bundle.
+private func executable() -> URL {
+    var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("kiosk-carousel").path), dir.path != "/" {
+        dir.deleteLastPathComponent()
+    }
+    return dir.appendingPathComponent("kiosk-carousel")
+}
+
+private func runShow(_ arguments: [String]) throws -> Run {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
+    let process = Process()
+    process.executableURL = executable()
+    process.arguments = ["--display", "offscreen:\(dir.path)"] + arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+    var frames: [String: URL] = [:]
+    for n in names where n.hasPrefix("frame-") { frames[n] = dir.appendingPathComponent(n) }
+    return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+               stderr: String(decoding: errData, as: UTF8.self), frames: frames, directory: dir)
+}
+
+/// Pillow's decode of `path` resized to `w`x`h` with its box filter: an independent "fitted" image.
+private func pillowFitted(_ path: String, width w: Int, height h: Int) throws -> [UInt8] {
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("pil-\(UUID().uuidString).rgb")
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    p.arguments = ["-c", """
+        import sys
+        from PIL import Image
+        im = Image.open(sys.argv[1]).convert('RGB').resize((int(sys.argv[2]), int(sys.argv[3])), Image.BOX)
+        open(sys.argv[4], 'wb').write(im.tobytes())
+        """, path, String(w), String(h), out.path]
+    try p.run()
+    p.waitUntilExit()
+    guard p.terminationStatus == 0 else { throw Failure("Pillow failed: install python3-pil (/usr/bin/python3)") }
+    return [UInt8](try Data(contentsOf: out))
+}
+
+private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> shift) & 0xFF) }
+
+@Test func theFirstFrameIsTheFirstPhotoFittedAndMidFadeIsTheBlendOfItsNeighbours() throws {
+    let photos = ["path-1920x1200.jpg", "colorfulcups-1920x1200.jpg", "fallenleaf-1920x1200.jpg"]
+        .map { samples.appendingPathComponent($0).path }
+    let run = try runShow(["--size", "640x400", "--interval", "2", "--fade", "500", "--run-for", "4.5"] + photos)
+    #expect(run.status == 0, "stderr: \(run.stderr)")
+
+    // shown events: one per image, one interval apart, in playlist order, wrapping.
+    #expect(run.shown.map(\.index) == [0, 1, 2])
+    #expect(run.shown.map(\.t) == [0, 2000, 4000])
+    #expect(run.shown.map(\.src) == photos)
+
+    // The first frame is the first photo fitted (1920x1200 -> 640x400): within 1 level on average
+    // and 30 dB PSNR of Pillow's independent decode and box-filter resize.
+    let first = try run.frame(0)
+    #expect(first.width == 640 && first.height == 400)
+    let reference = try pillowFitted(photos[0], width: 640, height: 400)
+    var squared = 0.0
+    for i in 0..<(640 * 400) {
+        let p = first.pixels[i]
+        for (c, shift) in [(0, UInt32(16)), (1, 8), (2, 0)] {
+            let d = Double(channel(p, shift) - Int(reference[i * 3 + c]))
+            squared += d * d
+        }
+    }
+    let mse = squared / Double(640 * 400 * 3)
+    let psnr = 10 * log10(255 * 255 / max(mse, 1e-9))
+    #expect(psnr > 30, "PSNR against Pillow \(psnr) dB")
+
+    // No frames while an image is simply on screen: nothing between 0 and the fade at 1500 ms.
+    let idle = run.frames.keys.filter { $0 > "frame-00000000.png" && $0 < "frame-00001500.png" }
+    #expect(idle.isEmpty, "frames drawn while idle: \(idle.sorted())")
+
+    // The fade runs 1500...2000 ms, paced at 60 Hz by show time: the frame at 1750 ms is the
+    // midpoint (eased weight 128/256) of the frames on either side of the fade.
+    let before = try run.frame(0), after = try run.frame(2000), mid = try run.frame(1750)
+    var worst = 0
+    for i in stride(from: 0, to: 640 * 400, by: 7) {
+        for shift: UInt32 in [16, 8, 0] {
+            let a = channel(before.pixels[i], shift), b = channel(after.pixels[i], shift)
+            let expected = (a * 128 + b * 128) >> 8
+            worst = max(worst, abs(channel(mid.pixels[i], shift) - expected))
+        }
+    }
+    #expect(worst <= 1, "mid-fade frame differs from the blend by up to \(worst)")
+    #expect(run.frames.count > 20 && run.frames.count < 80, "\(run.frames.count) frames")
+}
+
+@Test func aCorruptFileInTheFolderIsLoggedByNameAndSkipped() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-corrupt-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: samples.appendingPathComponent("path-1920x1200.jpg"), to: dir.appendingPathComponent("a.jpg"))
+    // b.jpg: the first 20 kB of a real JPEG (truncated); c.png: not an image at all.
+    let whole = try Data(contentsOf: samples.appendingPathComponent("grey-1920x1200.jpg"))
+    try whole.prefix(20_000).write(to: dir.appendingPathComponent("b.jpg"))
+    try Data("this is not a PNG\n".utf8).write(to: dir.appendingPathComponent("c.png"))
+    try FileManager.default.copyItem(at: samples.appendingPathComponent("fallenleaf-1920x1200.jpg"), to: dir.appendingPathComponent("d.jpg"))
+
+    let run = try runShow(["--size", "320x200", "--interval", "1", "--fade", "200", "--run-for", "3", dir.path])
+    #expect(run.status == 0, "stderr: \(run.stderr)")
+    #expect(run.stderr.contains("b.jpg"), "stderr: \(run.stderr)")
+    #expect(run.stderr.contains("c.png"), "stderr: \(run.stderr)")
+    // The show goes on with the good ones, wrapping past the bad ones.
+    #expect(run.shown.map(\.index) == [0, 3, 0, 3])
+    #expect(run.shown.map(\.t) == [0, 1000, 2000, 3000])
+}
+
+@Test func anEmptyFolderShowsTheNoImagesScreen() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-empty-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let run = try runShow(["--size", "320x200", "--run-for", "1", dir.path])
+    #expect(run.status == 0, "stderr: \(run.stderr)")
+    #expect(run.shown.isEmpty)
+    let frame = try run.frame(0)
+    // Background at the corner, light text pixels somewhere in the middle band.
+    #expect(frame[0, 0] & 0xFFFFFF == 0)
+    var lit = 0
+    for y in 60..<140 { for x in 0..<320 where frame[x, y] & 0xFF > 0x80 { lit += 1 } }
+    #expect(lit > 50)
+}
+
+@Test func aUsageErrorExitsWith64AndSaysWhy() throws {
+    let run = try runShow(["--fit", "zoom", samples.path])
+    #expect(run.status == 64)
+    #expect(run.stderr.contains("--fit"))
+    #expect(run.frames.isEmpty)
+}

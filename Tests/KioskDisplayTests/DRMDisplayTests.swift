@@ -1,0 +1,48 @@
+import Testing
+import Glibc
+import CLibDRM
+@testable import KioskDisplay
+
+/// A kernel mode record as drmModeGetConnector returns it.
+func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String) -> drmModeModeInfo {
+    var m = drmModeModeInfo()
+    m.hdisplay = UInt16(width); m.vdisplay = UInt16(height); m.vrefresh = UInt32(refresh)
+    withUnsafeMutableBytes(of: &m.name) { raw in
+        for (i, b) in name.utf8.prefix(raw.count - 1).enumerated() { raw[i] = b }
+    }
+    return m
+}
+
+/// Opening fails with messages a person can act on. Presenting on real devices (bochs,
+/// virtio-gpu) is proven in QEMU by Tests/kernel/run.sh.
+@Suite struct DRMDisplayTests {
+    @Test func noCardNodesIsNoDisplay() throws {
+        var template = Array("/tmp/kc-drm-empty-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        #expect {
+            try DRMDisplay.findOutput(device: nil, connector: nil, cardDirectory: dir)
+        } throws: { error in
+            guard case .noDisplay(let text) = error as? DisplayError else { return false }
+            return text.hasPrefix("no \(dir)/card* device")
+        }
+    }
+
+    @Test func everyCardThatFailsIsReported() throws {
+        var template = Array("/tmp/kc-drm-fake-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        for n in 0..<2 { let fd = open("\(dir)/card\(n)", O_CREAT | O_RDWR, 0o600); close(fd) }
+        #expect {
+            try DRMDisplay.findOutput(device: nil, connector: nil, cardDirectory: dir)
+        } throws: { error in
+            guard case .noDisplay(let text) = error as? DisplayError else { return false }
+            return text.hasPrefix("no usable DRM device: \(dir)/card0: not a KMS")
+                && text.contains("; \(dir)/card1: not a KMS")
+        }
+    }
+
+    @Test func aNamedDeviceThatDoesNotExistSaysWhich() {
+        #expect {
+            try DRMDisplay.open(device: "/dev/dri/card99", connector: nil, mode: nil, rotation: .none)
+        } throws: { "\($0)" == "open /dev/dri/card99: No such file or directory (errno 2)" }
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import KioskDisplay
+
+@Suite struct DisplaySpecTests {
+    @Test(arguments: [
+        ("auto", DisplaySpec.auto),
+        ("AUTO", .auto),
+        ("fbdev", .fbdev(path: nil)),
+        ("fbdev:/dev/fb1", .fbdev(path: "/dev/fb1")),
+        ("fbdev:fb1", .fbdev(path: "/dev/fb1")),
+        ("offscreen:/tmp/frames", .offscreen(directory: "/tmp/frames")),
+        ("offscreen:out,with,commas", .offscreen(directory: "out,with,commas")),
+        ("drm", .drm(device: nil, connector: nil, mode: nil)),
+        ("drm:/dev/dri/card1", .drm(device: "/dev/dri/card1", connector: nil, mode: nil)),
+        ("drm:card1", .drm(device: "/dev/dri/card1", connector: nil, mode: nil)),
+        ("drm,mode=800x480", .drm(device: nil, connector: nil, mode: ModeRequest(width: 800, height: 480))),
+        ("drm,connector=HDMI-A-1", .drm(device: nil, connector: "HDMI-A-1", mode: nil)),
+        ("drm:card0,connector=DP-2,mode=1920x1080@60",
+         .drm(device: "/dev/dri/card0", connector: "DP-2", mode: ModeRequest(width: 1920, height: 1080, refresh: 60))),
+        ("drm:/dev/dri/card0,mode=1280x720,connector=eDP-1",
+         .drm(device: "/dev/dri/card0", connector: "eDP-1", mode: ModeRequest(width: 1280, height: 720))),
+    ])
+    func parses(text: String, expected: DisplaySpec) throws {
+        let spec = try DisplaySpec.parse(text)
+        #expect(spec == expected)
+        #expect(try DisplaySpec.parse(spec.description) == spec)
+    }
+
+    @Test(arguments: [
+        ("wayland", DisplaySpecError.unknownBackend("wayland")),
+        ("", .unknownBackend("")),
+        ("auto:1", .unexpectedArgument(backend: "auto", argument: "1")),
+        ("offscreen", .missingArgument(backend: "offscreen", what: "a directory for the frames: offscreen:DIR")),
+        ("offscreen:", .missingArgument(backend: "offscreen", what: "a directory for the frames: offscreen:DIR")),
+        ("fbdev:", .missingArgument(backend: "fbdev", what: "a device path after 'fbdev:', e.g. fbdev:/dev/fb1")),
+        ("drm:", .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")),
+        ("drm:,mode=800x480", .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")),
+        ("drm,mode=800", .badMode("800")),
+        ("drm:card0,mode=800x480@fast", .badMode("800x480@fast")),
+        ("drm,mode=", .missingArgument(backend: "drm", what: "a mode after 'mode=', e.g. mode=1920x1080 or mode=800x480@60")),
+        ("drm,connector", .missingArgument(backend: "drm", what: "a name after 'connector=', e.g. connector=HDMI-A-1")),
+        ("drm,rotate=90", .unknownOption("rotate=90")),
+        ("drm:card0,", .unknownOption("")),
+        ("drm,mode=800x480,mode=640x480", .duplicateOption("mode=640x480")),
+    ])
+    func rejects(text: String, expected: DisplaySpecError) {
+        #expect(throws: expected) { try DisplaySpec.parse(text) }
+    }
+
+    @Test func messagesNameTheBadPartAndTheExpectedForm() {
+        #expect(DisplaySpecError.badMode("800").description
+                == "bad mode '800': expected WxH or WxH@HZ, e.g. 1920x1080 or 800x480@60")
+        #expect(DisplaySpecError.unknownBackend("x11").description
+                == "unknown display 'x11'; expected auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]] | offscreen:DIR")
+        #expect(DisplaySpecError.unknownOption("rotate=90").description.contains("'rotate=90'"))
+    }
+}

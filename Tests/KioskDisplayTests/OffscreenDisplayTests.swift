@@ -1,0 +1,74 @@
+import Testing
+import Glibc
+import KioskCore
+import KioskImaging
+@testable import KioskDisplay
+
+private func temporaryDirectory() -> String {
+    var template = Array("/tmp/kc-offscreen-test-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+}
+
+private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+@Suite struct OffscreenDisplayTests {
+    /// A frame presented at show time 1234 ms is DIR/frame-00001234.png, and decoding that file
+    /// (libpng through ImageDecoder) gives back the frame's pixels exactly.
+    @Test func writesTheFrameNamedByShowTime() throws {
+        let directory = temporaryDirectory() + "/frames/run1"  // parents created like mkdir -p
+        let display = try OffscreenDisplay(directory: directory, width: 61, height: 37)
+        #expect(display.framesWritten == 0)
+        #expect(!display.pacesFrames)
+        let frame = patternFrame(width: 61, height: 37, seed: 99)
+        try display.present(frame, showTime: 1234)
+        #expect(display.framesWritten == 1)
+        let path = directory + "/frame-00001234.png"
+        #expect(display.path(showTime: 1234) == path)
+        let decoded = try ImageDecoder.decode(path: path).bitmap
+        #expect(decoded.width == 61 && decoded.height == 37)
+        var mismatches = 0
+        for y in 0 ..< 37 { for x in 0 ..< 61 where decoded[x, y] & 0xFF_FFFF != frame[x, y] & 0xFF_FFFF { mismatches += 1 } }
+        #expect(mismatches == 0)
+    }
+
+    @Test func eachPresentIsItsOwnFile() throws {
+        let directory = temporaryDirectory()
+        let display = try OffscreenDisplay(directory: directory, width: 4, height: 4)
+        for t: Int64 in [0, 16, 33, 123_456_789] { try display.present(Bitmap(width: 4, height: 4), showTime: t) }
+        #expect(display.framesWritten == 4)
+        #expect(exists(directory + "/frame-00000000.png"))
+        #expect(exists(directory + "/frame-00000016.png"))
+        #expect(exists(directory + "/frame-00000033.png"))
+        #expect(exists(directory + "/frame-123456789.png"))
+    }
+
+    @Test func anExistingDirectoryIsFine() throws {
+        let directory = temporaryDirectory()
+        _ = try OffscreenDisplay(directory: directory, width: 2, height: 2)
+        _ = try OffscreenDisplay(directory: directory + "/", width: 2, height: 2)
+    }
+
+    @Test func aFileInTheWayIsAClearError() throws {
+        let directory = temporaryDirectory()
+        let file = directory + "/not-a-dir"
+        close(open(file, O_CREAT | O_WRONLY, 0o600))
+        #expect { try OffscreenDisplay(directory: file + "/frames", width: 2, height: 2) }
+            throws: { "\($0)" == "mkdir \(file): Not a directory (errno 20)" }
+    }
+
+    @Test func aWriteFailureNamesTheFile() throws {
+        let directory = temporaryDirectory()
+        let display = try OffscreenDisplay(directory: directory, width: 2, height: 2)
+        rmdir(directory)
+        #expect { try display.present(Bitmap(width: 2, height: 2), showTime: 5) }
+            throws: { error in
+                guard case .write(let path, _) = error as? DisplayError else { return false }
+                return path == directory + "/frame-00000005.png"
+            }
+        #expect(display.framesWritten == 0)
+    }
+
+    @Test func sizeMustBePositive() {
+        #expect(throws: DisplayError.self) { try OffscreenDisplay(directory: temporaryDirectory(), width: 0, height: 10) }
+    }
+}

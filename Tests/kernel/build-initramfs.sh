@@ -1,0 +1,57 @@
+#!/bin/bash
+# Builds the initramfs for the kernel suite: busybox (static), the DRM kernel modules of
+# the running Debian kernel package (bochs, virtio-gpu, virtio-pci and their dependencies, in
+# the order modprobe resolves), kiosk-carousel with the shared libraries ldd reports (and the
+# ELF loader), the kdgetmode helper (compiled here, static), guest.sh and the photos.
+#
+# Usage: build-initramfs.sh OUT.cpio.gz KIOSK_BINARY PHOTO...
+#   The photos land in /app/photos/ under their own names.
+# Env: KVER  kernel version whose modules to use (default: the newest in /lib/modules)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=$(realpath -m "$1"); APP=$2; shift 2
+KVER=${KVER:-$(ls /lib/modules | sort -V | tail -1)}
+MODULES="bochs virtio-gpu virtio_pci"
+ROOT=$(mktemp -d /tmp/kc-initramfs.XXXXXX); trap 'rm -rf "$ROOT"' EXIT
+mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,lib/modules/$KVER}
+
+file -L /bin/busybox | grep -q 'statically linked' || { echo "need a static busybox (apt-get install busybox-static)" >&2; exit 1; }
+cp /bin/busybox "$ROOT/bin/busybox"
+cp "$APP" "$ROOT/app/kiosk-carousel"
+cp "$HERE/guest.sh" "$ROOT/app/guest.sh"
+gcc -O2 -Wall -static -o "$ROOT/app/kdgetmode" "$HERE/kdgetmode.c"
+for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+
+# The binary's shared libraries (libdrm, libjpeg, libpng, libz, libstdc++, libc ...) and the loader.
+ldd "$APP" | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+    mkdir -p "$ROOT$(dirname "$lib")"; cp -L "$lib" "$ROOT$lib"
+done
+
+# Kernel modules, dependencies first.
+: > "$ROOT/etc/modules.order"
+for m in $MODULES; do
+    modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+        grep -qxF "$ko" "$ROOT/etc/modules.order" && continue
+        mkdir -p "$ROOT$(dirname "$ko")"; cp "$ko" "$ROOT$ko"; echo "$ko" >> "$ROOT/etc/modules.order"
+    done
+done
+
+cat > "$ROOT/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/app
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+# The cpio has no /dev/console, so init starts without stdio: connect it now.
+exec </dev/console >/dev/console 2>&1
+echo "KC_INIT uptime=$(cut -d' ' -f1 /proc/uptime)"
+while read -r ko; do insmod "$ko" || echo "KC_INSMOD_FAILED $ko"; done < /etc/modules.order
+i=0; while [ ! -e /dev/dri/card0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+i=0; while [ ! -e /dev/fb0 ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+echo "KC_MODULES uptime=$(cut -d' ' -f1 /proc/uptime)"
+cd /app
+/app/guest.sh
+poweroff -f
+INIT
+chmod +x "$ROOT/init" "$ROOT/app/guest.sh"
+(cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT"
+echo "built $OUT ($(du -h "$OUT" | cut -f1); kernel modules for $KVER: $(wc -l < "$ROOT/etc/modules.order"))"

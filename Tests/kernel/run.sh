@@ -1,0 +1,47 @@
+#!/bin/bash
+# The kernel suite's one entry point: builds kiosk-carousel (release, static Swift standard
+# library), packs it with two sample photos into a busybox initramfs, boots Debian's kernel in
+# QEMU (TCG) for each display device and checks what reaches the virtual screen.
+# Prints one PASS/FAIL line per case and, last, "N passed, M failed"; exits non-zero on any failure.
+#
+# Usage: Tests/kernel/run.sh [--only BOOT_OR_CASE...]
+# Env:   KC_SCRATCH  SwiftPM scratch path for the release build (default: <package>/.build)
+#        KC_OUT      where captures, logs and the initramfs go (default: /tmp/kc-kernel)
+# Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static gcc libc6-dev python3-pil
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PKG=$(cd "$HERE/../.." && pwd)
+SCRATCH=${KC_SCRATCH:-$PKG/.build}
+OUT=${KC_OUT:-/tmp/kc-kernel}
+fail() { echo "kernel suite: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+missing=()
+command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+ls /boot/vmlinuz-* >/dev/null 2>&1 || missing+=(linux-image-amd64)
+file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || missing+=(busybox-static)
+command -v gcc >/dev/null || missing+=(gcc)
+/usr/bin/python3 -c 'import PIL' 2>/dev/null || missing+=(python3-pil)
+[ ${#missing[@]} -eq 0 ] || fail "missing packages: apt-get install -y ${missing[*]}"
+# Modules must match the kernel that boots: the newest /boot/vmlinuz-* and its /lib/modules.
+KERNEL=$(ls /boot/vmlinuz-* | sort -V | tail -1)
+export KVER=${KERNEL#/boot/vmlinuz-}
+[ -d "/lib/modules/$KVER" ] || fail "no /lib/modules/$KVER for $KERNEL"
+
+mkdir -p "$OUT"
+t0=$(date +%s)
+echo "building kiosk-carousel (release, --static-swift-stdlib) in $SCRATCH"
+swift build --package-path "$PKG" --scratch-path "$SCRATCH" -c release --static-swift-stdlib \
+    --product kiosk-carousel >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; fail "build failed (log: $OUT/build.log)"; }
+BIN=$(swift build --package-path "$PKG" --scratch-path "$SCRATCH" -c release --show-bin-path)/kiosk-carousel
+echo "built $BIN in $(( $(date +%s) - t0 ))s; shared libraries:"
+ldd "$BIN" | sed 's/^/  /'
+
+PHOTOS=("$PKG/deploy/samples/colorfulcups-1920x1200.jpg" "$PKG/deploy/samples/path-1920x1200.jpg")
+for p in "${PHOTOS[@]}"; do [ -f "$p" ] || fail "missing sample photo $p"; done
+"$HERE/build-initramfs.sh" "$OUT/kiosk.cpio.gz" "$BIN" "${PHOTOS[@]}" || fail "initramfs build failed"
+
+/usr/bin/python3 "$HERE/run-kernel-tests.py" --binary "$BIN" --initrd "$OUT/kiosk.cpio.gz" --kernel "$KERNEL" \
+    --photos "${PHOTOS[@]}" --out "$OUT" "$@"
+status=$?
+echo "kernel suite took $(( $(date +%s) - t0 ))s; captures and logs in $OUT" >&2
+exit $status

@@ -75,18 +75,17 @@ public struct ScanoutFormat: Equatable, Sendable, CustomStringConvertible {
             throw .unsupported(device: device,
                                reason: "\(bitsPerPixel) bits per pixel is not supported (16, 24 and 32 are)")
         }
-        var used: UInt32 = 0
-        for (name, field) in [("red", red), ("green", green), ("blue", blue), ("transp", transp)] {
+        let fields = [("red", red), ("green", green), ("blue", blue), ("transp", transp)]
+        for (index, (name, field)) in fields.enumerated() {
             if name == "transp" && field.length == 0 { continue }
             guard (1...8).contains(field.length), field.offset >= 0, field.offset + field.length <= bitsPerPixel else {
                 throw .unsupported(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
                                    + " does not fit a \(bitsPerPixel)-bit pixel with 1 to 8 bits per channel")
             }
-            guard used & field.mask == 0 else {
+            if let (other, earlier) = fields[..<index].first(where: { $0.1.mask & field.mask != 0 }) {
                 throw .unsupported(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
-                                   + " overlaps another channel in \(self)")
+                                   + " overlaps \(other) (offset \(earlier.offset) length \(earlier.length))")
             }
-            used |= field.mask
         }
     }
 

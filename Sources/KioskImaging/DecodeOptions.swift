@@ -15,6 +15,7 @@ public struct DecodeOptions: Sendable, Equatable {
     /// How the image will be placed in the target frame; decides which size must be covered.
     public var fit: FitMode = .fit
 
+    /// Options with the given budget (pixels), target frame (pixels; nil = full size) and fit.
     public init(maxPixels: Int = 100_000_000, targetWidth: Int? = nil, targetHeight: Int? = nil,
                 fit: FitMode = .fit) {
         self.maxPixels = maxPixels

@@ -15,7 +15,8 @@ public enum ImageDecoder {
     ///   `notAnImage`, `corrupt` (empty, truncated, or rejected by the library, with its
     ///   message), `unsupported` (12-bit JPEG), `tooLarge`, `outOfMemory`.
     public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> DecodedImage {
-        guard let file = fopen(path, "rb") else { throw .unreadable(path: path, errno: errno) }
+        // "e": O_CLOEXEC, so a command the app starts meanwhile does not inherit the file.
+        guard let file = fopen(path, "rbe") else { throw .unreadable(path: path, errno: errno) }
         defer { fclose(file) }
         var magic = [UInt8](repeating: 0, count: 8)
         let count = fread(&magic, 1, magic.count, file)

@@ -11,8 +11,9 @@ public enum PNGWriter {
     /// B,G,R,X / B,G,R,A rows in place (png_set_bgr, png_set_filler), no copy is made.
     ///
     /// - Parameters:
-    ///   - compressionLevel: zlib level 0...9 (clamped). 1, the default, is fast; levels up to 3
-    ///     use the SUB filter only, higher ones libpng's adaptive filtering.
+    ///   - compressionLevel: zlib level 0...9 (clamped). 1, the default, is fast (about 55 ms for
+    ///     a 1920x1080 photo frame here); levels 1...3 use the SUB filter with zlib's Z_RLE
+    ///     strategy, higher ones libpng's adaptive filtering and the default strategy, 0 none.
     /// - Throws: ``ImageError/writeFailed(path:reason:)`` naming the failed step and errno
     ///   (mkstemp, write, close, rename). The temporary file is removed on failure. The data is
     ///   not fsync'ed: the rename makes it atomic for readers, not durable across a power cut.

@@ -105,7 +105,7 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
             throws: { "\($0)" == "/dev/fb0: 8 bits per pixel is not supported (16, 24 and 32 are)" }
         #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 11, length: 5), green: .init(offset: 4, length: 6),
                                     blue: .init(offset: 0, length: 5)).validate(device: "fb") }
-            throws: { "\($0)".contains("green bitfield offset 4 length 6 overlaps") }
+            throws: { "\($0)" == "fb: blue bitfield offset 0 length 5 overlaps green (offset 4 length 6)" }
         #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 12, length: 5), green: .init(offset: 5, length: 6),
                                     blue: .init(offset: 0, length: 5)).validate(device: "fb") }
             throws: { "\($0)".contains("red bitfield offset 12 length 5 does not fit a 16-bit pixel") }

@@ -187,6 +187,11 @@ import Testing
                 try ImageDecoder.decode(bytes: Array(whole.prefix(cut)), name: "cut.jpg")
             }
         }
+        // A progressive file reads all its scans in jpeg_start_decompress: same error there.
+        let progressive = try Fixtures.bytes(Self.generated, "progressive.jpg")
+        #expect(throws: ImageError.corrupt(path: "p.jpg", reason: expected)) {
+            try ImageDecoder.decode(bytes: Array(progressive.prefix(progressive.count * 2 / 3)), name: "p.jpg")
+        }
         // Cut inside the headers: libjpeg's own error.
         #expect(throws: ImageError.self) { try ImageDecoder.decode(bytes: Array(whole.prefix(300)), name: "head.jpg") }
 

@@ -95,7 +95,7 @@ public final class SlotPreparer: @unchecked Sendable {
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
         do {
             let decoded = try ImageDecoder.decode(path: job.path, options: options)
-            let frame = Bitmap(width: width, height: height)
+            let frame = Bitmap(uninitializedWidth: width, height: height)  // place() writes every pixel
             Compositor.place(decoded.bitmap, into: frame, fit: fit, background: background)
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .success(frame), warnings: decoded.warnings)
         } catch {

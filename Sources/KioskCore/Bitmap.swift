@@ -37,6 +37,18 @@ public final class Bitmap: @unchecked Sendable {
         pixels.initialize(repeating: fill, count: width * height)
     }
 
+    /// Allocates a bitmap of `width` x `height` pixels whose contents are undefined: for a
+    /// producer that writes every pixel anyway (a decoder, a full-frame blend), which saves a
+    /// pass over the memory.
+    /// - Precondition: `width > 0 && height > 0`.
+    public init(uninitializedWidth width: Int, height: Int, hasAlpha: Bool = false) {
+        precondition(width > 0 && height > 0, "Bitmap needs a positive size, got \(width)x\(height)")
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+        pixels = .allocate(capacity: width * height)
+    }
+
     deinit { pixels.deallocate() }
 
     /// The pixel at column `x`, row `y` (both in pixels from the top-left corner).
@@ -53,7 +65,7 @@ public final class Bitmap: @unchecked Sendable {
 
     /// A copy with its own memory.
     public func copy() -> Bitmap {
-        let b = Bitmap(width: width, height: height, hasAlpha: hasAlpha, fill: 0)
+        let b = Bitmap(uninitializedWidth: width, height: height, hasAlpha: hasAlpha)
         b.pixels.update(from: pixels, count: pixelCount)
         return b
     }

@@ -55,7 +55,7 @@ public final class SceneRenderer {
 
     private func scratchFrame() -> Bitmap {
         if let s = scratch { return s }
-        let s = Bitmap(width: width, height: height)
+        let s = Bitmap(uninitializedWidth: width, height: height)  // every use overwrites it whole
         scratch = s
         return s
     }

@@ -103,7 +103,7 @@ public enum EXIFOrientation: Int, CaseIterable, Sendable {
     public func apply(to bitmap: Bitmap) -> Bitmap {
         let w = bitmap.width, h = bitmap.height
         let size = orientedSize(width: w, height: h)
-        let out = Bitmap(width: size.width, height: size.height, hasAlpha: bitmap.hasAlpha, fill: 0)
+        let out = Bitmap(uninitializedWidth: size.width, height: size.height, hasAlpha: bitmap.hasAlpha)
         // The destination index of source pixel (x, y) is origin + x * stepX + y * stepY.
         let origin: Int, stepX: Int, stepY: Int
         switch self {

@@ -51,7 +51,7 @@ enum JPEGDecoder {
         code = kc_jpeg_start(jpeg, Int32(scale), &outWidth, &outHeight)
         guard Int(code) == KC_IMG_OK else { throw failure(code) }
 
-        let bitmap = Bitmap(width: Int(outWidth), height: Int(outHeight))
+        let bitmap = Bitmap(uninitializedWidth: Int(outWidth), height: Int(outHeight))
         code = kc_jpeg_read_pixels(jpeg, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw failure(code) }
         let warnings = collectWarnings(count: kc_jpeg_warning_count(jpeg)) { kc_jpeg_warning(jpeg, $0) }

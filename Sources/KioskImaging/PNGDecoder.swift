@@ -28,7 +28,7 @@ enum PNGDecoder {
             EXIFOrientation.parse(tiff: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
 
-        let bitmap = Bitmap(width: width, height: height, hasAlpha: header.has_alpha != 0)
+        let bitmap = Bitmap(uninitializedWidth: width, height: height, hasAlpha: header.has_alpha != 0)
         code = kc_png_read_pixels(png, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw failure(code) }
         let warnings = collectWarnings(count: kc_png_warning_count(png)) { kc_png_warning(png, $0) }

@@ -23,6 +23,10 @@ enum ChildCase {
         case "decode-warm":
             guard let path = rest.first else { return usage() }
             return decodeWarm(path: path, iterations: int(1, 5))
+        case "decode-probe":
+            // Diagnostics: decode for a different target (so a different DCT scale), then fit.
+            guard rest.count >= 3 else { return usage() }
+            return decodeProbe(path: rest[0], targetWidth: int(1, 1920), targetHeight: int(2, 1080))
         case "blend":
             return kernel(iterations: int(0, 50), warmup: int(1, 5), .blend)
         case "rgb565":
@@ -40,7 +44,7 @@ enum ChildCase {
 
     static func usage() -> Int32 {
         fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
-              + " | xrgb N W ROTATION | app ARGS...\n", stderr)
+              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH\n", stderr)
         return 64
     }
 
@@ -49,22 +53,23 @@ enum ChildCase {
     /// What the app does for each image (SlotPreparer.prepare): decode with the frame as the
     /// target (DCT scaling), then fit into a new 1920x1080 frame. Returns the frame and the
     /// DCT scale numerator used.
-    static func decodeAndFit(_ path: String) throws(ImageError) -> (Bitmap, Int) {
+    static func decodeAndFit(_ path: String) throws(ImageError) -> (frame: Bitmap, scale: Int, decoded: String) {
         let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: frameWidth, targetHeight: frameHeight, fit: .fit)
         let decoded = try ImageDecoder.decode(path: path, options: options)
         let frame = Bitmap(width: frameWidth, height: frameHeight)
         Compositor.place(decoded.bitmap, into: frame, fit: .fit, background: .black)
-        return (frame, decoded.scaleNumerator)
+        return (frame, decoded.scaleNumerator, "\(decoded.bitmap.width)x\(decoded.bitmap.height)")
     }
 
     /// One decode + fit, as the first thing this process does. Prints
-    /// `<in-process ms> <scale numerator> <checksum of the frame>`.
+    /// `<in-process ms> <scale numerator> <centre pixel> <decoded WxH>` (nothing that costs time:
+    /// the parent times this whole process).
     static func decode(path: String) -> Int32 {
         let t0 = nowMs()
         do {
-            let (frame, scale) = try decodeAndFit(path)
+            let (frame, scale, size) = try decodeAndFit(path)
             let t = nowMs() - t0
-            print("\(t) \(scale) \(hex(checksum(UnsafeRawPointer(frame.pixels), frame.byteCount)))")
+            print("\(t) \(scale) \(String(frame[frame.width / 2, frame.height / 2], radix: 16)) \(size)")
             return 0
         } catch {
             fputs("kiosk-bench: \(error)\n", stderr)
@@ -72,20 +77,44 @@ enum ChildCase {
         }
     }
 
-    /// One warm-up decode + fit, then `iterations` more; prints the median in ms.
+    /// One warm-up decode + fit, then `iterations` more; prints the medians in ms of the whole,
+    /// of the decode (ImageDecoder.decode) and of the fit (new frame + Compositor.place).
     static func decodeWarm(path: String, iterations: Int) -> Int32 {
-        var times: [Double] = []
+        var total: [Double] = [], decode: [Double] = [], fit: [Double] = []
+        let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: frameWidth, targetHeight: frameHeight, fit: .fit)
         for i in 0...max(1, iterations) {
             let t0 = nowMs()
             do {
-                _ = try decodeAndFit(path)
+                let decoded = try ImageDecoder.decode(path: path, options: options)
+                let t1 = nowMs()
+                let frame = Bitmap(width: frameWidth, height: frameHeight)
+                Compositor.place(decoded.bitmap, into: frame, fit: .fit, background: .black)
+                let t2 = nowMs()
+                if i > 0 { total.append(t2 - t0); decode.append(t1 - t0); fit.append(t2 - t1) }
             } catch {
                 fputs("kiosk-bench: \(error)\n", stderr)
                 return 1
             }
-            if i > 0 { times.append(nowMs() - t0) }
         }
-        print("\(median(times))")
+        print("\(median(total)) \(median(decode)) \(median(fit))")
+        return 0
+    }
+
+    static func decodeProbe(path: String, targetWidth: Int, targetHeight: Int) -> Int32 {
+        let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: targetWidth, targetHeight: targetHeight, fit: .fit)
+        var decode: [Double] = [], fit: [Double] = []
+        var scale = 0
+        for i in 0...5 {
+            let t0 = nowMs()
+            guard let decoded = try? ImageDecoder.decode(path: path, options: options) else { return 1 }
+            let t1 = nowMs()
+            let frame = Bitmap(width: frameWidth, height: frameHeight)
+            Compositor.place(decoded.bitmap, into: frame, fit: .fit, background: .black)
+            let t2 = nowMs()
+            scale = decoded.scaleNumerator
+            if i > 0 { decode.append(t1 - t0); fit.append(t2 - t1) }
+        }
+        print("scale \(scale)/8 decode \(median(decode)) fit \(median(fit))")
         return 0
     }
 

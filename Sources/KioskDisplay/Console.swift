@@ -4,7 +4,8 @@ import KioskSystem
 
 /// Keeps the Linux virtual terminal (VT) out of the picture: switches it to graphics mode
 /// (KD_GRAPHICS) so the text cursor, the login prompt and kernel messages do not draw over
-/// the show, and puts the saved mode back (save, then restore, like fbi's fb_init/fb_cleanup).
+/// the show, and puts the saved mode back (save, then restore, like fbi's fb_init/fb_cleanup;
+/// a VT found already in graphics mode goes back to text mode, see ``restoreMode``).
 ///
 /// Which VT: the controlling terminal (`/dev/tty`) when it is a VT (fbi works on the VT it was
 /// started on), otherwise `/dev/tty0`, the VT in the foreground (what a boot-time program started
@@ -24,6 +25,10 @@ public final class ConsoleGuard {
     public let path: String
     /// The mode it was in before (KD_TEXT = 0, KD_GRAPHICS = 1; linux/kd.h).
     public let savedMode: Int32
+    /// The mode ``restore()`` puts back: ``savedMode``, except that a VT found in KD_GRAPHICS goes
+    /// back to KD_TEXT. A predecessor killed with SIGKILL (a watchdog, the OOM killer) cannot
+    /// restore anything; putting its graphics mode "back" would leave the console dark for good.
+    public var restoreMode: Int32 { savedMode == Self.graphicsMode ? Self.textMode : savedMode }
     private let fd: FileDescriptor
     private var restored = false
 
@@ -52,8 +57,9 @@ public final class ConsoleGuard {
                 var mode: Int32 = 0
                 try fd.ioctl("KDGETMODE", UInt(kc_KDGETMODE), &mode)
                 try fd.ioctl("KDSETMODE KD_GRAPHICS", UInt(kc_KDSETMODE), value: Int(kc_KD_GRAPHICS))
-                kc_console_register(fd.rawValue, mode)
-                return ConsoleGuard(path: path, fd: fd, savedMode: mode)
+                let guardian = ConsoleGuard(path: path, fd: fd, savedMode: mode)
+                kc_console_register(fd.rawValue, guardian.restoreMode)
+                return guardian
             } catch {
                 reasons.append(error.errno == ENOTTY ? "\(path): not a virtual terminal" : error.description)
             }
@@ -78,7 +84,7 @@ public final class ConsoleGuard {
         return mode
     }
 
-    /// Puts the saved mode back (normally KD_TEXT) and closes the VT. Idempotent; a failure
+    /// Puts ``restoreMode`` back (KD_TEXT) and closes the VT. Idempotent; a failure
     /// is returned for the log (the program is on its way out anyway), nil on success.
     @discardableResult
     public func restore() -> SystemError? {
@@ -87,7 +93,7 @@ public final class ConsoleGuard {
         _ = kc_console_unregister()
         defer { fd.close() }
         do {
-            try fd.ioctl("KDSETMODE", UInt(kc_KDSETMODE), value: Int(savedMode))
+            try fd.ioctl("KDSETMODE", UInt(kc_KDSETMODE), value: Int(restoreMode))
             return nil
         } catch {
             return error

@@ -1,5 +1,9 @@
 import Testing
+import Glibc
 @testable import KioskDisplay
+
+/// True when this machine has neither a DRM card node nor /dev/fb0 (CI containers, build hosts).
+private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb0", F_OK) != 0
 
 @Suite struct DisplaySpecTests {
     @Test(arguments: [
@@ -53,5 +57,34 @@ import Testing
         #expect(DisplaySpecError.unknownBackend("x11").description
                 == "unknown display 'x11'; expected auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]] | offscreen:DIR")
         #expect(DisplaySpecError.unknownOption("rotate=90").description.contains("'rotate=90'"))
+    }
+
+    @Test func openDisplayOpensTheOffscreenBackendAtTheGivenSize() throws {
+        var template = Array("/tmp/kc-spec-XXXXXX".utf8CString)
+        let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        let display = try openDisplay(.parse("offscreen:\(dir)/frames"), rotation: .none, swapRedBlue: false,
+                                      offscreenSize: (width: 64, height: 48))
+        #expect(display is OffscreenDisplay)
+        #expect(display.width == 64 && display.height == 48)
+    }
+
+    @Test func openDisplayPassesTheNamedDeviceThrough() {
+        #expect {
+            try openDisplay(.parse("drm:card97"), rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
+        } throws: { "\($0)" == "open /dev/dri/card97: No such file or directory (errno 2)" }
+        #expect {
+            try openDisplay(.parse("fbdev:/nonexistent/fb9"), rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
+        } throws: { "\($0)".contains("/nonexistent/fb9") }
+    }
+
+    @Test(.enabled(if: noDisplayHardware, "needs a machine without /dev/dri/card* and /dev/fb0"))
+    func autoWithoutDisplaysSaysWhatItTried() {
+        #expect {
+            try openDisplay(.auto, rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
+        } throws: { error in
+            guard case .noDisplay(let text) = error as? DisplayError else { return false }
+            return text.hasPrefix("no display: DRM: no /dev/dri/card* device") && text.contains("; fbdev: ")
+                && text.contains("/dev/fb0")
+        }
     }
 }

@@ -7,7 +7,7 @@
 # Usage: Tests/kernel/run.sh [--only BOOT_OR_CASE...]
 # Env:   KC_SCRATCH  SwiftPM scratch path for the release build (default: <package>/.build)
 #        KC_OUT      where captures, logs and the initramfs go (default: /tmp/kc-kernel)
-# Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static gcc libc6-dev python3-pil
+# Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG=$(cd "$HERE/../.." && pwd)
@@ -18,7 +18,8 @@ fail() { echo "kernel suite: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 missing=()
 command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
 ls /boot/vmlinuz-* >/dev/null 2>&1 || missing+=(linux-image-amd64)
-file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || missing+=(busybox-static)
+ldd /bin/busybox 2>&1 | grep -q 'not a dynamic executable' || missing+=(busybox-static)
+command -v cpio >/dev/null || missing+=(cpio)
 command -v gcc >/dev/null || missing+=(gcc)
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || missing+=(python3-pil)
 [ ${#missing[@]} -eq 0 ] || fail "missing packages: apt-get install -y ${missing[*]}"

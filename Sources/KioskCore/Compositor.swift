@@ -151,28 +151,37 @@ public enum Compositor {
 
     /// Draws a row of `count` page dots near the bottom edge of `frame`
     /// (geometry: ``pageDotLayout(frameWidth:frameHeight:count:)``): dot `current` opaque
-    /// white, the others white at 40 % opacity, each blended over what is already there with
-    /// an anti-aliased edge (coverage `clamp(r + 0.5 − distance, 0, 1)` from the pixel centre).
-    /// `current` is taken modulo `count`. Draws nothing if `count <= 1`.
+    /// white, the others white at 40 % opacity, each over a black halo at 30 % opacity that
+    /// reaches `max(1, d/6)` pixels further out (so the dots stay visible on bright photos),
+    /// blended over what is already there with anti-aliased edges (coverage
+    /// `clamp(r + 0.5 − distance, 0, 1)` from the pixel centre). `current` is taken modulo
+    /// `count`. Draws nothing if `count <= 1`.
     public static func drawPageDots(into frame: Bitmap, count: Int, current: Int) {
         guard count > 1 else { return }
         let layout = pageDotLayout(frameWidth: frame.width, frameHeight: frame.height, count: count)
         let r = Double(layout.diameter) / 2
+        let halo = Double(max(1, layout.diameter / 6))
         let highlighted = ((current % count) + count) % count
         for (i, c) in layout.centres.enumerated() {
-            let opacity = i == highlighted ? 1.0 : 0.4
-            let xa = max(0, Int((c.x - r - 1).rounded(.down))), xb = min(frame.width, Int((c.x + r + 1).rounded(.up)))
-            let ya = max(0, Int((c.y - r - 1).rounded(.down))), yb = min(frame.height, Int((c.y + r + 1).rounded(.up)))
-            guard xa < xb, ya < yb else { continue }
-            for y in ya..<yb {
-                let row = frame.row(y)
-                for x in xa..<xb {
-                    let dx = Double(x) + 0.5 - c.x, dy = Double(y) + 0.5 - c.y
-                    let coverage = min(1, max(0, r + 0.5 - (dx * dx + dy * dy).squareRoot()))
-                    let alpha = UInt32((coverage * opacity * 256).rounded())
-                    if alpha == 0 { continue }
-                    row[x] = blendPixel(row[x], 0xFFFF_FFFF, 256 - alpha, alpha)
-                }
+            drawDisc(into: frame, x: c.x, y: c.y, radius: r + halo, color: 0xFF00_0000, opacity: 0.3)
+            drawDisc(into: frame, x: c.x, y: c.y, radius: r, color: 0xFFFF_FFFF, opacity: i == highlighted ? 1.0 : 0.4)
+        }
+    }
+
+    /// Blends an anti-aliased disc of `color` (XRGB8888) at `opacity` (0...1) centred at
+    /// (`x`, `y`) in continuous pixel coordinates, `radius` pixels, over `frame`.
+    static func drawDisc(into frame: Bitmap, x cx: Double, y cy: Double, radius r: Double, color: UInt32, opacity: Double) {
+        let xa = max(0, Int((cx - r - 1).rounded(.down))), xb = min(frame.width, Int((cx + r + 1).rounded(.up)))
+        let ya = max(0, Int((cy - r - 1).rounded(.down))), yb = min(frame.height, Int((cy + r + 1).rounded(.up)))
+        guard xa < xb, ya < yb else { return }
+        for y in ya..<yb {
+            let row = frame.row(y)
+            for x in xa..<xb {
+                let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - cy
+                let coverage = min(1, max(0, r + 0.5 - (dx * dx + dy * dy).squareRoot()))
+                let alpha = UInt32((coverage * opacity * 256).rounded())
+                if alpha == 0 { continue }
+                row[x] = blendPixel(row[x], color, 256 - alpha, alpha)
             }
         }
     }

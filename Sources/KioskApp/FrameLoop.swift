@@ -155,14 +155,16 @@ public final class FrameLoop {
 
     private func accept(_ results: [SlotPreparer.Result]) {
         let now = clock.now
-        for r in results where !r.superseded {
+        for r in results {
             for w in r.warnings { Log.warning("image warning", path: carousel.items[r.item].source, reason: w) }
             switch r.outcome {
-            case .success(let frame):
+            case .superseded:
+                continue
+            case .frame(let frame):
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
                 slotFrames[r.slot] = frame
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
-            case .failure(let error):
+            case .failed(let error):
                 Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.description)
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }

@@ -18,8 +18,8 @@ nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigac
 /// with `--display auto`), puts the console into graphics mode, runs the ``FrameLoop`` and
 /// puts everything back on every way out (normal exit, SIGTERM, SIGINT, fatal errors).
 public enum KioskApp {
-    /// Exit statuses (sysexits.h): 64 usage error, 69 no display, 70 internal error.
-    public static let exitUsage: Int32 = 64, exitUnavailable: Int32 = 69, exitSoftware: Int32 = 70
+    /// Exit statuses (sysexits.h): 64 usage error (EX_USAGE), 69 no display (EX_UNAVAILABLE).
+    public static let exitUsage: Int32 = 64, exitUnavailable: Int32 = 69
 
     /// Runs kiosk-carousel with `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
@@ -57,7 +57,9 @@ public enum KioskApp {
                 Log.error("display unavailable", reason: error.description)
                 return exitUnavailable
             }
-            let directory = "kiosk-frames"
+            var cwd = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let base = getcwd(&cwd, cwd.count) != nil ? String(cString: cwd) : "."
+            let directory = (base == "/" ? "" : base) + "/kiosk-frames"
             Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
             do {
                 display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height)

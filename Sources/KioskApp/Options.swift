@@ -159,23 +159,38 @@ public enum CommandLineParser {
         var lines = [
             "usage: kiosk-carousel [options] SOURCE...",
             "",
-            "A slideshow for kiosks, signs and photo frames: shows JPEG and PNG images full screen on",
-            "DRM/KMS or the Linux framebuffer, cross-fading on a timer. SOURCE is a directory (its",
-            "images in name order) or image files.",
+            "A slideshow for kiosks, signs and photo frames: shows JPEG and PNG images full",
+            "screen on DRM/KMS or the Linux framebuffer, cross-fading on a timer. SOURCE is a",
+            "directory (its images in name order) or image files.",
             "",
             "options:",
         ]
+        let indent = String(repeating: " ", count: 24)
         for o in options {
-            let head = o.value.map { "\(o.name) \($0)" } ?? o.name
-            let pad = head.count < 22 ? String(repeating: " ", count: 22 - head.count) : "\n" + String(repeating: " ", count: 24)
-            lines.append("  \(head)\(pad)\(o.help)")
+            let head = "  " + (o.value.map { "\(o.name) \($0)" } ?? o.name)
+            // The help text wrapped to 80 columns, starting in column 25.
+            var row = head.count < 24 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
+            var width = row.count - (row.lastIndex(of: "\n").map { row.distance(from: row.startIndex, to: $0) + 1 } ?? 0)
+            for word in o.help.split(separator: " ") {
+                if width + word.count > 80, width > 24 {
+                    row += "\n" + indent
+                    width = 24
+                } else if width > 24 {
+                    row += " "
+                    width += 1
+                }
+                row += word
+                width += word.count
+            }
+            lines.append(row)
         }
         lines += [
             "",
-            "Events go to stdout as JSON lines ({\"event\":\"shown\",\"index\":0,\"src\":\"...\",\"t\":1234});",
-            "log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 next image,",
-            "SIGUSR2 previous image.",
-            "Exit status: 0 done, 64 usage error, 69 no display could be opened, 70 internal error.",
+            "Events go to stdout as JSON lines, one per image fully shown:",
+            "  {\"event\":\"shown\",\"index\":0,\"src\":\"/photos/a.jpg\",\"t\":1234}  (t: ms)",
+            "Log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 shows the",
+            "next image, SIGUSR2 the previous one.",
+            "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
         ]
         return lines.joined(separator: "\n")
     }

@@ -16,16 +16,29 @@ public final class SlotPreparer: @unchecked Sendable {
         public var slot: Int
         public var ticket: Int
         public var item: Int
-        /// The prepared frame (ownership passes to the caller), or the reason it failed.
-        public var outcome: Swift.Result<Bitmap, ImageError>
+        public var outcome: Outcome
+        /// Warnings the decoder reported (a bad iCCP chunk, say), for the log.
         public var warnings: [String]
-        /// True when a newer job for the same slot made this one stale: it was not run.
-        public var superseded = false
     }
 
+    /// How a job ended.
+    public enum Outcome {
+        /// The prepared frame; ownership passes to the caller.
+        case frame(Bitmap)
+        /// The image could not be decoded.
+        case failed(ImageError)
+        /// A newer job for the same slot made this one stale before it ran.
+        case superseded
+    }
+
+    /// One image to prepare for one slot (the carousel's `prepare` action).
     public struct Job: Sendable {
         public var slot: Int, ticket: Int, item: Int
+        /// The image file.
         public var path: String
+        public init(slot: Int, ticket: Int, item: Int, path: String) {
+            self.slot = slot; self.ticket = ticket; self.item = item; self.path = path
+        }
     }
 
     /// Frame width and height in pixels.
@@ -76,9 +89,7 @@ public final class SlotPreparer: @unchecked Sendable {
             let stale = shared.withLock { $0.latest[job.slot] != job.ticket }
             let result: Result
             if stale {
-                result = Result(slot: job.slot, ticket: job.ticket, item: job.item,
-                                outcome: .failure(.corrupt(path: job.path, reason: "superseded")), warnings: [],
-                                superseded: true)
+                result = Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .superseded, warnings: [])
             } else {
                 result = prepare(job)
             }
@@ -97,9 +108,9 @@ public final class SlotPreparer: @unchecked Sendable {
             let decoded = try ImageDecoder.decode(path: job.path, options: options)
             let frame = Bitmap(uninitializedWidth: width, height: height)  // place() writes every pixel
             Compositor.place(decoded.bitmap, into: frame, fit: fit, background: background)
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .success(frame), warnings: decoded.warnings)
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: decoded.warnings)
         } catch {
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failure(error), warnings: [])
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [])
         }
     }
 

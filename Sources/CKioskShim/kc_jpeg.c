@@ -26,6 +26,8 @@ struct kc_jpeg {
     int cmyk;
     /// One CMYK output row (JPOOL_IMAGE, freed with the decompressor).
     JSAMPARRAY cmyk_row;
+    /// One output row read and thrown away by kc_jpeg_skip_rows (JPOOL_IMAGE), or NULL.
+    JSAMPARRAY scratch_row;
     int code;
     char message[KC_IMG_MESSAGE_MAX];
     int warning_count;
@@ -228,6 +230,29 @@ static void cmyk_to_bgrx(const JSAMPLE *src, uint8_t *dst, JDIMENSION width, int
     }
 }
 
+/// Reads the next `count` output rows (count <= rows left) into rows[0...count-1] as
+/// B,G,R,0xFF. Called under the caller's setjmp. Returns the number of rows read: fewer than
+/// `count` only if libjpeg made no progress (a suspending source; ours never suspend).
+static JDIMENSION read_rows(kc_jpeg *h, JSAMPROW *rows, JDIMENSION count) {
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    int inverted = c->saw_Adobe_marker ? 1 : 0;
+    JDIMENSION done = 0;
+    while (done < count) {
+        if (h->cmyk) {
+            if (jpeg_read_scanlines(c, h->cmyk_row, 1) != 1) break;
+            cmyk_to_bgrx(h->cmyk_row[0], rows[done], c->output_width, inverted);
+            done++;
+        } else {
+            // Straight into the caller's rows; libjpeg returns as many as it has ready (one
+            // row group: 1 or 2 rows).
+            JDIMENSION n = jpeg_read_scanlines(c, rows + done, count - done);
+            if (n == 0) break;
+            done += n;
+        }
+    }
+    return done;
+}
+
 int kc_jpeg_read_pixels(kc_jpeg *h, void *dest_pixels, size_t bytes_per_row) {
     uint8_t *dest = dest_pixels;
     if (!h->started) {
@@ -236,21 +261,13 @@ int kc_jpeg_read_pixels(kc_jpeg *h, void *dest_pixels, size_t bytes_per_row) {
     }
     if (setjmp(h->jump)) return h->code;
     struct jpeg_decompress_struct *c = &h->cinfo;
-    int inverted = c->saw_Adobe_marker ? 1 : 0;
     while (c->output_scanline < c->output_height) {
-        if (h->cmyk) {
-            JDIMENSION y = c->output_scanline;
-            if (jpeg_read_scanlines(c, h->cmyk_row, 1) != 1) break;
-            cmyk_to_bgrx(h->cmyk_row[0], dest + (size_t)y * bytes_per_row, c->output_width, inverted);
-        } else {
-            // Straight into the caller's rows; libjpeg returns as many as it has ready.
-            JSAMPROW rows[16];
-            JDIMENSION n = c->output_height - c->output_scanline;
-            if (n > 16) n = 16;
-            for (JDIMENSION i = 0; i < n; i++)
-                rows[i] = dest + (size_t)(c->output_scanline + i) * bytes_per_row;
-            if (jpeg_read_scanlines(c, rows, n) == 0) break;
-        }
+        JSAMPROW rows[16];
+        JDIMENSION n = c->output_height - c->output_scanline;
+        if (n > 16) n = 16;
+        for (JDIMENSION i = 0; i < n; i++)
+            rows[i] = dest + (size_t)(c->output_scanline + i) * bytes_per_row;
+        if (read_rows(h, rows, n) < n) break;
     }
     if (c->output_scanline < c->output_height) {
         snprintf(h->message, sizeof h->message, "libjpeg stopped at row %u of %u", c->output_scanline, c->output_height);
@@ -260,6 +277,66 @@ int kc_jpeg_read_pixels(kc_jpeg *h, void *dest_pixels, size_t bytes_per_row) {
     // EOI, trailing bytes) does not matter to the picture.
     return KC_IMG_OK;
 }
+
+int kc_jpeg_read_rows(kc_jpeg *h, uint8_t *const *rows, int count) {
+    if (!h->started || count < 0 || (JDIMENSION)count > h->cinfo.output_height - h->cinfo.output_scanline) {
+        snprintf(h->message, sizeof h->message, "kc_jpeg_read_rows: not started, or %d rows from row %u of %u",
+                 count, h->cinfo.output_scanline, h->cinfo.output_height);
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (setjmp(h->jump)) return h->code;
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    // At most 16 rows per jpeg_read_scanlines call (JSAMPARRAY is an array of non-const rows).
+    JSAMPROW batch[16];
+    int done = 0;
+    while (done < count) {
+        int n = count - done < 16 ? count - done : 16;
+        for (int i = 0; i < n; i++) batch[i] = rows[done + i];
+        JDIMENSION got = read_rows(h, batch, (JDIMENSION)n);
+        done += (int)got;
+        if (got < (JDIMENSION)n) {
+            snprintf(h->message, sizeof h->message, "libjpeg stopped at row %u of %u", c->output_scanline, c->output_height);
+            return h->code = KC_IMG_CORRUPT;
+        }
+    }
+    return KC_IMG_OK;
+}
+
+int kc_jpeg_skip_rows(kc_jpeg *h, int count) {
+    if (!h->started || count < 0 || (JDIMENSION)count > h->cinfo.output_height - h->cinfo.output_scanline) {
+        snprintf(h->message, sizeof h->message, "kc_jpeg_skip_rows: not started, or %d rows from row %u of %u",
+                 count, h->cinfo.output_scanline, h->cinfo.output_height);
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (count == 0) return KC_IMG_OK;
+    if (setjmp(h->jump)) return h->code;
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    if (c->output_scanline == 0) {
+        // From the top of the image jpeg_skip_scanlines gives the very rows a full read gives
+        // (checked for every sampling, scale 1/8...8/8, progressive, arithmetic, gray, CMYK).
+        // Skipping from the middle of a row group is where libjpeg-turbo has had bugs
+        // (rows from before the skip returned after it), so that case reads instead.
+        // Single-scan files still entropy-decode the skipped rows (jdapistd.c), so a corrupt
+        // or truncated file is noticed there as in a full read.
+        JDIMENSION skipped = jpeg_skip_scanlines(c, (JDIMENSION)count);
+        if (skipped != (JDIMENSION)count) {
+            snprintf(h->message, sizeof h->message, "jpeg_skip_scanlines skipped %u of %d rows", skipped, count);
+            return h->code = KC_IMG_CORRUPT;
+        }
+        return KC_IMG_OK;
+    }
+    if (h->scratch_row == NULL)
+        h->scratch_row = (*c->mem->alloc_sarray)((j_common_ptr)c, JPOOL_IMAGE, c->output_width * 4, 1);
+    for (int i = 0; i < count; i++) {
+        if (read_rows(h, h->scratch_row, 1) != 1) {
+            snprintf(h->message, sizeof h->message, "libjpeg stopped at row %u of %u", c->output_scanline, c->output_height);
+            return h->code = KC_IMG_CORRUPT;
+        }
+    }
+    return KC_IMG_OK;
+}
+
+int kc_jpeg_output_row(const kc_jpeg *h) { return (int)h->cinfo.output_scanline; }
 
 const char *kc_jpeg_error(const kc_jpeg *h) { return h->message; }
 int kc_jpeg_warning_count(const kc_jpeg *h) { return h->warning_count; }

@@ -146,8 +146,8 @@ public final class FrameLoop {
                 preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: carousel.items[item].source))
             case .shown(let item, let source, let at):
                 pendingShown.append((item, source, at))
-            case .dropped(let item, let source):
-                Log.warning("image left the show", path: source, reason: "item \(item) could not be prepared")
+            case .dropped:
+                break  // logged with its reason where the decode failed (accept)
             }
         }
         for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil }
@@ -165,7 +165,7 @@ public final class FrameLoop {
                 slotFrames[r.slot] = frame
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
-                Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.description)
+                Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.reason)
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }
         }

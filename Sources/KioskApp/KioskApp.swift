@@ -79,6 +79,10 @@ public enum KioskApp {
             }
         }
         Log.info("display opened", detail: display.summary)
+        if let offscreen = display as? OffscreenDisplay {
+            let removed = offscreen.removeOldFrames()
+            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(removed) frame-*.png files of an earlier run") }
+        }
 
         // The console: graphics mode on a VT, text mode back on every way out.
         let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics()
@@ -92,9 +96,9 @@ public enum KioskApp {
         let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
                                     background: settings.background, maxPixels: settings.maxPixels)
         if items.isEmpty { Log.warning("no images to show", reason: "sources: \(settings.sources.joined(separator: " "))") }
-        Log.info("show started", detail: "\(items.count) images, interval \(settings.interval.wholeMilliseconds) ms, fade \(settings.fade.wholeMilliseconds) ms")
+        Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(settings.interval.wholeMilliseconds) ms, fade \(settings.fade.wholeMilliseconds) ms")
         let notifier = SystemdNotifier()
-        notifier.ready(status: "showing \(items.count) images on \(display.summary)")
+        notifier.ready(status: "showing \(items.count) \(items.count == 1 ? "image" : "images") on \(display.summary)")
         defer { notifier.stopping() }
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
                              preparer: preparer, background: settings.background, events: EventWriter(),

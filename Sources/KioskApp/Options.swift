@@ -79,7 +79,7 @@ public enum CommandLineParser {
             s.background = c
         },
         OptionSpec(name: "--dots", value: nil, help: "draw page dots near the bottom edge") { s, _ throws(UsageError) in s.dots = true },
-        OptionSpec(name: "--rotate", value: "DEGREES", help: "0, 90, 180 or 270: clockwise rotation for a screen mounted in portrait or upside down") { s, v throws(UsageError) in
+        OptionSpec(name: "--rotate", value: "DEGREES", help: "0, 90, 180 or 270: clockwise rotation for a screen mounted in portrait or upside down (applied in the copy to DRM or fbdev; offscreen frames are written as composed)") { s, v throws(UsageError) in
             guard let d = Int(v), let r = Rotation(rawValue: d) else {
                 throw UsageError("--rotate: expected 0, 90, 180 or 270, got '\(v)'")
             }

@@ -37,14 +37,43 @@ public enum Compositor {
     /// Ownership: an image with alpha is **consumed**: it is flattened over `background` in
     /// place (``flattenAlpha(_:over:)``), which clears its `hasAlpha`. Placing it again with the
     /// same background gives the same frame. `image` and `frame` must be different bitmaps.
+    ///
+    /// This is ``place(_:into:background:rows:)`` with the rows of `image`: a decoder that
+    /// streams the same rows gets the same frame.
     public static func place(_ image: Bitmap, into frame: Bitmap, fit: FitMode, background: RGBColor) {
-        let rect = fit.placement(imageWidth: image.width, imageHeight: image.height,
-                                 frameWidth: frame.width, frameHeight: frame.height)
-        let covers = rect.x <= 0 && rect.y <= 0
-            && rect.x + rect.width >= frame.width && rect.y + rect.height >= frame.height
-        if !covers { frame.fill(background.xrgb) }
+        precondition(image !== frame, "Compositor.place: image and frame must be different bitmaps")
         flattenAlpha(image, over: background)
-        Resampler.draw(image, into: frame, rect: rect)
+        let plan = placement(imageWidth: image.width, imageHeight: image.height, into: frame, fit: fit)
+        place(plan, into: frame, background: background) { first, count, rows in
+            for k in 0..<count { rows[k] = UnsafePointer(image.row(first + k)) }
+        }
+    }
+
+    /// The resampling plan of placing an opaque `imageWidth` x `imageHeight` image (pixels)
+    /// into `frame` as `fit` says: its rectangle is
+    /// ``FitMode/placement(imageWidth:imageHeight:frameWidth:frameHeight:)``. Its
+    /// ``Resampler/Plan/sourceRows`` are the image rows the frame shows (all of them for
+    /// `fit` and `stretch`, the centre band for a `fill` that crops top and bottom).
+    public static func placement(imageWidth: Int, imageHeight: Int, into frame: Bitmap, fit: FitMode) -> Resampler.Plan {
+        let rect = fit.placement(imageWidth: imageWidth, imageHeight: imageHeight,
+                                 frameWidth: frame.width, frameHeight: frame.height)
+        return Resampler.Plan(sourceWidth: imageWidth, sourceHeight: imageHeight, rect: rect,
+                              destWidth: frame.width, destHeight: frame.height)
+    }
+
+    /// Places an opaque image whose rows come from `rows` (see
+    /// ``Resampler/Plan/draw(into:rows:)`` for what the provider is asked and must return)
+    /// into the whole of `frame` by `plan` (from ``placement(imageWidth:imageHeight:into:fit:)``):
+    /// `frame` is first filled with `background` unless the plan covers it, then the image is
+    /// resampled into it row by row. The top bytes of the image are ignored.
+    ///
+    /// - Throws: whatever `rows` throws. `frame` is then partly drawn: do not show it.
+    public static func place<Failure: Error>(
+        _ plan: Resampler.Plan, into frame: Bitmap, background: RGBColor,
+        rows: (_ first: Int, _ count: Int, _ pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(Failure) -> Void
+    ) throws(Failure) {
+        if !plan.coversDestination { frame.fill(background.xrgb) }
+        try plan.draw(into: frame, rows: rows)
     }
 
     // MARK: - Cross-fade

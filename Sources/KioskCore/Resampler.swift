@@ -34,54 +34,155 @@ public enum Resampler {
     /// top byte 0xFF (XRGB8888). Flatten an image with alpha first
     /// (``Compositor/flattenAlpha(_:over:)``). `source` and `dest` must be different bitmaps.
     /// An empty `rect` draws nothing.
+    ///
+    /// This is ``Plan/draw(into:rows:)`` with the rows of `source` as the row provider: a
+    /// streaming decoder that hands the same rows over a few at a time gets the same pixels.
     public static func draw(_ source: Bitmap, into dest: Bitmap, rect: PixelRect) {
         precondition(source !== dest, "Resampler.draw: source and dest must be different bitmaps")
-        guard rect.width > 0, rect.height > 0 else { return }
-        let x0 = max(0, rect.x), x1 = min(dest.width, rect.x + rect.width)
-        let y0 = max(0, rect.y), y1 = min(dest.height, rect.y + rect.height)
-        guard x0 < x1, y0 < y1 else { return }
+        let plan = Plan(sourceWidth: source.width, sourceHeight: source.height, rect: rect,
+                        destWidth: dest.width, destHeight: dest.height)
+        plan.draw(into: dest) { first, count, rows in
+            for k in 0..<count { rows[k] = UnsafePointer(source.row(first + k)) }
+        }
+    }
 
-        if source.width == rect.width && source.height == rect.height {
-            copy(source, into: dest, rect: rect, x0: x0, x1: x1, y0: y0, y1: y1)
-            return
+    /// One resampling of a `sourceWidth` x `sourceHeight` image into `rect` of a
+    /// `destWidth` x `destHeight` bitmap, with its filter tables computed: what
+    /// ``Resampler/draw(_:into:rect:)`` does, split so that the source rows can come from
+    /// somewhere other than a whole bitmap (a decoder handing over rows as it produces them).
+    ///
+    /// The plan says which source rows and columns are read (``sourceRows``,
+    /// ``sourceColumns``: a `fill` placement reads only the part that lands in the frame) and
+    /// how many rows one output row needs at most (``maxRowsPerOutputRow``), so a caller can
+    /// hold just a ring of rows instead of the whole source. Building a plan allocates the tap
+    /// tables (a few integers per visible output row and column); drawing allocates two rows
+    /// of temporaries (24 bytes per source column read).
+    public struct Plan {
+        /// Source size in pixels.
+        public let sourceWidth: Int, sourceHeight: Int
+        /// Where the scaled source lands, in destination pixels (may extend past it).
+        public let rect: PixelRect
+        /// Destination size in pixels.
+        public let destWidth: Int, destHeight: Int
+        /// The destination pixels written: columns `x0..<x1`, rows `y0..<y1` (empty when
+        /// `rect` misses the destination).
+        let x0: Int, x1: Int, y0: Int, y1: Int
+        /// Same size on both axes: output pixels are copied.
+        let identity: Bool
+        /// Horizontal and vertical taps; nil when nothing is drawn.
+        let hf: AxisFilter?, vf: AxisFilter?
+
+        /// Plans drawing a `sourceWidth` x `sourceHeight` image scaled to `rect` into a
+        /// `destWidth` x `destHeight` destination (all in pixels).
+        /// - Precondition: all four sizes are positive.
+        public init(sourceWidth: Int, sourceHeight: Int, rect: PixelRect, destWidth: Int, destHeight: Int) {
+            precondition(sourceWidth > 0 && sourceHeight > 0 && destWidth > 0 && destHeight > 0,
+                         "Resampler.Plan needs positive sizes")
+            self.sourceWidth = sourceWidth
+            self.sourceHeight = sourceHeight
+            self.rect = rect
+            self.destWidth = destWidth
+            self.destHeight = destHeight
+            x0 = max(0, rect.x); x1 = min(destWidth, rect.x + rect.width)
+            y0 = max(0, rect.y); y1 = min(destHeight, rect.y + rect.height)
+            identity = sourceWidth == rect.width && sourceHeight == rect.height
+            if rect.width > 0, rect.height > 0, x0 < x1, y0 < y1 {
+                hf = AxisFilter(sourceSize: sourceWidth, destSize: rect.width, visible: (x0 - rect.x)..<(x1 - rect.x))
+                vf = AxisFilter(sourceSize: sourceHeight, destSize: rect.height, visible: (y0 - rect.y)..<(y1 - rect.y))
+            } else {
+                hf = nil
+                vf = nil
+            }
         }
 
-        let hf = AxisFilter(sourceSize: source.width, destSize: rect.width,
-                            visible: (x0 - rect.x)..<(x1 - rect.x))
-        let vf = AxisFilter(sourceSize: source.height, destSize: rect.height,
-                            visible: (y0 - rect.y)..<(y1 - rect.y))
-        let sx0 = hf.firstSource
-        let columns = hf.sourceEnd - sx0
-        let acc = UnsafeMutablePointer<UInt32>.allocate(capacity: columns * 4)
-        let mid = UnsafeMutablePointer<UInt16>.allocate(capacity: columns * 4)
-        defer { acc.deallocate(); mid.deallocate() }
+        /// True when the plan writes no pixel (empty `rect`, or `rect` outside the destination).
+        public var isEmpty: Bool { vf == nil }
 
-        UnsafeRawPointer(source.pixels).withMemoryRebound(to: UInt8.self, capacity: source.byteCount) { srcBytes in
-            vf.withTables { vStart, vCount, vOffset, vWeight in
-                hf.withTables { hStart, hCount, hOffset, hWeight in
-                    let rowBytes = source.bytesPerRow, n = columns * 4
+        /// True when the written pixels are the whole destination (nothing is left for a
+        /// background).
+        public var coversDestination: Bool { x0 == 0 && y0 == 0 && x1 == destWidth && y1 == destHeight && !isEmpty }
+
+        /// The source rows read, top to bottom (empty when ``isEmpty``).
+        public var sourceRows: Range<Int> { vf.map { $0.firstSource..<$0.sourceEnd } ?? 0..<0 }
+
+        /// The source columns read (empty when ``isEmpty``).
+        public var sourceColumns: Range<Int> { hf.map { $0.firstSource..<$0.sourceEnd } ?? 0..<0 }
+
+        /// The most source rows one output row reads (the `count` of the row provider's
+        /// largest request; 0 when ``isEmpty``). A ring of this many rows is enough to draw.
+        public var maxRowsPerOutputRow: Int { vf.map { Int($0.count.max() ?? 0) } ?? 0 }
+
+        /// Draws the plan into `dest` (which must be `destWidth` x `destHeight`), pulling source
+        /// rows from `rows` as they are needed.
+        ///
+        /// `rows(first, count, pointers)` is called once per written destination row, top to
+        /// bottom, before that row is computed. It must store in `pointers[0..<count]` the
+        /// addresses of source rows `first ..< first + count`, each pointing at the row's
+        /// column 0 and readable for at least `sourceColumns.upperBound` pixels (XRGB8888, the
+        /// top byte is ignored). The pointers are used only until the next call. Across calls
+        /// `first` and `first + count` never decrease and stay within ``sourceRows``; `count`
+        /// is at most ``maxRowsPerOutputRow``. Consecutive requests overlap or touch (rows are
+        /// never left out in the middle), so a provider that keeps the last
+        /// ``maxRowsPerOutputRow`` rows it read in a ring can serve every request.
+        ///
+        /// - Throws: whatever `rows` throws; drawing stops there, with the destination rows
+        ///   above the failed one already written.
+        public func draw<Failure: Error>(
+            into dest: Bitmap,
+            rows: (_ first: Int, _ count: Int, _ pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(Failure) -> Void
+        ) throws(Failure) {
+            precondition(dest.width == destWidth && dest.height == destHeight,
+                         "Resampler.Plan.draw: destination is \(dest.width)x\(dest.height), planned for \(destWidth)x\(destHeight)")
+            guard let hf, let vf else { return }
+            let taps = UnsafeMutablePointer<UnsafePointer<UInt32>>.allocate(capacity: max(1, maxRowsPerOutputRow))
+            defer { taps.deallocate() }
+
+            if identity {
+                // Same size on both axes: copy the visible rows, forcing the top byte to 0xFF.
+                let n = x1 - x0
+                for y in y0..<y1 {
+                    try rows(y - rect.y, 1, taps)
+                    let s = taps[0] + (x0 - rect.x)
+                    let d = dest.row(y) + x0
+                    for i in 0..<n { d[i] = s[i] | 0xFF00_0000 }
+                }
+                return
+            }
+
+            let sx0 = hf.firstSource
+            let columns = hf.sourceEnd - sx0
+            let acc = UnsafeMutablePointer<UInt32>.allocate(capacity: columns * 4)
+            let mid = UnsafeMutablePointer<UInt16>.allocate(capacity: columns * 4)
+            defer { acc.deallocate(); mid.deallocate() }
+
+            try vf.withTables { (vStart, vCount, vOffset, vWeight) throws(Failure) in
+                try hf.withTables { (hStart, hCount, hOffset, hWeight) throws(Failure) in
+                    let n = columns * 4
                     for oy in 0..<(y1 - y0) {
                         // Vertical pass, two source rows per sweep: mid[c] = the weighted sum of
                         // source byte c over the taps, in 8.8 fixed point; acc holds partial
                         // sums when there are more than two taps.
-                        let first = Int(vStart[oy]), taps = Int(vCount[oy]), wBase = Int(vOffset[oy])
-                        let src = srcBytes + first * rowBytes + sx0 * 4
+                        let taps0 = Int(vCount[oy]), wBase = Int(vOffset[oy])
+                        try rows(Int(vStart[oy]), taps0, taps)
+                        @inline(__always) func src(_ k: Int) -> UnsafePointer<UInt8> {
+                            UnsafeRawPointer(taps[k] + sx0).assumingMemoryBound(to: UInt8.self)
+                        }
                         @inline(__always) func w(_ k: Int) -> UInt16 { UInt16(truncatingIfNeeded: vWeight[wBase + k]) }
-                        if taps == 1 {
-                            rows1(src, w(0), into: mid, n)
-                        } else if taps == 2 {
-                            rows2(src, src + rowBytes, w(0), w(1), into: mid, n)
+                        if taps0 == 1 {
+                            rows1(src(0), w(0), into: mid, n)
+                        } else if taps0 == 2 {
+                            rows2(src(0), src(1), w(0), w(1), into: mid, n)
                         } else {
-                            rows2(src, src + rowBytes, w(0), w(1), accumulate: acc, first: true, n)
+                            rows2(src(0), src(1), w(0), w(1), accumulate: acc, first: true, n)
                             var k = 2
-                            while taps - k > 2 {
-                                rows2(src + k * rowBytes, src + (k + 1) * rowBytes, w(k), w(k + 1), accumulate: acc, first: false, n)
+                            while taps0 - k > 2 {
+                                rows2(src(k), src(k + 1), w(k), w(k + 1), accumulate: acc, first: false, n)
                                 k += 2
                             }
-                            if taps - k == 1 {
-                                rows2(src + k * rowBytes, src + k * rowBytes, w(k), 0, adding: acc, into: mid, n)
+                            if taps0 - k == 1 {
+                                rows2(src(k), src(k), w(k), 0, adding: acc, into: mid, n)
                             } else {
-                                rows2(src + k * rowBytes, src + (k + 1) * rowBytes, w(k), w(k + 1), adding: acc, into: mid, n)
+                                rows2(src(k), src(k + 1), w(k), w(k + 1), adding: acc, into: mid, n)
                             }
                         }
                         // Horizontal pass over the 8.8 fixed-point row.
@@ -164,17 +265,6 @@ public enum Resampler {
             out[ox] = unsafeBitCast(q, to: UInt32.self) | 0xFF00_0000
         }
     }
-
-    /// Same size on both axes: copy the visible rows, forcing the top byte to 0xFF.
-    static func copy(_ source: Bitmap, into dest: Bitmap, rect: PixelRect,
-                     x0: Int, x1: Int, y0: Int, y1: Int) {
-        let n = x1 - x0
-        for y in y0..<y1 {
-            let s = source.row(y - rect.y) + (x0 - rect.x)
-            let d = dest.row(y) + x0
-            for i in 0..<n { d[i] = s[i] | 0xFF00_0000 }
-        }
-    }
 }
 
 /// The taps and weights of a one-dimensional resampling filter for the output samples in
@@ -246,12 +336,14 @@ struct AxisFilter {
 
     /// Calls `body` with the four tables as buffer pointers (no bounds checks in the kernels).
     @inline(__always)
-    func withTables<R>(_ body: (UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>,
-                                UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>) -> R) -> R {
-        start.withUnsafeBufferPointer { st in
-            count.withUnsafeBufferPointer { ct in
-                offset.withUnsafeBufferPointer { of in
-                    weights.withUnsafeBufferPointer { wt in body(st, ct, of, wt) }
+    func withTables<R, Failure: Error>(
+        _ body: (UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>,
+                 UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>) throws(Failure) -> R
+    ) throws(Failure) -> R {
+        try start.withUnsafeBufferPointer { (st) throws(Failure) in
+            try count.withUnsafeBufferPointer { (ct) throws(Failure) in
+                try offset.withUnsafeBufferPointer { (of) throws(Failure) in
+                    try weights.withUnsafeBufferPointer { (wt) throws(Failure) in try body(st, ct, of, wt) }
                 }
             }
         }

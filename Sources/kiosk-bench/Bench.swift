@@ -182,7 +182,7 @@ final class Bench {
         }
 
         // 4. Issue 3: compose and copy-to-scanout.
-        section("4. per-frame compose and copy-to-scanout, 1080p (issue 3)")
+        section("4. per-frame compose and copy-to-scanout, 1080p")
         if let blend {
             compare("compose: blend into a frame (= 2)", ours: blend.ours, ms(blend.ours),
                     reference: "C per-pixel channel loop, gcc -O3", blend.c, ms(blend.c), max: 1.2)

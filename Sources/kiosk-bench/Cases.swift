@@ -33,6 +33,9 @@ enum ChildCase {
             return kernel(iterations: int(0, 50), warmup: int(1, 5), int(2, 0) != 0 ? .rgb565Dither : .rgb565)
         case "xrgb":
             return kernel(iterations: int(0, 50), warmup: int(1, 5), int(2, 0) == 90 ? .xrgbRotate90 : .xrgbCopy)
+        case "resample":
+            // Diagnostics: Resampler.draw of a deterministic SWxSH frame into 1920x1080.
+            return resample(width: int(0, 2560), height: int(1, 1440), iterations: int(2, 30))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
@@ -44,7 +47,7 @@ enum ChildCase {
 
     static func usage() -> Int32 {
         fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
-              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH\n", stderr)
+              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH | resample SW SH N\n", stderr)
         return 64
     }
 
@@ -115,6 +118,23 @@ enum ChildCase {
             if i > 0 { decode.append(t1 - t0); fit.append(t2 - t1) }
         }
         print("scale \(scale)/8 decode \(median(decode)) fit \(median(fit))")
+        return 0
+    }
+
+    /// Times `Resampler.draw` of a deterministic `width` x `height` frame into 1920x1080
+    /// (3 untimed runs first). Prints `<median ms> <checksum of the output>`.
+    static func resample(width: Int, height: Int, iterations: Int) -> Int32 {
+        let source = testFrame(width: width, height: height, seed: 3)
+        let out = Bitmap(width: frameWidth, height: frameHeight, fill: 0)
+        let rect = PixelRect(x: 0, y: 0, width: frameWidth, height: frameHeight)
+        var times: [Double] = []
+        for i in -3..<max(1, iterations) {
+            let t0 = nowMs()
+            Resampler.draw(source, into: out, rect: rect)
+            let t = nowMs() - t0
+            if i >= 0 { times.append(t) }
+        }
+        print("\(median(times)) \(hex(checksum(UnsafeRawPointer(out.pixels), out.byteCount)))")
         return 0
     }
 

@@ -1,5 +1,5 @@
 // kiosk-bench: kiosk-carousel's performance figures, each beside a reference measured in the
-// same run (issue 2 section 8, issue 3 "Benchmarks").
+// same run.
 //
 //   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep]
 //

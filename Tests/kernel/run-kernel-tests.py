@@ -294,7 +294,7 @@ def run_show_case(vm, case, args, size):
         m = re.search(case.log_expect, vm.log_text()[start:])
         if not m:
             raise CaseFailed(f"the log does not match /{case.log_expect}/")
-        notes.append(m.group(0).strip()[:130])
+        notes.append(m.group(0).strip())
 
     # First frame: the event may come just before the frame reaches the screen: retry a little.
     best = -1.0
@@ -418,7 +418,7 @@ def run_missing_mode_case(vm, case, args, size):
     if m.group(1) != "0":
         raise CaseFailed(f"console mode after the failed start is {m.group(1)}, expected 0")
     line = next((l for l in text.splitlines() if "not available" in l), "").strip()
-    return f"exit status {rc}, console in text mode: {line[:160]}"
+    return f"exit status {rc}, console in text mode: {line}"
 
 
 # Boots: (name, QEMU display device, resolution, cases)

@@ -7,9 +7,10 @@ import Synchronization
 
 /// Prepares slot frames off the frame loop: decodes an image (libjpeg-turbo / libpng, with DCT
 /// scaling close to the frame size), composites alpha over the background and resamples it
-/// into a new screen-sized XRGB8888 frame. One background worker, jobs in the order asked
-/// (the carousel asks for the current image first). Finished jobs wait in a queue and a byte
-/// is written to ``wakeDescriptor`` so a sleeping frame loop wakes up.
+/// into a new screen-sized XRGB8888 frame (a JPEG is streamed into it row by row). One
+/// background worker, jobs in the order asked (the carousel asks for the current image first).
+/// Finished jobs wait in a queue and a byte is written to ``wakeDescriptor`` so a sleeping
+/// frame loop wakes up.
 public final class SlotPreparer: @unchecked Sendable {
     /// What a finished job produced.
     public struct Result {
@@ -101,15 +102,18 @@ public final class SlotPreparer: @unchecked Sendable {
         }
     }
 
-    /// Decodes and fits one image into a new frame (runs on the worker; public for benchmarks).
+    /// Decodes and fits one image into a new frame (runs on the worker; public for benchmarks):
+    /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``, which streams a JPEG
+    /// into the frame without holding the decoded image.
     public func prepare(_ job: Job) -> Result {
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
         do {
-            let decoded = try ImageDecoder.decode(path: job.path, options: options)
-            let frame = Bitmap(uninitializedWidth: width, height: height)  // place() writes every pixel
-            Compositor.place(decoded.bitmap, into: frame, fit: fit, background: background)
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: decoded.warnings)
+            let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
+            let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
+                                                       options: options)
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings)
         } catch {
+            // A half-drawn frame is dropped here, never handed on.
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [])
         }
     }

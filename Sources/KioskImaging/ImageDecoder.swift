@@ -9,6 +9,10 @@ import KioskCore
 /// libjpeg's DCT scaling when the options give a target size; the EXIF orientation is applied.
 /// Every library error becomes an ``ImageError``: a corrupt file never crashes the program and
 /// leaks nothing. Safe to call from several threads at once (each call has its own decoder).
+///
+/// To show an image, ``decodeFitted(path:into:fit:background:options:)`` decodes it straight
+/// into a screen-sized frame (a JPEG is streamed, never held whole); ``decode(path:options:)``
+/// gives the whole upright bitmap.
 public enum ImageDecoder {
     /// Decodes the file at `path`, read through stdio (the file is not loaded into memory whole).
     /// - Throws: ``ImageError``: `unreadable` (with errno) when it cannot be opened or read,

@@ -216,4 +216,46 @@ private func mixed(_ v: UInt32) -> UInt32 { 0xFF00_0000 | (255 - v) << 16 | 77 <
             }
         }
     }
+
+    /// The plan's row requests are what a streaming provider relies on: top to bottom (first and
+    /// end never go back), touching or overlapping (no row left out in the middle), inside
+    /// ``Resampler/Plan/sourceRows``, at most ``Resampler/Plan/maxRowsPerOutputRow`` rows. So
+    /// a ring of exactly that many rows, filled in order, gives the very pixels of draw().
+    @Test func aRingOfMaxRowsPerOutputRowGivesTheSamePixels() {
+        let cases: [(sw: Int, sh: Int, rect: PixelRect, dw: Int, dh: Int)] = [
+            (40, 30, PixelRect(x: 0, y: 0, width: 17, height: 11), 17, 11),    // shrink, many taps
+            (6, 5, PixelRect(x: 0, y: 0, width: 17, height: 23), 17, 23),      // enlarge
+            (9, 7, PixelRect(x: -2, y: -1, width: 9, height: 7), 5, 4),        // same size, cropped
+            (40, 30, PixelRect(x: -5, y: -7, width: 20, height: 15), 12, 3),   // shrink, fill crop
+            (17, 3, PixelRect(x: -3, y: -4, width: 11, height: 13), 6, 6),     // enlarge down, crop
+            (31, 50, PixelRect(x: 2, y: 3, width: 7, height: 9), 12, 15),      // letterboxed
+        ]
+        for c in cases {
+            let src = pattern(width: c.sw, height: c.sh)
+            let expected = Bitmap(width: c.dw, height: c.dh, fill: 0x1234_5678)
+            Resampler.draw(src, into: expected, rect: c.rect)
+
+            let plan = Resampler.Plan(sourceWidth: c.sw, sourceHeight: c.sh, rect: c.rect, destWidth: c.dw, destHeight: c.dh)
+            let capacity = plan.maxRowsPerOutputRow
+            let ring = Bitmap(width: c.sw, height: capacity, fill: 0)
+            var next = plan.sourceRows.lowerBound, lastFirst = 0, lastEnd = 0, requests = 0
+            let dst = Bitmap(width: c.dw, height: c.dh, fill: 0x1234_5678)
+            plan.draw(into: dst) { first, count, rows in
+                requests += 1
+                #expect(count >= 1 && count <= capacity)
+                #expect(first >= lastFirst && first + count >= lastEnd)
+                #expect(requests == 1 || first <= lastEnd, "a row left out between \(lastEnd) and \(first)")
+                #expect(plan.sourceRows.contains(first) && first + count <= plan.sourceRows.upperBound)
+                if requests == 1 { next = first }
+                while next < first + count {  // copy the new rows into the ring, overwriting the oldest
+                    for x in 0..<c.sw { ring[x, next % capacity] = src[x, next] }
+                    next += 1
+                }
+                for k in 0..<count { rows[k] = UnsafePointer(ring.row((first + k) % capacity)) }
+                (lastFirst, lastEnd) = (first, first + count)
+            }
+            #expect(requests == (0..<c.dh).filter { $0 >= c.rect.y && $0 < c.rect.y + c.rect.height }.count)
+            #expect((0..<dst.pixelCount).allSatisfy { dst.pixels[$0] == expected.pixels[$0] }, "\(c)")
+        }
+    }
 }

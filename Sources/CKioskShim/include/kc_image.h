@@ -90,7 +90,7 @@ int kc_jpeg_start(kc_jpeg *jpeg, int scale_num, int *out_width, int *out_height)
 /// (JCS_EXT_BGRX); CMYK and YCCK are converted here (see kc_jpeg.c for the formula).
 /// A file that ends before its last row ("Premature end of JPEG file") is an error.
 int kc_jpeg_read_pixels(kc_jpeg *jpeg, void *dest, size_t bytes_per_row);
-/// Reads the next `count` output rows (from row kc_jpeg_output_row on) into rows[0...count-1],
+/// Reads the next `count` output rows (libjpeg's output_scanline on) into rows[0...count-1],
 /// each out_width * 4 bytes, converted as kc_jpeg_read_pixels does. For a caller that takes
 /// the image a few rows at a time (a ring of rows) instead of whole. Asking for more rows than
 /// are left is KC_IMG_MISUSE; a truncated file is an error as in kc_jpeg_read_pixels.
@@ -100,8 +100,6 @@ int kc_jpeg_read_rows(kc_jpeg *jpeg, uint8_t *const *rows, int count);
 /// whole iMCU rows and returns the same following rows as a full read; anywhere else the
 /// rows are read into a scratch row and dropped.
 int kc_jpeg_skip_rows(kc_jpeg *jpeg, int count);
-/// The next output row kc_jpeg_read_rows reads (libjpeg's output_scanline).
-int kc_jpeg_output_row(const kc_jpeg *jpeg);
 /// The message of the last error ("" when none).
 const char *kc_jpeg_error(const kc_jpeg *jpeg);
 /// How many warnings libjpeg emitted (corrupt-data warnings that it recovered from).

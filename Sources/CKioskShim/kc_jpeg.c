@@ -8,6 +8,7 @@
 // "Special markers"; jerror.h for the message codes.
 #include "kc_image.h"
 
+#include <limits.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,20 @@
 struct kc_jpeg {
     struct jpeg_decompress_struct cinfo;
     struct jpeg_error_mgr err;
+    /// Called by libjpeg at every scan and every iMCU row: the scan limit.
+    struct jpeg_progress_mgr progress;
     jmp_buf jump;
     int header_read;
+    /// 1 from the call of jpeg_start_decompress on (the source running dry before that is a
+    /// file cut in its headers).
+    int decompressing;
     int started;
+    /// 1 once the source ran dry (JWRN_JPEG_EOF: libjpeg supplied an EOI marker). Any
+    /// warning after that means the image needed data the file does not have.
+    int eof_reached;
+    /// Bit c set when component c appeared in a scan (for a multi-scan sequential file cut
+    /// between its scans).
+    unsigned scanned_components;
     /// 1 when the output is CMYK that we convert (JPEG colour space CMYK or YCCK).
     int cmyk;
     /// One CMYK output row (JPOOL_IMAGE, freed with the decompressor).
@@ -36,6 +48,16 @@ struct kc_jpeg {
 
 static kc_jpeg *handle_of(j_common_ptr cinfo) { return (kc_jpeg *)cinfo->client_data; }
 
+/// The one message for a file whose data ends before the image does.
+static const char truncated_message[] = "Premature end of JPEG file (the file is truncated)";
+
+/// Fails the current kc_jpeg_ call with the truncation error.
+static void fail_truncated(kc_jpeg *h) {
+    snprintf(h->message, sizeof h->message, "%s", truncated_message);
+    h->code = KC_IMG_CORRUPT;
+    longjmp(h->jump, 1);
+}
+
 /// Records a fatal error with libjpeg's message and its class, then returns to the setjmp.
 static void kc_jpeg_error_exit(j_common_ptr cinfo) {
     kc_jpeg *h = handle_of(cinfo);
@@ -44,6 +66,13 @@ static void kc_jpeg_error_exit(j_common_ptr cinfo) {
     int code = KC_IMG_CORRUPT;
     switch (cinfo->err->msg_code) {
     case JERR_OUT_OF_MEMORY: code = KC_IMG_NO_MEMORY; break;
+    case JERR_NO_BACKING_STORE:
+        // jmemnobs.c: a whole-image buffer over max_memory_to_use (kc_jpeg_set_memory_limit),
+        // refused before it is allocated.
+        code = KC_IMG_OVER_BUDGET;
+        snprintf(text, sizeof text, "libjpeg's whole-image buffers do not fit in its memory limit of %ld bytes",
+                 cinfo->mem->max_memory_to_use);
+        break;
     case JERR_BAD_PRECISION:
     case JERR_SOF_UNSUPPORTED:
     case JERR_NOT_COMPILED: code = KC_IMG_UNSUPPORTED; break;
@@ -63,19 +92,25 @@ static void kc_jpeg_error_exit(j_common_ptr cinfo) {
     longjmp(h->jump, 1);
 }
 
-/// Warnings (msg_level -1) are kept; trace messages (>= 0) are dropped. "Premature end of JPEG
-/// file" is the one warning treated as fatal: libjpeg would fill the missing rows with grey, and
-/// a show must skip a truncated file rather than display half of it.
+/// Warnings (msg_level -1) are kept; trace messages (>= 0) are dropped.
+///
+/// The end of the data (JWRN_JPEG_EOF, "Premature end of JPEG file": the source ran dry and
+/// libjpeg supplied an EOI marker) is where a truncated file and one that only lacks its EOI
+/// part ways (kc_image.h, kc_jpeg_read_pixels). In the headers it is the truncation error;
+/// in an arithmetic-coded file too (its decoder pads with zeros silently). Otherwise it is
+/// noted, and any warning after it is the truncation error: libjpeg would fill what is
+/// missing with grey, and a show must skip a truncated file rather than display half of it.
 static void kc_jpeg_emit_message(j_common_ptr cinfo, int msg_level) {
     if (msg_level >= 0) return;
     kc_jpeg *h = handle_of(cinfo);
     if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
-        char text[JMSG_LENGTH_MAX];
-        (*cinfo->err->format_message)(cinfo, text);
-        snprintf(h->message, sizeof h->message, "%.150s (the file is truncated)", text);
-        h->code = KC_IMG_CORRUPT;
-        longjmp(h->jump, 1);
+        j_decompress_ptr d = (j_decompress_ptr)cinfo;
+        if (!h->decompressing || d->arith_code) fail_truncated(h);
+        h->eof_reached = 1;
+        cinfo->err->num_warnings++;
+        return;
     }
+    if (h->eof_reached) fail_truncated(h);
     if (h->warning_count < KC_IMG_WARNINGS_MAX) {
         char text[JMSG_LENGTH_MAX];
         (*cinfo->err->format_message)(cinfo, text);
@@ -87,6 +122,33 @@ static void kc_jpeg_emit_message(j_common_ptr cinfo, int msg_level) {
 
 /// libjpeg's default prints to stderr; everything goes through the handle instead.
 static void kc_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+/// Notes the components of the current scan (cur_comp_info, valid from its SOS marker on).
+static void note_scanned_components(kc_jpeg *h) {
+    j_decompress_ptr c = &h->cinfo;
+    for (int i = 0; i < c->comps_in_scan && i < MAX_COMPS_IN_SCAN; i++) {
+        if (c->cur_comp_info[i] != NULL && c->cur_comp_info[i]->component_index < 32)
+            h->scanned_components |= 1u << c->cur_comp_info[i]->component_index;
+    }
+}
+
+/// The progress monitor: libjpeg calls it at every new scan while it reads a multi-scan file
+/// (jpeg_start_decompress: before each step of input, so right after an SOS marker, before
+/// that scan's data) and at every iMCU row. Refuses scan KC_JPEG_MAX_SCANS + 1 before any of
+/// its data is decoded, as djpeg -maxscans does.
+static void kc_jpeg_progress_monitor(j_common_ptr cinfo) {
+    kc_jpeg *h = handle_of(cinfo);
+    if (!cinfo->is_decompressor) return;
+    note_scanned_components(h);
+    int scans = h->cinfo.input_scan_number;
+    if (scans > KC_JPEG_MAX_SCANS) {
+        snprintf(h->message, sizeof h->message,
+                 "more than %d scans (a progressive JPEG has about 10; refused, as libjpeg-turbo advises for untrusted files, "
+                 "because each scan costs a pass over the whole image)", KC_JPEG_MAX_SCANS);
+        h->code = KC_IMG_UNSUPPORTED;
+        longjmp(h->jump, 1);
+    }
+}
 
 /// jpeg_create_decompress under a setjmp (it reports running out of memory through error_exit).
 /// Returns 0 on success; on failure the half-made decompressor is already destroyed.
@@ -108,6 +170,8 @@ static kc_jpeg *kc_jpeg_new(void) {
     h->err.output_message = kc_jpeg_output_message;
     h->cinfo.client_data = h; // kept by jpeg_create_decompress
     if (kc_jpeg_create(h) != 0) { free(h); return NULL; }
+    h->progress.progress_monitor = kc_jpeg_progress_monitor;
+    h->cinfo.progress = &h->progress;
     return h;
 }
 
@@ -164,6 +228,20 @@ int kc_jpeg_read_header(kc_jpeg *h, kc_jpeg_header *out) {
     out->saw_adobe_marker = c->saw_Adobe_marker ? 1 : 0;
     out->progressive = c->progressive_mode ? 1 : 0;
     out->arithmetic = c->arith_code ? 1 : 0;
+    out->multiple_scans = jpeg_has_multiple_scans(c) ? 1 : 0;
+    if (out->multiple_scans) {
+        // jdcoefct.c, jinit_d_coef_controller with a full buffer: one virtual array of JBLOCKs
+        // per component, jround_up(width_in_blocks, h_samp) x jround_up(height_in_blocks, v_samp).
+        size_t total = 0;
+        for (int ci = 0; ci < c->num_components; ci++) {
+            const jpeg_component_info *k = &c->comp_info[ci];
+            size_t w = ((size_t)k->width_in_blocks + k->h_samp_factor - 1) / k->h_samp_factor * k->h_samp_factor;
+            size_t rows = ((size_t)k->height_in_blocks + k->v_samp_factor - 1) / k->v_samp_factor * k->v_samp_factor;
+            total += w * rows * sizeof(JBLOCK);
+        }
+        out->coefficient_bytes = total;
+    }
+    note_scanned_components(h); // the first scan (jpeg_read_header stops at its SOS)
     for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
         if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
             out->exif = m->data;
@@ -197,7 +275,24 @@ int kc_jpeg_start(kc_jpeg *h, int scale_num, int *out_width, int *out_height) {
         // would leave the X byte undefined, jpeglib.h.) Gray and YCbCr both convert to it.
         c->out_color_space = JCS_EXT_BGRA;
     }
-    jpeg_start_decompress(c);
+    h->decompressing = 1;
+    jpeg_start_decompress(c); // a multi-scan file is read to its end here
+    if (h->eof_reached && jpeg_has_multiple_scans(c)) {
+        // The data ended where the EOI should be, with no warning since. Only a file whose
+        // scans are all there may go on: a progressive one whose every coefficient got its
+        // last bit (coef_bits 0: the progression is complete), a sequential one whose every
+        // component was scanned. Anything else is a file cut between two scans.
+        int complete = 1;
+        if (c->progressive_mode) {
+            for (int ci = 0; ci < c->num_components && complete; ci++)
+                for (int k = 0; k < DCTSIZE2; k++)
+                    if (c->coef_bits == NULL || c->coef_bits[ci][k] != 0) { complete = 0; break; }
+        } else {
+            for (int ci = 0; ci < c->num_components; ci++)
+                if (ci >= 32 || !(h->scanned_components & (1u << ci))) { complete = 0; break; }
+        }
+        if (!complete) fail_truncated(h);
+    }
     if (h->cmyk) {
         h->cmyk_row = (*c->mem->alloc_sarray)((j_common_ptr)c, JPOOL_IMAGE, c->output_width * 4, 1);
     }
@@ -273,8 +368,8 @@ int kc_jpeg_read_pixels(kc_jpeg *h, void *dest_pixels, size_t bytes_per_row) {
         snprintf(h->message, sizeof h->message, "libjpeg stopped at row %u of %u", c->output_scanline, c->output_height);
         return h->code = KC_IMG_CORRUPT;
     }
-    // No jpeg_finish_decompress: every row is in, and what follows the last scan (a missing
-    // EOI, trailing bytes) does not matter to the picture.
+    // No jpeg_finish_decompress: every row is in, and what follows the last scan (trailing
+    // bytes; a missing EOI, see kc_jpeg_eoi_missing) does not matter to the picture.
     return KC_IMG_OK;
 }
 
@@ -338,6 +433,12 @@ int kc_jpeg_skip_rows(kc_jpeg *h, int count) {
     }
     return KC_IMG_OK;
 }
+
+void kc_jpeg_set_memory_limit(kc_jpeg *h, size_t bytes) {
+    h->cinfo.mem->max_memory_to_use = bytes > (size_t)LONG_MAX ? LONG_MAX : (long)bytes;
+}
+
+int kc_jpeg_eoi_missing(const kc_jpeg *h) { return h->eof_reached; }
 
 const char *kc_jpeg_error(const kc_jpeg *h) { return h->message; }
 int kc_jpeg_warning_count(const kc_jpeg *h) { return h->warning_count; }

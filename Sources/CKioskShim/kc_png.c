@@ -28,7 +28,10 @@ struct kc_png {
     size_t size, position;
     png_bytep *rows;
     int header_read;
+    /// 1 once the transforms are set and reading has begun (kc_png_read_pixels or kc_png_start).
     int pixels_read;
+    /// Rows read so far by kc_png_read_rows.
+    png_uint_32 rows_done;
     int code;
     char message[KC_IMG_MESSAGE_MAX];
     int warning_count;
@@ -148,14 +151,10 @@ int kc_png_read_header(kc_png *h, kc_png_header *out) {
     return KC_IMG_OK;
 }
 
-int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
-    uint8_t *dest = dest_pixels;
-    if (!h->header_read || h->pixels_read) {
-        snprintf(h->message, sizeof h->message, "kc_png_read_pixels without a header, or twice");
-        return h->code = KC_IMG_MISUSE;
-    }
-    h->pixels_read = 1;
-    if (setjmp(h->jump)) return h->code;
+/// Sets every transform to 8-bit B,G,R,A or B,G,R,0xFF (no pass of our own) and starts
+/// reading (png_read_update_info). Called under the caller's setjmp. Returns the row size in
+/// bytes, which is width * 4, or sets a KC_IMG_MISUSE error and returns 0.
+static size_t set_transforms(kc_png *h) {
     png_structp png = h->png;
     png_infop info = h->info;
     png_uint_32 width = 0, height = 0;
@@ -164,7 +163,6 @@ int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
     int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
     int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) != 0 || has_trns;
 
-    // Everything to 8-bit B,G,R,A or B,G,R,0xFF in libpng's transforms, no pass of our own.
     if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (has_trns) png_set_tRNS_to_alpha(png);
@@ -182,18 +180,68 @@ int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
     png_read_update_info(png, info);
 
     size_t row_bytes = png_get_rowbytes(png, info);
-    if (row_bytes != (size_t)width * 4 || bytes_per_row < row_bytes) {
+    if (row_bytes != (size_t)width * 4) {
         snprintf(h->message, sizeof h->message, "libpng produced %zu bytes per row, expected %zu", row_bytes, (size_t)width * 4);
+        h->code = KC_IMG_MISUSE;
+        return 0;
+    }
+    return row_bytes;
+}
+
+int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
+    uint8_t *dest = dest_pixels;
+    if (!h->header_read || h->pixels_read) {
+        snprintf(h->message, sizeof h->message, "kc_png_read_pixels without a header, or twice");
         return h->code = KC_IMG_MISUSE;
     }
+    h->pixels_read = 1;
+    if (setjmp(h->jump)) return h->code;
+    size_t row_bytes = set_transforms(h);
+    if (row_bytes == 0) return h->code;
+    if (bytes_per_row < row_bytes) {
+        snprintf(h->message, sizeof h->message, "rows of %zu bytes given for %zu", bytes_per_row, row_bytes);
+        return h->code = KC_IMG_MISUSE;
+    }
+    png_uint_32 height = png_get_image_height(h->png, h->info);
     h->rows = malloc((size_t)height * sizeof(png_bytep));
     if (h->rows == NULL) {
         snprintf(h->message, sizeof h->message, "out of memory for %u row pointers", (unsigned)height);
         return h->code = KC_IMG_NO_MEMORY;
     }
     for (png_uint_32 y = 0; y < height; y++) h->rows[y] = dest + (size_t)y * bytes_per_row;
-    png_read_image(png, h->rows);
+    png_read_image(h->png, h->rows);
     // No png_read_end: the pixels are complete, and chunks after IDAT do not change them.
+    return KC_IMG_OK;
+}
+
+int kc_png_start(kc_png *h) {
+    if (!h->header_read || h->pixels_read) {
+        snprintf(h->message, sizeof h->message, "kc_png_start without a header, or twice");
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (png_get_interlace_type(h->png, h->info) != PNG_INTERLACE_NONE) {
+        snprintf(h->message, sizeof h->message, "kc_png_start: an interlaced PNG cannot be read row by row");
+        return h->code = KC_IMG_MISUSE;
+    }
+    h->pixels_read = 1;
+    if (setjmp(h->jump)) return h->code;
+    if (set_transforms(h) == 0) return h->code;
+    return KC_IMG_OK;
+}
+
+int kc_png_read_rows(kc_png *h, uint8_t *const *rows, int count) {
+    png_uint_32 height = h->header_read ? png_get_image_height(h->png, h->info) : 0;
+    if (!h->pixels_read || h->rows != NULL || count < 0 || (png_uint_32)count > height - h->rows_done) {
+        snprintf(h->message, sizeof h->message, "kc_png_read_rows: not started, or %d rows from row %u of %u",
+                 count, (unsigned)h->rows_done, (unsigned)height);
+        return h->code = KC_IMG_MISUSE;
+    }
+    if (setjmp(h->jump)) return h->code;
+    for (int i = 0; i < count; i++) {
+        png_read_row(h->png, rows[i], NULL);
+        h->rows_done++;
+    }
+    // No png_read_end after the last row, as in kc_png_read_pixels.
     return KC_IMG_OK;
 }
 

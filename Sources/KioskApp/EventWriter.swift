@@ -1,10 +1,17 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// Writes events to stdout as JSON lines (SPEC section 6), e.g.
 /// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}`; `t` is the show time in
-/// milliseconds. Each line is flushed at once so a supervisor reading the pipe sees it.
-public final class EventWriter {
+/// milliseconds.
+///
+/// The frame loop never waits for the reader: lines go to a writer thread through a queue of
+/// at most ``queueLimit`` lines. A reader that stops reading (a full pipe) blocks only that
+/// thread; lines beyond the limit are dropped and counted (one log line says so), and the show
+/// goes on.
+public final class EventWriter: @unchecked Sendable {
     struct Event: Encodable {
         var event: String
         var index: Int
@@ -12,13 +19,22 @@ public final class EventWriter {
         var t: Int64
     }
 
+    /// Most lines waiting for the reader before new ones are dropped.
+    public static let queueLimit = 256
+
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return e
     }()
+    private let queue = DispatchQueue(label: "kiosk-carousel.events")
+    private let group = DispatchGroup()
+    private struct State { var waiting = 0; var dropped = 0 }
+    private let state = Mutex(State())
+    private let descriptor: Int32
 
-    public init() {}
+    /// Writes to `descriptor` (default 1, stdout).
+    public init(descriptor: Int32 = 1) { self.descriptor = descriptor }
 
     /// The JSON line for an event (without the newline).
     public func line(event: String, index: Int, source: String, time: Duration) -> String {
@@ -26,10 +42,43 @@ public final class EventWriter {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Writes one event line to stdout and flushes it.
+    /// Queues one event line for stdout; returns at once.
     public func emit(event: String, index: Int, source: String, time: Duration) {
         let text = line(event: event, index: index, source: source, time: time) + "\n"
-        _ = text.withCString { fputs($0, stdout) }
-        fflush(stdout)
+        let accepted = state.withLock { s -> Bool in
+            guard s.waiting < Self.queueLimit else {
+                s.dropped += 1
+                return false
+            }
+            s.waiting += 1
+            return true
+        }
+        guard accepted else {
+            if state.withLock({ $0.dropped }) == 1 {
+                Log.warning("events dropped", reason: "nobody reads stdout: \(Self.queueLimit) event lines are waiting")
+            }
+            return
+        }
+        let fd = descriptor
+        queue.async(group: group) { [self] in
+            var bytes = Array(text.utf8)[...]
+            while !bytes.isEmpty {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }  // closed or broken pipe: the event is lost, the show goes on
+                bytes = bytes.dropFirst(n)
+            }
+            state.withLock { $0.waiting -= 1 }
+        }
+    }
+
+    /// Number of lines dropped because the reader fell behind.
+    public var droppedCount: Int { state.withLock { $0.dropped } }
+
+    /// Waits up to `timeout` for the queued lines to be written (at exit). Returns false when
+    /// some are still waiting.
+    @discardableResult
+    public func flush(timeout: Duration = .seconds(2)) -> Bool {
+        group.wait(timeout: .now() + .milliseconds(Int(timeout.wholeMilliseconds))) == .success
     }
 }

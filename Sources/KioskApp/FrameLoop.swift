@@ -20,6 +20,8 @@ public final class MonotonicClock: ShowClock {
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
+    /// SIGHUP: reload the sources (SPEC section 6).
+    case reload
 }
 
 /// Owns the show: the carousel, the three slot frames, the decode worker, the display. Runs
@@ -79,19 +81,23 @@ public final class FrameLoop {
     public func run() throws(DisplayError) -> Int32 {
         handle(carousel.start(at: clock.now))
         while true {
-            // 1. Finished decodes. With the virtual clock, wait for every outstanding one first.
-            let results = virtualClock != nil ? preparer.waitForResults() : preparer.takeResults()
-            accept(results)
-            if virtualClock != nil, preparer.outstanding > 0 { continue }
-
-            // 2. Requests from signals.
+            // 1. Requests from signals.
             for request in pendingRequests() {
                 switch request {
                 case .stop(let signal): return signal
                 case .next: handle(carousel.move(.forward, at: clock.now))
                 case .previous: handle(carousel.move(.backward, at: clock.now))
+                case .reload:
+                    Log.info("SIGHUP received", detail: "reloading the sources is not supported yet; the show goes on")
                 }
             }
+
+            // 2. Finished decodes. With the virtual clock, wait for every outstanding one first
+            //    (a signal still gets through).
+            let results = virtualClock != nil
+                ? preparer.waitForResults(interrupt: requestDescriptor) : preparer.takeResults()
+            accept(results)
+            if virtualClock != nil, preparer.outstanding > 0 { continue }
 
             // 3. Time.
             let now = clock.now
@@ -165,6 +171,8 @@ public final class FrameLoop {
                 slotFrames[r.slot] = frame
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
+                // With two items one image can be asked for twice; it is logged once.
+                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
                 Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.reason)
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }

@@ -23,6 +23,11 @@ public enum KioskApp {
 
     /// Runs kiosk-carousel with `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
+        reopenClosedStandardDescriptors()
+        if arguments.contains("--help") {
+            print(CommandLineParser.help)
+            return 0
+        }
         let settings: Settings
         do {
             settings = try CommandLineParser.parse(arguments)
@@ -100,8 +105,10 @@ public enum KioskApp {
         let notifier = SystemdNotifier()
         notifier.ready(status: "showing \(items.count) \(items.count == 1 ? "image" : "images") on \(display.summary)")
         defer { notifier.stopping() }
+        let events = EventWriter()
+        defer { events.flush() }
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
-                             preparer: preparer, background: settings.background, events: EventWriter(),
+                             preparer: preparer, background: settings.background, events: events,
                              runFor: runFor, requestDescriptor: signalPipeRead, decodeRequest: request(for:),
                              notifier: notifier.isActive ? notifier : nil)
         do {
@@ -120,23 +127,45 @@ public enum KioskApp {
 
     nonisolated(unsafe) private static var signalPipeRead: Int32 = -1
 
+    /// A program started with stdin, stdout or stderr closed would hand those numbers to the
+    /// next files it opens (the framebuffer, say) and write events or logs into them: each
+    /// closed one is opened on /dev/null first.
+    private static func reopenClosedStandardDescriptors() {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let opened = open("/dev/null", O_RDWR)
+            if opened >= 0 && opened != fd {
+                _ = dup2(opened, fd)
+                close(opened)
+            }
+        }
+    }
+
     private static func request(for byte: UInt8) -> LoopRequest? {
         switch Int32(byte) {
         case SIGTERM, SIGINT: return .stop(signal: Int32(byte))
         case SIGUSR1: return .next
         case SIGUSR2: return .previous
+        case SIGHUP: return .reload
         default: return nil
         }
     }
 
-    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2 write their number into a pipe the frame loop polls
+    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP write their number into a pipe the frame loop polls
     /// (handlers do nothing else). Fatal signals put the console back into text mode
-    /// (`kc_console_restore_now`, async-signal-safe) and then take their default action.
+    /// (`kc_console_restore_now`, async-signal-safe) first.
     private static func installSignalHandlers() {
         guard let fds = try? makeWakePipe() else { return }
         signalPipeRead = fds.read
         signalPipeWrite = fds.write
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2] {
+        // A parent may have started us with signals blocked (the mask is inherited): unblock
+        // the ones the show answers, or SIGTERM would wait forever.
+        var handled = sigset_t()
+        sigemptyset(&handled)
+        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+            sigaddset(&handled, sig)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { signo in
                 var byte = UInt8(truncatingIfNeeded: signo)
@@ -148,14 +177,21 @@ public enum KioskApp {
         }
         for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { signo in
+            action.__sigaction_handler.sa_sigaction = { signo, info, _ in
                 _ = kc_console_restore_now()
-                // Hand the signal on to what was there before (Swift's backtracer, or the default).
-                sigaction(signo, previousFatalActions + Int(signo), nil)
-                raise(signo)
+                // si_code <= 0: sent by kill(2), tkill or sigqueue (abort() too, and systemd's
+                // watchdog SIGABRT): take the default action, ending the process. A real fault
+                // goes on to what was there before (Swift's crash backtracer), which reports it;
+                // returning re-runs the faulting instruction.
+                if let info, info.pointee.si_code <= 0 {
+                    signal(signo, SIG_DFL)
+                    raise(signo)
+                } else {
+                    sigaction(signo, previousFatalActions + Int(signo), nil)
+                }
             }
             sigemptyset(&action.sa_mask)
-            action.sa_flags = 0
+            action.sa_flags = SA_SIGINFO
             sigaction(sig, &action, previousFatalActions + Int(sig))
         }
     }

@@ -8,12 +8,17 @@ public enum Log {
     /// Writes one line. `what` is a short fixed phrase ("image skipped", "display opened");
     /// `path` the file or device concerned; `reason` the error's description.
     public static func write(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil, reason: String? = nil) {
+        let text = line(level, what, path: path, detail: detail, reason: reason) + "\n"
+        _ = text.withCString { fputs($0, stderr) }
+    }
+
+    /// The log line (without the newline) that ``write(_:_:path:detail:reason:)`` writes.
+    public static func line(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil, reason: String? = nil) -> String {
         var line = "kiosk-carousel: \(level.rawValue) \(what)"
         if let path { line += " path=\(quoteIfNeeded(path))" }
         if let detail { line += " detail=\(quote(detail))" }
         if let reason { line += " reason=\(quote(reason))" }
-        line += "\n"
-        _ = line.withCString { fputs($0, stderr) }
+        return line
     }
 
     public static func info(_ what: String, path: String? = nil, detail: String? = nil) { write(.info, what, path: path, detail: detail) }
@@ -21,17 +26,26 @@ public enum Log {
     public static func error(_ what: String, path: String? = nil, reason: String? = nil) { write(.error, what, path: path, reason: reason) }
 
     private static func quoteIfNeeded(_ s: String) -> String {
-        s.contains(where: { $0 == " " || $0 == "\"" || $0 == "\n" }) ? quote(s) : s
+        s.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F })
+            ? quote(s) : s
     }
 
+    /// Double-quoted, with `"` and `\` escaped and control characters (newline, carriage
+    /// return, tab, ESC …) written as escapes, so a hostile file name cannot forge or garble
+    /// a log line.
     private static func quote(_ s: String) -> String {
         var out = "\""
-        for c in s {
+        for c in s.unicodeScalars {
             switch c {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
-            default: out.append(c)
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where c.value < 0x20 || c.value == 0x7F:
+                let hex = String(c.value, radix: 16)
+                out += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            default: out.unicodeScalars.append(c)
             }
         }
         return out + "\""

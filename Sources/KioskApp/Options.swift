@@ -54,8 +54,8 @@ public enum CommandLineParser {
         OptionSpec(name: "--size", value: "WxH", help: "frame size for the offscreen backend, in pixels (default 1920x1080)") { s, v throws(UsageError) in
             let parts = v.split(separator: "x", omittingEmptySubsequences: false)
             guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
-                  (16...16384).contains(w), (16...16384).contains(h) else {
-                throw UsageError("--size: expected WxH with each side 16...16384 pixels, got '\(v)'")
+                  (16...8192).contains(w), (16...8192).contains(h) else {
+                throw UsageError("--size: expected WxH with each side 16...8192 pixels, got '\(v)'")
             }
             s.size = (w, h)
         },
@@ -87,7 +87,9 @@ public enum CommandLineParser {
         },
         OptionSpec(name: "--swap-rb", value: nil, help: "swap red and blue (fbdev panels wired BGR)") { s, _ throws(UsageError) in s.swapRedBlue = true },
         OptionSpec(name: "--max-pixels", value: "N", help: "refuse images larger than N pixels (width x height) before decoding (default 100000000)") { s, v throws(UsageError) in
-            guard let n = Int(v), n > 0 else { throw UsageError("--max-pixels: expected a whole number > 0, got '\(v)'") }
+            guard let n = Int(v), (1...4_294_967_295).contains(n) else {
+                throw UsageError("--max-pixels: expected a whole number 1...4294967295 (65535 x 65535), got '\(v)'")
+            }
             s.maxPixels = n
         },
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in

@@ -130,14 +130,17 @@ public final class SlotPreparer: @unchecked Sendable {
         }
     }
 
-    /// Blocks until at least one result is waiting (or none is outstanding), then takes them.
+    /// Blocks until at least one result is waiting (or none is outstanding, or `interrupt` — a
+    /// descriptor such as the signal pipe — becomes readable), then takes the results.
     /// Used by the virtual-clock loop, where time must not move on while an image is decoding.
-    public func waitForResults() -> [Result] {
+    public func waitForResults(interrupt: Int32 = -1) -> [Result] {
         while true {
             let (ready, pending) = shared.withLock { ($0.results.count, $0.pending) }
             if ready > 0 || pending == 0 { return takeResults() }
-            var p = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, 1, 1000)
+            var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&fds, nfds_t(fds.count), 1000)
+            if fds.count > 1, fds[1].revents != 0 { return takeResults() }
         }
     }
 }

@@ -39,8 +39,14 @@ public enum SourceList {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            let decoded = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(validatingCString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            guard let name = decoded else {
+                // The playlist, the events and the logs carry names as text: a name that is not
+                // UTF-8 could not be opened again from its text form.
+                Log.warning("file skipped", path: path, reason: "a file name in this directory is not valid UTF-8; rename it")
+                continue
             }
             guard !name.hasPrefix("."), entry.pointee.d_type != UInt8(DT_DIR),
                   let dot = name.lastIndex(of: ".") else { continue }

@@ -16,7 +16,8 @@ public final class SystemdNotifier {
         fd = path == nil ? -1 : socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if let usec = environment["WATCHDOG_USEC"].flatMap({ Int64($0) }), usec > 0,
            environment["WATCHDOG_PID"].flatMap({ Int32($0) }).map({ $0 == getpid() }) ?? true {
-            watchdogInterval = .microseconds(usec / 2)
+            // Fed at least every 50 ms and at most every 30 minutes, whatever the variable says.
+            watchdogInterval = .microseconds(min(max(usec, 100_000), 3_600_000_000) / 2)
         } else {
             watchdogInterval = nil
         }

@@ -5,10 +5,17 @@
 /// ignored, `ARGB8888` with straight, non-premultiplied alpha when it is true).
 /// Rows are packed: ``bytesPerRow`` is always `width * 4`.
 ///
-/// Ownership: the bitmap owns its pixel memory (allocated in `init`, freed in `deinit`).
+/// Ownership: the bitmap owns its pixel memory (allocated in `init`, or adopted with
+/// ``init(adopting:width:height:hasAlpha:deallocator:)``, and freed in `deinit`).
 /// Pointers handed out by ``pixels`` are valid while the bitmap is alive. A bitmap is handed
 /// from the decode worker to the frame loop and is never written by two threads at once,
 /// hence `@unchecked Sendable`.
+///
+/// Sizes: `width * height * 4` must fit in an `Int` (``byteCount(width:height:)``); the
+/// allocating initialisers stop the program otherwise, and when the memory cannot be had.
+/// They are for sizes the program chooses (screen frames). A size read from a file goes
+/// through a fallible allocation instead (KioskImaging's `Bitmap(allocatingWidth:height:hasAlpha:)`,
+/// built on the adopting initialiser), so that no header can stop the program.
 public final class Bitmap: @unchecked Sendable {
     /// Width in pixels.
     public let width: Int
@@ -18,6 +25,8 @@ public final class Bitmap: @unchecked Sendable {
     public var hasAlpha: Bool
     /// The pixels, `width * height` of them, row after row.
     public let pixels: UnsafeMutablePointer<UInt32>
+    /// Frees adopted memory; nil when the bitmap allocated it itself.
+    private let deallocator: (@Sendable (UnsafeMutablePointer<UInt32>) -> Void)?
 
     /// Bytes from the start of one row to the start of the next: `width * 4`.
     public var bytesPerRow: Int { width * 4 }
@@ -26,30 +35,68 @@ public final class Bitmap: @unchecked Sendable {
     /// Size of the pixel memory in bytes.
     public var byteCount: Int { width * height * 4 }
 
-    /// Allocates a bitmap of `width` x `height` pixels filled with `fill` (default opaque black).
-    /// - Precondition: `width > 0 && height > 0`.
-    public init(width: Int, height: Int, hasAlpha: Bool = false, fill: UInt32 = 0xFF00_0000) {
+    /// `width * height * 4`, the bytes of a bitmap of that size, or nil when a side is not
+    /// positive or the product does not fit in an `Int` (checked with
+    /// `multipliedReportingOverflow`, never trapping).
+    public static func byteCount(width: Int, height: Int) -> Int? {
+        guard width > 0, height > 0 else { return nil }
+        let (pixels, o1) = width.multipliedReportingOverflow(by: height)
+        let (bytes, o2) = pixels.multipliedReportingOverflow(by: 4)
+        return o1 || o2 ? nil : bytes
+    }
+
+    /// The pixel count of a bitmap the program allocates itself, after the checks that make
+    /// it safe (positive sides, no overflow).
+    private static func checkedPixelCount(_ width: Int, _ height: Int) -> Int {
         precondition(width > 0 && height > 0, "Bitmap needs a positive size, got \(width)x\(height)")
+        precondition(byteCount(width: width, height: height) != nil,
+                     "Bitmap of \(width)x\(height) pixels: its size in bytes does not fit in an Int")
+        return width * height
+    }
+
+    /// Allocates a bitmap of `width` x `height` pixels filled with `fill` (default opaque black).
+    /// - Precondition: `width > 0 && height > 0`, and `width * height * 4` fits in an `Int`.
+    public init(width: Int, height: Int, hasAlpha: Bool = false, fill: UInt32 = 0xFF00_0000) {
+        let count = Self.checkedPixelCount(width, height)
         self.width = width
         self.height = height
         self.hasAlpha = hasAlpha
-        pixels = .allocate(capacity: width * height)
-        pixels.initialize(repeating: fill, count: width * height)
+        pixels = .allocate(capacity: count)
+        pixels.initialize(repeating: fill, count: count)
+        deallocator = nil
     }
 
     /// Allocates a bitmap of `width` x `height` pixels whose contents are undefined: for a
     /// producer that writes every pixel anyway (a decoder, a full-frame blend), which saves a
     /// pass over the memory.
-    /// - Precondition: `width > 0 && height > 0`.
+    /// - Precondition: as ``init(width:height:hasAlpha:fill:)``.
     public init(uninitializedWidth width: Int, height: Int, hasAlpha: Bool = false) {
-        precondition(width > 0 && height > 0, "Bitmap needs a positive size, got \(width)x\(height)")
+        let count = Self.checkedPixelCount(width, height)
         self.width = width
         self.height = height
         self.hasAlpha = hasAlpha
-        pixels = .allocate(capacity: width * height)
+        pixels = .allocate(capacity: count)
+        deallocator = nil
     }
 
-    deinit { pixels.deallocate() }
+    /// A bitmap over `width * height` pixels of memory allocated elsewhere (`malloc`, say),
+    /// which it now owns: `deallocator` is called with `pixels` when the bitmap goes. The
+    /// contents are taken as they are.
+    /// - Precondition: `width > 0 && height > 0`, `width * height * 4` fits in an `Int`, and
+    ///   `pixels` holds that many bytes, aligned for `UInt32`.
+    public init(adopting pixels: UnsafeMutablePointer<UInt32>, width: Int, height: Int, hasAlpha: Bool = false,
+                deallocator: @escaping @Sendable (UnsafeMutablePointer<UInt32>) -> Void) {
+        _ = Self.checkedPixelCount(width, height)
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+        self.pixels = pixels
+        self.deallocator = deallocator
+    }
+
+    deinit {
+        if let deallocator { deallocator(pixels) } else { pixels.deallocate() }
+    }
 
     /// The pixel at column `x`, row `y` (both in pixels from the top-left corner).
     @inlinable public subscript(x: Int, y: Int) -> UInt32 {

@@ -14,9 +14,17 @@ public enum Compositor {
     /// An image without alpha is left as it is.
     public static func flattenAlpha(_ image: Bitmap, over background: RGBColor) {
         guard image.hasAlpha else { return }
+        flattenAlpha(image.pixels, count: image.pixelCount, over: background)
+        image.hasAlpha = false
+    }
+
+    /// ``flattenAlpha(_:over:)`` for `count` ARGB8888 pixels at `pixels` (one row, say, for a
+    /// decoder that hands rows to the resampler as it decodes them): the same formula, so the
+    /// same bytes. The top byte of each pixel becomes 0xFF.
+    public static func flattenAlpha(_ pixels: UnsafeMutablePointer<UInt32>, count: Int, over background: RGBColor) {
         let bgR = UInt32(background.red), bgG = UInt32(background.green), bgB = UInt32(background.blue)
-        let p = image.pixels
-        for i in 0..<image.pixelCount {
+        let p = pixels
+        for i in 0..<count {
             let v = p[i]
             let a = v &>> 24, na = 255 &- a
             let r = (((v &>> 16) & 0xFF) &* a &+ bgR &* na &+ 127) / 255
@@ -24,7 +32,6 @@ public enum Compositor {
             let b = ((v & 0xFF) &* a &+ bgB &* na &+ 127) / 255
             p[i] = 0xFF00_0000 | r &<< 16 | g &<< 8 | b
         }
-        image.hasAlpha = false
     }
 
     // MARK: - Placing

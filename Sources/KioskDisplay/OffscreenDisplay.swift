@@ -62,7 +62,7 @@ public final class OffscreenDisplay: Display {
         do {
             try PNGWriter.write(frame, to: file)
         } catch {
-            throw .write(path: file, reason: "\(error)")
+            throw .write(path: file, reason: error.reason)
         }
         framesWritten += 1
     }

@@ -1,11 +1,40 @@
 import KioskCore
 
-/// How ``ImageDecoder`` decodes: the pixel budget and the size the image will be shown at.
+/// How ``ImageDecoder`` decodes: the limits a file must keep to and the size the image will be
+/// shown at.
+///
+/// Three limits, all checked from the header before anything large is allocated, so that no
+/// file can make the decoder trap or exhaust memory:
+/// - ``maxSide``: 65535 pixels a side (JPEG's own limit), for any format;
+/// - ``maxPixels``: the stored pixel count;
+/// - ``maxDecoderBytes``: the decoder's working memory, the buffers that grow with the image:
+///   the DCT coefficients libjpeg keeps for a progressive (or multi-scan) JPEG, 128 bytes per
+///   8x8 block of each component, whatever the output scale (6 bytes per pixel at 4:4:4, 3 at
+///   4:2:0, 2 for grayscale); the decoded image when it is held whole (4 bytes per pixel of the
+///   DCT-scaled image, twice when its EXIF orientation turns it, as the turned copy is made
+///   beside it); the ring of rows a streamed image goes through (rows x width x 4 bytes). What
+///   the libraries need besides (a few rows, their tables) is small and not counted; the
+///   destination frame is the caller's and not counted either.
 public struct DecodeOptions: Sendable, Equatable {
     /// The largest stored image accepted, in pixels (`width * height` from the file header).
     /// Larger images are refused with ``ImageError/tooLarge(path:width:height:limit:)`` before
     /// anything image-sized is allocated. Default 100 megapixels (`--max-pixels`).
     public var maxPixels: Int = 100_000_000
+    /// The most working memory a decode may take, in bytes (see above for what counts).
+    /// An image that needs more is refused with
+    /// ``ImageError/overMemoryBudget(path:needed:limit:reason:)`` before the memory is
+    /// allocated; libjpeg is also given it as `max_memory_to_use`, a second check on its
+    /// whole-image buffers. Default ``defaultMaxDecoderBytes`` (192 MiB), which with the
+    /// frames a show holds stays under the systemd unit's `MemoryMax=256M`.
+    ///
+    /// What that admits with the defaults, shown with
+    /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``: any upright baseline
+    /// JPEG and any upright non-interlaced PNG up to ``maxPixels`` (both streamed); a
+    /// progressive JPEG up to about 33 megapixels at 4:4:4, 67 at 4:2:0; an interlaced PNG up
+    /// to about 50 megapixels, an EXIF-rotated one up to 25; an EXIF-rotated JPEG whose
+    /// DCT-scaled image fits twice. ``ImageDecoder/decode(path:options:)`` holds every image
+    /// whole, so there a PNG, too, must fit in 4 bytes per pixel.
+    public var maxDecoderBytes: Int = DecodeOptions.defaultMaxDecoderBytes
     /// The frame the image will be placed in, in pixels. When given, a JPEG is decoded through
     /// libjpeg's DCT scaling at the smallest M/8 that still covers the placement (see
     /// ``DCTScale``); nil means full size. PNG is always decoded at full size.
@@ -15,10 +44,21 @@ public struct DecodeOptions: Sendable, Equatable {
     /// How the image will be placed in the target frame; decides which size must be covered.
     public var fit: FitMode = .fit
 
-    /// Options with the given budget (pixels), target frame (pixels; nil = full size) and fit.
-    public init(maxPixels: Int = 100_000_000, targetWidth: Int? = nil, targetHeight: Int? = nil,
-                fit: FitMode = .fit) {
+    /// 192 MiB.
+    public static let defaultMaxDecoderBytes = 192 << 20
+
+    /// The longest side accepted, in pixels: 65535, the largest size a JPEG header can hold
+    /// (libjpeg itself stops at 65500). Wider or taller images of any format are refused with
+    /// ``ImageError/sideTooLong(path:width:height:limit:)``; it also keeps every size
+    /// computation of the decoder far from overflow (65535 x 65535 x 4 < 2^35).
+    public static let maxSide = 65535
+
+    /// Options with the given limits (pixels, bytes), target frame (pixels; nil = full size)
+    /// and fit.
+    public init(maxPixels: Int = 100_000_000, maxDecoderBytes: Int = DecodeOptions.defaultMaxDecoderBytes,
+                targetWidth: Int? = nil, targetHeight: Int? = nil, fit: FitMode = .fit) {
         self.maxPixels = maxPixels
+        self.maxDecoderBytes = maxDecoderBytes
         self.targetWidth = targetWidth
         self.targetHeight = targetHeight
         self.fit = fit

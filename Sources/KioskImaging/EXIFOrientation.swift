@@ -100,10 +100,28 @@ public enum EXIFOrientation: Int, CaseIterable, Sendable {
     /// A new bitmap holding `bitmap` turned the right way up: the same size for 1...4,
     /// width and height swapped for 5...8. Alpha and pixel format are kept. (For ``topLeft``
     /// it is a plain copy; the decoder does not call it then.)
+    /// - Precondition: the turned copy can be allocated (the decoder itself allocates it
+    ///   fallibly).
     public func apply(to bitmap: Bitmap) -> Bitmap {
-        let w = bitmap.width, h = bitmap.height
-        let size = orientedSize(width: w, height: h)
+        let size = orientedSize(width: bitmap.width, height: bitmap.height)
         let out = Bitmap(uninitializedWidth: size.width, height: size.height, hasAlpha: bitmap.hasAlpha)
+        turn(bitmap, into: out)
+        return out
+    }
+
+    /// The upright picture of a decoded `bitmap`: `bitmap` itself for ``topLeft``, else a turned
+    /// copy allocated fallibly (``ImageError/outOfMemory(path:reason:)`` when it cannot be).
+    func upright(_ bitmap: Bitmap, name: String) throws(ImageError) -> Bitmap {
+        if self == .topLeft { return bitmap }
+        let size = orientedSize(width: bitmap.width, height: bitmap.height)
+        let out = try allocateImage(width: size.width, height: size.height, hasAlpha: bitmap.hasAlpha, name: name)
+        turn(bitmap, into: out)
+        return out
+    }
+
+    /// Writes `bitmap` turned the right way up into `out`, which has the oriented size.
+    private func turn(_ bitmap: Bitmap, into out: Bitmap) {
+        let w = bitmap.width, h = bitmap.height
         // The destination index of source pixel (x, y) is origin + x * stepX + y * stepY.
         let origin: Int, stepX: Int, stepY: Int
         switch self {
@@ -139,6 +157,5 @@ public enum EXIFOrientation: Int, CaseIterable, Sendable {
             }
             tileY += tile
         }
-        return out
     }
 }

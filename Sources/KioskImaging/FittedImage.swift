@@ -16,14 +16,15 @@ public struct FittedImage: Sendable, Equatable {
     /// Size in pixels of the upright decoded image that was resampled into the frame (the
     /// stored size times the DCT scale, width and height swapped for orientations 5...8).
     public let decodedWidth: Int, decodedHeight: Int
-    /// The rows of the decoded image that were decoded: rows above were skipped
-    /// (jpeg_skip_scanlines), rows from the upper bound on were never decoded; both happen
-    /// only when streaming a `fill` placement that crops top and bottom. `0..<decodedHeight`
-    /// when the image was decoded whole (in stored orientation).
+    /// The rows of the decoded image that were decoded: for a JPEG, rows above were skipped
+    /// (jpeg_skip_scanlines); rows from the upper bound on were never decoded. Both happen
+    /// only when streaming a `fill` placement that crops top and bottom. A PNG cannot skip, so
+    /// for a streamed PNG the range starts at 0 (the rows above the crop are decoded and
+    /// dropped). `0..<decodedHeight` when the image was decoded whole (in stored orientation).
     public let decodedRows: Range<Int>
-    /// True when the image was streamed: libjpeg rows fed the resampler through a ring of a few
+    /// True when the image was streamed: decoded rows fed the resampler through a ring of a few
     /// rows, and the decoded image never existed whole. False when it was decoded into a
-    /// bitmap and placed (PNG, JPEG with an EXIF orientation other than 1).
+    /// bitmap and placed (an interlaced PNG, an image with an EXIF orientation other than 1).
     public let streamed: Bool
     /// Problems the library recovered from, for the log (see ``DecodedImage/warnings``).
     public let warnings: [String]
@@ -41,39 +42,42 @@ extension ImageDecoder {
     /// progressive, is **streamed**: decoded at the DCT scale ``DCTScale`` picks for the frame,
     /// its rows read a few at a time into a ring and fed to the resampler's vertical pass as
     /// they arrive; rows that a `fill` placement crops off the top are skipped
-    /// (jpeg_skip_scanlines) and those it crops off the bottom are never decoded. Memory held
-    /// beyond `frame`: the ring, `(taps + 8) * width * 4` bytes with `width` the DCT-scaled
-    /// width in pixels and `taps` at most `ceil(decoded height / placed height) + 1` (usually
-    /// 2 or 3): about 100 KB for a 6000x4000 photo on a 1920x1080 frame (11 rows of 2250
-    /// pixels); the resampler's tap tables and two rows of temporaries (24 bytes per source
-    /// column); and libjpeg's own buffers (for a progressive JPEG those hold every DCT
-    /// coefficient of the image: 2 bytes per sample at full size).
-    /// Every other image (PNG, a JPEG whose EXIF orientation turns it, since its file rows are
-    /// then not rows of the picture) is decoded whole, then placed: that holds the decoded
-    /// bitmap (4 bytes per pixel of the DCT-scaled image) until this returns.
+    /// (jpeg_skip_scanlines) and those it crops off the bottom are never decoded. A
+    /// non-interlaced PNG stored upright is streamed the same way at full size (png_read_row;
+    /// rows above a `fill` crop are decoded and dropped, as PNG cannot skip), its alpha
+    /// flattened over `background` row by row as ``Compositor/place(_:into:fit:background:)``
+    /// flattens a whole image. Memory held beyond `frame`: the ring,
+    /// `(taps + 8) * width * 4` bytes with `width` the (DCT-scaled) width in pixels and `taps`
+    /// at most `ceil(decoded height / placed height) + 1` (usually 2 or 3): about 100 KB for a
+    /// 6000x4000 photo on a 1920x1080 frame (11 rows of 2250 pixels); the resampler's tap
+    /// tables and two rows of temporaries (24 bytes per source column); and the library's own
+    /// buffers (for a progressive JPEG those hold every DCT coefficient of the image: 2 bytes
+    /// per sample at full size).
+    /// Every other image (an interlaced PNG, an image whose EXIF orientation turns it, since
+    /// its file rows are then not rows of the picture) is decoded whole, then placed: that
+    /// holds the decoded bitmap (4 bytes per pixel of the DCT-scaled image), and its turned
+    /// copy, until this returns. All of it is checked against
+    /// ``DecodeOptions/maxDecoderBytes`` from the header, before it is allocated.
     ///
-    /// A streamed JPEG reads only the rows the frame shows: damage below the last row a `fill`
-    /// placement uses goes unnoticed (the picture shown is complete and right).
+    /// A streamed image reads only the rows the frame shows: damage below the last row a
+    /// `fill` placement uses goes unnoticed (the picture shown is complete and right).
     ///
     /// - Parameters:
     ///   - frame: the destination, every pixel of which is written (the image, plus
     ///     `background` where it does not cover the frame).
-    ///   - options: ``DecodeOptions/maxPixels`` applies; its target size and fit are replaced
-    ///     by `frame`'s size and `fit`.
+    ///   - options: the limits apply (``DecodeOptions/maxPixels``,
+    ///     ``DecodeOptions/maxDecoderBytes``, ``DecodeOptions/maxSide``); its target size and
+    ///     fit are replaced by `frame`'s size and `fit`.
     /// - Throws: ``ImageError`` with `path`, as ``decode(path:options:)``: `unreadable`,
-    ///   `notAnImage`, `corrupt` (including a file that ends before the last row the frame
-    ///   needs, found mid-stream), `unsupported`, `tooLarge` (from the header, before anything
-    ///   image-sized is allocated), `outOfMemory`. libjpeg's memory and the ring are freed on
-    ///   every path. After a throw `frame` is partly drawn and must not be shown.
+    ///   `notRegularFile`, `notAnImage`, `corrupt` (including a file that ends before the last
+    ///   row the frame needs, found mid-stream), `unsupported`, `sideTooLong`, `tooLarge`,
+    ///   `overMemoryBudget` (from the header, before anything image-sized is allocated),
+    ///   `outOfMemory`. The library's memory and the ring are freed on every path. After a
+    ///   throw `frame` is partly drawn and must not be shown.
     public static func decodeFitted(path: String, into frame: Bitmap, fit: FitMode, background: RGBColor,
                                     options: DecodeOptions = DecodeOptions()) throws(ImageError) -> FittedImage {
-        guard let file = fopen(path, "rbe") else { throw .unreadable(path: path, errno: errno) }
+        let (file, format) = try openImageFile(path)
         defer { fclose(file) }
-        var magic = [UInt8](repeating: 0, count: 8)
-        let count = fread(&magic, 1, magic.count, file)
-        if count < magic.count && ferror(file) != 0 { throw .unreadable(path: path, errno: errno) }
-        let format = try sniff(magic[..<count], name: path)
-        rewind(file)
         return try decodeFitted(.file(file), format: format, name: path, into: frame, fit: fit,
                                 background: background, options: options)
     }
@@ -107,15 +111,8 @@ extension ImageDecoder {
             targeted.targetWidth = frame.width
             targeted.targetHeight = frame.height
             targeted.fit = fit
-            let decoded = try PNGDecoder.decode(source, name: name, options: targeted)
-            let image = decoded.bitmap
-            Compositor.place(image, into: frame, fit: fit, background: background)
-            let storedHeight = decoded.orientation.swapsAxes ? image.width : image.height
-            return FittedImage(sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight,
-                               orientation: decoded.orientation, scaleNumerator: decoded.scaleNumerator,
-                               decodedWidth: image.width, decodedHeight: image.height,
-                               decodedRows: 0..<storedHeight, streamed: false, warnings: decoded.warnings,
-                               format: .png)
+            return try PNGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
+                                               options: targeted)
         }
     }
 }

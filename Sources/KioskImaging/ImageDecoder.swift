@@ -4,29 +4,40 @@ import KioskCore
 
 /// Decodes JPEG (libjpeg-turbo) and PNG (libpng 1.6) files into upright ``Bitmap``s.
 ///
-/// The format is recognised from the first bytes, never from the file name. The pixel budget is
-/// checked from the header before anything image-sized is allocated; a JPEG is decoded through
+/// The format is recognised from the first bytes, never from the file name. Only regular files
+/// are read (a FIFO, a pipe, a device or a socket is refused at once, without blocking). The
+/// limits of ``DecodeOptions`` (side, pixels, decoder memory) are checked from the header
+/// before anything image-sized is allocated, and every size is computed without overflow, so
+/// no header can make the program trap or run out of memory; the decoded image is allocated
+/// fallibly (a failure is ``ImageError/outOfMemory(path:reason:)``). A JPEG is decoded through
 /// libjpeg's DCT scaling when the options give a target size; the EXIF orientation is applied.
 /// Every library error becomes an ``ImageError``: a corrupt file never crashes the program and
 /// leaks nothing. Safe to call from several threads at once (each call has its own decoder).
 ///
+/// The end of a file: an image whose data is complete is shown even when what should follow
+/// it is missing. A JPEG that ends without its EOI marker (the last 2 bytes) decodes, with the
+/// warning "JPEG ends without its EOI marker" in ``DecodedImage/warnings``; a PNG is read up to
+/// its last image row, so a missing or cut IEND chunk (or anything after the image data) is
+/// not noticed. Data missing before the last row is an error ("Premature end of JPEG file (the
+/// file is truncated)", "unexpected end of file (the file is truncated)"), as is a progressive
+/// JPEG cut between two scans; an arithmetic-coded JPEG must have its EOI (libjpeg cannot tell
+/// a missing EOI from missing data there).
+///
 /// To show an image, ``decodeFitted(path:into:fit:background:options:)`` decodes it straight
-/// into a screen-sized frame (a JPEG is streamed, never held whole); ``decode(path:options:)``
-/// gives the whole upright bitmap.
+/// into a screen-sized frame (an upright JPEG or non-interlaced PNG is streamed, never held
+/// whole); ``decode(path:options:)`` gives the whole upright bitmap.
 public enum ImageDecoder {
     /// Decodes the file at `path`, read through stdio (the file is not loaded into memory whole).
-    /// - Throws: ``ImageError``: `unreadable` (with errno) when it cannot be opened or read,
-    ///   `notAnImage`, `corrupt` (empty, truncated, or rejected by the library, with its
-    ///   message), `unsupported` (12-bit JPEG), `tooLarge`, `outOfMemory`.
+    /// The whole image is held: for showing, ``decodeFitted(path:into:fit:background:options:)``
+    /// needs less memory.
+    /// - Throws: ``ImageError``: `unreadable` (with errno) when it cannot be opened or read (a
+    ///   directory is `EISDIR`), `notRegularFile` (FIFO, device, socket), `notAnImage`,
+    ///   `corrupt` (empty, truncated, or rejected by the library, with its message),
+    ///   `unsupported` (12-bit JPEG, more than 1000 scans), `sideTooLong`, `tooLarge`,
+    ///   `overMemoryBudget`, `outOfMemory`.
     public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> DecodedImage {
-        // "e": O_CLOEXEC, so a command the app starts meanwhile does not inherit the file.
-        guard let file = fopen(path, "rbe") else { throw .unreadable(path: path, errno: errno) }
+        let (file, format) = try openImageFile(path)
         defer { fclose(file) }
-        var magic = [UInt8](repeating: 0, count: 8)
-        let count = fread(&magic, 1, magic.count, file)
-        if count < magic.count && ferror(file) != 0 { throw .unreadable(path: path, errno: errno) }
-        let format = try sniff(magic[..<count], name: path)
-        rewind(file)
         switch format {
         case .jpeg: return try JPEGDecoder.decode(.file(file), name: path, options: options)
         case .png: return try PNGDecoder.decode(.file(file), name: path, options: options)
@@ -62,6 +73,60 @@ public enum ImageDecoder {
     /// The PNG file signature (PNG specification, section 5.2).
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
+    /// Opens `path` for decoding: only a regular file. The path is checked with `stat` before
+    /// it is opened, so a device is never opened at all (opening some has side effects: a
+    /// serial line raises DTR, `/dev/watchdog` starts its timer); then it is opened without
+    /// blocking (`O_RDONLY | O_NONBLOCK | O_CLOEXEC`, so a FIFO swapped in meanwhile cannot
+    /// hang the decode worker, and a command the app starts does not inherit the file) and
+    /// checked again with `fstat` (the file read is the file checked); its format is sniffed
+    /// from its first 8 bytes (`pread`, so nothing needs rewinding), then it is handed to stdio
+    /// for the decoder, which reads it in small blocks. The caller closes the stream.
+    /// - Throws: `unreadable` (errno; `EISDIR` for a directory), `notRegularFile`, and the
+    ///   errors of ``sniff(_:name:)``.
+    static func openImageFile(_ path: String) throws(ImageError) -> (file: UnsafeMutablePointer<FILE>, format: ImageFormat) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
+        try requireRegularFile(info.st_mode, path: path)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path: path, errno: errno) }
+        var handedOver = false
+        defer { if !handedOver { close(fd) } }
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
+        try requireRegularFile(info.st_mode, path: path)
+        // A regular file: blocking reads from here (O_NONBLOCK means nothing to a regular file
+        // on Linux, but the stream should not carry it).
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        var magic = [UInt8](repeating: 0, count: 8)
+        var count = 0
+        while count < magic.count {
+            let n = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, errno: errno)
+            }
+            if n == 0 { break }
+            count += n
+        }
+        let format = try sniff(magic[..<count], name: path)
+        guard let file = fdopen(fd, "rb") else { throw .unreadable(path: path, errno: errno) }
+        handedOver = true
+        return (file, format)
+    }
+
+    /// Refuses a file mode that is not a regular file.
+    private static func requireRegularFile(_ mode: mode_t, path: String) throws(ImageError) {
+        switch mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw .unreadable(path: path, errno: EISDIR)
+        case S_IFIFO: throw .notRegularFile(path: path, kind: "FIFO")
+        case S_IFCHR: throw .notRegularFile(path: path, kind: "character device")
+        case S_IFBLK: throw .notRegularFile(path: path, kind: "block device")
+        case S_IFSOCK: throw .notRegularFile(path: path, kind: "socket")
+        default: throw .notRegularFile(path: path, kind: "special file")
+        }
+    }
+
     /// The format, or the error for data that is empty, a damaged PNG signature, or neither.
     static func sniff(_ header: some Collection<UInt8>, name: String) throws(ImageError) -> ImageFormat {
         if header.isEmpty { throw .corrupt(path: name, reason: "the file is empty (0 bytes)") }
@@ -78,8 +143,8 @@ public enum ImageDecoder {
     }
 }
 
-/// Where a decoder reads from: an open stdio file (kept open by the caller until the decoder
-/// is destroyed) or bytes in memory (valid for as long).
+/// Where a decoder reads from: an open stdio file of a regular file (kept open by the caller
+/// until the decoder is destroyed) or bytes in memory (valid for as long).
 enum ImageSource {
     case file(UnsafeMutablePointer<FILE>)
     case memory(UnsafeRawBufferPointer)
@@ -90,6 +155,7 @@ func imageError(code: Int32, message: String, name: String) -> ImageError {
     switch Int(code) {
     case KC_IMG_UNSUPPORTED: return .unsupported(path: name, reason: message)
     case KC_IMG_NO_MEMORY: return .outOfMemory(path: name, reason: message)
+    case KC_IMG_OVER_BUDGET: return .overMemoryBudget(path: name, needed: 0, limit: 0, reason: message)
     default: return .corrupt(path: name, reason: message)
     }
 }
@@ -102,9 +168,104 @@ func collectWarnings(count: Int32, _ warning: (Int32) -> UnsafePointer<CChar>) -
     return list
 }
 
-/// Refuses a stored size over the budget (`width * height > maxPixels`).
-func checkBudget(width: Int, height: Int, options: DecodeOptions, name: String) throws(ImageError) {
-    if width * height > options.maxPixels {
+/// Refuses a stored size that breaks the limits of `options`: a side over
+/// ``DecodeOptions/maxSide`` (checked first, so the pixel count below cannot overflow), or more
+/// than ``DecodeOptions/maxPixels`` pixels.
+func checkHeader(width: Int, height: Int, options: DecodeOptions, name: String) throws(ImageError) {
+    guard width > 0, height > 0 else {
+        throw .corrupt(path: name, reason: "the header gives a size of \(width)x\(height) pixels")
+    }
+    if width > DecodeOptions.maxSide || height > DecodeOptions.maxSide {
+        throw .sideTooLong(path: name, width: width, height: height, limit: DecodeOptions.maxSide)
+    }
+    let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+    if overflow || pixels > options.maxPixels {
         throw .tooLarge(path: name, width: width, height: height, limit: options.maxPixels)
     }
+}
+
+// MARK: - Decoder memory
+
+/// One of the large buffers a decode holds (``DecodeOptions/maxDecoderBytes``): what it is,
+/// for the error message, and its size in bytes (`Int.max` when the size overflowed).
+struct MemoryUse {
+    var what: String
+    var bytes: Int
+
+    /// The product of `factors` (rows x width x 4, say), `Int.max` on overflow or for a
+    /// negative factor.
+    static func product(_ factors: Int...) -> Int {
+        var total = 1
+        for f in factors {
+            guard f >= 0 else { return Int.max }
+            let (p, overflow) = total.multipliedReportingOverflow(by: f)
+            if overflow { return Int.max }
+            total = p
+        }
+        return total
+    }
+
+    /// The sum of `uses`, `Int.max` on overflow.
+    static func total(_ uses: [MemoryUse]) -> Int {
+        var sum = 0
+        for use in uses {
+            let (s, overflow) = sum.addingReportingOverflow(use.bytes)
+            if overflow { return Int.max }
+            sum = s
+        }
+        return sum
+    }
+
+    /// The decoded image held whole: 4 bytes per pixel.
+    static func image(width: Int, height: Int, _ what: String) -> MemoryUse {
+        MemoryUse(what: "\(what) (\(width)x\(height) pixels, \(byteSize(product(width, height, 4))))",
+                  bytes: product(width, height, 4))
+    }
+}
+
+/// Checks the memory a decode will hold against ``DecodeOptions/maxDecoderBytes`` before any
+/// of it is allocated. `phases` are the sets of buffers alive at the same time (the decoder's
+/// buffers with the decoded image, then the image with its turned copy); the largest sum counts.
+/// - Returns: the largest sum, in bytes.
+/// - Throws: ``ImageError/overMemoryBudget(path:needed:limit:reason:)`` naming the buffers of
+///   the largest phase.
+@discardableResult
+func checkMemory(_ phases: [[MemoryUse]], options: DecodeOptions, name: String) throws(ImageError) -> Int {
+    var worst: [MemoryUse] = []
+    var needed = 0
+    for phase in phases {
+        let total = MemoryUse.total(phase)
+        if total > needed { needed = total; worst = phase }
+    }
+    if needed > options.maxDecoderBytes {
+        let parts = worst.filter { $0.bytes > 0 }.map(\.what)
+        let reason = parts.count <= 1 ? parts.joined()
+            : parts.dropLast().joined(separator: ", ") + " and " + parts.last!
+        throw .overMemoryBudget(path: name, needed: needed, limit: options.maxDecoderBytes, reason: reason)
+    }
+    return needed
+}
+
+// MARK: - Fallible allocation
+
+extension Bitmap {
+    /// A bitmap of `width` x `height` pixels with undefined contents, allocated with `malloc`
+    /// (and freed with `free`), or nil when a side is not positive, `width * height * 4`
+    /// overflows an `Int`, or the memory cannot be had. For sizes that come from a file: unlike
+    /// the other initialisers it never stops the program.
+    public convenience init?(allocatingWidth width: Int, height: Int, hasAlpha: Bool = false) {
+        guard let bytes = Bitmap.byteCount(width: width, height: height), let memory = malloc(bytes) else { return nil }
+        self.init(adopting: memory.bindMemory(to: UInt32.self, capacity: width * height), width: width, height: height,
+                  hasAlpha: hasAlpha, deallocator: { free($0) })
+    }
+}
+
+/// ``Bitmap/init(allocatingWidth:height:hasAlpha:)`` or ``ImageError/outOfMemory(path:reason:)``
+/// with the size.
+func allocateImage(width: Int, height: Int, hasAlpha: Bool, name: String) throws(ImageError) -> Bitmap {
+    guard let bitmap = Bitmap(allocatingWidth: width, height: height, hasAlpha: hasAlpha) else {
+        let bytes = Bitmap.byteCount(width: width, height: height).map { "\($0) bytes" } ?? "more than \(Int.max) bytes"
+        throw .outOfMemory(path: name, reason: "cannot allocate \(bytes) for a \(width)x\(height) image")
+    }
+    return bitmap
 }

@@ -5,8 +5,14 @@ import Glibc
 /// ``description`` is the log line, e.g.
 /// `/x/big.jpg: 65500x65500 pixels (4290250000) exceeds the pixel limit of 100000000`.
 public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
-    /// `fopen` or `fread` failed with `errno` (missing file, permission, a directory, ...).
+    /// `open`, `fstat` or `read` failed with `errno` (missing file, permission, ...). A
+    /// directory is `EISDIR`.
     case unreadable(path: String, errno: Int32)
+    /// The path is not a regular file: `kind` is `FIFO`, `character device`, `block device`
+    /// or `socket`. Refused at once, before anything is read: a FIFO would block (or, with
+    /// no writer, read as empty), a pipe cannot be read twice, and `/dev/zero` or
+    /// `/dev/urandom` never end.
+    case notRegularFile(path: String, kind: String)
     /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature.
     case notAnImage(path: String)
     /// libjpeg or libpng rejected the data (or the file is empty or truncated); `reason` is the
@@ -18,7 +24,18 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The stored size `width` x `height` (pixels, from the JPEG SOF or PNG IHDR header) is over
     /// ``DecodeOptions/maxPixels`` (`limit`). Refused before any pixel memory is allocated.
     case tooLarge(path: String, width: Int, height: Int, limit: Int)
-    /// The decoder ran out of memory (libjpeg "Insufficient memory", libpng "Out of memory").
+    /// The stored width or height is over ``DecodeOptions/maxSide`` (`limit`, 65535 pixels,
+    /// JPEG's own limit), whatever the pixel budget: a 20000000x1 PNG banner is not a kiosk
+    /// image. Refused from the header.
+    case sideTooLong(path: String, width: Int, height: Int, limit: Int)
+    /// Decoding would need `needed` bytes of working memory, over
+    /// ``DecodeOptions/maxDecoderBytes`` (`limit`); `reason` says what takes it (the DCT
+    /// coefficients of a progressive JPEG, a PNG that must be decoded whole, ...).
+    /// Refused before the memory is allocated. (When libjpeg's own check refuses, after ours
+    /// passed by less than its bookkeeping, `needed` is what we counted, not over `limit`.)
+    case overMemoryBudget(path: String, needed: Int, limit: Int, reason: String)
+    /// The decoder ran out of memory (libjpeg "Insufficient memory", libpng "Out of memory"),
+    /// or the decoded image could not be allocated (`reason` gives the size).
     case outOfMemory(path: String, reason: String)
     /// ``PNGWriter`` could not create, write, close or rename the file; `reason` names the
     /// operation and `errno`.
@@ -27,9 +44,9 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The path or name the error is about.
     public var path: String {
         switch self {
-        case .unreadable(let path, _), .notAnImage(let path), .corrupt(let path, _),
-             .unsupported(let path, _), .tooLarge(let path, _, _, _), .outOfMemory(let path, _),
-             .writeFailed(let path, _):
+        case .unreadable(let path, _), .notRegularFile(let path, _), .notAnImage(let path), .corrupt(let path, _),
+             .unsupported(let path, _), .tooLarge(let path, _, _, _), .sideTooLong(let path, _, _, _),
+             .overMemoryBudget(let path, _, _, _), .outOfMemory(let path, _), .writeFailed(let path, _):
             return path
         }
     }
@@ -39,6 +56,8 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .unreadable(_, let code):
             return "cannot read: \(String(cString: strerror(code))) (errno \(code))"
+        case .notRegularFile(_, let kind):
+            return "not a regular file (a \(kind)): only regular image files are read"
         case .notAnImage:
             return "not an image (neither JPEG nor PNG)"
         case .corrupt(_, let reason):
@@ -46,7 +65,15 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unsupported(_, let reason):
             return "unsupported image: \(reason)"
         case .tooLarge(_, let width, let height, let limit):
-            return "\(width)x\(height) pixels (\(width * height)) exceeds the pixel limit of \(limit)"
+            let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+            return "\(width)x\(height) pixels (\(overflow ? "more than \(Int.max)" : String(pixels))) exceeds the pixel limit of \(limit)"
+        case .sideTooLong(_, let width, let height, let limit):
+            return "\(width)x\(height) pixels: a side longer than \(limit) pixels is refused"
+        case .overMemoryBudget(_, let needed, let limit, let reason):
+            if needed > limit {
+                return "needs \(byteSize(needed)) of decoder memory, over the limit of \(byteSize(limit)): \(reason)"
+            }
+            return "needs more than the decoder memory limit of \(byteSize(limit)): \(reason)"
         case .outOfMemory(_, let reason):
             return "out of memory: \(reason)"
         case .writeFailed(_, let reason):
@@ -56,4 +83,20 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
 
     /// `PATH: REASON`, the log line.
     public var description: String { "\(path): \(reason)" }
+}
+
+/// A byte count for people: `512 bytes`, `42.3 KiB`, `286.1 MiB`, `4.0 GiB`, with `.0` left
+/// out of whole numbers of the unit (`192 MiB`).
+func byteSize(_ bytes: Int) -> String {
+    let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    if bytes < 1024 { return "\(bytes) bytes" }
+    var value = Double(bytes) / 1024
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    let tenths = (value * 10).rounded()
+    let text = tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int(tenths / 10)) : String(tenths / 10)
+    return "\(text) \(units[unit])"
 }

@@ -3,12 +3,20 @@ import Glibc
 import KioskCore
 
 /// JPEG through libjpeg-turbo (kc_jpeg.c): baseline, progressive, arithmetic-coded; grayscale,
-/// YCbCr, RGB, CMYK and YCCK (Adobe-inverted or not). 12-bit files are refused as unsupported.
+/// YCbCr, RGB, CMYK and YCCK (Adobe-inverted or not). 12-bit files are refused as unsupported,
+/// so are files with more than `KC_JPEG_MAX_SCANS` (1000) scans.
+///
+/// Memory (``DecodeOptions/maxDecoderBytes``): a multi-scan file (progressive, or sequential
+/// with its components in separate scans) keeps every DCT coefficient of the image in libjpeg
+/// until its last scan, whatever the output scale; that buffer's size is known from the header
+/// (`kc_jpeg_header.coefficient_bytes`) and is checked, with what the decode holds besides (the
+/// decoded image, or the ring of a streamed one), before libjpeg allocates anything. libjpeg is
+/// also given the budget as `max_memory_to_use`.
 enum JPEGDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let decoded = try decodeStored(JPEGHandle.open(source, name: name, options: options), options: options)
         // libjpeg's memory is gone by now; only the stored-orientation bitmap is alive.
-        let upright = decoded.orientation == .topLeft ? decoded.bitmap : decoded.orientation.apply(to: decoded.bitmap)
+        let upright = try decoded.orientation.upright(decoded.bitmap, name: name)
         return DecodedImage(bitmap: upright, sourceWidth: decoded.width, sourceHeight: decoded.height,
                             orientation: decoded.orientation, scaleNumerator: decoded.scale,
                             warnings: decoded.warnings, format: .jpeg)
@@ -24,7 +32,7 @@ enum JPEGDecoder {
             return fitted
         case .whole(let stored):
             // As decode(): libjpeg's memory is gone before the image is turned and placed.
-            let upright = stored.orientation == .topLeft ? stored.bitmap : stored.orientation.apply(to: stored.bitmap)
+            let upright = try stored.orientation.upright(stored.bitmap, name: name)
             Compositor.place(upright, into: frame, fit: fit, background: background)
             return FittedImage(sourceWidth: stored.width, sourceHeight: stored.height, orientation: stored.orientation,
                                scaleNumerator: stored.scale, decodedWidth: upright.width, decodedHeight: upright.height,
@@ -51,15 +59,24 @@ enum JPEGDecoder {
         guard jpeg.orientation == .topLeft else { return .whole(try decodeStored(jpeg, options: targeted)) }
 
         let scale = jpeg.scale(for: targeted)
+        // The output size libjpeg will give (DCTScale.scaledSize is jpeg_calc_output_dimensions),
+        // known before jpeg_start_decompress allocates anything.
+        let expected = (width: DCTScale.scaledSize(jpeg.width, numerator: scale),
+                        height: DCTScale.scaledSize(jpeg.height, numerator: scale))
+        let expectedPlan = Compositor.placement(imageWidth: expected.width, imageHeight: expected.height,
+                                                into: frame, fit: fit)
+        try jpeg.reserve([[jpeg.coefficientUse, RowRing.memoryUse(width: expected.width, plan: expectedPlan)]],
+                         options: targeted)
         let (width, height) = try jpeg.start(scale: scale)
-        let plan = Compositor.placement(imageWidth: width, imageHeight: height, into: frame, fit: fit)
-        let ring = JPEGRowRing(jpeg, width: width, plan: plan)
+        let plan = (width, height) == expected ? expectedPlan
+            : Compositor.placement(imageWidth: width, imageHeight: height, into: frame, fit: fit)
+        let ring = try RowRing(jpeg, width: width, plan: plan, flattenOver: nil, name: name)
         try Compositor.place(plan, into: frame, background: background) { (first, count, rows) throws(ImageError) in
             try ring.rows(first, count, into: rows)
         }
         return .streamed(FittedImage(sourceWidth: jpeg.width, sourceHeight: jpeg.height, orientation: .topLeft,
                                      scaleNumerator: scale, decodedWidth: width, decodedHeight: height,
-                                     decodedRows: ring.decodedRows, streamed: true, warnings: jpeg.warnings,
+                                     decodedRows: ring.readRows, streamed: true, warnings: jpeg.warnings,
                                      format: .jpeg))
     }
 
@@ -71,11 +88,22 @@ enum JPEGDecoder {
         var warnings: [String]
     }
 
-    /// Scale and pixels of an opened file: the whole image in its stored orientation.
+    /// Scale and pixels of an opened file: the whole image in its stored orientation. The
+    /// memory check counts the coefficients with the image, and the image with its turned copy
+    /// (made after libjpeg's memory is freed).
     private static func decodeStored(_ jpeg: JPEGHandle, options: DecodeOptions) throws(ImageError) -> Stored {
         let scale = jpeg.scale(for: options)
-        let (outWidth, outHeight) = try jpeg.start(scale: scale)
-        let bitmap = Bitmap(uninitializedWidth: outWidth, height: outHeight)
+        let outWidth = DCTScale.scaledSize(jpeg.width, numerator: scale)
+        let outHeight = DCTScale.scaledSize(jpeg.height, numerator: scale)
+        let image = MemoryUse.image(width: outWidth, height: outHeight, "the decoded image")
+        var phases = [[jpeg.coefficientUse, image]]
+        if jpeg.orientation != .topLeft {
+            phases.append([image, MemoryUse.image(width: outHeight, height: outWidth,
+                                                  "its copy turned upright")])
+        }
+        try jpeg.reserve(phases, options: options)
+        let (width, height) = try jpeg.start(scale: scale)
+        let bitmap = try allocateImage(width: width, height: height, hasAlpha: false, name: jpeg.name)
         let code = kc_jpeg_read_pixels(jpeg.handle, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
         return Stored(bitmap: bitmap, width: jpeg.width, height: jpeg.height, orientation: jpeg.orientation,
@@ -83,25 +111,34 @@ enum JPEGDecoder {
     }
 }
 
-/// A libjpeg decompressor with its header read, the pixel budget checked and the EXIF
+/// A libjpeg decompressor with its header read, the side and pixel limits checked and the EXIF
 /// orientation parsed. Owns the kc_jpeg handle: destroyed (every libjpeg allocation freed)
 /// when the last reference goes, on success and on every error path.
-final class JPEGHandle {
+final class JPEGHandle: RowSource {
     let handle: OpaquePointer
     let name: String
     /// Stored size in pixels (SOF).
     let width: Int, height: Int
     let orientation: EXIFOrientation
+    /// Progressive (SOF2/SOF10) rather than sequential.
+    let progressive: Bool
+    /// The whole-image coefficient buffer libjpeg allocates in jpeg_start_decompress, in bytes
+    /// (0 for a single-scan file).
+    let coefficientBytes: Int
+    /// What ``reserve(_:options:)`` counted, and the limit: for the error of libjpeg's own check.
+    private var reserved = 0, budget = 0
 
-    private init(handle: OpaquePointer, name: String, width: Int, height: Int, orientation: EXIFOrientation) {
+    private init(handle: OpaquePointer, name: String, header: kc_jpeg_header, orientation: EXIFOrientation) {
         self.handle = handle
         self.name = name
-        self.width = width
-        self.height = height
+        width = Int(header.width)
+        height = Int(header.height)
         self.orientation = orientation
+        progressive = header.progressive != 0
+        coefficientBytes = header.coefficient_bytes > UInt(Int.max) ? Int.max : Int(header.coefficient_bytes)
     }
 
-    /// Creates the decompressor on `source`, reads the header and checks the budget.
+    /// Creates the decompressor on `source`, reads the header and checks the side and pixel limits.
     /// - Throws: the header's ``ImageError`` (the decompressor is destroyed first).
     static func open(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> JPEGHandle {
         let created: OpaquePointer?
@@ -116,17 +153,43 @@ final class JPEGHandle {
         let orientation = header.exif.map {
             EXIFOrientation.parse(exifSegment: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
-        let jpeg = JPEGHandle(handle: created, name: name, width: Int(header.width), height: Int(header.height),
-                              orientation: orientation)
+        let jpeg = JPEGHandle(handle: created, name: name, header: header, orientation: orientation)
         guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
-        try checkBudget(width: jpeg.width, height: jpeg.height, options: options, name: name)
+        try checkHeader(width: jpeg.width, height: jpeg.height, options: options, name: name)
         return jpeg
     }
 
     deinit { kc_jpeg_destroy(handle) }
 
     func failure(_ code: Int32) -> ImageError {
-        imageError(code: code, message: String(cString: kc_jpeg_error(handle)), name: name)
+        let message = String(cString: kc_jpeg_error(handle))
+        if Int(code) == KC_IMG_OVER_BUDGET {
+            return .overMemoryBudget(path: name, needed: reserved, limit: budget,
+                                     reason: "\(message) (\(coefficientUse.what), with libjpeg's own tables)")
+        }
+        return imageError(code: code, message: message, name: name)
+    }
+
+    /// The coefficient buffer as a ``MemoryUse`` (0 bytes for a single-scan file).
+    var coefficientUse: MemoryUse {
+        guard coefficientBytes > 0 else { return MemoryUse(what: "", bytes: 0) }
+        let perPixel = Double(coefficientBytes) / Double(MemoryUse.product(width, height))
+        let tenths = (perPixel * 10).rounded()
+        let bpp = tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int(tenths / 10)) : String(tenths / 10)
+        let kind = progressive ? "progressive" : "multi-scan"
+        return MemoryUse(what: "the DCT coefficients a \(kind) \(width)x\(height) JPEG keeps until its last scan"
+                            + " (\(byteSize(coefficientBytes)), \(bpp) bytes per pixel)",
+                         bytes: coefficientBytes)
+    }
+
+    /// Checks the decode's memory (``checkMemory(_:options:name:)``) before jpeg_start_decompress,
+    /// and gives libjpeg what is left of the budget for its own buffers (`max_memory_to_use`):
+    /// the limit less what the phase with the coefficients holds besides them.
+    func reserve(_ phases: [[MemoryUse]], options: DecodeOptions) throws(ImageError) {
+        reserved = try checkMemory(phases, options: options, name: name)
+        budget = options.maxDecoderBytes
+        let others = MemoryUse.total(phases[0]) - coefficientBytes
+        kc_jpeg_set_memory_limit(handle, max(1, options.maxDecoderBytes - others))
     }
 
     /// The DCT scale numerator for the options' target frame (``DCTScale``).
@@ -143,79 +206,26 @@ final class JPEGHandle {
         return (Int(outWidth), Int(outHeight))
     }
 
-    /// The warnings libjpeg emitted so far.
-    var warnings: [String] { collectWarnings(count: kc_jpeg_warning_count(handle)) { kc_jpeg_warning(handle, $0) } }
-}
-
-/// The row provider of a streamed placement (``Resampler/Plan/draw(into:rows:)``): rows of a
-/// started decompressor read on demand into a ring of ``capacity`` rows of the output width,
-/// `plan.maxRowsPerOutputRow` plus a strip of read-ahead. Rows above the first one the plan
-/// reads are skipped (kc_jpeg_skip_rows: jpeg_skip_scanlines from the top); rows below the
-/// last one it reads are never decoded. Memory: `capacity * width * 4` bytes, freed on deinit.
-final class JPEGRowRing {
-    let jpeg: JPEGHandle
-    /// Output width in pixels (the length of every ring row).
-    let width: Int
-    /// Rows the ring holds.
-    let capacity: Int
-    /// One past the last row the plan reads: nothing from here on is decoded.
-    let limit: Int
-    private let storage: UnsafeMutablePointer<UInt32>
-    private let batch: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
-    /// The next row libjpeg will output; rows `max(firstRead, next - capacity) ..< next` are
-    /// in the ring, row `y` in slot `y % capacity`.
-    private(set) var next = 0
-    private var firstRead: Int?
-
-    /// Rows read ahead of the current request, when the plan still needs them.
-    static let strip = 8
-
-    init(_ jpeg: JPEGHandle, width: Int, plan: Resampler.Plan) {
-        self.jpeg = jpeg
-        self.width = width
-        capacity = max(1, plan.maxRowsPerOutputRow) + Self.strip
-        limit = plan.sourceRows.upperBound
-        storage = .allocate(capacity: capacity * width)
-        batch = .allocate(capacity: capacity)
+    /// The warnings libjpeg emitted so far, "JPEG ends without its EOI marker" first when the
+    /// data ended there.
+    var warnings: [String] {
+        let kept = collectWarnings(count: kc_jpeg_warning_count(handle)) { kc_jpeg_warning(handle, $0) }
+        return kc_jpeg_eoi_missing(handle) != 0 ? [Self.missingEOI] + kept : kept
     }
 
-    deinit {
-        storage.deallocate()
-        batch.deallocate()
+    /// The warning of a file whose data is complete but that ends without its EOI marker.
+    static let missingEOI = "JPEG ends without its EOI marker"
+
+    // MARK: RowSource
+
+    func readRows(_ rows: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, count: Int) throws(ImageError) {
+        let code = kc_jpeg_read_rows(handle, rows, Int32(count))
+        guard Int(code) == KC_IMG_OK else { throw failure(code) }
     }
 
-    /// The rows of the decoded image that were read (those above were skipped, those from the
-    /// upper bound on never decoded).
-    var decodedRows: Range<Int> { firstRead.map { $0..<next } ?? 0..<0 }
-
-    /// Serves one request of ``Resampler/Plan/draw(into:rows:)``: rows `first ..< first + count`.
-    /// - Throws: the ``ImageError`` of a libjpeg failure (corrupt or truncated data).
-    func rows(_ first: Int, _ count: Int, into pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(ImageError) {
-        let end = first + count
-        precondition(count <= capacity && first >= next - capacity && end <= limit,
-                     "JPEGRowRing: rows \(first)..<\(end) outside the ring (next \(next), capacity \(capacity), limit \(limit))")
-        if first > next {
-            // Rows nobody reads (above a fill crop). Only ever at the start: the plan's
-            // requests overlap or touch.
-            let code = kc_jpeg_skip_rows(jpeg.handle, Int32(first - next))
-            guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
-            next = first
-        }
-        if firstRead == nil { firstRead = next }
-        if end > next {
-            // Fill the ring as far as it goes without overwriting row `first`.
-            let target = max(end, min(first + capacity, limit))
-            let n = target - next
-            for i in 0..<n {
-                batch[i] = UnsafeMutableRawPointer(storage + ((next + i) % capacity) * width)
-                    .assumingMemoryBound(to: UInt8.self)
-            }
-            let code = kc_jpeg_read_rows(jpeg.handle, batch, Int32(n))
-            guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
-            next = target
-        }
-        for k in 0..<count {
-            pointers[k] = UnsafePointer(storage + ((first + k) % capacity) * width)
-        }
+    /// kc_jpeg_skip_rows: jpeg_skip_scanlines from the top (the scratch row is not needed).
+    func skipRows(_ count: Int, scratch: UnsafeMutablePointer<UInt8>) throws(ImageError) {
+        let code = kc_jpeg_skip_rows(handle, Int32(count))
+        guard Int(code) == KC_IMG_OK else { throw failure(code) }
     }
 }

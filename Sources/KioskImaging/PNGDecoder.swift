@@ -5,38 +5,165 @@ import KioskCore
 /// PNG through libpng 1.6 (kc_png.c): every colour type and bit depth (16-bit reduced to 8 by
 /// keeping the high byte), Adam7, palette and tRNS, gray + alpha, gAMA (corrected for a 2.2
 /// display), and the orientation of an eXIf chunk that precedes IDAT. Always full size.
+///
+/// Shown with ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``, a
+/// non-interlaced PNG stored upright is streamed like a JPEG: rows read one by one
+/// (png_read_row) into a ``RowRing``, alpha flattened over the background row by row, the
+/// resampler fed as they come. An interlaced (Adam7) PNG, whose rows arrive in seven passes,
+/// and one turned by its eXIf orientation are decoded whole, then placed: 4 bytes per pixel,
+/// twice when turned, within ``DecodeOptions/maxDecoderBytes``.
 enum PNGDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
+        let stored = try decodeStored(PNGHandle.open(source, name: name, options: options), options: options,
+                                      why: "the decoded image")
+        // libpng's memory is gone by now.
+        let upright = try stored.orientation.upright(stored.bitmap, name: name)
+        return DecodedImage(bitmap: upright, sourceWidth: stored.width, sourceHeight: stored.height,
+                            orientation: stored.orientation, scaleNumerator: 8, warnings: stored.warnings, format: .png)
+    }
+
+    /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for a PNG.
+    static func decodeFitted(_ source: ImageSource, name: String, into frame: Bitmap, fit: FitMode,
+                             background: RGBColor, options: DecodeOptions) throws(ImageError) -> FittedImage {
+        switch try streamOrDecode(source, name: name, into: frame, fit: fit, background: background, options: options) {
+        case .streamed(let fitted):
+            return fitted
+        case .whole(let stored):
+            let upright = try stored.orientation.upright(stored.bitmap, name: name)
+            Compositor.place(upright, into: frame, fit: fit, background: background)
+            return FittedImage(sourceWidth: stored.width, sourceHeight: stored.height, orientation: stored.orientation,
+                               scaleNumerator: 8, decodedWidth: upright.width, decodedHeight: upright.height,
+                               decodedRows: 0..<stored.height, streamed: false, warnings: stored.warnings,
+                               format: .png)
+        }
+    }
+
+    private enum Outcome {
+        case streamed(FittedImage)
+        case whole(Stored)
+    }
+
+    /// Everything that needs the libpng reader (destroyed when this returns).
+    private static func streamOrDecode(_ source: ImageSource, name: String, into frame: Bitmap, fit: FitMode,
+                                       background: RGBColor, options: DecodeOptions) throws(ImageError) -> Outcome {
+        let png = try PNGHandle.open(source, name: name, options: options)
+        if png.interlaced {
+            return .whole(try decodeStored(png, options: options,
+                                           why: "the decoded image, held whole as an interlaced (Adam7) PNG cannot be streamed"))
+        }
+        if png.orientation != .topLeft {
+            return .whole(try decodeStored(png, options: options,
+                                           why: "the decoded image, held whole to be turned by its EXIF orientation \(png.orientation.rawValue)"))
+        }
+        let plan = Compositor.placement(imageWidth: png.width, imageHeight: png.height, into: frame, fit: fit)
+        try checkMemory([[RowRing.memoryUse(width: png.width, plan: plan)]], options: options, name: name)
+        try png.start()
+        let ring = try RowRing(png, width: png.width, plan: plan, flattenOver: png.hasAlpha ? background : nil, name: name)
+        try Compositor.place(plan, into: frame, background: background) { (first, count, rows) throws(ImageError) in
+            try ring.rows(first, count, into: rows)
+        }
+        // A PNG cannot skip: rows above a fill crop were decoded too, and dropped.
+        return .streamed(FittedImage(sourceWidth: png.width, sourceHeight: png.height, orientation: .topLeft,
+                                     scaleNumerator: 8, decodedWidth: png.width, decodedHeight: png.height,
+                                     decodedRows: 0..<ring.next, streamed: true, warnings: png.warnings, format: .png))
+    }
+
+    private struct Stored {
+        var bitmap: Bitmap
+        var width: Int, height: Int
+        var orientation: EXIFOrientation
+        var warnings: [String]
+    }
+
+    /// The whole image in its stored orientation. `why` names the decoded image in the memory
+    /// error; the check counts it with its turned copy when the orientation turns it.
+    private static func decodeStored(_ png: PNGHandle, options: DecodeOptions, why: String) throws(ImageError) -> Stored {
+        let image = MemoryUse.image(width: png.width, height: png.height, why)
+        var phases = [[image]]
+        if png.orientation != .topLeft {
+            let turned = png.orientation.orientedSize(width: png.width, height: png.height)
+            phases.append([image, MemoryUse.image(width: turned.width, height: turned.height,
+                                                  "its copy turned upright")])
+        }
+        try checkMemory(phases, options: options, name: png.name)
+        let bitmap = try allocateImage(width: png.width, height: png.height, hasAlpha: png.hasAlpha, name: png.name)
+        let code = kc_png_read_pixels(png.handle, bitmap.pixels, bitmap.bytesPerRow)
+        guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
+        return Stored(bitmap: bitmap, width: png.width, height: png.height, orientation: png.orientation,
+                      warnings: png.warnings)
+    }
+}
+
+/// A libpng reader with its header read (IHDR and the chunks before IDAT), the side and pixel
+/// limits checked and the eXIf orientation parsed. Owns the kc_png handle: destroyed (every
+/// libpng allocation freed) when the last reference goes.
+final class PNGHandle: RowSource {
+    let handle: OpaquePointer
+    let name: String
+    /// IHDR size in pixels.
+    let width: Int, height: Int
+    /// Adam7.
+    let interlaced: Bool
+    /// The output has alpha (an alpha channel or tRNS).
+    let hasAlpha: Bool
+    let orientation: EXIFOrientation
+
+    private init(handle: OpaquePointer, name: String, header: kc_png_header, orientation: EXIFOrientation) {
+        self.handle = handle
+        self.name = name
+        width = Int(header.width)
+        height = Int(header.height)
+        interlaced = header.interlaced != 0
+        hasAlpha = header.has_alpha != 0
+        self.orientation = orientation
+    }
+
+    /// Creates the reader on `source`, reads the header and checks the side and pixel limits.
+    static func open(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> PNGHandle {
         let created: OpaquePointer?
         switch source {
         case .file(let file): created = kc_png_create_file(file)
         case .memory(let bytes): created = kc_png_create_memory(bytes.baseAddress, bytes.count)
         }
-        guard let png = created else { throw .outOfMemory(path: name, reason: "cannot create a libpng reader") }
-        var destroyed = false
-        defer { if !destroyed { kc_png_destroy(png) } }
-        func failure(_ code: Int32) -> ImageError {
-            imageError(code: code, message: String(cString: kc_png_error(png)), name: name)
-        }
-
+        guard let created else { throw .outOfMemory(path: name, reason: "cannot create a libpng reader") }
         var header = kc_png_header()
-        var code = kc_png_read_header(png, &header)
-        guard Int(code) == KC_IMG_OK else { throw failure(code) }
-        let width = Int(header.width), height = Int(header.height)
-        try checkBudget(width: width, height: height, options: options, name: name)
+        let code = kc_png_read_header(created, &header)
         let orientation = header.exif.map {
             EXIFOrientation.parse(tiff: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
+        let png = PNGHandle(handle: created, name: name, header: header, orientation: orientation)
+        guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
+        try checkHeader(width: png.width, height: png.height, options: options, name: name)
+        return png
+    }
 
-        let bitmap = Bitmap(uninitializedWidth: width, height: height, hasAlpha: header.has_alpha != 0)
-        code = kc_png_read_pixels(png, bitmap.pixels, bitmap.bytesPerRow)
+    deinit { kc_png_destroy(handle) }
+
+    func failure(_ code: Int32) -> ImageError {
+        imageError(code: code, message: String(cString: kc_png_error(handle)), name: name)
+    }
+
+    var warnings: [String] { collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) } }
+
+    /// kc_png_start: the transforms set, reading begun, for ``readRows(_:count:)``.
+    func start() throws(ImageError) {
+        let code = kc_png_start(handle)
         guard Int(code) == KC_IMG_OK else { throw failure(code) }
-        let warnings = collectWarnings(count: kc_png_warning_count(png)) { kc_png_warning(png, $0) }
-        kc_png_destroy(png)
-        destroyed = true
+    }
 
-        let upright = orientation == .topLeft ? bitmap : orientation.apply(to: bitmap)
-        return DecodedImage(bitmap: upright, sourceWidth: width, sourceHeight: height,
-                            orientation: orientation, scaleNumerator: 8, warnings: warnings, format: .png)
+    // MARK: RowSource
+
+    func readRows(_ rows: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, count: Int) throws(ImageError) {
+        let code = kc_png_read_rows(handle, rows, Int32(count))
+        guard Int(code) == KC_IMG_OK else { throw failure(code) }
+    }
+
+    /// A PNG cannot skip: the rows are decoded into `scratch` and dropped.
+    func skipRows(_ count: Int, scratch: UnsafeMutablePointer<UInt8>) throws(ImageError) {
+        var row: UnsafeMutablePointer<UInt8>? = scratch
+        for _ in 0..<count {
+            let code = kc_png_read_rows(handle, &row, 1)
+            guard Int(code) == KC_IMG_OK else { throw failure(code) }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import Testing
 @testable import KioskApp
 
@@ -10,4 +11,39 @@ import Testing
     struct Event: Decodable { var event: String; var index: Int; var src: String; var t: Int }
     let e = try JSONDecoder().decode(Event.self, from: Data(line.utf8))
     #expect(e.event == "shown" && e.index == 3 && e.src == "/photos/a \"b\".jpg" && e.t == 1234)
+}
+
+@Test func queuedEventsReachTheReaderInOrder() throws {
+    var fds: [Int32] = [-1, -1]
+    #expect(pipe(&fds) == 0)
+    let writer = EventWriter(descriptor: fds[1])
+    for i in 0..<20 { writer.emit(event: "shown", index: i, source: "/p/\(i).jpg", time: .milliseconds(i * 1000)) }
+    #expect(writer.flush())
+    close(fds[1])
+    var data = [UInt8](repeating: 0, count: 65536)
+    var text = ""
+    while true {
+        let n = read(fds[0], &data, data.count)
+        if n <= 0 { break }
+        text += String(decoding: data[0..<n], as: UTF8.self)
+    }
+    close(fds[0])
+    let lines = text.split(separator: "\n")
+    #expect(lines.count == 20)
+    #expect(lines.first == #"{"event":"shown","index":0,"src":"/p/0.jpg","t":0}"#)
+    #expect(lines.last == #"{"event":"shown","index":19,"src":"/p/19.jpg","t":19000}"#)
+}
+
+@Test func aReaderThatStopsReadingDoesNotBlockTheShow() {
+    var fds: [Int32] = [-1, -1]
+    #expect(pipe(&fds) == 0)
+    let writer = EventWriter(descriptor: fds[1])
+    // Far more than a pipe holds (64 KiB) and the queue takes: emit must return every time.
+    let long = String(repeating: "x", count: 4000)
+    for i in 0..<2000 { writer.emit(event: "shown", index: i, source: long, time: .zero) }
+    #expect(writer.droppedCount > 0)
+    signal(SIGPIPE, SIG_IGN)  // as the program does (KioskApp.main)
+    close(fds[0])  // the writer thread's blocked write now fails with EPIPE; it drains the queue
+    #expect(writer.flush(timeout: .seconds(10)))
+    close(fds[1])
 }

@@ -171,3 +171,32 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     #expect(run.stderr.contains("--fit"))
     #expect(run.frames.isEmpty)
 }
+
+@Test func sighupIsLoggedAndSigtermEndsALongShowCleanly() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-signal-\(UUID().uuidString)")
+    let process = Process()
+    process.executableURL = executable()
+    process.arguments = ["--display", "offscreen:\(dir.path)", "--size", "160x100", "--interval", "0.2", "--fade", "100",
+                         "--run-for", "1000000", samples.path]
+    let err = Pipe()
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = err
+    try process.run()
+    // Wait until the show is running (frames appear), then signal it.
+    for _ in 0..<100 where ((try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.count ?? 0) < 3 {
+        usleep(50_000)
+    }
+    kill(process.processIdentifier, SIGHUP)
+    usleep(300_000)
+    #expect(process.isRunning, "SIGHUP must not end the show")
+    kill(process.processIdentifier, SIGTERM)
+    let deadline = Date().addingTimeInterval(10)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    #expect(!process.isRunning, "SIGTERM did not end the show within 10 s")
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(log)")
+    #expect(log.contains("SIGHUP received"))
+    #expect(log.contains("stopping"))
+}

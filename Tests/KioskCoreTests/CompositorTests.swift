@@ -62,6 +62,19 @@ private let blue = RGBColor(red: 0, green: 0, blue: 255)
         }
     }
 
+    /// The row form gives the bytes the bitmap form gives, for every alpha and a few colours.
+    @Test func flattenAlphaOfARowIsTheSameAsOfTheBitmap() {
+        let image = Bitmap(width: 256, height: 4, hasAlpha: true)
+        for y in 0..<4 {
+            for x in 0..<256 { image[x, y] = UInt32(x) << 24 | UInt32((x * 7 + y * 50) & 0xFF) << 16 | UInt32(y * 60) << 8 | UInt32(255 - x) }
+        }
+        let rows = image.copy()
+        let background = RGBColor(red: 17, green: 200, blue: 99)
+        Compositor.flattenAlpha(image, over: background)
+        for y in 0..<4 { Compositor.flattenAlpha(rows.row(y), count: 256, over: background) }
+        #expect((0..<image.pixelCount).allSatisfy { image.pixels[$0] == rows.pixels[$0] })
+    }
+
     @Test func flattenAlphaIsExact() {
         let image = Bitmap(width: 3, height: 1, hasAlpha: true, fill: 0)
         image[0, 0] = 0x0011_2233 // alpha 0 -> background

@@ -142,13 +142,130 @@ import Testing
         }
     }
 
-    /// A PNG (here with alpha, composited over the background) goes through decode + place.
-    @Test func pngFallsBackToTheSameFrame() throws {
-        for name in ["basn6a08.png", "basn2c08.png", "basi0g01.png"] {
+    /// An interlaced (Adam7) PNG cannot stream (its rows come in seven passes): it goes through
+    /// decode + place, and gives the same frame.
+    @Test func interlacedPNGFallsBackToTheSameFrame() throws {
+        for name in ["basi0g01.png", "basi6a08.png", "basi3p02.png"] {
             let path = Fixtures.path("pngsuite", name)
             let results = try Self.checkSameFrame(path, width: 50, height: 21, streams: false)
             #expect(results[.fit]?.format == .png && results[.fit]?.scaleNumerator == 8)
+            #expect(results[.fit]?.decodedRows == 0..<32)
         }
+    }
+
+    // MARK: PNG streaming
+
+    /// Every valid PngSuite image (alpha, palette with tRNS, 16-bit, gray, gamma, odd sizes...)
+    /// gives exactly the frame of decode + Compositor.place, in every fit mode, at sizes below,
+    /// equal to and above its own; the non-interlaced ones stream, the interlaced ones do not.
+    @Test func everyPngSuiteImageGivesTheSameFrameStreamedOrNot() throws {
+        let names = try Fixtures.files("pngsuite", suffix: ".png").filter { !$0.hasPrefix("x") }
+        #expect(names.count == 161)
+        var streamed = 0
+        for name in names {
+            let path = Fixtures.path("pngsuite", name)
+            let own = try ImageDecoder.decode(path: path).bitmap
+            let interlaced = name.dropFirst(3).first == "i"  // PngSuite names: xxxi... = Adam7
+            for (w, h) in [(17, 23), (own.width, own.height), (own.width + 5, max(1, own.height - 3)), (48, 20)] {
+                let results = try Self.checkSameFrame(path, width: w, height: h, streams: !interlaced)
+                if results[.fit]?.streamed == true { streamed += 1 }
+            }
+        }
+        #expect(streamed > 4 * 100, "\(streamed) streamed frames")
+    }
+
+    /// Alpha is flattened over the background row by row: the frame depends on the background
+    /// exactly as decode + place makes it, for an alpha channel, palette + tRNS, gray + tRNS
+    /// and 16-bit alpha.
+    @Test(arguments: ["basn6a08.png", "tp1n3p08.png", "tbbn0g04.png", "basn6a16.png", "basn4a16.png", "tbrn2c08.png"])
+    func pngAlphaIsFlattenedOverTheBackground(name: String) throws {
+        let path = Fixtures.path("pngsuite", name)
+        for background in [RGBColor.black, .white, RGBColor(red: 200, green: 10, blue: 90)] {
+            for fit in FitMode.allCases {
+                let decoded = try ImageDecoder.decode(path: path)
+                #expect(decoded.bitmap.hasAlpha)
+                let expected = Bitmap(width: 45, height: 30)
+                Compositor.place(decoded.bitmap, into: expected, fit: fit, background: background)
+                let frame = Bitmap(width: 45, height: 30, fill: 0xDEAD_BEEF)
+                let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: fit, background: background)
+                #expect(fitted.streamed)
+                #expect(Self.firstDifference(frame, expected) == nil, "\(name) \(fit) over \(background)")
+            }
+        }
+    }
+
+    /// A generated 300x200 RGBA PNG in a wide frame: fill reads rows from the top (a PNG cannot
+    /// skip) down to the end of the band it shows, never below; fit reads them all.
+    @Test func pngFillStopsBelowTheBandItShows() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/gradient.png"
+        let image = Bitmap(width: 300, height: 200, hasAlpha: true)
+        for y in 0..<200 {
+            for x in 0..<300 { image[x, y] = UInt32(x % 256) << 24 | UInt32(y) << 16 | UInt32(x) << 8 & 0xFF00 | 0x40 }
+        }
+        try PNGWriter.write(image, to: path)
+        let results = try Self.checkSameFrame(path, width: 300, height: 50)
+        let fill = try #require(results[.fill])
+        // 300x200 fills 300x50 at 1:1: rows 75..<125 shown, 0..<75 decoded and dropped.
+        #expect(fill.decodedRows == 0..<125)
+        #expect(results[.fit]?.decodedRows == 0..<200)
+
+        // Cut the file well below row 125's data: fill still shows its band, fit throws.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let cutPath = directory + "/cut.png"
+        try bytes.prefix(bytes.count * 9 / 10).write(to: URL(fileURLWithPath: cutPath))
+        let frame = Bitmap(width: 300, height: 50)
+        #expect(try ImageDecoder.decodeFitted(path: cutPath, into: frame, fit: .fill, background: Self.background).streamed)
+        #expect(throws: ImageError.corrupt(path: cutPath, reason: "unexpected end of file (the file is truncated)")) {
+            try ImageDecoder.decodeFitted(path: cutPath, into: frame, fit: .fit, background: Self.background)
+        }
+    }
+
+    /// A truncated or corrupt PNG throws mid-stream the error decode throws.
+    @Test func damagedPNGsStreamOrThrowLikeDecode() throws {
+        for name in ["basn6a16.png", "basn3p08.png", "tp1n3p08.png"] {
+            let original = try Fixtures.bytes("pngsuite", name)
+            var state: UInt32 = 2_463_534_242
+            func next() -> Int { state ^= state << 13; state ^= state >> 17; state ^= state << 5; return Int(state) }
+            var failures = 0
+            for round in 0..<60 {
+                var bytes = original
+                bytes[8 + next() % (bytes.count - 8)] = UInt8(truncatingIfNeeded: next())
+                if round % 3 == 0 { bytes = Array(original.prefix(40 + next() % (original.count - 40))) }
+                let fit = FitMode.allCases[round % 2 == 0 ? 0 : 2]  // fit and stretch read every row
+                let frame = Bitmap(width: 40, height: 30)
+                let streamed = Result { () throws(ImageError) in
+                    try ImageDecoder.decodeFitted(bytes: bytes, name: name, into: frame, fit: fit, background: .black)
+                }
+                let whole = Result { () throws(ImageError) -> Bitmap in
+                    let decoded = try ImageDecoder.decode(bytes: bytes, name: name)
+                    let expected = Bitmap(width: 40, height: 30)
+                    Compositor.place(decoded.bitmap, into: expected, fit: fit, background: .black)
+                    return expected
+                }
+                switch (streamed, whole) {
+                case (.success, .success(let expected)):
+                    #expect(Self.firstDifference(frame, expected) == nil, "\(name) round \(round)")
+                case (.failure(let error), .failure(let wholeError)):
+                    failures += 1
+                    #expect(error == wholeError, "\(name) round \(round)")
+                default:
+                    Issue.record("\(name) round \(round): streamed \(streamed), decode \(whole)")
+                }
+            }
+            #expect(failures > 0, "\(name)")
+        }
+    }
+
+    /// A PNG turned by its eXIf chunk cannot stream: decoded whole, turned, placed, upright.
+    @Test func exifRotatedPNGFallsBackAndStandsUpright() throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/rot6.png"
+        try Data(PNGFiles.withOrientation(6, Fixtures.bytes("pngsuite", "basn2c08.png"))).write(to: URL(fileURLWithPath: path))
+        let results = try Self.checkSameFrame(path, width: 40, height: 30, streams: false)
+        #expect(results[.fit]?.orientation == .rightTop)
     }
 
     /// Bytes in memory stream as the file does.

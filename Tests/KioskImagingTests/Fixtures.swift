@@ -172,3 +172,85 @@ func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         + typeBytes + data
         + [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)]
 }
+
+/// PNG files changed at test time: chunks rewritten with their CRCs fixed up.
+enum PNGFiles {
+    /// `png` with its IHDR width and height replaced (the IDAT no longer matches, which only
+    /// matters past the header).
+    static func withSize(width: UInt32, height: UInt32, _ png: [UInt8]) -> [UInt8] {
+        var bytes = png
+        // IHDR data starts at 16: width, height (big-endian), then depth, colour type...
+        bytes.replaceSubrange(16..<20, with: bigEndian(width))
+        bytes.replaceSubrange(20..<24, with: bigEndian(height))
+        bytes.replaceSubrange(29..<33, with: bigEndian(crc32(bytes[12..<29])))
+        return bytes
+    }
+
+    /// `png` with an eXIf chunk right after IHDR whose TIFF IFD0 holds Orientation = `value`.
+    static func withOrientation(_ value: UInt16, _ png: [UInt8]) -> [UInt8] {
+        let tiff: [UInt8] = [0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8,       // "MM", 42, IFD0 at 8
+                             0, 1,                                     // one entry
+                             0x01, 0x12, 0, 3, 0, 0, 0, 1,             // Orientation, SHORT, 1 value
+                             UInt8(value >> 8), UInt8(value & 0xFF), 0, 0,
+                             0, 0, 0, 0]                               // no IFD1
+        return Array(png[0..<33]) + pngChunk("eXIf", tiff) + Array(png[33...])
+    }
+
+    static func bigEndian(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+    }
+}
+
+/// JPEG files taken apart at test time: the segments of a JPEG up to its EOI.
+enum JPEGFiles {
+    /// The byte ranges of the scans (each SOS marker segment with its entropy-coded data) and
+    /// the offset of the EOI marker.
+    static func scans(_ d: [UInt8]) -> (scans: [Range<Int>], eoi: Int) {
+        var i = 2, scans: [Range<Int>] = []
+        while i + 1 < d.count {
+            precondition(d[i] == 0xFF, "JPEGFiles.scans: no marker at \(i)")
+            let marker = d[i + 1]
+            if marker == 0xD9 { return (scans, i) }
+            guard i + 3 < d.count else { break }
+            let length = Int(d[i + 2]) << 8 | Int(d[i + 3])
+            if marker == 0xDA {
+                var j = i + 2 + length
+                while !(d[j] == 0xFF && d[j + 1] != 0 && !(0xD0...0xD7).contains(d[j + 1])) { j += 1 }
+                scans.append(i..<j)
+                i = j
+            } else {
+                i += 2 + length
+            }
+        }
+        return (scans, d.count)
+    }
+
+    /// `jpeg` with its last scan repeated `times` more times before the EOI.
+    static func repeatingLastScan(_ jpeg: [UInt8], times: Int) -> [UInt8] {
+        let (scans, eoi) = Self.scans(jpeg)
+        let last = Array(jpeg[scans.last!])
+        var out = Array(jpeg[..<eoi])
+        out.reserveCapacity(jpeg.count + last.count * times)
+        for _ in 0..<times { out += last }
+        return out + jpeg[eoi...]
+    }
+
+    /// `jpeg` with the frame size in its SOF marker (baseline, extended or progressive
+    /// Huffman) replaced.
+    static func withSize(width: Int, height: Int, _ jpeg: [UInt8]) -> [UInt8] {
+        var bytes = jpeg
+        let sof = (0..<bytes.count - 9).first { bytes[$0] == 0xFF && [0xC0, 0xC1, 0xC2].contains(bytes[$0 + 1]) }!
+        // Length (2), precision (1), height (2), width (2).
+        bytes.replaceSubrange(sof + 5..<sof + 9, with: [UInt8(height >> 8), UInt8(height & 0xFF),
+                                                        UInt8(width >> 8), UInt8(width & 0xFF)])
+        return bytes
+    }
+}
+
+extension Result {
+    /// The error, or nil on success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

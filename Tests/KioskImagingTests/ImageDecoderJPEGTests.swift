@@ -289,3 +289,147 @@ extension ImageDecoderJPEGTests {
         #expect(failures > 0)
     }
 }
+
+/// The end of a JPEG file (a missing EOI against missing data) and the scan limit.
+extension ImageDecoderJPEGTests {
+    static let truncatedReason = "Premature end of JPEG file (the file is truncated)"
+
+    /// Huffman-coded fixtures: baseline 4:2:0 (testorig, odd size), progressive, grayscale,
+    /// CMYK and YCCK, and a sequential file with one scan per component.
+    static let huffman: [(String, String)] = [
+        (turbo, "testorig.jpg"), (generated, "progressive.jpg"), (generated, "gray.jpg"),
+        (generated, "cmyk-adobe.jpg"), (generated, "ycck-adobe.jpg"), (generated, "cmyk-plain.jpg"),
+        (generated, "multiscan.jpg"),
+    ]
+
+    // MARK: The end of the file
+
+    /// All data there, only the EOI marker (FF D9) missing, or only its last byte: the image
+    /// is shown, the very pixels of the whole file, with a warning; through decode and
+    /// decodeFitted, from memory and from a file.
+    @Test(arguments: huffman)
+    func missingEOIIsShownWithAWarning(folder: String, name: String) throws {
+        let whole = try Fixtures.bytes(folder, name)
+        #expect(Array(whole.suffix(2)) == [0xFF, 0xD9])
+        let intact = try ImageDecoder.decode(bytes: whole, name: name)
+        #expect(intact.warnings.isEmpty)
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for cut in [1, 2] {
+            let bytes = Array(whole.dropLast(cut))
+            let decoded = try ImageDecoder.decode(bytes: bytes, name: name)
+            #expect(decoded.warnings == ["JPEG ends without its EOI marker"], "\(name) -\(cut): \(decoded.warnings)")
+            #expect(memcmp(decoded.bitmap.pixels, intact.bitmap.pixels, intact.bitmap.byteCount) == 0, "\(name) -\(cut)")
+
+            let path = directory + "/cut-\(cut).jpg"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let fromFile = try ImageDecoder.decode(path: path)
+            #expect(fromFile.warnings == ["JPEG ends without its EOI marker"])
+            #expect(memcmp(fromFile.bitmap.pixels, intact.bitmap.pixels, intact.bitmap.byteCount) == 0)
+
+            for fit in FitMode.allCases {
+                let expected = Bitmap(width: 41, height: 29)
+                Compositor.place(try ImageDecoder.decode(bytes: whole, name: name,
+                                                         options: DecodeOptions(targetWidth: 41, targetHeight: 29, fit: fit)).bitmap,
+                                 into: expected, fit: fit, background: .black)
+                let frame = Bitmap(width: 41, height: 29)
+                let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: fit, background: .black)
+                #expect(fitted.warnings == ["JPEG ends without its EOI marker"], "\(name) -\(cut) \(fit)")
+                #expect(memcmp(frame.pixels, expected.pixels, frame.byteCount) == 0, "\(name) -\(cut) \(fit)")
+            }
+        }
+    }
+
+    /// The sample photos and the 14.7 MP progressive photo without their EOI: shown.
+    @Test func photosWithoutEOIAreShown() throws {
+        let samples = URL(fileURLWithPath: Fixtures.root + "/../../deploy/samples")
+        let paths = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "grey-1920x1200.jpg"].map { samples.appendingPathComponent($0).path }
+            + [Fixtures.path("photos", "volna-5120x2880.jpg")]
+        for path in paths {
+            let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            let options = DecodeOptions(targetWidth: 320, targetHeight: 200)
+            let intact = try ImageDecoder.decode(bytes: whole, name: path, options: options)
+            let cut = try ImageDecoder.decode(bytes: Array(whole.dropLast(2)), name: path, options: options)
+            #expect(cut.warnings == ["JPEG ends without its EOI marker"], "\(path)")
+            #expect(memcmp(cut.bitmap.pixels, intact.bitmap.pixels, intact.bitmap.byteCount) == 0, "\(path)")
+        }
+    }
+
+    /// Data missing before the end (cut 3 to 64 bytes short: into the last scan's data) is the
+    /// truncation error, never a picture.
+    @Test(arguments: huffman)
+    func dataMissingIsTruncated(folder: String, name: String) throws {
+        let whole = try Fixtures.bytes(folder, name)
+        for cut in 3...64 {
+            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason), "\(name) -\(cut)") {
+                try ImageDecoder.decode(bytes: Array(whole.dropLast(cut)), name: name)
+            }
+        }
+    }
+
+    /// A multi-scan file cut between two scans (every scan before it complete, the file ending
+    /// where the next SOS marker would be) is truncated, not a picture with scans missing:
+    /// progressive (its coefficients lack bits) and sequential (a component never came).
+    @Test(arguments: ["progressive.jpg", "multiscan.jpg"])
+    func multiScanFileCutBetweenScansIsTruncated(name: String) throws {
+        let whole = try Fixtures.bytes("generated", name)
+        let (scans, _) = JPEGFiles.scans(whole)
+        #expect(scans.count >= 3)
+        for k in 1..<scans.count {
+            let bytes = Array(whole[..<scans[k].lowerBound])
+            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason), "\(name): \(k) of \(scans.count) scans") {
+                try ImageDecoder.decode(bytes: bytes, name: name)
+            }
+            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason), "\(name): \(k) of \(scans.count) scans") {
+                try ImageDecoder.decodeFitted(bytes: bytes, name: name, into: Bitmap(width: 30, height: 20), fit: .fill,
+                                              background: .black)
+            }
+        }
+    }
+
+    /// Arithmetic coding pads the end of its data with zeros without a warning, so libjpeg
+    /// cannot tell a missing EOI from missing data: there, any end of data before the EOI is
+    /// the truncation error (the file has its EOI: it decodes).
+    @Test func arithmeticCodedFileNeedsItsEOI() throws {
+        let whole = try Fixtures.bytes("libjpeg-turbo-testimages", "testimgari.jpg")
+        #expect(try ImageDecoder.decode(bytes: whole, name: "a.jpg").warnings.isEmpty)
+        for cut in 1...40 {
+            #expect(throws: ImageError.corrupt(path: "a.jpg", reason: Self.truncatedReason), "-\(cut)") {
+                try ImageDecoder.decode(bytes: Array(whole.dropLast(cut)), name: "a.jpg")
+            }
+        }
+    }
+
+    // MARK: Scans
+
+    /// Scan 1001 is refused the moment its marker is read; 1000 scans still decode (a
+    /// repeated refinement scan is a bogus progression libjpeg warns about, not an error).
+    @Test func moreThanAThousandScansAreRefused() throws {
+        let progressive = try Fixtures.bytes("generated", "progressive.jpg")
+        let scans = JPEGFiles.scans(progressive).scans.count
+        let thousand = JPEGFiles.repeatingLastScan(progressive, times: 1000 - scans)
+        let decoded = try ImageDecoder.decode(bytes: thousand, name: "1000.jpg")
+        #expect(decoded.bitmap.width == 96)
+        #expect(decoded.warnings.contains { $0.contains("Inconsistent progression sequence") }, "\(decoded.warnings.prefix(2))")
+
+        let tooMany = JPEGFiles.repeatingLastScan(progressive, times: 1001 - scans)
+        guard case .unsupported(let path, let reason) = Result(catching: { () throws(ImageError) in
+            try ImageDecoder.decode(bytes: tooMany, name: "1001.jpg")
+        }).failure else {
+            Issue.record("1001 scans decoded")
+            return
+        }
+        #expect(path == "1001.jpg")
+        #expect(reason.hasPrefix("more than 1000 scans"), "\(reason)")
+
+        // The attack: a tiny scan repeated 20000 times. Refused at scan 1001, in a fraction of
+        // the time the whole file would take.
+        let attack = JPEGFiles.repeatingLastScan(progressive, times: 20_000)
+        let start = ContinuousClock.now
+        let frame = Bitmap(width: 64, height: 48)
+        #expect(throws: ImageError.self) {
+            try ImageDecoder.decodeFitted(bytes: attack, name: "attack.jpg", into: frame, fit: .fit, background: .black)
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+}

@@ -30,6 +30,9 @@ enum {
     KC_IMG_MISUSE = 4,
     /// A system call failed while writing (open, write, close); the message names it with errno.
     KC_IMG_IO_ERROR = 5,
+    /// The library needed more working memory than the limit it was given
+    /// (kc_jpeg_set_memory_limit); see the message.
+    KC_IMG_OVER_BUDGET = 6,
 };
 
 /// Longest message or warning kept (libjpeg's JMSG_LENGTH_MAX), including the NUL.
@@ -41,6 +44,12 @@ enum {
 
 /// A libjpeg decompressor plus its error state. Opaque.
 typedef struct kc_jpeg kc_jpeg;
+
+/// The most scans a JPEG may have. libjpeg-turbo advises a limit for untrusted input (djpeg
+/// -maxscans): every scan of a progressive JPEG passes over the coefficients of the whole
+/// image, so a small file repeating a tiny scan thousands of times costs seconds of CPU.
+/// A normal progressive JPEG has about 10 scans. Scan 1001 is refused (KC_IMG_UNSUPPORTED).
+#define KC_JPEG_MAX_SCANS 1000
 
 /// JPEG colour spaces as libjpeg's J_COLOR_SPACE names them (jpeg_color_space).
 enum {
@@ -66,6 +75,15 @@ typedef struct kc_jpeg_header {
     int saw_adobe_marker;
     /// progressive_mode and arith_code from the SOF marker (0 or 1).
     int progressive, arithmetic;
+    /// jpeg_has_multiple_scans: progressive, or sequential with components in separate scans.
+    /// Such a file is decoded through a whole-image coefficient buffer that libjpeg fills
+    /// with every scan before the first row comes out.
+    int multiple_scans;
+    /// The size of that buffer in bytes when multiple_scans (0 otherwise): over the
+    /// components, width_in_blocks x height_in_blocks (each rounded up to the sampling factor,
+    /// as jdcoefct.c does) x 128 bytes (64 coefficients of 2 bytes). It does not depend on
+    /// the DCT scale: 6 bytes per pixel at 4:4:4, 3 at 4:2:0, 2 for grayscale.
+    size_t coefficient_bytes;
     /// The first APP1 segment whose payload starts with "Exif\0\0" (payload only, without the
     /// marker and length bytes), or NULL. Owned by the handle, valid until kc_jpeg_destroy.
     const uint8_t *exif;
@@ -79,16 +97,35 @@ kc_jpeg *kc_jpeg_create_file(FILE *file);
 /// must stay valid until kc_jpeg_destroy. NULL only when out of memory.
 kc_jpeg *kc_jpeg_create_memory(const void *data, size_t size);
 /// jpeg_read_header, keeping APP1 segments (jpeg_save_markers JPEG_APP0+1, 0xFFFF) for EXIF.
+/// A file that ends inside its headers is "Premature end of JPEG file (the file is truncated)".
 int kc_jpeg_read_header(kc_jpeg *jpeg, kc_jpeg_header *header);
+/// Limits libjpeg's working memory (cinfo->mem->max_memory_to_use) to `bytes`, 0 for no
+/// limit. libjpeg-turbo (jmemnobs.c) consults it when it allocates its whole-image buffers
+/// in jpeg_start_decompress; one that does not fit would need a backing store, which this
+/// build does not have, and kc_jpeg_start fails with KC_IMG_OVER_BUDGET before the buffer is
+/// allocated. Call before kc_jpeg_start.
+void kc_jpeg_set_memory_limit(kc_jpeg *jpeg, size_t bytes);
 /// Sets the DCT scale `scale_num`/8 (1...16, libjpeg-turbo's supported factors), the output
 /// colour space and calls jpeg_start_decompress. The output size is ceil(width * scale_num / 8)
 /// x ceil(height * scale_num / 8) pixels (jpeg_calc_output_dimensions) and is stored in
-/// *out_width / *out_height.
+/// *out_width / *out_height. A multi-scan file is read to its end here: more than
+/// KC_JPEG_MAX_SCANS scans is KC_IMG_UNSUPPORTED, a coefficient buffer over the memory limit
+/// KC_IMG_OVER_BUDGET, and a file that ends before its last scan is complete is truncated.
 int kc_jpeg_start(kc_jpeg *jpeg, int scale_num, int *out_width, int *out_height);
 /// Reads every output row into `dest` (out_height rows of `bytes_per_row` bytes, at least
 /// out_width * 4) as B,G,R,0xFF. Gray is expanded, YCbCr converted by libjpeg-turbo
 /// (JCS_EXT_BGRX); CMYK and YCCK are converted here (see kc_jpeg.c for the formula).
-/// A file that ends before its last row ("Premature end of JPEG file") is an error.
+///
+/// The end of the file: a file whose data ends before the image does is an error,
+/// "Premature end of JPEG file (the file is truncated)"; a Huffman-coded file whose data is
+/// all there but that ends without its EOI marker (the last 2 bytes) decodes, and
+/// kc_jpeg_eoi_missing says so. libjpeg tells the two apart: when its source runs dry it
+/// warns (JWRN_JPEG_EOF) and supplies an EOI; if the decoder then still needs bits it warns
+/// again (a corrupt-data warning: "premature end of data segment", "bad Huffman code"), and
+/// a multi-scan file shows scans missing in its progression state (coef_bits) or a
+/// component never scanned. Any warning after the end of the data is the truncation error.
+/// An arithmetic-coded file supplies zeros at the end of its data without a warning, so
+/// there any end of data before EOI is the truncation error.
 int kc_jpeg_read_pixels(kc_jpeg *jpeg, void *dest, size_t bytes_per_row);
 /// Reads the next `count` output rows (libjpeg's output_scanline on) into rows[0...count-1],
 /// each out_width * 4 bytes, converted as kc_jpeg_read_pixels does. For a caller that takes
@@ -100,6 +137,9 @@ int kc_jpeg_read_rows(kc_jpeg *jpeg, uint8_t *const *rows, int count);
 /// whole iMCU rows and returns the same following rows as a full read; anywhere else the
 /// rows are read into a scratch row and dropped.
 int kc_jpeg_skip_rows(kc_jpeg *jpeg, int count);
+/// 1 when the data ran out where the EOI marker should be and the image was complete (see
+/// kc_jpeg_read_pixels), else 0.
+int kc_jpeg_eoi_missing(const kc_jpeg *jpeg);
 /// The message of the last error ("" when none).
 const char *kc_jpeg_error(const kc_jpeg *jpeg);
 /// How many warnings libjpeg emitted (corrupt-data warnings that it recovered from).
@@ -140,13 +180,22 @@ kc_png *kc_png_create_file(FILE *file);
 /// A reader taking `size` bytes at `data`, not copied, valid until kc_png_destroy.
 kc_png *kc_png_create_memory(const void *data, size_t size);
 /// Checks the signature and runs png_read_info. libpng's own width/height limits are lifted
-/// (png_set_user_limits 0x7fffffff) so that the caller's pixel budget is what refuses a huge image.
+/// (png_set_user_limits 0x7fffffff) so that the caller's limits (side, pixels, memory) are what
+/// refuse a huge image, with a message that gives its size. Nothing image-sized is allocated.
 int kc_png_read_header(kc_png *png, kc_png_header *header);
 /// Sets the transforms (palette/gray/tRNS expansion, strip 16 to 8 bits, gray to RGB, BGR order,
 /// 0xFF filler for opaque images, gamma to a 2.2 screen when the file has gAMA, Adam7 handling)
 /// and reads the whole image into `dest`: `height` rows of `bytes_per_row` bytes (at least
 /// width * 4), B,G,R,X or B,G,R,A.
 int kc_png_read_pixels(kc_png *png, void *dest, size_t bytes_per_row);
+/// For reading a non-interlaced image a few rows at a time instead (a caller that keeps a ring
+/// of rows): sets the same transforms and starts reading (png_read_update_info). An
+/// interlaced image is KC_IMG_MISUSE (its rows come in seven passes).
+int kc_png_start(kc_png *png);
+/// Reads the next `count` rows (png_read_row) into rows[0...count-1], each width * 4 bytes,
+/// converted as kc_png_read_pixels does. Asking for more rows than are left is KC_IMG_MISUSE;
+/// a truncated or corrupt file is an error as in kc_png_read_pixels.
+int kc_png_read_rows(kc_png *png, uint8_t *const *rows, int count);
 const char *kc_png_error(const kc_png *png);
 /// Warnings from libpng (png_warning, benign errors such as a bad iCCP profile).
 int kc_png_warning_count(const kc_png *png);

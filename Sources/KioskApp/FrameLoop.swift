@@ -44,6 +44,9 @@ public final class FrameLoop {
     let renderer: SceneRenderer
     let events: EventWriter
     let runFor: Duration?
+    /// Stop once the first image shown comes around again (the offscreen default: one round).
+    let stopAfterOneRound: Bool
+    private var firstShownItem: Int?
     /// Readable when a signal arrived (see ``LoopRequest``); -1 for none.
     let requestDescriptor: Int32
     let decodeRequest: (UInt8) -> LoopRequest?
@@ -60,7 +63,7 @@ public final class FrameLoop {
     public private(set) var framesPresented = 0
 
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
-                background: RGBColor, events: EventWriter, runFor: Duration?,
+                background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
                 requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
                 notifier: SystemdNotifier? = nil) {
         self.notifier = notifier
@@ -72,6 +75,7 @@ public final class FrameLoop {
         renderer = SceneRenderer(width: display.width, height: display.height, background: background)
         self.events = events
         self.runFor = runFor
+        self.stopAfterOneRound = stopAfterOneRound
         self.requestDescriptor = requestDescriptor
         self.decodeRequest = decodeRequest
     }
@@ -112,10 +116,13 @@ public final class FrameLoop {
                 framesPresented += 1
                 lastScene = scene
             }
+            var roundDone = false
             for s in pendingShown {
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
+                if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
             }
             pendingShown.removeAll()
+            if stopAfterOneRound && roundDone { return 0 }
 
             // 5. Stop, or wait for the next thing to happen.
             if let end = runFor, now >= end { return 0 }

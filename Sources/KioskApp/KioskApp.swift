@@ -53,7 +53,7 @@ public enum KioskApp {
         // The display. `auto` falls back to offscreen frames when the machine has no screen.
         var display: Display
         var clock: ShowClock = MonotonicClock()
-        var runFor = settings.runFor
+        let runFor = settings.runFor
         do {
             display = try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
                                       offscreenSize: settings.size)
@@ -74,15 +74,11 @@ public enum KioskApp {
             }
         }
         let items = SourceList.items(from: settings.sources)
-        if display is OffscreenDisplay {
-            // Offscreen renders on a virtual clock, as fast as the machine can; by default one
-            // round of the playlist.
-            clock = VirtualClock()
-            if runFor == nil {
-                let round = items.reduce(Duration.zero) { $0 + ($1.duration ?? settings.interval) }
-                runFor = max(settings.interval, round)
-            }
-        }
+        // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
+        // one round of the playlist: until the first image shown comes around again (images
+        // that fail do not count; one image or none: its first frame).
+        let oneRound = display is OffscreenDisplay && runFor == nil
+        if display is OffscreenDisplay { clock = VirtualClock() }
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
@@ -109,7 +105,8 @@ public enum KioskApp {
         defer { events.flush() }
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
                              preparer: preparer, background: settings.background, events: events,
-                             runFor: runFor, requestDescriptor: signalPipeRead, decodeRequest: request(for:),
+                             runFor: runFor, stopAfterOneRound: oneRound,
+                             requestDescriptor: signalPipeRead, decodeRequest: request(for:),
                              notifier: notifier.isActive ? notifier : nil)
         do {
             let signal = try loop.run()

@@ -149,6 +149,13 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     // The show goes on with the good ones, wrapping past the bad ones.
     #expect(run.shown.map(\.index) == [0, 3, 0, 3])
     #expect(run.shown.map(\.t) == [0, 1000, 2000, 3000])
+
+    // Without --run-for: one round of the images that could be shown, until the first comes again.
+    let round = try runShow(["--size", "320x200", "--interval", "1", "--fade", "200", dir.path])
+    #expect(round.status == 0, "stderr: \(round.stderr)")
+    #expect(round.shown.map(\.index) == [0, 3, 0])
+    // Each bad file is logged once.
+    #expect(round.stderr.components(separatedBy: "b.jpg").count == 2, "stderr: \(round.stderr)")
 }
 
 @Test func anEmptyFolderShowsTheNoImagesScreen() throws {

@@ -86,7 +86,8 @@ public enum KioskApp {
         }
 
         // The console: graphics mode on a VT, text mode back on every way out.
-        let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics()
+        let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics(note: { Log.info($0) })
+        if let console { Log.info("console switched to graphics mode", path: console.path) }
         installSignalHandlers()
         defer {
             display.restore()

@@ -1,5 +1,6 @@
 import Glibc
 import KioskCore
+import KioskSystem
 
 /// Expands the SOURCE arguments into playlist items (SPEC section 5, local sources): a
 /// directory gives its JPEG and PNG files (by extension, hidden files left out) in name order
@@ -31,27 +32,23 @@ public enum SourceList {
     }
 
     static func directoryImages(_ path: String) -> [String] {
-        guard let dir = opendir(path) else {
-            let code = errno
-            Log.warning("directory unreadable", path: path, reason: String(cString: strerror(code)) + " (errno \(code))")
+        let entries: [DirectoryEntry]
+        do {
+            entries = try listDirectory(path)
+        } catch {
+            Log.warning("directory unreadable", path: path, reason: error.description)
             return []
         }
-        defer { closedir(dir) }
         var names: [String] = []
-        while let entry = readdir(dir) {
-            let decoded = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(validatingCString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            guard let name = decoded else {
+        for entry in entries where !entry.isDirectory {
+            guard let name = entry.name else {
                 // The playlist, the events and the logs carry names as text: a name that is not
                 // UTF-8 could not be opened again from its text form.
                 Log.warning("file skipped", path: path, reason: "a file name in this directory is not valid UTF-8; rename it")
                 continue
             }
-            guard !name.hasPrefix("."), entry.pointee.d_type != UInt8(DT_DIR),
-                  let dot = name.lastIndex(of: ".") else { continue }
-            let ext = name[name.index(after: dot)...].lowercased()
-            if imageExtensions.contains(ext) { names.append(name) }
+            guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { continue }
+            if imageExtensions.contains(name[name.index(after: dot)...].lowercased()) { names.append(name) }
         }
         return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }

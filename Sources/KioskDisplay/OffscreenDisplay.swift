@@ -74,20 +74,13 @@ public final class OffscreenDisplay: Display {
     /// named exactly like the frames this backend writes), so that the folder holds this run's
     /// frames alone. Returns how many were removed; files that cannot be removed are left.
     public func removeOldFrames() -> Int {
-        guard let dir = opendir(directory) else { return 0 }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
+        guard let entries = try? listDirectory(directory) else { return 0 }
+        let frames = entries.compactMap(\.name).filter { name in
             let digits = name.dropFirst("frame-".count).dropLast(".png".count)
-            if name.hasPrefix("frame-"), name.hasSuffix(".png"), digits.count >= 8, digits.allSatisfy(\.isASCII),
-               digits.allSatisfy(\.isNumber) {
-                names.append(name)
-            }
+            return name.hasPrefix("frame-") && name.hasSuffix(".png") && digits.count >= 8
+                && digits.allSatisfy { $0.isASCII && $0.isNumber }
         }
-        return names.filter { unlink("\(directory)/\($0)") == 0 }.count
+        return frames.filter { unlink("\(directory)/\($0)") == 0 }.count
     }
 
     /// `mkdir -p path` with mode 0755; an existing directory is fine.

@@ -88,3 +88,27 @@ public func makeWakePipe() throws(SystemError) -> (read: Int32, write: Int32) {
     }
     return (fds[0], fds[1])
 }
+
+/// One name in a directory listing (`readdir(3)`, without `.` and `..`).
+public struct DirectoryEntry: Sendable {
+    /// The name as text, or nil when its bytes are not valid UTF-8.
+    public var name: String?
+    /// True when `d_type` says directory (false also when the file system does not say).
+    public var isDirectory: Bool
+}
+
+/// The entries of the directory at `path`, in the order the file system gives them.
+/// Throws ``SystemError`` (`opendir PATH: … (errno N)`).
+public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry] {
+    guard let dir = opendir(path) else { throw SystemError(operation: "opendir", path: path, errno: errno) }
+    defer { closedir(dir) }
+    var entries: [DirectoryEntry] = []
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(validatingCString: raw.bindMemory(to: CChar.self).baseAddress!)
+        }
+        if name == "." || name == ".." { continue }
+        entries.append(DirectoryEntry(name: name, isDirectory: entry.pointee.d_type == UInt8(DT_DIR)))
+    }
+    return entries
+}

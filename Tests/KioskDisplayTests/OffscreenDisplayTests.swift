@@ -72,3 +72,15 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         #expect(throws: DisplayError.self) { try OffscreenDisplay(directory: temporaryDirectory(), width: 0, height: 10) }
     }
 }
+
+@Test func framesOfAnEarlierRunAreRemovedAndNothingElse() throws {
+    let dir = temporaryDirectory()
+    for name in ["frame-00000000.png", "frame-00012345.png", "frame-123.png", "frame-0000000x.png", "notes.txt", "photo.png"] {
+        let fd = open("\(dir)/\(name)", O_CREAT | O_WRONLY, 0o644)
+        close(fd)
+    }
+    let display = try OffscreenDisplay(directory: dir, width: 16, height: 16)
+    #expect(display.removeOldFrames() == 2)
+    #expect(!exists("\(dir)/frame-00000000.png") && !exists("\(dir)/frame-00012345.png"))
+    for kept in ["frame-123.png", "frame-0000000x.png", "notes.txt", "photo.png"] { #expect(exists("\(dir)/\(kept)")) }
+}

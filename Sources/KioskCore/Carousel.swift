@@ -255,12 +255,6 @@ public struct Carousel: Sendable {
         return .idle
     }
 
-    /// True while any slot is still being prepared (a deterministic renderer with a virtual
-    /// clock waits for them before moving time on).
-    public var isWaitingForImages: Bool {
-        slots.contains { if case .pending = $0.status { return true } else { return false } }
-    }
-
     // MARK: Internals
 
     private func wrap(_ position: Int) -> Int {

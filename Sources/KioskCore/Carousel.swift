@@ -10,14 +10,30 @@ public struct CarouselConfig: Equatable, Sendable {
     public var direction: Direction
     /// Whether scenes carry page dots.
     public var showDots: Bool
+    /// The logical screen width in pixels: how far a completed swipe moves the picture.
+    public var screenWidth: Int
+    /// How long the picture takes to settle after a finger lets go (to the neighbour or back):
+    /// 250 ms, eased out (``Easing/easeOutFraction(elapsed:total:)``).
+    public var settle: Duration
+    /// A release faster than this (logical pixels per second, sideways) is a flick and completes
+    /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
+    /// least 300 px/s.
+    public var flickVelocity: Double?
 
     public init(interval: Duration = .seconds(5), fade: Duration = .milliseconds(500),
-                direction: Direction = .forward, showDots: Bool = false) {
+                direction: Direction = .forward, showDots: Bool = false,
+                screenWidth: Int = 1920, settle: Duration = .milliseconds(250), flickVelocity: Double? = nil) {
         self.interval = interval
         self.fade = fade
         self.direction = direction
         self.showDots = showDots
+        self.screenWidth = screenWidth
+        self.settle = settle
+        self.flickVelocity = flickVelocity
     }
+
+    /// ``flickVelocity`` or its default.
+    public var effectiveFlickVelocity: Double { flickVelocity ?? max(300, Double(screenWidth) / 3) }
 }
 
 /// A move through the playlist: to the next item or the previous one (wrapping both ways).
@@ -68,14 +84,60 @@ public struct Carousel: Sendable {
         var isReady: Bool { if case .ready = status { return true } else { return false } }
     }
 
-    enum Transition: Equatable {
+    /// What a finger holds and moves: the current slot, or a cross-fade caught mid-way.
+    struct Picture: Equatable {
+        /// Slot underneath; nil for the placeholder (a fade-in caught mid-way).
+        var base: Int?
+        /// Slot blended over ``base`` with ``weight`` (0...256), or nil.
+        var overlay: Int?
+        var weight: Int
+    }
+
+    /// A fade a finger interrupted, and how far it had run, to be picked up again.
+    struct CaughtFade: Equatable {
+        var fade: Transition
+        var elapsed: Duration
+    }
+
+    /// A finger is down (SPEC section 4).
+    struct Hold: Equatable {
+        var picture: Picture
+        /// Where the picture sat when the finger landed (non-zero when it caught a settle).
+        var origin: Double
+        /// The picture's offset while dragging; nil until the touch became a drag.
+        var dragOffset: Double?
+        var caughtFade: CaughtFade?
+        /// The target of a settle the finger caught.
+        var caughtSettleTarget: Double?
+    }
+
+    /// The picture gliding after a release: from `from` to `to` (0 = back in place, -width =
+    /// the next image in, +width = the previous one in), eased out from `start`.
+    struct Settle: Equatable {
+        var picture: Picture
+        var from: Double
+        var to: Double
+        var start: Duration
+        /// A fade to pick up again once the picture is back in place.
+        var caughtFade: CaughtFade?
+    }
+
+    indirect enum Transition: Equatable {
         /// Cross-fade from the current slot to the neighbour in `direction`.
         case move(from: Int, to: Int, direction: Direction, start: Duration)
         /// The current slot's late image fades in over the placeholder.
         case fadeIn(slot: Int, start: Duration)
-        var start: Duration {
+        /// A finger is down: the show holds still or follows the finger.
+        case held(Hold)
+        /// After a release: the picture glides to its place.
+        case settle(Settle)
+
+        /// The same fade started at another time.
+        func restarted(at start: Duration) -> Transition {
             switch self {
-            case .move(_, _, _, let s), .fadeIn(_, let s): return s
+            case .move(let f, let t, let d, _): return .move(from: f, to: t, direction: d, start: start)
+            case .fadeIn(let s, _): return .fadeIn(slot: s, start: start)
+            default: return self
             }
         }
     }
@@ -123,8 +185,10 @@ public struct Carousel: Sendable {
     public func item(inSlot slot: Int) -> Int? { slots[slot].item }
     /// How a physical slot stands.
     public func status(ofSlot slot: Int) -> SlotStatus { slots[slot].status }
-    /// True while a cross-fade or fade-in runs: the frame loop then draws paced frames.
-    public var isAnimating: Bool { transition != nil }
+    /// True while a cross-fade, fade-in or settle runs: the frame loop then draws paced frames.
+    public var isAnimating: Bool { wake == .animating }
+    /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
+    public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
     private var fade: Duration { min(config.fade, config.interval) }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
@@ -144,18 +208,31 @@ public struct Carousel: Sendable {
     public mutating func tick(at now: Duration) -> [CarouselAction] {
         var actions: [CarouselAction] = []
         // Each pass completes or starts at most one transition; a late tick catches up in order.
-        for _ in 0..<8 {
+        passes: for _ in 0..<8 {
             if let t = transition {
-                let end = t.start + fade
-                guard now >= end else { break }
-                transition = nil
-                if case .move(_, _, let direction, _) = t {
+                switch t {
+                case .held:
+                    break passes  // a finger holds the show
+                case .settle(let settle):
+                    let end = settle.start + config.settle
+                    guard now >= end else { break passes }
+                    transition = nil
+                    actions += finishSettle(settle, at: end)
+                case .move(_, _, let direction, let start):
+                    let end = start + fade
+                    guard now >= end else { break passes }
+                    transition = nil
                     cursor = wrap(cursor + direction.step)
                     currentSince = end
                     announced = false
                     actions += reconcile()
+                    actions += announceIfReady(at: end)
+                case .fadeIn(_, let start):
+                    let end = start + fade
+                    guard now >= end else { break passes }
+                    transition = nil
+                    actions += announceIfReady(at: end)
                 }
-                actions += announceIfReady(at: end)
             } else if let at = advanceAt, now >= at, order.count > 1 {
                 actions += beginMove(config.direction, at: now - at <= fade ? at : now)
             } else {
@@ -167,13 +244,94 @@ public struct Carousel: Sendable {
 
     /// Moves one item in `direction` now (SIGUSR1 / SIGUSR2, and later swipes), cross-fading.
     /// A move already under way is completed first. Ignored with fewer than two items.
+    /// Ignored while a finger is down (the person at the screen wins).
     public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
         guard order.count > 1 else { return [] }
         var actions: [CarouselAction] = []
-        if let t = transition {
-            actions += tick(at: max(now, t.start + fade))
+        switch transition {
+        case .held?: return []
+        case .settle(let s)?: actions += tick(at: max(now, s.start + config.settle))
+        case .move(_, _, _, let start)?, .fadeIn(_, let start)?: actions += tick(at: max(now, start + fade))
+        case nil: break
         }
         return actions + beginMove(direction, at: now)
+    }
+
+    // MARK: Touch (SPEC section 4)
+
+    /// A finger landed at `now`. The show holds where it is: auto-advance pauses, a cross-fade or
+    /// fade-in stops at its current blend, a settling picture stops where it is. Nothing jumps.
+    public mutating func touchBegan(at now: Duration) -> [CarouselAction] {
+        guard started, let current = currentSlot else { return [] }
+        var actions = tick(at: now)
+        var hold = Hold(picture: Picture(base: current, overlay: nil, weight: 0), origin: 0)
+        switch transition {
+        case .held?:
+            return actions
+        case .move(let from, let to, _, let start)?:
+            hold.picture = Picture(base: from, overlay: to, weight: weight(since: start, now: now))
+            hold.caughtFade = CaughtFade(fade: transition!, elapsed: now - start)
+        case .fadeIn(let slot, let start)?:
+            hold.picture = Picture(base: nil, overlay: slot, weight: weight(since: start, now: now))
+            hold.caughtFade = CaughtFade(fade: transition!, elapsed: now - start)
+        case .settle(let s)?:
+            hold.picture = s.picture
+            hold.origin = settleOffset(s, at: now)
+            hold.caughtFade = s.caughtFade
+            hold.caughtSettleTarget = s.to
+        case nil:
+            break
+        }
+        advanceAt = nil
+        transition = .held(hold)
+        actions += []
+        return actions
+    }
+
+    /// The finger dragged sideways: the picture sits `offset` logical pixels (negative = to the
+    /// left) from where it was when the finger landed; the neighbour on the far side slides in.
+    /// Ignored with fewer than two items, or when no finger is down.
+    public mutating func touchDragged(offset: Double, at now: Duration) {
+        guard case .held(var hold) = transition, order.count > 1, offset.isFinite else { return }
+        let w = Double(config.screenWidth)
+        hold.dragOffset = min(w, max(-w, hold.origin + offset))
+        transition = .held(hold)
+    }
+
+    /// The finger left at `now`. After a drag (`velocity` in logical pixels per second, negative
+    /// = to the left), the move completes if the picture went past a third of the width or the
+    /// release was a flick the same way, otherwise it springs back; either way it glides there
+    /// over ``CarouselConfig/settle``. Without a drag (a tap, a long press) the show carries on:
+    /// a caught fade picks up where it stopped, a caught settle glides on, otherwise the image
+    /// gets a full interval from now. A completed swipe also sets ``CarouselConfig/direction``:
+    /// auto-advance goes on the way the person last swiped.
+    public mutating func touchEnded(velocity: Double?, at now: Duration) -> [CarouselAction] {
+        guard case .held(let hold) = transition else {
+            if transition == nil, advanceAt == nil, announced, let item = currentItem {
+                advanceAt = now + max(.zero, interval(of: item) - fade)
+            }
+            return []
+        }
+        let w = Double(config.screenWidth)
+        if let offset = hold.dragOffset {
+            var to = 0.0
+            let v = velocity ?? 0
+            if v.isFinite, abs(v) >= config.effectiveFlickVelocity {
+                if v < 0, offset <= 0 { to = -w } else if v > 0, offset >= 0 { to = w }
+            } else if abs(offset) > w / 3 {
+                to = offset < 0 ? -w : w
+            }
+            transition = .settle(Settle(picture: hold.picture, from: offset, to: to, start: now,
+                                        caughtFade: to == 0 ? hold.caughtFade : nil))
+            return tick(at: now)
+        }
+        if let target = hold.caughtSettleTarget {
+            transition = .settle(Settle(picture: hold.picture, from: hold.origin, to: target, start: now,
+                                        caughtFade: hold.caughtFade))
+            return tick(at: now)
+        }
+        transition = nil
+        return resume(after: hold, at: now)
     }
 
     /// The frame for `ticket` is prepared and waiting in its slot.
@@ -220,6 +378,10 @@ public struct Carousel: Sendable {
         guard let current = currentSlot, !order.isEmpty else { return Scene(base: .noImages) }
         var scene: Scene
         switch transition {
+        case .held(let hold)?:
+            return slidingScene(hold.picture, offset: hold.dragOffset ?? hold.origin)
+        case .settle(let settle)?:
+            return slidingScene(settle.picture, offset: settleOffset(settle, at: now))
         case .move(let from, let to, let direction, let start)?:
             let w = weight(since: start, now: now)
             scene = Scene(base: layer(from), overlay: layer(to), weight: w)
@@ -248,8 +410,9 @@ public struct Carousel: Sendable {
         case idle
     }
 
-    /// See ``Wake``.
+    /// See ``Wake``. While a finger is down it is `.idle`: the touch drives the frames.
     public var wake: Wake {
+        if isHeld { return .idle }
         if transition != nil { return .animating }
         if let at = advanceAt, order.count > 1 { return .at(at) }
         return .idle
@@ -272,7 +435,63 @@ public struct Carousel: Sendable {
         switch t {
         case .move(let from, let to, _, _): return from == slot || to == slot
         case .fadeIn(let s, _): return s == slot
+        case .held(let h): return h.picture.base == slot || h.picture.overlay == slot
+        case .settle(let s): return s.picture.base == slot || s.picture.overlay == slot
         }
+    }
+
+    private func settleOffset(_ s: Settle, at now: Duration) -> Double {
+        let f = Easing.easeOutFraction(elapsed: (now - s.start).wholeNanoseconds, total: config.settle.wholeNanoseconds)
+        return s.from + (s.to - s.from) * f
+    }
+
+    /// The scene of a picture moved sideways by `offset`, with the neighbour on that side.
+    private func slidingScene(_ picture: Picture, offset: Double) -> Scene {
+        let o = Int(offset.rounded())
+        var scene = Scene(base: picture.base.map(layer) ?? .placeholder,
+                          overlay: picture.overlay.map(layer), weight: picture.weight, offset: o)
+        if o != 0 {
+            let role = o < 0 ? Self.nextRole : Self.previousRole
+            scene.neighbour = roles[role].map(layer) ?? .placeholder
+        }
+        if config.showDots, order.count > 1 {
+            let beyondHalf = 2 * abs(o) > config.screenWidth
+            scene.dots = Scene.PageDots(count: order.count,
+                                        current: beyondHalf ? wrap(cursor + (o < 0 ? 1 : -1)) : cursor)
+        }
+        return scene
+    }
+
+    /// The picture came to rest at `end`: in place (the show carries on as after a tap) or at
+    /// a side (the neighbour is the current image now).
+    private mutating func finishSettle(_ s: Settle, at end: Duration) -> [CarouselAction] {
+        if s.to == 0 {
+            return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
+        }
+        let direction: Direction = s.to < 0 ? .forward : .backward
+        config.direction = direction  // auto-advance follows the last swipe (SPEC section 3)
+        cursor = wrap(cursor + direction.step)
+        currentSince = end
+        announced = false
+        var actions = reconcile()
+        actions += announceIfReady(at: end)
+        return actions
+    }
+
+    /// The show carries on after a touch that left the picture in place.
+    private mutating func resume(after hold: Hold, at now: Duration) -> [CarouselAction] {
+        if let caught = hold.caughtFade {
+            transition = caught.fade.restarted(at: now - caught.elapsed)
+            return tick(at: now)
+        }
+        guard let slot = currentSlot, let item = currentItem else { return [] }
+        if !announced {
+            // The image arrived while the finger held its placeholder: fade it in now.
+            if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now) }
+            return []
+        }
+        advanceAt = now + max(.zero, interval(of: item) - fade)
+        return []
     }
 
     private mutating func beginMove(_ direction: Direction, at start: Duration) -> [CarouselAction] {

@@ -158,6 +158,30 @@ public enum Compositor {
     /// 0x00FF00FF, then green; each 16-bit lane holds at most 255 × 256 + 128, so no carry
     /// crosses channels). For single pixels (page dots); frames use the byte kernels.
     @inline(__always)
+    /// Draws `picture` shifted sideways by `offset` pixels with `neighbour` sliding in beside it
+    /// (the drag and settle frames of SPEC section 4): for offset < 0 the picture moves left and
+    /// the neighbour's left part shows at the right edge; for offset > 0 the picture moves right
+    /// and the neighbour's right part shows at the left edge. `offset` is clamped to
+    /// -width ... width. All three bitmaps are XRGB8888 of the same size; `out` must be neither
+    /// input (rows are copied, not shifted in place).
+    public static func slide(_ picture: Bitmap, neighbour: Bitmap, offset: Int, into out: Bitmap) {
+        precondition(picture.width == out.width && picture.height == out.height
+                     && neighbour.width == out.width && neighbour.height == out.height,
+                     "Compositor.slide: sizes differ (\(picture.width)x\(picture.height), \(neighbour.width)x\(neighbour.height), \(out.width)x\(out.height))")
+        precondition(out !== picture && out !== neighbour, "Compositor.slide: out must not be an input")
+        let w = out.width, o = min(w, max(-w, offset)), shift = abs(o), keep = w - shift
+        for y in 0..<out.height {
+            let dst = out.pixels + y * w, pic = picture.pixels + y * w, nb = neighbour.pixels + y * w
+            if o <= 0 {
+                if keep > 0 { dst.update(from: pic + shift, count: keep) }
+                if shift > 0 { (dst + keep).update(from: nb, count: shift) }
+            } else {
+                if shift > 0 { dst.update(from: nb + keep, count: shift) }
+                if keep > 0 { (dst + shift).update(from: pic, count: keep) }
+            }
+        }
+    }
+
     static func blendPixel(_ a: UInt32, _ b: UInt32, _ wa: UInt32, _ wb: UInt32) -> UInt32 {
         let rb = ((a & 0x00FF_00FF) &* wa &+ (b & 0x00FF_00FF) &* wb &+ 0x0080_0080) &>> 8
         let g = ((a & 0x0000_FF00) &* wa &+ (b & 0x0000_FF00) &* wb &+ 0x0000_8000) &>> 8

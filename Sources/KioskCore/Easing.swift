@@ -17,4 +17,17 @@ public enum Easing {
         let eased = p * p * (3 - 2 * p)
         return min(256, max(0, Int((eased * 256).rounded())))
     }
+
+    /// The fraction (0...1) of the distance covered at `elapsed` of a settle lasting `total`
+    /// (same unit): the cubic ease-out `1 − (1 − p)³` with `p = elapsed / total` (Robert
+    /// Penner's easeOutCubic): it leaves at three times the mean speed, so a released finger's
+    /// motion carries on, and comes to rest with zero slope.
+    ///
+    /// `elapsed <= 0` gives 0; `elapsed >= total` (or `total <= 0`) gives 1.
+    public static func easeOutFraction(elapsed: Int64, total: Int64) -> Double {
+        if total <= 0 || elapsed >= total { return 1 }
+        if elapsed <= 0 { return 0 }
+        let q = 1 - Double(elapsed) / Double(total)
+        return 1 - q * q * q
+    }
 }

@@ -26,11 +26,21 @@ public struct Scene: Equatable, Sendable {
     public var weight: Int
     /// Page dots to draw on top, or nil.
     public var dots: PageDots?
+    /// Sideways shift of the picture (``base`` with ``overlay`` blended in) in logical pixels,
+    /// -width ... width; negative = moved towards the left. Non-zero while a finger drags the
+    /// show or the picture settles after a release (SPEC section 4).
+    public var offset: Int
+    /// The layer that slides in beside the shifted picture: on its right when ``offset`` < 0
+    /// (the next image), on its left when ``offset`` > 0 (the previous one). Ignored at offset 0.
+    public var neighbour: Layer?
 
-    public init(base: Layer, overlay: Layer? = nil, weight: Int = 0, dots: PageDots? = nil) {
+    public init(base: Layer, overlay: Layer? = nil, weight: Int = 0, dots: PageDots? = nil,
+                offset: Int = 0, neighbour: Layer? = nil) {
         self.base = base
         self.overlay = overlay
         self.weight = weight
         self.dots = dots
+        self.offset = offset
+        self.neighbour = neighbour
     }
 }

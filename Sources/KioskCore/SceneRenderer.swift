@@ -16,6 +16,8 @@ public final class SceneRenderer {
     private var noImagesFrame: Bitmap?
     /// Scratch frame for blends and dots; allocated on first need, dropped by ``releaseScratch()``.
     private var scratch: Bitmap?
+    /// Second scratch frame: the blended picture of a slide (a finger caught a cross-fade).
+    private var pictureScratch: Bitmap?
 
     public init(width: Int, height: Int, background: RGBColor) {
         self.width = width
@@ -28,6 +30,7 @@ public final class SceneRenderer {
     /// itself (a plain image on screen costs no copy) or the renderer's scratch frame; it is
     /// valid until the next call. A slot the scene names but `slots` lacks draws as the placeholder.
     public func render(_ scene: Scene, slots: [Bitmap?]) -> Bitmap {
+        let sliding = scene.offset != 0
         let base = frame(for: scene.base, slots: slots)
         var out = base
         if let overlay = scene.overlay, scene.weight > 0 {
@@ -35,10 +38,16 @@ public final class SceneRenderer {
             if scene.weight >= 256 {
                 out = top
             } else {
-                let s = scratchFrame()
+                let s = sliding ? pictureFrame() : scratchFrame()
                 Compositor.blend(base, top, weight: scene.weight, into: s)
                 out = s
             }
+        }
+        if sliding {
+            let s = scratchFrame()
+            let neighbour = scene.neighbour.map { frame(for: $0, slots: slots) } ?? placeholder()
+            Compositor.slide(out, neighbour: neighbour, offset: scene.offset, into: s)
+            out = s
         }
         if let dots = scene.dots, dots.count > 1 {
             let s = scratchFrame()
@@ -51,7 +60,14 @@ public final class SceneRenderer {
 
     /// Frees the scratch frame (the frame loop calls this while nothing animates, to keep the
     /// resident memory down to the slot frames).
-    public func releaseScratch() { scratch = nil }
+    public func releaseScratch() { scratch = nil; pictureScratch = nil }
+
+    private func pictureFrame() -> Bitmap {
+        if let s = pictureScratch { return s }
+        let s = Bitmap(uninitializedWidth: width, height: height)  // every use overwrites it whole
+        pictureScratch = s
+        return s
+    }
 
     private func scratchFrame() -> Bitmap {
         if let s = scratch { return s }

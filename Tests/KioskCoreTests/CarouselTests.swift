@@ -2,7 +2,7 @@ import Testing
 @testable import KioskCore
 
 /// Drives a Carousel by hand on a virtual time line, preparing images instantly (or late).
-private struct Harness {
+struct Harness {
     var carousel: Carousel
     var prepares: [(slot: Int, item: Int, ticket: Int)] = []
     var shown: [(item: Int, at: Duration)] = []

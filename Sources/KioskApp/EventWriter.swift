@@ -3,28 +3,22 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// Writes events to stdout as JSON lines (SPEC section 6), e.g.
-/// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}`; `t` is the show time in
-/// milliseconds.
+/// Writes events to stdout as JSON lines (SPEC sections 3, 4 and 6), e.g.
+/// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}` and
+/// `{"event":"tap","index":0,"src":"/photos/a.jpg","x":512,"y":300,"t":2345}`; `t` is the show
+/// time in milliseconds, `x` and `y` the tap's position in logical screen pixels.
 ///
 /// The frame loop never waits for the reader: lines go to a writer thread through a queue of
 /// at most ``queueLimit`` lines. A reader that stops reading (a full pipe) blocks only that
 /// thread; lines beyond the limit are dropped and counted (one log line says so), and the show
 /// goes on.
 public final class EventWriter: @unchecked Sendable {
-    struct Event: Encodable {
-        var event: String
-        var index: Int
-        var src: String
-        var t: Int64
-    }
-
     /// Most lines waiting for the reader before new ones are dropped.
     public static let queueLimit = 256
 
     private let encoder: JSONEncoder = {
         let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        e.outputFormatting = [.withoutEscapingSlashes]
         return e
     }()
     private let queue = DispatchQueue(label: "kiosk-carousel.events")
@@ -36,15 +30,23 @@ public final class EventWriter: @unchecked Sendable {
     /// Writes to `descriptor` (default 1, stdout).
     public init(descriptor: Int32 = 1) { self.descriptor = descriptor }
 
-    /// The JSON line for an event (without the newline).
-    public func line(event: String, index: Int, source: String, time: Duration) -> String {
-        let data = (try? encoder.encode(Event(event: event, index: index, src: source, t: time.wholeMilliseconds))) ?? Data()
+    /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
+    /// Fields in a fixed order: event, index, src, x, y, t. The strings are escaped by
+    /// Foundation's JSON encoder (each encoded as a JSON fragment).
+    public func line(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) -> String {
+        var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(source))"
+        if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
+        return text + ",\"t\":\(time.wholeMilliseconds)}"
+    }
+
+    private func json(_ string: String) -> String {
+        let data = (try? encoder.encode(string)) ?? Data("\"\"".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 
     /// Queues one event line for stdout; returns at once.
-    public func emit(event: String, index: Int, source: String, time: Duration) {
-        let text = line(event: event, index: index, source: source, time: time) + "\n"
+    public func emit(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) {
+        let text = line(event: event, index: index, source: source, time: time, point: point) + "\n"
         let accepted = state.withLock { s -> Bool in
             guard s.waiting < Self.queueLimit else {
                 s.dropped += 1

@@ -15,6 +15,27 @@ public final class MonotonicClock: ShowClock {
     }
 }
 
+/// Where the frame loop reads touches from (the evdev reader, or a test's own feed).
+public protocol TouchFeed: AnyObject {
+    /// Readable while events are waiting (polled with the loop's other descriptors).
+    var wakeDescriptor: Int32 { get }
+    /// Takes the waiting events, oldest first; never blocks.
+    func takeTouchEvents() -> [TouchFeedEvent]
+}
+
+/// What a ``TouchFeed`` reports.
+public enum TouchFeedEvent: Equatable, Sendable {
+    /// The driving finger, in logical screen pixels.
+    case sample(TouchSample)
+    /// A touchscreen is being read: its name and node, and its resolution in logical pixels per
+    /// millimetre when the device reports one (for the 2.5 mm slop).
+    case attached(name: String, path: String, pixelsPerMillimetre: Double?, detail: String)
+    /// The touchscreen went away (unplugged, read error); the feed keeps looking for one.
+    case lost(path: String, reason: String)
+    /// Something worth a log line (no touchscreen found yet, a device that could not be opened).
+    case note(String)
+}
+
 /// What asks the frame loop to stop or move, set from signal handlers through a pipe
 /// (handlers only write one byte; the loop does the work, as fbi does).
 public enum LoopRequest: Equatable {
@@ -54,6 +75,17 @@ public final class FrameLoop {
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
 
+    /// Touches, when a touchscreen is read (nil: none, as with the offscreen backend).
+    let touch: TouchFeed?
+    private var gestures: GestureRecognizer
+    /// Run for every tap with the index and source of the current item (`--on-tap`).
+    let tapCommand: TapCommand?
+    /// The oldest touch sample not yet reflected on screen (for the input-to-screen latency).
+    private var unshownTouch: Duration?
+    /// Show time each frame was presented at, and the touch time it reflects (benchmarks).
+    public var presented: ((_ at: Duration, _ touchTime: Duration?) -> Void)?
+    private var lastPresentAt: Duration?
+
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
     private var lastScene: Scene?
@@ -65,8 +97,13 @@ public final class FrameLoop {
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
                 requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
-                notifier: SystemdNotifier? = nil) {
+                notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil) {
         self.notifier = notifier
+        self.touch = touch
+        self.tapCommand = tapCommand
+        gestures = GestureRecognizer(config: .standard(screenWidth: display.width))
+        var carousel = carousel
+        carousel.config.screenWidth = display.width
         self.display = display
         self.clock = clock
         virtualClock = clock as? VirtualClock
@@ -95,6 +132,9 @@ public final class FrameLoop {
                     Log.info("SIGHUP received", detail: "reloading the sources is not supported yet; the show goes on")
                 }
             }
+            // 1b. Touches.
+            readTouches()
+            tapCommand?.reap()
 
             // 2. Finished decodes. With the virtual clock, wait for every outstanding one first
             //    (a signal still gets through).
@@ -109,12 +149,21 @@ public final class FrameLoop {
             if virtualClock != nil, preparer.outstanding > 0 { continue }
 
             // 4. Draw only when the scene changed.
+            // While a finger drags, frames follow the display refresh, not each touch report: a
+            // display that does not pace frames itself gets at most one per frame period.
             let scene = carousel.scene(at: now)
-            if scene != lastScene {
+            var drawLater: Duration?
+            if scene != lastScene, carousel.isHeld, !display.pacesFrames, virtualClock == nil,
+               let last = lastPresentAt, now - last < Self.framePeriod {
+                drawLater = last + Self.framePeriod
+            } else if scene != lastScene {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 framesPresented += 1
                 lastScene = scene
+                lastPresentAt = now
+                if let presented { presented(clock.now, unshownTouch) }
+                unshownTouch = nil
             }
             var roundDone = false
             for s in pendingShown {
@@ -127,13 +176,14 @@ public final class FrameLoop {
             // 5. Stop, or wait for the next thing to happen.
             if let end = runFor, now >= end { return 0 }
             let wake = carousel.wake
-            if wake != .animating { renderer.releaseScratch() }
+            if wake != .animating && !carousel.isHeld { renderer.releaseScratch() }
             var next: Duration?
             switch wake {
             case .animating: next = display.pacesFrames ? now : now + Self.framePeriod
             case .at(let t): next = t
             case .idle: next = nil
             }
+            if let drawLater { next = min(next ?? drawLater, drawLater) }
             if let end = runFor { next = min(next ?? end, end) }
             if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
                 if now - lastWatchdog >= period / 2 || framesPresented == 1 {
@@ -148,6 +198,53 @@ public final class FrameLoop {
             } else {
                 sleep(until: next, now: now)
             }
+        }
+    }
+
+    /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out
+    /// as `tap` events (and to `--on-tap`). Carousel times are the loop's clock, so they never
+    /// run back; the samples' own kernel timestamps time the gestures.
+    private func readTouches() {
+        guard let touch else { return }
+        for event in touch.takeTouchEvents() {
+            switch event {
+            case .attached(let name, let path, let ppmm, let detail):
+                gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm))
+                Log.info("touchscreen attached", path: path,
+                         detail: "\(name); \(detail); slop \(Int(gestures.config.slop.rounded())) px")
+            case .lost(let path, let reason):
+                Log.warning("touchscreen lost", path: path, reason: reason)
+                // A finger that was down is gone with the device: let the show go on.
+                if gestures.isTouching { handle(carousel.touchEnded(velocity: nil, at: clock.now)) }
+                gestures = GestureRecognizer(config: gestures.config)
+            case .note(let text):
+                Log.info(text)
+            case .sample(let sample):
+                if unshownTouch == nil { unshownTouch = sample.time }
+                for gesture in gestures.feed(sample) { apply(gesture) }
+            }
+        }
+    }
+
+    private func apply(_ gesture: Gesture) {
+        let now = clock.now
+        switch gesture {
+        case .pressed:
+            handle(carousel.touchBegan(at: now))
+        case .dragged(let offset, _):
+            carousel.touchDragged(offset: offset, at: now)
+        case .dragEnded(_, let velocity, _):
+            handle(carousel.touchEnded(velocity: velocity, at: now))
+        case .tap(let x, let y, let at):
+            if let item = carousel.currentItem {
+                let source = carousel.items[item].source
+                events.emit(event: "tap", index: item, source: source, time: at,
+                            point: (Int(x.rounded(.down)), Int(y.rounded(.down))))
+                tapCommand?.run(index: item, source: source)
+            }
+            handle(carousel.touchEnded(velocity: nil, at: now))
+        case .released:
+            handle(carousel.touchEnded(velocity: nil, at: now))
         }
     }
 
@@ -202,6 +299,7 @@ public final class FrameLoop {
     private func sleep(until deadline: Duration?, now: Duration) {
         var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
+        if let touch { fds.append(pollfd(fd: touch.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
         var timeout: Int32 = -1
         if let deadline {
             let ns = max(0, (deadline - now).wholeNanoseconds)

@@ -19,6 +19,13 @@ public struct Settings: Sendable {
     public var maxPixels = 100_000_000
     /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
     public var runFor: Duration?
+    /// `--input`: `auto` (find the touchscreen by its capabilities; the default on a real
+    /// display, none with offscreen), `none`, or an evdev node such as `/dev/input/event3`.
+    public var input = "auto"
+    /// `--touch-calibration`: a libinput-style 2x3 matrix or swap-xy/invert-x/invert-y, as given.
+    public var touchCalibration: String?
+    /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
+    public var onTap: [String]?
     /// The SOURCE arguments: directories and image files.
     public var sources: [String] = []
     public var showHelp = false
@@ -94,6 +101,20 @@ public enum CommandLineParser {
         },
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
+        },
+        OptionSpec(name: "--input", value: "DEVICE", help: "the touchscreen: auto (found by its capabilities among /dev/input/event*, picked up when plugged in later; not with offscreen), none, or an evdev node such as /dev/input/event3 (default auto)") { s, v throws(UsageError) in
+            guard v == "auto" || v == "none" || v.hasPrefix("/") else {
+                throw UsageError("--input: expected auto, none or a device path such as /dev/input/event3, got '\(v)'")
+            }
+            s.input = v
+        },
+        OptionSpec(name: "--touch-calibration", value: "MATRIX", help: "map touches: six numbers 'a b c d e f' as libinput's LIBINPUT_CALIBRATION_MATRIX (x' = a x + b y + c, y' = d x + e y + f on coordinates 0...1), or swap-xy, invert-x, invert-y (comma separated)") { s, v throws(UsageError) in
+            s.touchCalibration = v
+        },
+        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program and its arguments, no shell; at most one at a time") { s, v throws(UsageError) in
+            let words = v.split(separator: " ").map(String.init)
+            guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
+            s.onTap = words
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
     ]
@@ -188,8 +209,11 @@ public enum CommandLineParser {
         }
         lines += [
             "",
-            "Events go to stdout as JSON lines, one per image fully shown:",
+            "Events go to stdout as JSON lines, one per image fully shown and one per tap:",
             "  {\"event\":\"shown\",\"index\":0,\"src\":\"/photos/a.jpg\",\"t\":1234}  (t: ms)",
+            "  {\"event\":\"tap\",\"index\":0,\"src\":\"/photos/a.jpg\",\"x\":512,\"y\":300,\"t\":2345}",
+            "Touch: swipe sideways for the next or previous image; a finger on the screen pauses",
+            "the show; auto-advance follows the direction of the last swipe.",
             "Log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 shows the",
             "next image, SIGUSR2 the previous one.",
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",

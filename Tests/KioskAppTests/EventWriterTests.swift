@@ -13,6 +13,11 @@ import Testing
     #expect(e.event == "shown" && e.index == 3 && e.src == "/photos/a \"b\".jpg" && e.t == 1234)
 }
 
+@Test func tapEventCarriesThePointBeforeTheTime() throws {
+    let line = EventWriter().line(event: "tap", index: 2, source: "/p/c.jpg", time: .milliseconds(987), point: (640, 400))
+    #expect(line == #"{"event":"tap","index":2,"src":"/p/c.jpg","x":640,"y":400,"t":987}"#)
+}
+
 @Test func queuedEventsReachTheReaderInOrder() throws {
     var fds: [Int32] = [-1, -1]
     #expect(pipe(&fds) == 0)

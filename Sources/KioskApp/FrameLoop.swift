@@ -149,11 +149,11 @@ public final class FrameLoop {
             if virtualClock != nil, preparer.outstanding > 0 { continue }
 
             // 4. Draw only when the scene changed.
-            // While a finger drags, frames follow the display refresh, not each touch report: a
+            // Frames follow the display refresh, not each wake-up (a touch report, a decode): a
             // display that does not pace frames itself gets at most one per frame period.
             let scene = carousel.scene(at: now)
             var drawLater: Duration?
-            if scene != lastScene, carousel.isHeld, !display.pacesFrames, virtualClock == nil,
+            if scene != lastScene, !display.pacesFrames, virtualClock == nil,
                let last = lastPresentAt, now - last < Self.framePeriod {
                 drawLater = last + Self.framePeriod
             } else if scene != lastScene {

@@ -192,6 +192,10 @@ final class Bench {
         kernelPair("copy-to-scanout XRGB8888 pitch 7680, rot 90", ours: ["xrgb", "90"], c: reference, cKernel: "xrgb-rot90",
                    cLabel: "C per-pixel loop, gcc -O3", target: nil)
 
+        // 5. Issue 4: touch to screen.
+        section("5. touch to screen: input timestamp -> frame presented, 1920x1080 fbdev path, 125 Hz reports (median of frames)")
+        touchLatency()
+
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")
         printTable()
@@ -383,6 +387,23 @@ final class Bench {
             failures += 1
         }
         return (om, rm)
+    }
+
+    /// Issue 4's latency figure: median and 95th percentile against one 60 Hz frame.
+    func touchLatency() {
+        let photos = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "fallenleaf-1920x1200.jpg"]
+            .map { root + "/deploy/samples/" + $0 }
+        let r = ourCase(["touch-latency", settings.quick ? "6" : "20"] + photos)
+        guard r.ok else { failRow("touch latency", firstLine(r.stderr)); return }
+        let f = r.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
+        guard f.count == 4 else { failRow("touch latency", "unexpected output: \(firstLine(r.stdout))"); return }
+        let frame = 1000.0 / 60
+        compare("drag frame latency, median", ours: f[0], ms(f[0]), reference: "one 60 Hz frame", frame, ms(frame),
+                max: 1.0, targetText: "<= 16.7 ms")
+        compare("drag frame latency, 95th percentile", ours: f[1], ms(f[1]), reference: "one 60 Hz frame", frame, ms(frame),
+                max: nil)
+        notes.append("touch latency: \(Int(f[3])) drag frames, worst \(ms(f[2])); a report waits for the next 1/60 s frame slot"
+                     + " when it arrives just after a frame (the loop draws once per refresh, not once per report)")
     }
 
     /// The kiosk-carousel executable to run: next to kiosk-bench (same build), or kiosk-bench's own

@@ -36,6 +36,10 @@ enum ChildCase {
         case "resample":
             // Diagnostics: Resampler.draw of a deterministic SWxSH frame into 1920x1080.
             return resample(width: int(0, 2560), height: int(1, 1440), iterations: int(2, 30))
+        case "touch-latency":
+            // touch-latency SWIPES PHOTO...
+            guard rest.count >= 3 else { return usage() }
+            return TouchLatency.run(photos: Array(rest.dropFirst()), swipes: int(0, 20))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.

@@ -22,6 +22,8 @@ let package = Package(
                        providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLibDRM", pkgConfig: "libdrm",
                        providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev",
+                       providers: [.apt(["libevdev-dev"])]),
         // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
                 cSettings: [.unsafeFlags(["-O2"])]),
@@ -30,7 +32,8 @@ let package = Package(
         .target(name: "KioskSystem", dependencies: ["CKioskShim"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay"]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
@@ -40,6 +43,7 @@ let package = Package(
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
                     exclude: ["pil_reference.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
+        .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]

@@ -5,10 +5,10 @@
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libdrm-dev pkg-config"
+packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev pkg-config"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages python3-pil qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev" ;;
+        --tests) packages="$packages nginx-light python3-pil qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

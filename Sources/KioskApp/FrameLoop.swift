@@ -5,10 +5,13 @@ import KioskImaging
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
 public final class MonotonicClock: ShowClock {
-    private let origin: Duration
+    /// The raw `CLOCK_MONOTONIC` reading at the show's start (what evdev timestamps, read on
+    /// `CLOCK_MONOTONIC` through `EVIOCSCLOCKID`, are made relative to).
+    public let origin: Duration
     public init() { origin = Self.raw() }
     public var now: Duration { Self.raw() - origin }
-    static func raw() -> Duration {
+    /// `CLOCK_MONOTONIC` now.
+    public static func raw() -> Duration {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))

@@ -3,6 +3,7 @@ import Glibc
 import KioskCore
 import KioskDisplay
 import KioskImaging
+import KioskInput
 import KioskSystem
 
 /// Write end of the signal pipe; the handlers write the signal number into it.
@@ -78,7 +79,11 @@ public enum KioskApp {
         // one round of the playlist: until the first image shown comes around again (images
         // that fail do not count; one image or none: its first frame).
         let oneRound = display is OffscreenDisplay && runFor == nil
-        if display is OffscreenDisplay { clock = VirtualClock() }
+        // Touch: looked for on a real display (`--input auto`), or read from the device named.
+        // An offscreen run with a device named follows wall time, as the finger does.
+        let touchDevice: String? = settings.input == "none" ? nil : (settings.input == "auto" ? nil : settings.input)
+        let wantsTouch = settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice != nil)
+        if display is OffscreenDisplay && !wantsTouch { clock = VirtualClock() }
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
@@ -104,11 +109,28 @@ public enum KioskApp {
         defer { notifier.stopping() }
         let events = EventWriter()
         defer { events.flush() }
+        var touch: EvdevTouchFeed?
+        if wantsTouch, let monotonic = clock as? MonotonicClock {
+            // The panel as mounted: the logical frame turned by --rotate.
+            let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
+            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: panel.0, panelHeight: panel.1,
+                                                        rotation: settings.rotation, calibration: settings.touchCalibration,
+                                                        showStart: monotonic.origin)
+            do {
+                let input = try TouchInput(configuration: configuration)
+                try input.start()
+                touch = EvdevTouchFeed(input)
+            } catch {
+                Log.warning("touch input unavailable", reason: error.description)
+            }
+        }
+        defer { touch?.input.stop() }
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
                              preparer: preparer, background: settings.background, events: events,
                              runFor: runFor, stopAfterOneRound: oneRound,
                              requestDescriptor: signalPipeRead, decodeRequest: request(for:),
-                             notifier: notifier.isActive ? notifier : nil)
+                             notifier: notifier.isActive ? notifier : nil, touch: touch,
+                             tapCommand: settings.onTap.map { TapCommand(arguments: $0) })
         do {
             let signal = try loop.run()
             if signal != 0 {

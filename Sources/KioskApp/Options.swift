@@ -1,4 +1,5 @@
 import KioskCore
+import KioskInput
 
 /// Everything the command line sets, with the defaults of SPEC section 6.
 public struct Settings: Sendable {
@@ -22,8 +23,8 @@ public struct Settings: Sendable {
     /// `--input`: `auto` (find the touchscreen by its capabilities; the default on a real
     /// display, none with offscreen), `none`, or an evdev node such as `/dev/input/event3`.
     public var input = "auto"
-    /// `--touch-calibration`: a libinput-style 2x3 matrix or swap-xy/invert-x/invert-y, as given.
-    public var touchCalibration: String?
+    /// `--touch-calibration`: a libinput-style 2x3 matrix or swap-xy/invert-x/invert-y.
+    public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
     /// The SOURCE arguments: directories and image files.
@@ -109,7 +110,11 @@ public enum CommandLineParser {
             s.input = v
         },
         OptionSpec(name: "--touch-calibration", value: "MATRIX", help: "map touches: six numbers 'a b c d e f' as libinput's LIBINPUT_CALIBRATION_MATRIX (x' = a x + b y + c, y' = d x + e y + f on coordinates 0...1), or swap-xy, invert-x, invert-y (comma separated)") { s, v throws(UsageError) in
-            s.touchCalibration = v
+            do {
+                s.touchCalibration = try TouchCalibration.parse(v)
+            } catch {
+                throw UsageError("--touch-calibration: \(error)")
+            }
         },
         OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program and its arguments, no shell; at most one at a time") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)

@@ -1,0 +1,23 @@
+import KioskInput
+
+/// The frame loop's ``TouchFeed`` from the evdev reader (``TouchInput``, its own thread).
+final class EvdevTouchFeed: TouchFeed {
+    let input: TouchInput
+    init(_ input: TouchInput) { self.input = input }
+
+    var wakeDescriptor: Int32 { input.wakeDescriptor }
+
+    func takeTouchEvents() -> [TouchFeedEvent] {
+        input.takeEvents().map { event in
+            switch event {
+            case .sample(let s): return .sample(s)
+            case .attached(let info):
+                return .attached(name: info.name, path: info.path, pixelsPerMillimetre: info.pixelsPerMillimetre,
+                                 detail: "\(info.touchProtocol), x \(info.xAxis), y \(info.yAxis)"
+                                     + (info.grabbed ? "" : ", not grabbed: the console sees touches too"))
+            case .lost(let path, let reason): return .lost(path: path, reason: reason)
+            case .problem(let text): return .note(text)
+            }
+        }
+    }
+}

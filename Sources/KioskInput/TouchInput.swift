@@ -1,0 +1,369 @@
+import Glibc
+import CLibEvdev
+import KioskCore
+import KioskSystem
+import Synchronization
+
+/// What ``TouchInput`` reports to the app.
+public enum TouchInputEvent: Equatable, Sendable {
+    /// A sample of the driving finger (logical pixels, show time).
+    case sample(TouchSample)
+    /// A touchscreen was opened and is being read (at start, or plugged in later, or back).
+    case attached(TouchDeviceInfo)
+    /// The touchscreen went away (unplugged: `ENODEV`) or failed; it is looked for again.
+    /// A touch in progress has been ended with an `.up` sample just before.
+    case lost(path: String, reason: String)
+    /// Something worth a log line that does not stop touch input (no touchscreen yet, no
+    /// permission, grab refused, queue overflow); the text is the log line.
+    case problem(String)
+}
+
+/// The touchscreen being read, for the log and the gesture settings.
+public struct TouchDeviceInfo: Equatable, Sendable, CustomStringConvertible {
+    /// The node, e.g. `/dev/input/event3`.
+    public var path: String
+    /// The kernel's device name, e.g. `ELAN Touchscreen`.
+    public var name: String
+    public var touchProtocol: TouchProtocol
+    /// The axes positions are read from, device units.
+    public var xAxis: AbsoluteAxis
+    public var yAxis: AbsoluteAxis
+    /// Logical pixels per millimetre of finger travel, nil when the device reports no resolution.
+    public var pixelsPerMillimetre: Double?
+    /// Whether `EVIOCGRAB` succeeded (else the console may see the touches too).
+    public var grabbed: Bool
+
+    public init(path: String, name: String, touchProtocol: TouchProtocol, xAxis: AbsoluteAxis, yAxis: AbsoluteAxis,
+                pixelsPerMillimetre: Double?, grabbed: Bool) {
+        self.path = path; self.name = name; self.touchProtocol = touchProtocol; self.xAxis = xAxis; self.yAxis = yAxis
+        self.pixelsPerMillimetre = pixelsPerMillimetre; self.grabbed = grabbed
+    }
+
+    /// `/dev/input/event3 "ELAN Touchscreen", multitouch protocol B, 10 slots, x 0..3312 (10/mm), y 0..1872 (10/mm)`.
+    public var description: String {
+        "\(path) \"\(name)\", \(touchProtocol), x \(xAxis), y \(yAxis)" + (grabbed ? "" : ", not grabbed")
+    }
+}
+
+/// Settings of ``TouchInput``.
+public struct TouchInputConfiguration: Sendable {
+    /// The device to read (`--input PATH`), or nil to pick the touchscreen under ``directory``.
+    public var devicePath: String?
+    /// Where evdev nodes live.
+    public var directory: String
+    /// The panel as mounted (the display mode), pixels.
+    public var panelWidth: Int
+    public var panelHeight: Int
+    /// `--rotate`.
+    public var rotation: Rotation
+    /// `--touch-calibration`.
+    public var calibration: TouchCalibration
+    /// Raw `CLOCK_MONOTONIC` time at the show's start: sample times are relative to it.
+    public var showStart: Duration
+    /// Take the device for this process alone (`EVIOCGRAB`).
+    public var grab: Bool
+
+    public init(devicePath: String? = nil, directory: String = "/dev/input", panelWidth: Int, panelHeight: Int,
+                rotation: Rotation = .none, calibration: TouchCalibration = .identity, showStart: Duration, grab: Bool = true) {
+        self.devicePath = devicePath; self.directory = directory; self.panelWidth = panelWidth; self.panelHeight = panelHeight
+        self.rotation = rotation; self.calibration = calibration; self.showStart = showStart; self.grab = grab
+    }
+}
+
+/// Reads the touchscreen on its own thread and queues ``TouchInputEvent``s for the frame loop,
+/// which never blocks on it: poll ``wakeDescriptor`` (readable while events wait) and call
+/// ``takeEvents()``.
+///
+/// The thread polls the device and an inotify watch on the device directory (`IN_CREATE`,
+/// `IN_ATTRIB` for permissions udev settles after creation, `IN_DELETE`), so a touchscreen plugged
+/// in later, or coming back after an unplug, is opened then. Without a touchscreen, or without
+/// the directory, it keeps looking (and retries every 2 s while a node could not be opened or the
+/// directory could not be watched). Nothing here is fatal once started: trouble becomes
+/// ``TouchInputEvent/problem(_:)`` or ``TouchInputEvent/lost(path:reason:)``.
+public final class TouchInput: @unchecked Sendable {
+    public let configuration: TouchInputConfiguration
+    /// Read end of the wake pipe: readable while events wait; drained by ``takeEvents()``.
+    public let wakeDescriptor: Int32
+    private let wakeWrite: Int32
+    private let stopRead: Int32, stopWrite: Int32
+    /// Largest number of waiting events; beyond it `.move` samples are dropped (downs, ups and
+    /// device events are always kept).
+    public static let queueLimit = 4096
+
+    private struct Shared {
+        var events: [TouchInputEvent] = []
+        var overflowReported = false
+    }
+    private let shared = Mutex(Shared())
+    private var thread: pthread_t?
+
+    // Worker-thread state.
+    private var device: EvdevDevice?
+    private var decoder: TouchDecoder?
+    private var lastProblem: String?
+
+    /// Creates the pipes; reads nothing until ``start()``.
+    /// - Throws: ``InputError/system(_:)`` when a pipe cannot be made.
+    public init(configuration: TouchInputConfiguration) throws(InputError) {
+        self.configuration = configuration
+        let wake: (read: Int32, write: Int32), stop: (read: Int32, write: Int32)
+        do { wake = try makeWakePipe() } catch { throw .system(error) }
+        do { stop = try makeWakePipe() } catch {
+            close(wake.read); close(wake.write)
+            throw .system(error)
+        }
+        (wakeDescriptor, wakeWrite, stopRead, stopWrite) = (wake.read, wake.write, stop.read, stop.write)
+    }
+
+    deinit {
+        stop()
+        for fd in [wakeDescriptor, wakeWrite, stopRead, stopWrite] { close(fd) }
+    }
+
+    /// Starts the reader thread (once; later calls do nothing).
+    /// - Throws: ``InputError/system(_:)`` when the thread cannot be created.
+    public func start() throws(InputError) {
+        guard thread == nil else { return }
+        var tid = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&tid, nil, { raw in
+            let input = Unmanaged<TouchInput>.fromOpaque(raw!).takeRetainedValue()
+            input.run()
+            return nil
+        }, context)
+        if rc != 0 {
+            Unmanaged<TouchInput>.fromOpaque(context).release()
+            throw .system(SystemError(operation: "pthread_create", path: "", errno: rc))
+        }
+        thread = tid
+    }
+
+    /// Stops the reader thread and waits for it; the device is closed (and its grab released).
+    public func stop() {
+        guard let tid = thread else { return }
+        var byte: UInt8 = 1
+        _ = write(stopWrite, &byte, 1)
+        pthread_join(tid, nil)
+        thread = nil
+    }
+
+    /// Takes the waiting events, oldest first, and drains the wake pipe.
+    public func takeEvents() -> [TouchInputEvent] {
+        shared.withLock { state in
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(wakeDescriptor, &buffer, buffer.count) > 0 {}
+            let events = state.events
+            state.events.removeAll()
+            state.overflowReported = false
+            return events
+        }
+    }
+
+    private func post(_ events: [TouchInputEvent]) {
+        guard !events.isEmpty else { return }
+        shared.withLock { state in
+            let wasEmpty = state.events.isEmpty
+            for event in events {
+                if state.events.count >= Self.queueLimit, case .sample(let s) = event, s.phase == .move {
+                    if !state.overflowReported {
+                        state.overflowReported = true
+                        state.events.append(.problem("touch events are not being taken: moves dropped"))
+                    }
+                    continue
+                }
+                state.events.append(event)
+            }
+            if wasEmpty && !state.events.isEmpty {
+                var byte: UInt8 = 1
+                _ = write(wakeWrite, &byte, 1)
+            }
+        }
+    }
+
+    /// Posts a problem unless it is the same text as the last one (no log flooding while waiting).
+    private func problem(_ text: String) {
+        guard text != lastProblem else { return }
+        lastProblem = text
+        post([.problem(text)])
+    }
+
+    // MARK: - The reader thread
+
+    private var watchDirectory: String {
+        guard let path = configuration.devicePath else { return configuration.directory }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private func run() {
+        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if inotify < 0 { problem(SystemError(operation: "inotify_init1", path: "", errno: errno).description) }
+        defer { if inotify >= 0 { close(inotify) } }
+        var watch: Int32 = -1
+        var needScan = true
+        var retry = false
+        while true {
+            if inotify >= 0 && watch < 0 {
+                watch = inotify_add_watch(inotify, watchDirectory, UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
+                if watch < 0 {
+                    problem(SystemError(operation: "inotify_add_watch", path: watchDirectory, errno: errno).description)
+                }
+            }
+            if device == nil && needScan {
+                needScan = false
+                retry = !attach()
+            }
+            var fds = [pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            if let device { fds.append(pollfd(fd: device.fd.rawValue, events: Int16(POLLIN), revents: 0)) }
+            let timeout: Int32 = (device == nil && retry) || watch < 0 ? 2000 : -1
+            let n = poll(&fds, nfds_t(fds.count), timeout)
+            if n < 0 {
+                if errno == EINTR { continue }
+                problem(SystemError(operation: "poll", path: "", errno: errno).description)
+                usleep(100_000)
+                continue
+            }
+            if fds[0].revents != 0 { break }
+            if n == 0 { needScan = true; continue }  // retry timer
+            if fds[1].revents != 0 {
+                let (changed, lostWatch) = drainInotify(inotify)
+                if changed { needScan = true }
+                if lostWatch { watch = -1; needScan = true }
+            }
+            if fds.count > 2 && fds[2].revents != 0 {
+                readDevice()
+                // Lost: look again in 2 s, or sooner when inotify sees the node come back.
+                if device == nil { retry = true }
+            }
+        }
+        if device != nil { detach(reason: nil) }
+    }
+
+    /// Reads inotify events; returns whether one concerns a node we might want, and whether the
+    /// watch went away (directory deleted: `IN_IGNORED`).
+    private func drainInotify(_ fd: Int32) -> (changed: Bool, lostWatch: Bool) {
+        var changed = false, lost = false
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let wanted = configuration.devicePath.map { path in path.split(separator: "/").last.map(String.init) ?? path }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            var offset = 0
+            // struct inotify_event: int wd; uint32_t mask, cookie, len; char name[len] (sys/inotify.h).
+            while offset + 16 <= count {
+                let (mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameBytes = buffer[(offset + 16) ..< min(count, offset + 16 + length)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                if mask & UInt32(IN_IGNORED) != 0 { lost = true }
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
+                if let wanted { if name == wanted { changed = true } } else if name.hasPrefix("event") { changed = true }
+                offset += 16 + length
+            }
+        }
+        return (changed, lost)
+    }
+
+    /// Opens the configured device, or the best touchscreen found; posts `.attached` or a problem.
+    /// Returns false when it should be retried on a timer (a node could not be opened).
+    private func attach() -> Bool {
+        let config = configuration
+        var candidate: EvdevDevice?
+        var retryLater = false
+        if let path = config.devicePath {
+            do {
+                let opened = try EvdevDevice.open(path)
+                if opened.capabilities.touchProtocol == nil {
+                    problem(InputError.notATouchscreen(path: path, reason: "no ABS_X/ABS_Y with BTN_TOUCH or BTN_LEFT, and no ABS_MT_POSITION_X/Y").description)
+                    return true
+                }
+                candidate = opened
+            } catch {
+                problem(error.description)
+                if case .system(let e) = error, e.errno != ENOENT { retryLater = true }
+                return !retryLater
+            }
+        } else {
+            var failures: [String] = []
+            var best: EvdevDevice?
+            for path in Self.eventNodes(in: config.directory) {
+                let opened: EvdevDevice
+                do { opened = try EvdevDevice.open(path) } catch {
+                    failures.append(error.description)
+                    continue
+                }
+                guard opened.capabilities.isTouchscreen, opened.capabilities.touchProtocol != nil else { continue }
+                let direct = opened.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT)
+                if best == nil || (direct && !best!.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT)) { best = opened }
+                if direct { break }
+            }
+            guard let best else {
+                problem(InputError.noTouchscreen(directory: config.directory, detail: failures.joined(separator: "; ")).description)
+                return failures.isEmpty
+            }
+            candidate = best
+        }
+        guard let device = candidate, let axes = device.capabilities.positionAxes else { return true }
+        do { try device.useMonotonicClock() } catch {
+            problem(error.description)
+            return false
+        }
+        var grabbed = false
+        if config.grab {
+            do { try device.grab(); grabbed = true } catch { problem(error.description + " (the console may see touches too)") }
+        }
+        let mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, calibration: config.calibration, rotation: config.rotation,
+                                   panelWidth: config.panelWidth, panelHeight: config.panelHeight)
+        decoder = TouchDecoder(capabilities: device.capabilities, mapping: mapping, showStart: config.showStart,
+                               keysDown: device.keysDown(among: [Evdev.BTN_TOUCH, Evdev.BTN_LEFT]), slots: device.slotStates())
+        self.device = device
+        lastProblem = nil
+        post([.attached(TouchDeviceInfo(path: device.path, name: device.name, touchProtocol: decoder!.touchProtocol,
+                                        xAxis: axes.x, yAxis: axes.y, pixelsPerMillimetre: mapping.pixelsPerMillimetre,
+                                        grabbed: grabbed))])
+        return true
+    }
+
+    private func readDevice() {
+        guard let device else { return }
+        var out: [TouchInputEvent] = []
+        do {
+            try device.readAvailable { event in
+                for sample in decoder!.feed(event) { out.append(.sample(sample)) }
+            }
+            post(out)
+        } catch {
+            post(out)
+            let reason: String
+            if case .system(let e) = error, e.errno == ENODEV { reason = "device removed" } else { reason = error.description }
+            detach(reason: reason)
+        }
+    }
+
+    /// Closes the device; ends a touch in progress with an `.up`; posts `.lost` when `reason` is given.
+    private func detach(reason: String?) {
+        guard let device else { return }
+        var out: [TouchInputEvent] = []
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let time = Duration.seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
+        if var d = decoder { out += d.cancel(at: time).map { .sample($0) } }
+        if let reason { out.append(.lost(path: device.path, reason: reason)) }
+        post(out)
+        self.device = nil
+        decoder = nil
+    }
+
+    /// `DIR/eventN` nodes, in numeric order.
+    static func eventNodes(in directory: String) -> [String] {
+        guard let entries = try? listDirectory(directory) else { return [] }
+        let numbers = entries.compactMap { entry -> Int? in
+            guard let name = entry.name, name.hasPrefix("event") else { return nil }
+            return Int(name.dropFirst(5))
+        }
+        return numbers.sorted().map { "\(directory)/event\($0)" }
+    }
+}

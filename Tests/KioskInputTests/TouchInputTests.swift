@@ -1,0 +1,55 @@
+import Foundation
+import Glibc
+import Testing
+import KioskInput
+
+/// The device layer cannot open real devices here (no /dev/input, no /dev/uinput); these check
+/// the thread, the queue, the wake pipe and the inotify rescan with a directory of stand-ins.
+@Suite(.serialized) struct TouchInputTests {
+    func waitForEvents(_ input: TouchInput, until done: ([TouchInputEvent]) -> Bool) -> [TouchInputEvent] {
+        var all: [TouchInputEvent] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            var fds = [pollfd(fd: input.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 1, 200)
+            all += input.takeEvents()
+            if done(all) { break }
+        }
+        return all
+    }
+
+    func problems(_ events: [TouchInputEvent]) -> [String] {
+        events.compactMap { if case .problem(let text) = $0 { return text } else { return nil } }
+    }
+
+    @Test func emptyDirectoryThenANodeAppears() throws {
+        let dir = NSTemporaryDirectory() + "kc-input-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let input = try TouchInput(configuration: TouchInputConfiguration(directory: dir, panelWidth: 800, panelHeight: 480,
+                                                                          showStart: .zero))
+        try input.start()
+        let first = waitForEvents(input) { !problems($0).isEmpty }
+        #expect(problems(first) == ["no touchscreen in \(dir)"])
+        // A node named like an evdev device appears (a regular file: libevdev refuses it). inotify
+        // makes the reader look again at once, and say why this one is no good.
+        _ = FileManager.default.createFile(atPath: dir + "/event7", contents: Data())
+        _ = FileManager.default.createFile(atPath: dir + "/mouse0", contents: Data())
+        let second = waitForEvents(input) { !problems($0).isEmpty }
+        let text = try #require(problems(second).first)
+        #expect(text.hasPrefix("no touchscreen in \(dir) (libevdev_new_from_fd \(dir)/event7: "), "\(text)")
+        #expect(!text.contains("mouse0"))
+        input.stop()
+        input.stop()
+    }
+
+    @Test func explicitPathThatIsMissing() throws {
+        let path = NSTemporaryDirectory() + "kc-input-missing-\(UUID().uuidString)/event0"
+        let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: path, panelWidth: 800, panelHeight: 480,
+                                                                          showStart: .zero))
+        try input.start()
+        let events = waitForEvents(input) { problems($0).contains { $0.hasPrefix("open \(path): No such file") } }
+        #expect(problems(events).contains { $0.hasPrefix("open \(path): No such file or directory (errno 2)") }, "\(events)")
+        input.stop()
+    }
+}

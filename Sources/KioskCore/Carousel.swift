@@ -162,6 +162,12 @@ public struct Carousel: Sendable {
     private var announced = false
     private var nextTicket = 1
     private var started = false
+    /// The image of a replaced playlist that is still on screen although the new playlist does
+    /// not list it: its index in ``items`` (appended after the new items). The next move goes to
+    /// the new list's first item (forward) or last (backward) and drops it. See ``replaceItems(_:at:)``.
+    private(set) var retiring: Int?
+    /// A new playlist waiting for the transition under way to end.
+    private var pendingItems: [PlaylistItem]?
 
     private static let previousRole = 0, currentRole = 1, nextRole = 2
 
@@ -174,7 +180,12 @@ public struct Carousel: Sendable {
     // MARK: Reading the state
 
     /// The playlist index of the current item, or nil when the show is empty.
-    public var currentItem: Int? { order.isEmpty ? nil : order[cursor] }
+    /// Nil too while the image on screen is one the current playlist no longer lists.
+    public var currentItem: Int? { retiring != nil ? nil : currentIndex }
+    /// The index in ``items`` of what is on screen, retiring or not.
+    private var currentIndex: Int? { retiring ?? (order.isEmpty ? nil : order[cursor]) }
+    /// Whether there is anywhere to move to.
+    private var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) }
     /// Number of items still in the show.
     public var activeCount: Int { order.count }
     /// The physical slot playing the previous / current / next role.
@@ -209,6 +220,9 @@ public struct Carousel: Sendable {
         var actions: [CarouselAction] = []
         // Each pass completes or starts at most one transition; a late tick catches up in order.
         passes: for _ in 0..<8 {
+            if transition == nil, let replacement = pendingItems {
+                actions += applyItems(replacement, at: now)
+            }
             if let t = transition {
                 switch t {
                 case .held:
@@ -222,7 +236,7 @@ public struct Carousel: Sendable {
                     let end = start + fade
                     guard now >= end else { break passes }
                     transition = nil
-                    cursor = wrap(cursor + direction.step)
+                    stepCursor(direction)
                     currentSince = end
                     announced = false
                     actions += reconcile()
@@ -233,7 +247,7 @@ public struct Carousel: Sendable {
                     transition = nil
                     actions += announceIfReady(at: end)
                 }
-            } else if let at = advanceAt, now >= at, order.count > 1 {
+            } else if let at = advanceAt, now >= at, canMove {
                 actions += beginMove(config.direction, at: now - at <= fade ? at : now)
             } else {
                 break
@@ -246,7 +260,7 @@ public struct Carousel: Sendable {
     /// A move already under way is completed first. Ignored with fewer than two items.
     /// Ignored while a finger is down (the person at the screen wins).
     public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
-        guard order.count > 1 else { return [] }
+        guard canMove else { return [] }
         var actions: [CarouselAction] = []
         switch transition {
         case .held?: return []
@@ -255,6 +269,84 @@ public struct Carousel: Sendable {
         case nil: break
         }
         return actions + beginMove(direction, at: now)
+    }
+
+    // MARK: A new playlist (SPEC section 5)
+
+    /// Replaces the playlist at `now` (a new manifest, a changed directory) without a black
+    /// frame. The image on screen stays. If the new list has it (same source), the show goes on
+    /// from it there; if not, it stays until the next move, which goes to the new list's first
+    /// item (or last, moving backwards). Slots whose item is in the new list keep their frames
+    /// (prepared or being prepared); only the others are prepared again. Indices in later
+    /// events are into the new list. While a fade, a touch or a settle is under way the new
+    /// list waits for it to end, so the picture never jumps. An empty list gives the "no
+    /// images" screen.
+    public mutating func replaceItems(_ newItems: [PlaylistItem], at now: Duration) -> [CarouselAction] {
+        guard started else {
+            items = newItems
+            order = Array(newItems.indices)
+            cursor = 0
+            return []
+        }
+        if transition != nil {
+            pendingItems = newItems
+            return []
+        }
+        return applyItems(newItems, at: now)
+    }
+
+    private mutating func applyItems(_ newItems: [PlaylistItem], at now: Duration) -> [CarouselAction] {
+        pendingItems = nil
+        let oldItems = items
+        let onScreen = currentIndex
+        var indexBySource: [String: Int] = [:]
+        for (i, item) in newItems.enumerated() where indexBySource[item.source] == nil { indexBySource[item.source] = i }
+        func remap(_ old: Int) -> Int? { old < oldItems.count ? indexBySource[oldItems[old].source] : nil }
+
+        items = newItems
+        order = Array(newItems.indices)
+        retiring = nil
+        let currentSlotBefore = currentSlot
+        var restart = false
+        if let c = onScreen, let kept = remap(c) {
+            cursor = kept
+        } else if let c = onScreen, announced, !newItems.isEmpty {
+            items.append(oldItems[c])   // stays on screen until the next move
+            retiring = items.count - 1
+            cursor = 0
+        } else {
+            cursor = 0
+            restart = true
+        }
+        for s in slots.indices {
+            guard let old = slots[s].item else { continue }
+            if s == currentSlotBefore, let r = retiring {
+                slots[s].item = r
+            } else if let n = remap(old) {
+                slots[s].item = n
+            } else {
+                slots[s] = Slot()
+            }
+        }
+        if restart {
+            currentSince = now
+            announced = false
+            advanceAt = nil
+        }
+        var actions = reconcile()
+        if restart { actions += announceIfReady(at: now) }
+        return actions
+    }
+
+    /// Moves the cursor one step; from a retiring image, to the new list's first or last item.
+    private mutating func stepCursor(_ direction: Direction) {
+        if retiring != nil {
+            retiring = nil
+            items.removeLast()
+            cursor = direction == .forward ? 0 : max(0, order.count - 1)
+        } else {
+            cursor = wrap(cursor + direction.step)
+        }
     }
 
     // MARK: Touch (SPEC section 4)
@@ -292,7 +384,7 @@ public struct Carousel: Sendable {
     /// left) from where it was when the finger landed; the neighbour on the far side slides in.
     /// Ignored with fewer than two items, or when no finger is down.
     public mutating func touchDragged(offset: Double, at now: Duration) {
-        guard case .held(var hold) = transition, order.count > 1, offset.isFinite else { return }
+        guard case .held(var hold) = transition, canMove, offset.isFinite else { return }
         let w = Double(config.screenWidth)
         hold.dragOffset = min(w, max(-w, hold.origin + offset))
         transition = .held(hold)
@@ -307,7 +399,7 @@ public struct Carousel: Sendable {
     /// auto-advance goes on the way the person last swiped.
     public mutating func touchEnded(velocity: Double?, at now: Duration) -> [CarouselAction] {
         guard case .held(let hold) = transition else {
-            if transition == nil, advanceAt == nil, announced, let item = currentItem {
+            if transition == nil, advanceAt == nil, announced, let item = currentIndex {
                 advanceAt = now + max(.zero, interval(of: item) - fade)
             }
             return []
@@ -352,7 +444,7 @@ public struct Carousel: Sendable {
         guard let slot = slots.firstIndex(where: { $0.status == .pending(ticket: ticket) }),
               let item = slots[slot].item else { return [] }
         var actions: [CarouselAction] = [.dropped(item: item, source: items[item].source)]
-        let wasCurrent = item == currentItem
+        let wasCurrent = item == currentIndex
         // Every slot holding that item is emptied (with two items, one item can sit in two slots).
         for s in slots.indices where slots[s].item == item { slots[s] = Slot() }
         if let t = transition, involves(t, slot: slot) { transition = nil }
@@ -385,7 +477,7 @@ public struct Carousel: Sendable {
         case .move(let from, let to, let direction, let start)?:
             let w = weight(since: start, now: now)
             scene = Scene(base: layer(from), overlay: layer(to), weight: w)
-            if config.showDots {
+            if config.showDots, retiring == nil {
                 let target = wrap(cursor + direction.step)
                 scene.dots = Scene.PageDots(count: order.count, current: w >= 128 ? target : cursor)
             }
@@ -395,7 +487,7 @@ public struct Carousel: Sendable {
         case nil:
             scene = Scene(base: layer(current))
         }
-        if config.showDots, order.count > 1 {
+        if config.showDots, order.count > 1, retiring == nil {
             scene.dots = Scene.PageDots(count: order.count, current: cursor)
         }
         return scene
@@ -414,7 +506,7 @@ public struct Carousel: Sendable {
     public var wake: Wake {
         if isHeld { return .idle }
         if transition != nil { return .animating }
-        if let at = advanceAt, order.count > 1 { return .at(at) }
+        if let at = advanceAt, canMove { return .at(at) }
         return .idle
     }
 
@@ -454,7 +546,7 @@ public struct Carousel: Sendable {
             let role = o < 0 ? Self.nextRole : Self.previousRole
             scene.neighbour = roles[role].map(layer) ?? .placeholder
         }
-        if config.showDots, order.count > 1 {
+        if config.showDots, order.count > 1, retiring == nil {
             let beyondHalf = 2 * abs(o) > config.screenWidth
             scene.dots = Scene.PageDots(count: order.count,
                                         current: beyondHalf ? wrap(cursor + (o < 0 ? 1 : -1)) : cursor)
@@ -470,7 +562,7 @@ public struct Carousel: Sendable {
         }
         let direction: Direction = s.to < 0 ? .forward : .backward
         config.direction = direction  // auto-advance follows the last swipe (SPEC section 3)
-        cursor = wrap(cursor + direction.step)
+        stepCursor(direction)
         currentSince = end
         announced = false
         var actions = reconcile()
@@ -484,7 +576,7 @@ public struct Carousel: Sendable {
             transition = caught.fade.restarted(at: now - caught.elapsed)
             return tick(at: now)
         }
-        guard let slot = currentSlot, let item = currentItem else { return [] }
+        guard let slot = currentSlot, let item = currentIndex else { return [] }
         if !announced {
             // The image arrived while the finger held its placeholder: fade it in now.
             if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now) }
@@ -504,7 +596,7 @@ public struct Carousel: Sendable {
     }
 
     private mutating func announceIfReady(at now: Duration) -> [CarouselAction] {
-        guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentItem else { return [] }
+        guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
         advanceAt = now + max(.zero, interval(of: item) - fade)
         return [.shown(item: item, source: items[item].source, at: now)]
@@ -512,6 +604,7 @@ public struct Carousel: Sendable {
 
     /// The items each role should hold: [previous, current, next].
     private func desiredItems() -> [Int?] {
+        if let r = retiring, let first = order.first, let last = order.last { return [last, r, first] }
         switch order.count {
         case 0: return [nil, nil, nil]
         case 1: return [nil, order[cursor], nil]

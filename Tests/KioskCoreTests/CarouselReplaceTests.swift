@@ -1,0 +1,109 @@
+import Testing
+@testable import KioskCore
+
+private func ms(_ v: Int) -> Duration { .milliseconds(v) }
+private func playlist(_ names: [String]) -> [PlaylistItem] { names.map { PlaylistItem(source: "/p/\($0).jpg") } }
+
+extension Harness {
+    init(names: [String], config: CarouselConfig = CarouselConfig()) {
+        carousel = Carousel(items: playlist(names), config: config)
+    }
+    mutating func replace(_ names: [String], at t: Int) {
+        record(carousel.replaceItems(playlist(names), at: ms(t)))
+        prepareAll(at: ms(t))
+    }
+    var currentSource: String? { carousel.currentItem.map { carousel.items[$0].source } }
+}
+
+@Test func aNewListThatStillHasTheCurrentImageGoesOnFromIt() {
+    var h = Harness(names: ["a", "b", "c", "d"])
+    h.start()
+    h.run(to: ms(5000))                         // b is on screen
+    let slotOfB = h.carousel.currentSlot!
+    let preparesBefore = h.prepares.count
+    h.replace(["x", "b", "c", "y"], at: 6000)     // b and its neighbour c are kept
+    #expect(h.currentSource == "/p/b.jpg")
+    #expect(h.carousel.currentItem == 1)
+    #expect(h.carousel.currentSlot == slotOfB)
+    // Only the previous slot changed (a -> x): one prepare, not three.
+    #expect(h.prepares.count == preparesBefore + 1)
+    #expect(h.prepares.last?.item == 0)
+    // No frame without the image: the scene is still b.
+    #expect(h.carousel.scene(at: ms(6000)) == Scene(base: .slot(slotOfB)))
+    // The timing is kept: c at 10 s, with its new index 2.
+    for t in stride(from: 6100, through: 10_000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.shown.map(\.item) == [0, 1, 2])
+    #expect(h.shown.last?.at == ms(10_000))
+}
+
+@Test func aNewListWithoutTheCurrentImageKeepsItOnScreenThenGoesToTheFirstItem() {
+    var h = Harness(names: ["a", "b", "c"])
+    h.start()
+    h.run(to: ms(5000))                          // b on screen
+    let slotOfB = h.carousel.currentSlot!
+    h.replace(["p", "q", "r"], at: 6000)
+    #expect(h.carousel.currentItem == nil)       // what is on screen is not in the list
+    #expect(h.carousel.currentSlot == slotOfB)
+    #expect(h.carousel.scene(at: ms(6000)) == Scene(base: .slot(slotOfB)))
+    #expect(h.carousel.item(inSlot: h.carousel.nextSlot!) == 0)       // p comes next
+    #expect(h.carousel.item(inSlot: h.carousel.previousSlot!) == 2)   // r before it
+    for t in stride(from: 6100, through: 15_000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.shown.map(\.item) == [0, 1, 0, 1])       // a, b, then p at 10 s, q at 15 s
+    #expect(h.shown.suffix(2).map(\.at) == [ms(10_000), ms(15_000)])
+    #expect(h.carousel.items.count == 3)
+    #expect(h.currentSource == "/p/q.jpg")
+}
+
+@Test func aRetiringImageCanBeLeftBackwardsToTheLastItem() {
+    var h = Harness(names: ["a", "b"], config: CarouselConfig(fade: .zero))
+    h.start()
+    h.replace(["p", "q", "r"], at: 1000)
+    h.record(h.carousel.move(.backward, at: ms(1500)))
+    h.prepareAll(at: ms(1500))
+    #expect(h.currentSource == "/p/r.jpg")
+    #expect(h.shown.last?.item == 2)
+}
+
+@Test func aRetiringImageMovesOnEvenToASingleNewItem() {
+    var h = Harness(names: ["a", "b"])
+    h.start()
+    h.replace(["only"], at: 1000)
+    for t in stride(from: 1100, through: 5000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.currentSource == "/p/only.jpg")
+    #expect(h.shown.last?.at == ms(5000))
+    // Then it just stays.
+    #expect(h.carousel.wake == .idle)
+}
+
+@Test func aNewListDuringAFadeWaitsForTheFadeToEnd() {
+    var h = Harness(names: ["a", "b", "c"])
+    h.start()
+    h.run(to: ms(4700))                          // fading a -> b
+    let fading = h.carousel.scene(at: ms(4700))
+    h.replace(["z"], at: 4700)
+    #expect(h.carousel.scene(at: ms(4700)) == fading)   // untouched mid-fade
+    h.run(to: ms(5000))                          // b fully shown, then the new list applies
+    #expect(h.shown.map(\.item) == [0, 1])
+    #expect(h.carousel.items.map(\.source) == ["/p/z.jpg", "/p/b.jpg"])   // b retiring
+    for t in stride(from: 5100, through: 10_000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.currentSource == "/p/z.jpg")
+}
+
+@Test func anEmptyListGivesTheNoImagesScreen() {
+    var h = Harness(names: ["a", "b"])
+    h.start()
+    h.replace([], at: 1000)
+    #expect(h.carousel.scene(at: ms(1000)) == Scene(base: .noImages))
+    #expect((0..<3).allSatisfy { h.carousel.status(ofSlot: $0) == .empty })
+    h.replace(["c"], at: 2000)
+    #expect(h.currentSource == "/p/c.jpg")
+    #expect(h.shown.last?.item == 0 && h.shown.last?.at == ms(2000))
+}
+
+@Test func beforeTheStartANewListSimplyReplacesTheOld() {
+    var h = Harness(names: ["a"])
+    h.record(h.carousel.replaceItems(playlist(["x", "y"]), at: .zero))
+    h.start()
+    #expect(h.prepares.map(\.item) == [0, 1, 1])
+    #expect(h.currentSource == "/p/x.jpg")
+}

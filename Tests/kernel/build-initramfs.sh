@@ -1,8 +1,10 @@
 #!/bin/bash
-# Builds the initramfs for the kernel suite: busybox (static), the DRM kernel modules of
-# the running Debian kernel package (bochs, virtio-gpu, virtio-pci and their dependencies, in
-# the order modprobe resolves), kiosk-carousel with the shared libraries ldd reports (and the
-# ELF loader), the kdgetmode helper (compiled here, static), guest.sh and the photos.
+# Builds the initramfs for the kernel suite: busybox (static), the DRM and input kernel modules
+# of the running Debian kernel package (bochs, virtio-gpu, virtio-pci, virtio_input, evdev,
+# uinput and their dependencies, in the order modprobe resolves), kiosk-carousel with the shared
+# libraries ldd reports (and the ELF loader), the helpers kdgetmode, evemu-replay and evdump
+# (compiled here, static), guest.sh, the photos and the evemu touchscreen recordings the touch
+# cases replay (under /app/evemu/, names without spaces).
 #
 # Usage: build-initramfs.sh OUT.cpio.gz KIOSK_BINARY PHOTO...
 #   The photos land in /app/photos/ under their own names.
@@ -11,9 +13,11 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$(realpath -m "$1"); APP=$2; shift 2
 KVER=${KVER:-$(ls /lib/modules | sort -V | tail -1)}
-MODULES="bochs virtio-gpu virtio_pci"
+# virtio_input: -device virtio-tablet-pci; evdev: /dev/input/event*; uinput: /dev/uinput for
+# evemu-replay (all three are modules in Debian's kernel, not in modules.builtin).
+MODULES="bochs virtio-gpu virtio_pci virtio_input evdev uinput"
 ROOT=$(mktemp -d /tmp/kc-initramfs.XXXXXX); trap 'rm -rf "$ROOT"' EXIT
-mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,lib/modules/$KVER}
+mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,app/evemu,lib/modules/$KVER}
 
 # ldd fails on a static ELF (and under pipefail its status would spoil a grep of its output).
 { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || { echo "need a static busybox (apt-get install busybox-static)" >&2; exit 1; }
@@ -21,7 +25,24 @@ cp /bin/busybox "$ROOT/bin/busybox"
 cp "$APP" "$ROOT/app/kiosk-carousel"
 cp "$HERE/guest.sh" "$ROOT/app/guest.sh"
 gcc -O2 -Wall -static -o "$ROOT/app/kdgetmode" "$HERE/kdgetmode.c"
+gcc -O2 -Wall -static -o "$ROOT/app/evemu-replay" "$HERE/evemu-replay.c"
+gcc -O2 -Wall -static -o "$ROOT/app/evdump" "$HERE/evdump.c"
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+
+# Touchscreen recordings (evemu-devices, see Tests/Fixtures/evemu-touchscreens/SOURCE.md) and
+# the synthetic sideways swipe (Tests/kernel/evemu/), under names without spaces.
+FIXTURES="$HERE/../Fixtures/evemu-touchscreens"
+[ -f "$FIXTURES/EP0430M09.desc" ] || FIXTURES="$FIXTURES/touchscreens"
+while IFS='|' read -r src dst; do
+    [ -f "$src" ] || { echo "missing evemu recording $src" >&2; exit 1; }
+    cp "$src" "$ROOT/app/evemu/$dst"
+done <<EVEMU
+$FIXTURES/Atmel maXTouch Touchscreen.desc|atmel-maxtouch.desc
+$FIXTURES/Atmel maXTouch Touchscreen.1-finger-fast-taps.events|atmel-maxtouch.1-finger-fast-taps.events
+$FIXTURES/Atmel maXTouch Touchscreen.1-finger-drag-up-down.events|atmel-maxtouch.1-finger-drag-up-down.events
+$FIXTURES/EP0430M09.desc|ep0430m09.desc
+$HERE/evemu/EP0430M09.synthetic-1-finger-swipe-left.events|ep0430m09.synthetic-1-finger-swipe-left.events
+EVEMU
 
 # The binary's shared libraries (libdrm, libjpeg, libpng, libz, libstdc++, libc ...) and the loader.
 ldd "$APP" | grep -o '/[^ ]*' | sort -u | while read -r lib; do
@@ -48,6 +69,7 @@ echo "KC_INIT uptime=$(cut -d' ' -f1 /proc/uptime)"
 while read -r ko; do insmod "$ko" || echo "KC_INSMOD_FAILED $ko"; done < /etc/modules.order
 i=0; while [ ! -e /dev/dri/card0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 i=0; while [ ! -e /dev/fb0 ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+i=0; while [ ! -e /dev/uinput ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
 echo "KC_MODULES uptime=$(cut -d' ' -f1 /proc/uptime)"
 cd /app
 /app/guest.sh

@@ -7,12 +7,19 @@
 #   term           SIGTERM the program and wait for it               -> KC_EXITED rc=N
 #   signal SIG     send SIG (KILL, SEGV ...) and wait for it          -> KC_EXITED rc=N
 #   wait           wait for the program to exit by itself            -> KC_EXITED rc=N
+#   uinput DESC    create the device of evemu description DESC with /dev/uinput (/app/evemu-replay
+#                  in the background; file names relative to /app/evemu) -> KC_UINPUT node=/dev/input/eventN ...
+#   replay EVENTS  play an evemu recording on it, recorded timing    -> KC_REPLAY_DONE file=... events=N ...
+#   unplug         destroy the uinput device                         -> KC_UINPUT_GONE node=...
+#   evdump ARGS    /app/evdump ARGS in the background (events on the console) -> KC_EV ... KC_EVDUMP_DONE
+#   sh CMD...      run a shell command, wait for it                  -> its output, KC_SH_DONE rc=N
 #   off            power off
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 # Text on the foreground VT, so that a screendump can tell "the console is back" from "black".
 printf '\n  KIOSK-CAROUSEL KERNEL SUITE: THE TEXT CONSOLE (TTY1)\n' > /dev/tty1
-echo "KC_READY dri=$(ls /dev/dri 2>/dev/null | tr '\n' ' ')fb=$(ls /dev/fb* 2>/dev/null | tr '\n' ' ')"
+echo "KC_READY dri=$(ls /dev/dri 2>/dev/null | tr '\n' ' ')fb=$(ls /dev/fb* 2>/dev/null | tr '\n' ' ')input=$(ls /dev/input 2>/dev/null | tr '\n' ' ')uinput=$([ -c /dev/uinput ] && echo yes || echo no)"
 PID=
+RPID=
 while read -r cmd rest; do
     case "$cmd" in
         run)  eval "set -- $rest"
@@ -23,6 +30,14 @@ while read -r cmd rest; do
         term) kill -TERM "$PID"; wait "$PID"; echo "KC_EXITED rc=$?" ;;
         signal) kill -"$rest" "$PID"; wait "$PID"; echo "KC_EXITED rc=$?" ;;
         wait) wait "$PID"; echo "KC_EXITED rc=$?" ;;
+        uinput) case "$rest" in /*) ;; *) rest=/app/evemu/$rest ;; esac
+              /app/evemu-replay --control /tmp/evemu.ctl "$rest" &
+              RPID=$! ;;
+        replay) case "$rest" in /*) ;; *) rest=/app/evemu/$rest ;; esac
+              echo "$rest" > /tmp/evemu.ctl ;;
+        unplug) kill -TERM "$RPID"; wait "$RPID" ;;
+        evdump) eval "set -- $rest"; /app/evdump "$@" & ;;
+        sh)   eval "$rest"; echo "KC_SH_DONE rc=$?" ;;
         off)  break ;;
         "")   ;;
         *)    echo "KC_UNKNOWN $cmd" ;;

@@ -8,6 +8,7 @@
 # Env:   KC_SCRATCH  SwiftPM scratch path for the release build (default: <package>/.build)
 #        KC_OUT      where captures, logs and the initramfs go (default: /tmp/kc-kernel)
 # Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
+#   (and the app's own build dependencies: libdrm-dev libevdev-dev ...)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG=$(cd "$HERE/../.." && pwd)

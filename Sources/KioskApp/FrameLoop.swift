@@ -256,7 +256,8 @@ public final class FrameLoop {
             switch action {
             case .prepare(let slot, let item, let ticket):
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
-                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: carousel.items[item].source))
+                let it = carousel.items[item]
+                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit))
             case .shown(let item, let source, let at):
                 pendingShown.append((item, source, at))
             case .dropped:

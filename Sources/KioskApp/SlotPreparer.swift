@@ -37,8 +37,14 @@ public final class SlotPreparer: @unchecked Sendable {
         public var slot: Int, ticket: Int, item: Int
         /// The image file.
         public var path: String
-        public init(slot: Int, ticket: Int, item: Int, path: String) {
+        /// The item's source (its path, or its URL when `path` is a cached download): the key
+        /// of the frame in the memory cache. Defaults to `path`.
+        public var source: String
+        /// The item's own fit, or nil for the preparer's.
+        public var fit: FitMode?
+        public init(slot: Int, ticket: Int, item: Int, path: String, source: String? = nil, fit: FitMode? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.path = path
+            self.source = source ?? path; self.fit = fit
         }
     }
 
@@ -57,10 +63,18 @@ public final class SlotPreparer: @unchecked Sendable {
         var pending = 0
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
+        var frames: FrameCache
     }
-    private let shared = Mutex(Shared())
+    private let shared: Mutex<Shared>
 
-    public init(width: Int, height: Int, fit: FitMode, background: RGBColor, maxPixels: Int) {
+    /// Default bound of the memory cache of prepared frames: 32 MiB (four 1920x1080 frames),
+    /// beside the three slot frames, within the service's `MemoryMax=256M`.
+    public static let defaultMemoryCacheBytes = 32 << 20
+
+    /// - Parameter memoryCacheBytes: bound of the memory cache of prepared frames, bytes (0: none).
+    public init(width: Int, height: Int, fit: FitMode, background: RGBColor, maxPixels: Int,
+                memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) {
+        shared = Mutex(Shared(frames: FrameCache(budget: memoryCacheBytes)))
         self.width = width
         self.height = height
         self.fit = fit
@@ -75,6 +89,17 @@ public final class SlotPreparer: @unchecked Sendable {
     deinit {
         close(wakeDescriptor)
         close(wakeWrite)
+    }
+
+    /// Frames and bytes in the memory cache.
+    public var memoryCacheUsage: (frames: Int, bytes: Int) { shared.withLock { ($0.frames.count, $0.frames.bytes) } }
+
+    /// Empties the memory cache (the files behind it changed: a directory rescan, a reload).
+    public func forgetFrames(source: String? = nil) {
+        shared.withLock { s in
+            let budget = s.frames.budget
+            if let source { s.frames.remove(source: source) } else { s.frames = FrameCache(budget: budget) }
+        }
     }
 
     /// Number of jobs asked for whose results have not been taken yet.
@@ -105,12 +130,19 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Decodes and fits one image into a new frame (runs on the worker; public for benchmarks):
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``, which streams a JPEG
     /// into the frame without holding the decoded image.
+    /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
     public func prepare(_ job: Job) -> Result {
+        let fit = job.fit ?? self.fit
+        let key = FrameCache.Key(source: job.source, fit: fit)
+        if let cached = shared.withLock({ $0.frames.frame(for: key) }) {
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [])
+        }
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
         do {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
                                                        options: options)
+            shared.withLock { $0.frames.insert(frame, for: key) }
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings)
         } catch {
             // A half-drawn frame is dropped here, never handed on.

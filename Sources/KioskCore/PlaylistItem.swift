@@ -6,9 +6,12 @@ public struct PlaylistItem: Equatable, Sendable {
     /// How long this item stays (from the moment it is fully shown to the moment the next one
     /// is fully shown); nil means the show's interval.
     public var duration: Duration?
+    /// How this item is fitted to the screen; nil means the show's `--fit` (or the manifest's).
+    public var fit: FitMode?
 
-    public init(source: String, duration: Duration? = nil) {
+    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil) {
         self.source = source
         self.duration = duration
+        self.fit = fit
     }
 }

@@ -1,0 +1,55 @@
+import KioskCore
+
+/// The memory cache of prepared, screen-sized frames (SPEC section 5): the last frames made,
+/// least recently used first out, bounded in bytes. A frame moving back into a slot (a swipe
+/// back, a short playlist going round) is taken from here instead of being decoded again.
+///
+/// Frames are shared, not copied: a prepared frame is never written again (the renderer blends
+/// into its own scratch frames), so the cache and a slot may hold the same ``Bitmap``. Not
+/// thread-safe: the ``SlotPreparer`` calls it under its lock.
+struct FrameCache {
+    /// A frame is the image of a source fitted one way.
+    struct Key: Hashable {
+        var source: String
+        var fit: FitMode
+    }
+
+    /// Most bytes of pixels held (width x height x 4 per frame).
+    let budget: Int
+    private var entries: [(key: Key, frame: Bitmap)] = []   // most recently used last
+    private(set) var bytes = 0
+
+    init(budget: Int) { self.budget = max(0, budget) }
+
+    /// The frame for `key`, marked as just used; nil when not held.
+    mutating func frame(for key: Key) -> Bitmap? {
+        guard let i = entries.firstIndex(where: { $0.key == key }) else { return nil }
+        let entry = entries.remove(at: i)
+        entries.append(entry)
+        return entry.frame
+    }
+
+    /// Keeps `frame` under `key`, dropping the least recently used frames beyond the budget. A
+    /// frame larger than the whole budget is not kept.
+    mutating func insert(_ frame: Bitmap, for key: Key) {
+        entries.removeAll { $0.key == key }
+        let size = Self.size(frame)
+        if size <= budget { entries.append((key, frame)) }
+        bytes = entries.reduce(0) { $0 + Self.size($1.frame) }
+        while bytes > budget, let oldest = entries.first {
+            bytes -= Self.size(oldest.frame)
+            entries.removeFirst()
+        }
+    }
+
+    /// Drops the frames of `source` (every fit).
+    mutating func remove(source: String) {
+        entries.removeAll { $0.key.source == source }
+        bytes = entries.reduce(0) { $0 + Self.size($1.frame) }
+    }
+
+    /// Number of frames held.
+    var count: Int { entries.count }
+
+    private static func size(_ frame: Bitmap) -> Int { Bitmap.byteCount(width: frame.width, height: frame.height) ?? Int.max }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Glibc
+import Testing
+import KioskCore
+import KioskImaging
+@testable import KioskApp
+
+@Test func theFrameCacheDropsTheLeastRecentlyUsedBeyondItsBudget() {
+    // 10x10 frames are 400 bytes; a 1000-byte budget holds two.
+    var cache = FrameCache(budget: 1000)
+    let a = Bitmap(width: 10, height: 10), b = Bitmap(width: 10, height: 10), c = Bitmap(width: 10, height: 10)
+    cache.insert(a, for: .init(source: "a", fit: .fit))
+    cache.insert(b, for: .init(source: "b", fit: .fit))
+    #expect(cache.frame(for: .init(source: "a", fit: .fit)) === a)   // a is now the most recent
+    cache.insert(c, for: .init(source: "c", fit: .fit))              // b goes
+    #expect(cache.frame(for: .init(source: "b", fit: .fit)) == nil)
+    #expect(cache.frame(for: .init(source: "a", fit: .fit)) === a)
+    #expect(cache.frame(for: .init(source: "c", fit: .fit)) === c)
+    #expect(cache.bytes == 800 && cache.count == 2)
+    // Another fit of the same source is another frame.
+    #expect(cache.frame(for: .init(source: "a", fit: .fill)) == nil)
+    // Larger than the whole budget: not kept, nothing else lost.
+    cache.insert(Bitmap(width: 20, height: 20), for: .init(source: "big", fit: .fit))
+    #expect(cache.count == 2 && cache.bytes == 800)
+    cache.remove(source: "a")
+    #expect(cache.count == 1 && cache.bytes == 400)
+}
+
+@Test func aPreparedFrameComesBackFromMemoryWithoutDecodingAgain() throws {
+    let path = NSTemporaryDirectory() + "kc-framecache-\(getpid()).png"
+    try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF11_2233), to: path)
+    let preparer = SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
+    guard case .frame(let first) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
+        Issue.record("first prepare failed"); return
+    }
+    unlink(path)   // the file is gone: only the memory cache can answer now
+    guard case .frame(let again) = preparer.prepare(.init(slot: 1, ticket: 2, item: 0, path: path)).outcome else {
+        Issue.record("second prepare was decoded again (and failed)"); return
+    }
+    #expect(again === first)
+    #expect(preparer.memoryCacheUsage.frames == 1 && preparer.memoryCacheUsage.bytes == 64 * 48 * 4)
+    // Another fit is another frame: decoded, so it fails now that the file is gone.
+    guard case .failed = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, fit: .fit)).outcome else {
+        Issue.record("a different fit came from the cache"); return
+    }
+    preparer.forgetFrames()
+    guard case .failed = preparer.prepare(.init(slot: 0, ticket: 4, item: 0, path: path)).outcome else {
+        Issue.record("forgetFrames kept the frame"); return
+    }
+}

@@ -37,6 +37,8 @@ public enum TouchFeedEvent: Equatable, Sendable {
     case lost(path: String, reason: String)
     /// Something worth a log line (no touchscreen found yet, a device that could not be opened).
     case note(String)
+    /// The same, about a device the command line named (`--input`): a warning.
+    case warning(String)
 }
 
 /// What asks the frame loop to stop or move, set from signal handlers through a pipe
@@ -222,6 +224,8 @@ public final class FrameLoop {
                 gestures = GestureRecognizer(config: gestures.config)
             case .note(let text):
                 Log.info(text)
+            case .warning(let text):
+                Log.warning(text)
             case .sample(let sample):
                 if unshownTouch == nil { unshownTouch = sample.time }
                 for gesture in gestures.feed(sample) { apply(gesture) }

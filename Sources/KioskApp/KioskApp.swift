@@ -110,6 +110,13 @@ public enum KioskApp {
         let events = EventWriter()
         defer { events.flush() }
         var touch: EvdevTouchFeed?
+        if !wantsTouch && settings.input == "auto" && display is OffscreenDisplay {
+            Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
+        }
+        if let program = settings.onTap?.first, !programExists(program) {
+            Log.warning("--on-tap program not found", path: program,
+                        reason: program.contains("/") ? "no such executable file" : "not an executable on PATH")
+        }
         if wantsTouch, let monotonic = clock as? MonotonicClock {
             // The panel as mounted: the logical frame turned by --rotate.
             let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
@@ -143,6 +150,14 @@ public enum KioskApp {
             Log.error("display failed", reason: error.description)
             return exitUnavailable
         }
+    }
+
+    /// Whether `program` names an executable: a path with a slash as given, else on `PATH`
+    /// (as `posix_spawnp` looks it up).
+    static func programExists(_ program: String) -> Bool {
+        if program.contains("/") { return access(program, X_OK) == 0 }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 
     nonisolated(unsafe) private static var signalPipeRead: Int32 = -1

@@ -103,20 +103,20 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--input", value: "DEVICE", help: "the touchscreen: auto (found by its capabilities among /dev/input/event*, picked up when plugged in later; not with offscreen), none, or an evdev node such as /dev/input/event3 (default auto)") { s, v throws(UsageError) in
+        OptionSpec(name: "--input", value: "DEVICE", help: "the touchscreen: auto (found by its capabilities among /dev/input/event*, picked up when plugged in later; not with offscreen), none, or an evdev node such as /dev/input/event3 (an offscreen run reading one follows wall time) (default auto)") { s, v throws(UsageError) in
             guard v == "auto" || v == "none" || v.hasPrefix("/") else {
                 throw UsageError("--input: expected auto, none or a device path such as /dev/input/event3, got '\(v)'")
             }
             s.input = v
         },
-        OptionSpec(name: "--touch-calibration", value: "MATRIX", help: "map touches: six numbers 'a b c d e f' as libinput's LIBINPUT_CALIBRATION_MATRIX (x' = a x + b y + c, y' = d x + e y + f on coordinates 0...1), or swap-xy, invert-x, invert-y (comma separated)") { s, v throws(UsageError) in
+        OptionSpec(name: "--touch-calibration", value: "MATRIX", help: "map touches: six numbers 'a b c d e f' as libinput's LIBINPUT_CALIBRATION_MATRIX (x' = a x + b y + c, y' = d x + e y + f on coordinates 0...1), or swap-xy, invert-x, invert-y (comma separated) (default none)") { s, v throws(UsageError) in
             do {
                 s.touchCalibration = try TouchCalibration.parse(v)
             } catch {
-                throw UsageError("--touch-calibration: \(error)")
+                throw UsageError("\(error)")  // InputError's text names the option and the value
             }
         },
-        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program and its arguments, no shell; at most one at a time") { s, v throws(UsageError) in
+        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program (looked up on PATH) and its arguments, no shell; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
@@ -200,7 +200,7 @@ public enum CommandLineParser {
             var row = head.count < 24 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
             var width = row.count - (row.lastIndex(of: "\n").map { row.distance(from: row.startIndex, to: $0) + 1 } ?? 0)
             for word in o.help.split(separator: " ") {
-                if width + word.count > 80, width > 24 {
+                if width + 1 + word.count > 80, width > 24 {
                     row += "\n" + indent
                     width = 24
                 } else if width > 24 {
@@ -217,10 +217,10 @@ public enum CommandLineParser {
             "Events go to stdout as JSON lines, one per image fully shown and one per tap:",
             "  {\"event\":\"shown\",\"index\":0,\"src\":\"/photos/a.jpg\",\"t\":1234}  (t: ms)",
             "  {\"event\":\"tap\",\"index\":0,\"src\":\"/photos/a.jpg\",\"x\":512,\"y\":300,\"t\":2345}",
-            "Touch: swipe sideways for the next or previous image; a finger on the screen pauses",
-            "the show; auto-advance follows the direction of the last swipe.",
+            "Touch: swipe sideways for the next or previous image; a finger on the screen",
+            "pauses the show; auto-advance follows the direction of the last swipe.",
             "Log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 shows the",
-            "next image, SIGUSR2 the previous one.",
+            "next image, SIGUSR2 the previous one, SIGHUP is logged (reloading comes later).",
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
         ]
         return lines.joined(separator: "\n")

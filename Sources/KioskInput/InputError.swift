@@ -22,7 +22,7 @@ public enum InputError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noTouchscreen(let directory, let detail):
             return "no touchscreen in \(directory)" + (detail.isEmpty ? "" : " (\(detail))")
         case .invalidCalibration(let value, let reason):
-            return "--touch-calibration \"\(value)\": \(reason); expected six numbers \"a b c d e f\" "
+            return "--touch-calibration '\(value)': \(reason); expected six numbers 'a b c d e f' "
                 + "(libinput's LIBINPUT_CALIBRATION_MATRIX) or swap-xy, invert-x, invert-y (comma separated)"
         }
     }

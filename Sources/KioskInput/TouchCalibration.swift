@@ -43,8 +43,9 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
         [a, b, c, d, e, f].map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int($0)) : String($0) }.joined(separator: " ")
     }
 
-    /// Parses a `--touch-calibration` value: six finite numbers separated by white space
-    /// (`"-1 0 1 0 1 0"`), or one or more of `swap-xy`, `invert-x`, `invert-y` separated by commas.
+    /// Parses a `--touch-calibration` value: six finite numbers separated by white space or
+    /// commas (`"-1 0 1 0 1 0"`), or one or more of `swap-xy`, `invert-x`, `invert-y` separated
+    /// by commas.
     ///
     /// - Throws: ``InputError/invalidCalibration(value:reason:)`` with the value as given: an
     ///   empty value, an unknown or repeated word, a count other than six, a number that does not
@@ -54,15 +55,16 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
         func fail(_ reason: String) -> InputError { .invalidCalibration(value: text, reason: reason) }
         let trimmed = text.trimmingWhitespace()
         if trimmed.isEmpty { throw fail("empty value") }
-        let first = trimmed.unicodeScalars.first!
-        if first.properties.isAlphabetic {
+        // Six numbers (white space or commas between them), else a list of shorthands.
+        let tokens = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," })
+        if !tokens.contains(where: { Double($0) != nil }) {
             var seen: Set<String> = []
             for rawWord in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
                 let word = String(rawWord).trimmingWhitespace().lowercased()
                 guard ["swap-xy", "invert-x", "invert-y"].contains(word) else {
-                    throw fail(word.isEmpty ? "empty item in the list" : "unknown word \"\(word)\"")
+                    throw fail(word.isEmpty ? "empty item in the list" : "unknown word '\(word)'")
                 }
-                guard seen.insert(word).inserted else { throw fail("\"\(word)\" given twice") }
+                guard seen.insert(word).inserted else { throw fail("'\(word)' given twice") }
             }
             var result = TouchCalibration.identity
             if seen.contains("swap-xy") { result = .swapXY }
@@ -70,11 +72,11 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
             if seen.contains("invert-y") { result = TouchCalibration.invertY.after(result) }
             return result
         }
-        let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        let words = tokens
         guard words.count == 6 else { throw fail("\(words.count) number\(words.count == 1 ? "" : "s"), not 6") }
         var numbers: [Double] = []
         for word in words {
-            guard let value = Double(word), value.isFinite else { throw fail("\"\(word)\" is not a finite number") }
+            guard let value = Double(word), value.isFinite else { throw fail("'\(word)' is not a finite number") }
             numbers.append(value)
         }
         let result = TouchCalibration(numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5])

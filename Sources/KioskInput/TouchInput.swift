@@ -100,7 +100,9 @@ public final class TouchInput: @unchecked Sendable {
     // Worker-thread state.
     private var device: EvdevDevice?
     private var decoder: TouchDecoder?
-    private var lastProblem: String?
+    /// Problems already reported since the last device was attached: each is posted once, so a
+    /// missing device retried every 2 s does not flood the log.
+    private var reportedProblems: Set<String> = []
 
     /// Creates the pipes; reads nothing until ``start()``.
     /// - Throws: ``InputError/system(_:)`` when a pipe cannot be made.
@@ -180,10 +182,10 @@ public final class TouchInput: @unchecked Sendable {
         }
     }
 
-    /// Posts a problem unless it is the same text as the last one (no log flooding while waiting).
+    /// Posts a problem unless it was already posted since the last attach (no log flooding
+    /// while waiting for a device).
     private func problem(_ text: String) {
-        guard text != lastProblem else { return }
-        lastProblem = text
+        guard reportedProblems.insert(text).inserted else { return }
         post([.problem(text)])
     }
 
@@ -282,8 +284,16 @@ public final class TouchInput: @unchecked Sendable {
                 }
                 candidate = opened
             } catch {
-                problem(error.description)
-                if case .system(let e) = error, e.errno != ENOENT { retryLater = true }
+                if case .system(let e) = error, e.errno == ENOENT {
+                    problem("touchscreen \(path) (--input) not found; waiting for it to appear")
+                    return true
+                }
+                if case .system(let e) = error, e.errno == ENOTTY {
+                    problem("\(path) (--input) is not an evdev input device (\(e.description)); touch is off")
+                    return true
+                }
+                problem(error.description + " (--input)")
+                retryLater = true
                 return !retryLater
             }
         } else {
@@ -320,7 +330,7 @@ public final class TouchInput: @unchecked Sendable {
         decoder = TouchDecoder(capabilities: device.capabilities, mapping: mapping, showStart: config.showStart,
                                keysDown: device.keysDown(among: [Evdev.BTN_TOUCH, Evdev.BTN_LEFT]), slots: device.slotStates())
         self.device = device
-        lastProblem = nil
+        reportedProblems.removeAll()
         post([.attached(TouchDeviceInfo(path: device.path, name: device.name, touchProtocol: decoder!.touchProtocol,
                                         xAxis: axes.x, yAxis: axes.y, pixelsPerMillimetre: mapping.pixelsPerMillimetre,
                                         grabbed: grabbed))])

@@ -27,20 +27,25 @@ import KioskInput
         #expect(close(try TouchCalibration.parse("SWAP-XY,invert-y").apply(x: 0.2, y: 0.7), 0.7, 0.8))
     }
 
+    @Test func commasMaySeparateTheSixNumbers() throws {
+        #expect(try TouchCalibration.parse("0,1,0, 1,0,0") == .swapXY)
+    }
+
     @Test(arguments: [
         ("", "empty value"),
         ("   ", "empty value"),
         ("1 0 0 0 1", "5 numbers, not 6"),
         ("1 0 0 0 1 0 0", "7 numbers, not 6"),
-        ("1 0 0 0 1 x", "\"x\" is not a finite number"),
-        ("1 0 0 0 1 nan", "\"nan\" is not a finite number"),
-        ("1 0 0 0 1 inf", "\"inf\" is not a finite number"),
+        ("1 0 0 0 1 x", "'x' is not a finite number"),
+        ("1 0 0 0 1 nan", "'nan' is not a finite number"),
+        ("nan 0 0 0 1 0", "'nan' is not a finite number"),
+        ("1 0 0 0 1 inf", "'inf' is not a finite number"),
         ("0 0 0 0 0 0", "singular"),
         ("1 1 0 1 1 0", "singular"),
-        ("flip-x", "unknown word \"flip-x\""),
+        ("flip-x", "unknown word 'flip-x'"),
         ("swap-xy,,invert-x", "empty item"),
-        ("invert-x,invert-x", "\"invert-x\" given twice"),
-        ("1,0,0,0,1,0", "1 number, not 6"),
+        ("invert-x,invert-x", "'invert-x' given twice"),
+        ("1,0,0,0,1", "5 numbers, not 6"),
     ])
     func parseErrorsNameTheValue(_ value: String, _ reason: String) {
         #expect {
@@ -48,7 +53,7 @@ import KioskInput
         } throws: { error in
             guard let error = error as? InputError, case .invalidCalibration(let v, let r) = error else { return false }
             let text = error.description
-            return v == value && r.contains(reason) && text.contains("\"\(value)\"") && text.contains("--touch-calibration")
+            return v == value && r.contains(reason) && text.contains("'\(value)'") && text.contains("--touch-calibration")
                 && text.contains("swap-xy")
         }
     }

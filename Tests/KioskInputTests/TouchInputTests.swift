@@ -48,8 +48,22 @@ import KioskInput
         let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: path, panelWidth: 800, panelHeight: 480,
                                                                           showStart: .zero))
         try input.start()
-        let events = waitForEvents(input) { problems($0).contains { $0.hasPrefix("open \(path): No such file") } }
-        #expect(problems(events).contains { $0.hasPrefix("open \(path): No such file or directory (errno 2)") }, "\(events)")
+        let wanted = "touchscreen \(path) (--input) not found; waiting for it to appear"
+        let events = waitForEvents(input) { problems($0).contains(wanted) }
+        #expect(problems(events).contains(wanted), "\(events)")
+        // Retried every 2 s, but said once.
+        usleep(4_500_000)
+        let later = input.takeEvents()
+        #expect(problems(later).isEmpty, "\(later)")
+        input.stop()
+    }
+
+    @Test func explicitPathThatIsNoInputDevice() throws {
+        let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: "/dev/null", panelWidth: 800,
+                                                                          panelHeight: 480, showStart: .zero))
+        try input.start()
+        let events = waitForEvents(input) { !problems($0).isEmpty }
+        #expect(problems(events).first?.hasPrefix("/dev/null (--input) is not an evdev input device") == true, "\(events)")
         input.stop()
     }
 }

@@ -24,6 +24,8 @@ let package = Package(
                        providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev",
                        providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
         // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
                 cSettings: [.unsafeFlags(["-O2"])]),
@@ -33,8 +35,11 @@ let package = Package(
         .target(name: "KioskImaging", dependencies: ["KioskCore", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
+        // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
+        .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
                           exclude: ["reference"]),
@@ -44,6 +49,7 @@ let package = Package(
                     exclude: ["pil_reference.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
+        .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]

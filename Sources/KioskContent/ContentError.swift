@@ -1,0 +1,121 @@
+import KioskSystem
+
+/// Why a manifest was refused, a download failed or a cache operation failed. Every case
+/// carries what a person needs to see (the URL or path, where in the manifest, the HTTP status,
+/// byte counts); ``description`` is the log line, e.g.
+/// `http://10.0.0.5/show.json: items[3].src: "file:///etc/passwd" is not an http or https URL (a remote manifest may only name http(s) URLs)`.
+public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
+    // MARK: Manifest
+
+    /// The manifest is not UTF-8 JSON: a UTF-16 or UTF-32 byte-order mark, NUL bytes, or bytes
+    /// that are not valid UTF-8. `reason` says which.
+    case manifestEncoding(source: String, reason: String)
+    /// The manifest is not valid JSON; `reason` is the parser's message (with line and column
+    /// when the parser gives them).
+    case manifestSyntax(source: String, reason: String)
+    /// The JSON is valid but a value is not what the format allows. `path` says where, in
+    /// JavaScript notation (`items[3].src`, `interval`, `(root)`), `reason` what is wrong.
+    case manifestInvalid(source: String, path: String, reason: String)
+
+    // MARK: HTTP
+
+    /// The server answered with a status that is not a success (404, 500, ...), or a 3xx
+    /// without a usable `Location`.
+    case httpStatus(url: String, status: Int)
+    /// The request could not be made or was broken off (connection refused, DNS failure, reset,
+    /// TLS failure); `reason` is the transport's message; `receivedBytes` body bytes had come.
+    case transport(url: String, reason: String, receivedBytes: Int)
+    /// No response headers within the connect timeout (`phase` `connect`), or the whole
+    /// transfer took longer than the total timeout (`phase` `total`). `seconds` is the limit
+    /// that was hit, `receivedBytes` the body bytes that had come by then.
+    case timedOut(url: String, phase: String, seconds: Double, receivedBytes: Int)
+    /// More than `limit` redirects (`chain` lists the URLs visited, the original first), or a
+    /// redirect back to a URL already in the chain (`loop` true).
+    case tooManyRedirects(url: String, chain: [String], limit: Int, loop: Bool)
+    /// The body is larger than the cap: `declaredBytes` from `Content-Length` (nil when the
+    /// server did not say), `receivedBytes` what came before the transfer was cut at `limit`.
+    case bodyTooLarge(url: String, limit: Int, declaredBytes: Int?, receivedBytes: Int)
+    /// The body ended before the `Content-Length` the server declared.
+    case truncated(url: String, expectedBytes: Int, receivedBytes: Int)
+    /// The body is neither a JPEG (`FF D8 FF`) nor a PNG (`89 50 4E 47 0D 0A 1A 0A`);
+    /// `firstBytes` are its first bytes in hex.
+    case notAnImage(url: String, firstBytes: String)
+    /// The body's SHA-256 is not the one the manifest gives.
+    case hashMismatch(url: String, expected: String, actual: String)
+    /// The URL is not an absolute http or https URL.
+    case unsupportedURL(url: String)
+    /// The fetcher was shut down before the request finished.
+    case cancelled(url: String)
+
+    // MARK: Local I/O
+
+    /// A system call on the cache or state directory failed.
+    case system(SystemError)
+
+    /// The subject: the manifest's URL or path, or the URL fetched, or the path.
+    public var subject: String {
+        switch self {
+        case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
+        case .httpStatus(let u, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
+             .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
+             .unsupportedURL(let u), .cancelled(let u):
+            return u
+        case .system(let e): return e.path
+        }
+    }
+
+    /// A short name of the kind of failure (`http-status`, `transport`, `timeout`, ...), for
+    /// deciding whether two failures in a row are "the same" (log once) and for tests.
+    public var kind: String {
+        switch self {
+        case .manifestEncoding: return "manifest-encoding"
+        case .manifestSyntax: return "manifest-syntax"
+        case .manifestInvalid: return "manifest-invalid"
+        case .httpStatus: return "http-status"
+        case .transport: return "transport"
+        case .timedOut: return "timeout"
+        case .tooManyRedirects: return "redirects"
+        case .bodyTooLarge: return "too-large"
+        case .truncated: return "truncated"
+        case .notAnImage: return "not-an-image"
+        case .hashMismatch: return "hash-mismatch"
+        case .unsupportedURL: return "unsupported-url"
+        case .cancelled: return "cancelled"
+        case .system: return "system"
+        }
+    }
+
+    /// What went wrong, without the subject.
+    public var reason: String {
+        switch self {
+        case .manifestEncoding(_, let r): return "manifest is not UTF-8: \(r)"
+        case .manifestSyntax(_, let r): return "manifest is not valid JSON: \(r)"
+        case .manifestInvalid(_, let path, let r): return "\(path): \(r)"
+        case .httpStatus(_, let status): return "HTTP status \(status)"
+        case .transport(_, let r, let n): return n > 0 ? "\(r) (after \(n) bytes)" : r
+        case .timedOut(_, let phase, let s, let n):
+            let limit = s == s.rounded() ? String(Int(s)) : String(s)
+            return phase == "connect" ? "no response within the connect timeout of \(limit) s"
+                                      : "transfer not finished within the total timeout of \(limit) s (\(n) bytes received)"
+        case .tooManyRedirects(_, let chain, let limit, let loop):
+            let path = chain.joined(separator: " -> ")
+            return loop ? "redirect loop: \(path)" : "more than \(limit) redirects: \(path)"
+        case .bodyTooLarge(_, let limit, let declared, let received):
+            if let declared, declared > limit { return "Content-Length \(declared) bytes is over the cap of \(limit) bytes" }
+            return "body over the cap of \(limit) bytes (cut after \(received) bytes)"
+        case .truncated(_, let expected, let received):
+            return "body cut off: \(received) of \(expected) bytes received"
+        case .notAnImage(_, let first): return "not a JPEG or PNG (first bytes \(first))"
+        case .hashMismatch(_, let expected, let actual): return "SHA-256 \(actual) is not the manifest's \(expected)"
+        case .unsupportedURL: return "not an absolute http or https URL"
+        case .cancelled: return "cancelled"
+        case .system(let e): return e.description
+        }
+    }
+
+    /// `SUBJECT: REASON`, the log line (a system error is already `operation path: reason`).
+    public var description: String {
+        if case .system(let e) = self { return e.description }
+        return "\(subject): \(reason)"
+    }
+}

@@ -1,0 +1,199 @@
+import Glibc
+import KioskSystem
+
+/// Watches one directory with inotify(7) and publishes its sorted list of image files whenever
+/// it changes (issue 5 §1), on its own thread: the caller only polls ``changes``'s
+/// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
+///
+/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe` or `.png` (any
+///   case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
+///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
+/// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
+///   modified (`IN_MODIFY`) is held back until it is closed after writing
+///   (`IN_CLOSE_WRITE`); a file renamed in (`IN_MOVED_TO`) is complete at once; removed or
+///   renamed away (`IN_DELETE`, `IN_MOVED_FROM`) leaves at once. Files present at the start
+///   are taken as complete. Subdirectories are not watched. (The kernel sends `IN_CLOSE_WRITE`
+///   at the last close of a descriptor open for writing: a file whose descriptor a forked child
+///   inherited stays held back until that child closes it too.)
+/// - Changes are debounced: a list is published ``debounce`` after the last event of a burst,
+///   and only when it differs from the last one published.
+/// - A queue overflow (`IN_Q_OVERFLOW`) rescans the directory. When the directory itself is
+///   deleted or moved, an empty list is published and watching ends.
+public final class DirectoryWatch: @unchecked Sendable {
+    /// The directory watched, without a trailing slash.
+    public let path: String
+    /// Quiet time before a burst of changes is published.
+    public let debounce: Duration
+    /// Receives each new list (full paths, sorted). The first list is ``initialFiles``, not posted.
+    public let changes: Mailbox<[String]>
+    /// The image files found at the start.
+    public let initialFiles: [String]
+
+    private let inotify: Int32
+    private let stopRead: Int32, stopWrite: Int32
+    private var thread: pthread_t?
+
+    // Owned by the watch thread.
+    private var complete: Set<String> = []
+    private var writing: Set<String> = []
+    private var published: [String]
+
+    /// Starts watching `path`. Throws ``ContentError/system(_:)`` when inotify cannot be set up
+    /// or the directory cannot be read.
+    public init(path: String, debounce: Duration = .milliseconds(200)) throws(ContentError) {
+        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.debounce = debounce
+        changes = try Mailbox()
+        do {
+            inotify = try syscall("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+        } catch { throw .system(error) }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MODIFY
+                           | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+        let fd = inotify
+        let dir = self.path
+        do {
+            try syscall("inotify_add_watch", path: dir) { inotify_add_watch(fd, dir, mask) }
+            let pipe = try makeWakePipe()
+            stopRead = pipe.read
+            stopWrite = pipe.write
+        } catch {
+            close(fd)
+            throw .system(error)
+        }
+        // Scan after the watch is in place, so nothing falls between the two.
+        do { complete = Set(try Self.imageNames(in: self.path)) } catch {
+            close(fd); close(stopRead); close(stopWrite)
+            throw .system(error)
+        }
+        published = Self.sortedPaths(complete, in: self.path)
+        initialFiles = published
+        var tid = pthread_t()
+        let box = Unmanaged.passRetained(self)
+        let rc = pthread_create(&tid, nil, { arg in
+            let watch = Unmanaged<DirectoryWatch>.fromOpaque(arg!).takeRetainedValue()
+            watch.run()
+            return nil
+        }, box.toOpaque())
+        guard rc == 0 else {
+            box.release()
+            close(fd); close(stopRead); close(stopWrite)
+            throw .system(SystemError(operation: "pthread_create", path: self.path, errno: rc))
+        }
+        thread = tid
+    }
+
+    /// Stops the watch thread and waits for it, and closes the inotify descriptor. Idempotent.
+    /// Call it when done: the running thread keeps the watch alive until then.
+    public func stop() {
+        guard let tid = thread else { return }
+        thread = nil
+        var byte: UInt8 = 1
+        _ = write(stopWrite, &byte, 1)
+        pthread_join(tid, nil)
+        close(inotify); close(stopRead); close(stopWrite)
+    }
+
+    deinit { stop() }
+
+    // MARK: - The watch thread
+
+    private func run() {
+        var deadline: ContinuousClock.Instant?
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                timeout = left <= .zero ? 0 : Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            let n = poll(&fds, 2, timeout)
+            if n < 0 && errno != EINTR { return }
+            if fds[1].revents != 0 { return }
+            if fds[0].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    switch handle(buffer, count: count) {
+                    case .changed: deadline = ContinuousClock.now + debounce
+                    case .gone:
+                        complete.removeAll(); writing.removeAll()
+                        if !published.isEmpty { published = []; changes.post([]) }
+                        return
+                    case .nothing: break
+                    }
+                }
+            }
+            if let d = deadline, ContinuousClock.now >= d {
+                deadline = nil
+                let list = Self.sortedPaths(complete, in: path)
+                if list != published {
+                    published = list
+                    changes.post(list)
+                }
+            }
+        }
+    }
+
+    private enum Handled { case nothing, changed, gone }
+
+    /// Applies a buffer of `struct inotify_event`s (16-byte header: wd, mask, cookie, len; then
+    /// `len` bytes of NUL-padded name).
+    private func handle(_ buffer: [UInt8], count: Int) -> Handled {
+        var result = Handled.nothing
+        var offset = 0
+        while offset + 16 <= count {
+            let (mask, length) = buffer.withUnsafeBytes { raw in
+                (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                 Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+            }
+            let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
+            offset += 16 + length
+            if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { return .gone }
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                complete = Set((try? Self.imageNames(in: path)) ?? [])
+                writing.removeAll()
+                result = .changed
+                continue
+            }
+            if mask & UInt32(IN_ISDIR) != 0 { continue }
+            guard let name = String(validating: nameBytes, as: UTF8.self), Self.isImageName(name) else { continue }
+            if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
+                if complete.remove(name) != nil { result = .changed }
+                writing.insert(name)
+            }
+            if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
+                writing.remove(name)
+                complete.insert(name)
+                result = .changed
+            }
+            if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+                writing.remove(name)
+                if complete.remove(name) != nil { result = .changed }
+            }
+        }
+        return result
+    }
+
+    // MARK: - Names
+
+    /// Extensions taken, compared case-insensitively (KioskApp's `SourceList.imageExtensions`).
+    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
+
+    static func isImageName(_ name: String) -> Bool {
+        guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
+        return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+
+    static func imageNames(in path: String) throws(SystemError) -> [String] {
+        try listDirectory(path).compactMap { entry in
+            guard !entry.isDirectory, let name = entry.name, isImageName(name) else { return nil }
+            return name
+        }
+    }
+
+    static func sortedPaths(_ names: Set<String>, in path: String) -> [String] {
+        let base = path.hasSuffix("/") ? path : path + "/"
+        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.map { base + $0 }
+    }
+}

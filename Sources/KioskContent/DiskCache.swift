@@ -1,0 +1,297 @@
+import Foundation
+import Glibc
+import KioskSystem
+
+/// A disk cache of downloaded image files (issue 5 §6), bounded in bytes, least recently used
+/// evicted on write, entries expiring some time after their last use.
+///
+/// Layout: one file per entry, named `KEY.LENGTH` in ``Configuration/directory``, where KEY is
+/// ``key(for:)`` (SHA-256 of the full URL, query included, 64 hex digits) and LENGTH the body's
+/// length in bytes as decimal, so a file whose size is not in its name is known to be bad. The
+/// file's modification time is its last use (set with `futimens(2)` on every hit and write, from
+/// ``Configuration/now``). Every entry is written with the temp file + `fsync` + `rename` +
+/// directory `fsync` protocol (``AtomicFile``): a crash leaves the old entry or the new one.
+/// Temporary files left by a crash are deleted at open.
+///
+/// Thread-safe: calls are serialized by a lock, and do file I/O: call them off the frame loop
+/// (the ``Fetcher`` does).
+public final class DiskCache: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The cache directory (created with its parents if missing).
+        public var directory: String
+        /// The most bytes the entries may take together (file sizes, not blocks); default 500 MB.
+        public var maxBytes: Int
+        /// An entry unused for longer than this is deleted; default 7 days.
+        public var maxAge: Duration
+        /// The wall clock, as a `Duration` since the Unix epoch; tests pass their own.
+        public var now: @Sendable () -> Duration
+
+        public init(directory: String, maxBytes: Int = 500_000_000, maxAge: Duration = .seconds(7 * 86_400),
+                    now: @escaping @Sendable () -> Duration = { wallClockNow() }) {
+            self.directory = directory; self.maxBytes = maxBytes; self.maxAge = maxAge; self.now = now
+        }
+    }
+
+    /// One cached file.
+    public struct Entry: Equatable, Sendable {
+        /// SHA-256 of the URL, 64 hex digits.
+        public var key: String
+        /// The file's path, to be decoded (it may be evicted later: open it before the next
+        /// call that writes to the cache, or look it up again).
+        public var path: String
+        /// Body length in bytes.
+        public var length: Int
+        /// Last use, as a `Duration` since the Unix epoch (the file's mtime).
+        public var lastUse: Duration
+    }
+
+    public let configuration: Configuration
+    private let lock = NSLock()
+    private var index: [String: Entry] = [:]
+    /// Keys whose file's SHA-256 has been checked against this hash since it was written.
+    private var verified: [String: String] = [:]
+    private var total = 0
+
+    /// Opens (creating if needed) the cache directory: deletes leftover temporary files, indexes
+    /// the entries (deleting files whose size is not the length in their name), then deletes
+    /// expired entries and evicts down to ``Configuration/maxBytes``.
+    /// Throws ``ContentError/system(_:)`` when the directory cannot be created or read.
+    public init(_ configuration: Configuration) throws(ContentError) {
+        self.configuration = configuration
+        try AtomicFile.makeDirectories(configuration.directory)
+        AtomicFile.removeTemporaryFiles(in: configuration.directory)
+        let entries: [DirectoryEntry]
+        do { entries = try listDirectory(configuration.directory) } catch { throw .system(error) }
+        for item in entries {
+            guard let name = item.name, !item.isDirectory else { continue }
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].utf8.count == 64, let length = Int(parts[1]) else { continue }
+            let path = directory + "/" + name
+            var st = stat()
+            guard stat(path, &st) == 0 else { continue }
+            guard (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == length else {
+                unlink(path)  // torn or tampered with: not an entry
+                continue
+            }
+            let entry = Entry(key: String(parts[0]), path: path, length: length, lastUse: st.st_mtim.duration)
+            if let other = index[entry.key] {
+                // A crash between the rename of a new version and the unlink of the old one:
+                // both are whole files; keep the newer.
+                let (keep, drop) = other.lastUse >= entry.lastUse ? (other, entry) : (entry, other)
+                unlink(drop.path)
+                total -= other.length
+                index[entry.key] = keep
+                total += keep.length
+            } else {
+                index[entry.key] = entry
+                total += length
+            }
+        }
+        lock.withLock {
+            removeExpiredLocked()
+            evictLocked(toFit: 0, keeping: nil)
+        }
+    }
+
+    /// The cache directory.
+    public var directory: String { configuration.directory }
+
+    /// The key of a URL: SHA-256 of its full text (query included), 64 lowercase hex digits.
+    public static func key(for url: String) -> String { SHA256.hex(of: url) }
+
+    /// Total bytes of the entries.
+    public var totalBytes: Int { lock.withLock { total } }
+
+    /// Number of entries.
+    public var count: Int { lock.withLock { index.count } }
+
+    /// The entry for `url`, checked before use: the file must exist with the recorded length,
+    /// be unexpired, and (when `sha256` is given) have that SHA-256. A bad or expired entry is
+    /// deleted and reported as a miss (nil). A hit becomes the most recently used (mtime set to
+    /// now).
+    public func entry(for url: String, sha256: String? = nil) -> Entry? {
+        let key = Self.key(for: url)
+        return lock.withLock { () -> Entry? in
+            guard var entry = index[key] else { return nil }
+            let now = configuration.now()
+            if now - entry.lastUse > configuration.maxAge {
+                removeLocked(key)
+                return nil
+            }
+            let fd = open(entry.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { removeLocked(key); return nil }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, Int(st.st_size) == entry.length else { removeLocked(key); return nil }
+            if let expected = sha256?.lowercased(), verified[key] != expected {
+                guard let actual = Self.hashFile(fd), actual == expected else { removeLocked(key); return nil }
+                verified[key] = expected
+            }
+            try? AtomicFile.setModificationTime(fd, path: entry.path, now)
+            entry.lastUse = now
+            index[key] = entry
+            return entry
+        }
+    }
+
+    /// Stores `bytes` as the entry for `url` (replacing any older one), evicting least recently
+    /// used entries first so that the total stays within ``Configuration/maxBytes``.
+    /// Throws ``ContentError/system(_:)`` on an I/O failure (the old entry, if any, stays), or
+    /// ``ContentError/bodyTooLarge(url:limit:declaredBytes:receivedBytes:)`` when the body alone
+    /// is over the cache's size.
+    @discardableResult
+    public func store(url: String, bytes: [UInt8]) throws(ContentError) -> Entry {
+        let writer = try makeWriter(url: url)
+        try bytes.withUnsafeBytes { b in Result { () throws(ContentError) in try writer.append(b) } }.get()
+        return try writer.commit()
+    }
+
+    /// Starts a streamed write of the entry for `url`: append the body as it arrives, then
+    /// ``CacheWriter/commit(expectedSHA256:)`` or ``CacheWriter/abort()``. Nothing is visible
+    /// under the entry's name until the commit.
+    public func makeWriter(url: String) throws(ContentError) -> CacheWriter {
+        let key = Self.key(for: url)
+        let fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        return CacheWriter(cache: self, url: url, key: key, fd: fd)
+    }
+
+    /// Deletes the entry for `url`, if any.
+    public func remove(url: String) {
+        let key = Self.key(for: url)
+        lock.withLock { removeLocked(key) }
+    }
+
+    /// Deletes every entry unused for longer than ``Configuration/maxAge``; returns how many.
+    @discardableResult
+    public func removeExpired() -> Int { lock.withLock { removeExpiredLocked() } }
+
+    // MARK: - Internals
+
+    fileprivate func commit(_ writer: CacheWriter) throws(ContentError) -> Entry {
+        let length = writer.bytesWritten
+        guard length <= configuration.maxBytes else {
+            throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil, receivedBytes: length)
+        }
+        let now = configuration.now()
+        try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
+        try AtomicFile.sync(writer.fd)
+        writer.fd.close()
+        let path = directory + "/" + writer.key + "." + String(length)
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            evictLocked(toFit: length, keeping: writer.key)
+            try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            if let old = index[writer.key] {
+                total -= old.length
+                if old.path != path {
+                    unlink(old.path)
+                    try? AtomicFile.syncDirectory(directory)
+                }
+            }
+            let entry = Entry(key: writer.key, path: path, length: length, lastUse: now)
+            index[writer.key] = entry
+            verified[writer.key] = writer.sha256
+            total += length
+            return entry
+        }
+    }
+
+    private func removeLocked(_ key: String) {
+        guard let entry = index.removeValue(forKey: key) else { return }
+        verified[key] = nil
+        unlink(entry.path)
+        total -= entry.length
+    }
+
+    @discardableResult
+    private func removeExpiredLocked() -> Int {
+        let now = configuration.now()
+        let expired = index.values.filter { now - $0.lastUse > configuration.maxAge }
+        for entry in expired { removeLocked(entry.key) }
+        return expired.count
+    }
+
+    /// Deletes least recently used entries (never `keeping`) until `incoming` more bytes fit.
+    private func evictLocked(toFit incoming: Int, keeping: String?) {
+        let replaced = keeping.flatMap { index[$0]?.length } ?? 0
+        guard total - replaced + incoming > configuration.maxBytes else { return }
+        for entry in index.values.sorted(by: { $0.lastUse < $1.lastUse }) where entry.key != keeping {
+            removeLocked(entry.key)
+            if total - replaced + incoming <= configuration.maxBytes { return }
+        }
+    }
+
+    private static func hashFile(_ fd: Int32) -> String? {
+        let hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n == 0 { return hasher.finalizeHex() }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += off_t(n)
+        }
+    }
+}
+
+/// A streamed write of one cache entry into a temporary file (see ``DiskCache/makeWriter(url:)``).
+/// Not thread-safe: one writer is fed from one thread at a time.
+public final class CacheWriter: @unchecked Sendable {
+    let cache: DiskCache
+    /// The URL the entry is for.
+    public let url: String
+    let key: String
+    let fd: FileDescriptor
+    private let hasher = SHA256()
+    fileprivate var sha256 = ""
+    private var finished = false
+    /// Body bytes appended so far.
+    public private(set) var bytesWritten = 0
+
+    init(cache: DiskCache, url: String, key: String, fd: FileDescriptor) {
+        self.cache = cache; self.url = url; self.key = key; self.fd = fd
+    }
+
+    /// The temporary file's path (for tests).
+    public var temporaryPath: String { fd.path }
+
+    /// Appends body bytes. Throws ``ContentError/system(_:)``.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
+        try AtomicFile.writeAll(fd, bytes)
+        hasher.update(bytes)
+        bytesWritten += bytes.count
+    }
+
+    /// Makes the written body the entry (fsync, rename, directory fsync), evicting as needed.
+    /// Throws ``ContentError/hashMismatch(url:expected:actual:)`` when `expectedSHA256` is given
+    /// and differs, ``ContentError/system(_:)`` on I/O failure; the temporary file is deleted on
+    /// any failure.
+    @discardableResult
+    public func commit(expectedSHA256: String? = nil) throws(ContentError) -> DiskCache.Entry {
+        precondition(!finished, "CacheWriter used after commit or abort")
+        finished = true
+        sha256 = hasher.finalizeHex()
+        do throws(ContentError) {
+            if let expected = expectedSHA256?.lowercased(), expected != sha256 {
+                throw ContentError.hashMismatch(url: url, expected: expected, actual: sha256)
+            }
+            return try cache.commit(self)
+        } catch {
+            fd.close()
+            unlink(fd.path)
+            throw error
+        }
+    }
+
+    /// Drops the written bytes (deletes the temporary file).
+    public func abort() {
+        guard !finished else { return }
+        finished = true
+        fd.close()
+        unlink(fd.path)
+    }
+
+    deinit { abort() }
+}

@@ -1,0 +1,352 @@
+import Foundation
+import Glibc
+import KioskCore
+import KioskSystem
+
+/// Where a manifest came from; decides how `src` values are resolved and which are allowed.
+public enum ManifestOrigin: Equatable, Sendable {
+    /// Fetched from this URL (after redirects: the URL that answered, which is the base URI of
+    /// RFC 3986 §5.1.3). Every `src` must resolve to an http or https URL.
+    case remote(URL)
+    /// A playlist file given on the command line (local configuration). A `src` may be an
+    /// absolute path, a path relative to the file's directory, a `file://` URL or an http(s) URL.
+    case local(path: String)
+
+    /// The URL or path, for error messages.
+    public var name: String {
+        switch self {
+        case .remote(let url): return url.absoluteString
+        case .local(let path): return path
+        }
+    }
+}
+
+/// One image of a manifest.
+public struct ManifestItem: Equatable, Sendable {
+    /// The resolved source: an absolute http(s) URL string, or (local playlists only) an
+    /// absolute or manifest-relative file path.
+    public var src: String
+    /// How long it stays on screen (`duration` in the JSON, seconds); nil: the show's interval.
+    public var duration: Duration?
+    /// How it is placed (`fit`: `fit`, `fill` or `stretch`); nil: the show's fit.
+    public var fit: FitMode?
+    /// The manifest's own identifier for the item (`id`, a string), if any.
+    public var id: String?
+    /// The SHA-256 of the image's bytes (`sha256`, 64 hex digits, stored lowercase), if the
+    /// manifest gives one: a cached or downloaded body must match it.
+    public var sha256: String?
+
+    public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil) {
+        self.src = src; self.duration = duration; self.fit = fit; self.id = id; self.sha256 = sha256
+    }
+
+    /// True when ``src`` is an http or https URL (to be fetched), false for a local file.
+    public var isRemote: Bool {
+        let lower = src.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+}
+
+/// A parsed, validated playlist manifest (SPEC section 5, issue 5 "Manifest format").
+///
+/// Two JSON forms are read, UTF-8 with or without a byte-order mark:
+///
+/// ```json
+/// {"interval": 8, "fade": 800, "fit": "fill",
+///  "items": [{"src": "a.jpg"}, {"src": "https://cdn.example/b.png", "duration": 15, "fit": "fit",
+///             "id": "promo-2", "sha256": "9f86d0…"}]}
+/// ```
+///
+/// - `interval`: seconds from one image fully shown to the next (a number, 0 < x ≤ 86400);
+/// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
+/// - `fit`: `fit`, `fill` or `stretch` (``FitMode``);
+/// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
+///   (a string), `sha256` (64 hex digits). Other keys are ignored.
+///
+/// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
+///
+/// A relative `src` is resolved against the manifest's URL as RFC 3986 §5.2 says (Foundation's
+/// `URL(string:relativeTo:)`).
+public struct Manifest: Equatable, Sendable {
+    /// Which of the two forms the JSON had.
+    public enum Format: String, Sendable { case items, banner }
+
+    public var format: Format
+    /// Show-wide interval (`interval`, seconds in the JSON), if given.
+    public var interval: Duration?
+    /// Show-wide cross-fade (`fade`, milliseconds in the JSON), if given.
+    public var fade: Duration?
+    /// Show-wide fit, if given.
+    public var fit: FitMode?
+    public var items: [ManifestItem]
+
+    public init(format: Format = .items, interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil,
+                items: [ManifestItem]) {
+        self.format = format; self.interval = interval; self.fade = fade; self.fit = fit; self.items = items
+    }
+
+    /// The most items a manifest may list (more is refused, not truncated).
+    public static let defaultMaxItems = 10_000
+
+    /// The items as the carousel's playlist (source and duration).
+    public var playlistItems: [PlaylistItem] { items.map { PlaylistItem(source: $0.src, duration: $0.duration) } }
+
+    /// Parses and validates manifest bytes.
+    ///
+    /// - Parameters:
+    ///   - bytes: the body as received (UTF-8, an optional `EF BB BF` BOM is skipped).
+    ///   - origin: where it came from: decides how `src` is resolved and what is allowed.
+    ///   - maxItems: more items than this are refused.
+    /// - Throws: ``ContentError/manifestEncoding(source:reason:)`` (UTF-16/UTF-32 BOM, NUL bytes,
+    ///   invalid UTF-8), ``ContentError/manifestSyntax(source:reason:)`` (not JSON), or
+    ///   ``ContentError/manifestInvalid(source:path:reason:)`` with the place (`items[3].src`)
+    ///   for a wrong type, an out-of-range number, an unknown fit, an empty `src`, a `src` that
+    ///   is not http(s) in a remote manifest, or too many items.
+    public static func parse(_ bytes: [UInt8], origin: ManifestOrigin, maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
+        let source = origin.name
+        let body = try utf8Body(bytes, source: source)
+        let root: JSONValue
+        do {
+            root = try JSONDecoder().decode(JSONValue.self, from: Data(body))
+        } catch {
+            // JSONSerialization's message says where (line and column); JSONDecoder's does not.
+            var reason = syntaxReason(error)
+            do { _ = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) } catch {
+                if let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String {
+                    reason = (detail.hasSuffix(".") ? String(detail.dropLast()) : detail) + lineAndColumn(detail, in: body)
+                }
+            }
+            throw .manifestSyntax(source: source, reason: reason)
+        }
+        var reader = Reader(source: source, origin: origin)
+        return try reader.manifest(root, maxItems: maxItems)
+    }
+
+    /// Reads and parses a local playlist file (a manifest given on the command line: it may name
+    /// local files and http(s) URLs). Blocking file I/O: call it at start-up or off the frame
+    /// loop. Throws what ``parse(_:origin:maxItems:)`` throws, or ``ContentError/system(_:)``
+    /// when the file cannot be read (a missing file is `ENOENT`).
+    public static func load(path: String, maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
+        guard let bytes = try AtomicFile.read(path) else {
+            throw .system(SystemError(operation: "open", path: path, errno: ENOENT))
+        }
+        return try parse(bytes, origin: .local(path: path), maxItems: maxItems)
+    }
+
+    /// Strips a UTF-8 BOM; refuses other BOMs, NUL bytes and invalid UTF-8.
+    static func utf8Body(_ bytes: [UInt8], source: String) throws(ContentError) -> ArraySlice<UInt8> {
+        if bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE, 0x00, 0x00]) {
+            throw .manifestEncoding(source: source, reason: "it starts with a UTF-32 byte-order mark")
+        }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw .manifestEncoding(source: source, reason: "it starts with a UTF-16 byte-order mark")
+        }
+        var body = bytes[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        if let nul = body.firstIndex(of: 0) {
+            throw .manifestEncoding(source: source, reason: "NUL byte at offset \(nul) (UTF-16 or UTF-32 without a byte-order mark?)")
+        }
+        if String(validating: body, as: UTF8.self) == nil {
+            throw .manifestEncoding(source: source, reason: "invalid UTF-8 byte sequence")
+        }
+        return body
+    }
+
+    /// ` (line L, column C)` for a message that says `around character N` (a byte offset into
+    /// `body`), else empty.
+    static func lineAndColumn(_ message: String, in body: ArraySlice<UInt8>) -> String {
+        guard let range = message.range(of: "around character ") else { return "" }
+        let digits = message[range.upperBound...].prefix { $0.isNumber }
+        guard let offset = Int(digits), offset <= body.count else { return "" }
+        var line = 1, column = 1
+        for byte in body.prefix(offset) {
+            if byte == 0x0A { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+        }
+        return " (line \(line), column \(column))"
+    }
+
+    static func syntaxReason(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error, !context.codingPath.isEmpty {
+            var path = ""
+            for key in context.codingPath {
+                if let i = key.intValue { path += "[\(i)]" } else { path += (path.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return "\(path): \(context.debugDescription)"
+        }
+        if case DecodingError.dataCorrupted(let context) = error {
+            if let underlying = context.underlyingError {
+                let nsError = underlying as NSError
+                if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
+                return "\(context.debugDescription) \(underlying)"
+            }
+            return context.debugDescription
+        }
+        return "\(error)"
+    }
+}
+
+/// A JSON value as decoded by `JSONDecoder` (Bool is tried before numbers, so `true` is never 1).
+enum JSONValue: Decodable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? c.decode(Double.self) { self = .number(n) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else if let o = try? c.decode([String: JSONValue].self) { self = .object(o) }
+        else {
+            // In practice a number too large for a Double (1e999).
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a value that cannot be read (a number out of range?)")
+        }
+    }
+
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// Walks the JSON tree, validating as it goes; every error names its path.
+private struct Reader {
+    let source: String
+    let origin: ManifestOrigin
+
+    func fail(_ path: String, _ reason: String) -> ContentError {
+        .manifestInvalid(source: source, path: path, reason: reason)
+    }
+
+    func object(_ value: JSONValue, _ path: String) throws(ContentError) -> [String: JSONValue] {
+        guard case .object(let o) = value else { throw fail(path, "expected an object, found \(value.typeName)") }
+        return o
+    }
+
+    func number(_ value: JSONValue?, _ path: String, _ range: ClosedRange<Double>, excludingLower: Bool,
+                unit: String) throws(ContentError) -> Double? {
+        guard let value, case let v = value, !isNull(v) else { return nil }
+        guard case .number(let n) = v else { throw fail(path, "expected a number (\(unit)), found \(v.typeName)") }
+        let low = excludingLower ? "more than \(format(range.lowerBound))" : "at least \(format(range.lowerBound))"
+        guard n.isFinite, n <= range.upperBound, excludingLower ? n > range.lowerBound : n >= range.lowerBound else {
+            throw fail(path, "\(format(n)) \(unit) is out of range (\(low) and at most \(format(range.upperBound)))")
+        }
+        return n
+    }
+
+    func string(_ value: JSONValue?, _ path: String) throws(ContentError) -> String? {
+        guard let value, !isNull(value) else { return nil }
+        guard case .string(let s) = value else { throw fail(path, "expected a string, found \(value.typeName)") }
+        return s
+    }
+
+    func isNull(_ v: JSONValue) -> Bool { if case .null = v { return true }; return false }
+
+    func format(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d) }
+
+    func fit(_ value: JSONValue?, _ path: String) throws(ContentError) -> FitMode? {
+        guard let s = try string(value, path) else { return nil }
+        guard let mode = FitMode(rawValue: s) else {
+            throw fail(path, "\"\(s)\" is not a fit mode (one of \(FitMode.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return mode
+    }
+
+    mutating func manifest(_ root: JSONValue, maxItems: Int) throws(ContentError) -> Manifest {
+        let top = try object(root, "(root)")
+        let format: Manifest.Format
+        let list: JSONValue
+        if let items = top["items"] {
+            format = .items; list = items
+        } else if let imgs = top["imgs"] {
+            format = .banner; list = imgs
+        } else {
+            throw fail("(root)", "neither \"items\" nor \"imgs\" is present")
+        }
+        let key = format == .items ? "items" : "imgs"
+        guard case .array(let entries) = list else { throw fail(key, "expected an array, found \(list.typeName)") }
+        guard entries.count <= maxItems else {
+            throw fail(key, "\(entries.count) items is more than the limit of \(maxItems)")
+        }
+        var manifest = Manifest(format: format, items: [])
+        if format == .items {
+            if let s = try number(top["interval"], "interval", 0...86400, excludingLower: true, unit: "seconds") {
+                manifest.interval = .milliseconds(Int64((s * 1000).rounded()))
+            }
+            if let ms = try number(top["fade"], "fade", 0...60000, excludingLower: false, unit: "ms") {
+                manifest.fade = .milliseconds(Int64(ms.rounded()))
+            }
+            manifest.fit = try fit(top["fit"], "fit")
+        }
+        manifest.items.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            let path = "\(key)[\(index)]"
+            let fields = try object(entry, path)
+            guard let raw = try string(fields["src"], path + ".src") else { throw fail(path + ".src", "missing") }
+            guard !raw.trimmingCharacters(in: .whitespaces).isEmpty else { throw fail(path + ".src", "empty") }
+            var item = ManifestItem(src: try resolve(raw, path + ".src"))
+            if format == .items {
+                if let s = try number(fields["duration"], path + ".duration", 0...86400, excludingLower: true, unit: "seconds") {
+                    item.duration = .milliseconds(Int64((s * 1000).rounded()))
+                }
+                item.fit = try fit(fields["fit"], path + ".fit")
+                item.id = try string(fields["id"], path + ".id")
+                if let h = try string(fields["sha256"], path + ".sha256") {
+                    let lower = h.lowercased()
+                    guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                        throw fail(path + ".sha256", "\"\(h)\" is not 64 hex digits")
+                    }
+                    item.sha256 = lower
+                }
+            }
+            manifest.items.append(item)
+        }
+        return manifest
+    }
+
+    /// RFC 3986 §5.2 reference resolution for a remote manifest; paths and URLs for a local one.
+    func resolve(_ raw: String, _ path: String) throws(ContentError) -> String {
+        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw fail(path, "contains a control character")
+        }
+        switch origin {
+        case .remote(let base):
+            guard let url = URL(string: raw, relativeTo: base)?.absoluteURL else {
+                throw fail(path, "\"\(raw)\" is not a URL reference")
+            }
+            let scheme = url.scheme?.lowercased() ?? ""
+            guard scheme == "http" || scheme == "https" else {
+                throw fail(path, "\"\(raw)\" is not an http or https URL (a remote manifest may only name http(s) URLs)")
+            }
+            guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
+            return url.absoluteString
+        case .local(let manifestPath):
+            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:") {
+                let scheme = raw[..<colon].lowercased()
+                guard let url = URL(string: raw) else { throw fail(path, "\"\(raw)\" is not a URL") }
+                switch scheme {
+                case "http", "https":
+                    guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
+                    return url.absoluteString
+                case "file":
+                    guard url.host == nil || url.host == "" || url.host == "localhost" else {
+                        throw fail(path, "\"\(raw)\" names another host")
+                    }
+                    return url.path
+                default:
+                    throw fail(path, "\"\(raw)\": scheme \(scheme) is not http, https or file")
+                }
+            }
+            if raw.hasPrefix("/") { return raw }
+            let dir: String
+            if let slash = manifestPath.lastIndex(of: "/") { dir = String(manifestPath[...slash]) } else { dir = "" }
+            return dir + raw
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+
+/// Keeps a remote manifest current (issue 5 §3, §7) on its own serial queue: at ``start()`` the
+/// stored last good manifest is posted at once (offline first), then the URL is polled with
+/// conditional GETs on the ``PollSchedule`` (interval with jitter, backoff on failure,
+/// ``pollNow()`` for SIGHUP). Results reach the frame loop through ``events`` (a ``Mailbox``
+/// with a wake-up descriptor); nothing here blocks the caller.
+///
+/// - A new valid manifest is saved to the ``ManifestStore`` (atomically) and posted.
+/// - A 304 posts nothing.
+/// - A manifest that is refused (encoding, JSON, types, a non-http `src`, too many items) posts
+///   one warning and the previous manifest stays in force; its validators are used for the
+///   next polls, so the same bad version costs a 304 and is not logged again.
+/// - Failures to reach the server are logged once per streak (``PollSchedule/PollNote``).
+public final class ManifestPoller: @unchecked Sendable {
+    /// What the poller tells the frame loop.
+    public enum Event: Sendable, Equatable {
+        /// A manifest to apply. `fromStore` is true for the stored one posted at start.
+        case manifest(Manifest, fromStore: Bool)
+        /// A line for the log (`warning` true for warnings, else information).
+        case log(String, warning: Bool)
+    }
+
+    /// The manifest URL (`--manifest`).
+    public let url: URL
+    public let events: Mailbox<Event>
+    private let fetcher: Fetcher
+    private let store: ManifestStore?
+    private let maxItems: Int
+    private let queue = DispatchQueue(label: "kiosk-carousel.manifest-poller")
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+    // Owned by `queue`.
+    private var schedule: PollSchedule
+    private var validators: ManifestValidators?
+    private var timer: DispatchSourceTimer?
+    private var polling = false
+    private var pollAgain = false
+    private var stopped = false
+
+    /// - Parameters:
+    ///   - url: an http or https manifest URL.
+    ///   - store: where the last good manifest is kept (nil: not kept).
+    ///   - schedule: interval (default 60 s, ±10 %) and backoff (1 s doubling to 5 min).
+    /// Throws ``ContentError/system(_:)`` when the wake-up pipe cannot be made.
+    public init(url: URL, fetcher: Fetcher, store: ManifestStore?, schedule: PollSchedule.Configuration = .init(),
+                maxItems: Int = Manifest.defaultMaxItems) throws(ContentError) {
+        self.url = url
+        self.fetcher = fetcher
+        self.store = store
+        self.maxItems = maxItems
+        events = try Mailbox()
+        origin = clock.now
+        self.schedule = PollSchedule(configuration: schedule, now: .zero)
+    }
+
+    /// Posts the stored manifest (if any, and still valid), then starts polling at once.
+    public func start() {
+        queue.async { [self] in
+            if let store {
+                do {
+                    if let stored = try store.load(), stored.url.isEmpty == false, let base = URL(string: stored.url) {
+                        let manifest = try Manifest.parse(Array(stored.body), origin: .remote(base), maxItems: maxItems)
+                        validators = stored.validators
+                        events.post(.manifest(manifest, fromStore: true))
+                    }
+                } catch {
+                    events.post(.log("stored manifest not used: \(error)", warning: true))
+                }
+            }
+            schedule.pollNow(at: now)
+            arm()
+        }
+    }
+
+    /// Polls at once (SIGHUP); if a poll is running, another follows it.
+    public func pollNow() {
+        queue.async { [self] in
+            if polling { pollAgain = true; return }
+            schedule.pollNow(at: now)
+            arm()
+        }
+    }
+
+    /// Stops polling (a poll in flight finishes without effect).
+    public func stop() {
+        queue.sync {
+            stopped = true
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// The schedule's state, for tests and logs.
+    public var consecutiveFailures: Int { queue.sync { schedule.consecutiveFailures } }
+
+    private var now: Duration { origin.duration(to: clock.now) }
+
+    private func arm() {
+        guard !stopped, !polling else { return }
+        timer?.cancel()
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        let delay = schedule.delay(from: now)
+        t.schedule(deadline: .now() + .nanoseconds(Int(seconds(delay) * 1e9)))
+        t.setEventHandler { [weak self] in self?.poll() }
+        timer = t
+        t.resume()
+    }
+
+    private func poll() {
+        guard !stopped, !polling else { return }
+        timer?.cancel()
+        timer = nil
+        polling = true
+        fetcher.fetchManifest(url, validators: validators) { [weak self] result in
+            guard let self else { return }
+            self.queue.async { self.handle(result) }
+        }
+    }
+
+    private func handle(_ result: Result<ManifestResponse, ContentError>) {
+        polling = false
+        guard !stopped else { return }
+        let note: PollSchedule.PollNote?
+        switch result {
+        case .success(.notModified):
+            note = schedule.succeeded(at: now)
+        case .success(.modified(let download)):
+            note = schedule.succeeded(at: now)
+            validators = download.validators
+            do {
+                let manifest = try Manifest.parse(download.body, origin: .remote(download.url), maxItems: maxItems)
+                if let store {
+                    do {
+                        try store.save(StoredManifest(url: download.url.absoluteString, body: download.body,
+                                                      validators: download.validators))
+                    } catch {
+                        events.post(.log("last good manifest not stored: \(error)", warning: true))
+                    }
+                }
+                events.post(.manifest(manifest, fromStore: false))
+            } catch {
+                events.post(.log("manifest refused, the previous one stays in force: \(error)", warning: true))
+            }
+        case .failure(let error):
+            note = schedule.failed(at: now, error: error)
+        }
+        if let note {
+            let warning: Bool
+            if case .unreachable = note { warning = true } else { warning = false }
+            events.post(.log(note.description, warning: warning))
+        }
+        if pollAgain {
+            pollAgain = false
+            schedule.pollNow(at: now)
+        }
+        arm()
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// The last good manifest, as stored for an offline start (issue 5 §7).
+public struct StoredManifest: Equatable, Sendable, Codable {
+    /// The URL that answered (the base for its relative `src`).
+    public var url: String
+    /// The body bytes as received.
+    public var body: Data
+    /// `ETag` as received, for the next conditional GET.
+    public var etag: String?
+    /// `Last-Modified` as received.
+    public var lastModified: String?
+
+    public init(url: String, body: [UInt8], validators: ManifestValidators) {
+        self.url = url; self.body = Data(body); self.etag = validators.etag; self.lastModified = validators.lastModified
+    }
+
+    public var validators: ManifestValidators { ManifestValidators(etag: etag, lastModified: lastModified) }
+}
+
+/// Keeps the last good manifest in the state directory (`--state-dir`, $STATE_DIRECTORY), in
+/// one JSON file `manifest.json` (`{"url","etag","lastModified","body"}`, the body in base64)
+/// written with the temp file + `fsync` + `rename` + directory `fsync` protocol: a crash leaves
+/// the previous manifest or the new one. Calls do file I/O: use them off the frame loop.
+public final class ManifestStore: Sendable {
+    /// The state directory.
+    public let directory: String
+    public static let fileName = "manifest.json"
+
+    /// Creates the directory if needed and deletes temporary files a crash left.
+    /// Throws ``ContentError/system(_:)``.
+    public init(directory: String) throws(ContentError) {
+        self.directory = directory
+        try AtomicFile.makeDirectories(directory)
+        AtomicFile.removeTemporaryFiles(in: directory)
+    }
+
+    /// Replaces the stored manifest. Throws ``ContentError/system(_:)``.
+    public func save(_ manifest: StoredManifest) throws(ContentError) {
+        let data: Data
+        do { data = try JSONEncoder().encode(manifest) } catch {
+            throw .manifestSyntax(source: manifest.url, reason: "cannot encode: \(error)")
+        }
+        try AtomicFile.write(Array(data), directory: directory, name: Self.fileName)
+    }
+
+    /// The stored manifest, or nil when none was stored. Throws ``ContentError/system(_:)`` when
+    /// it cannot be read, ``ContentError/manifestSyntax(source:reason:)`` when the file is not
+    /// what ``save(_:)`` writes.
+    public func load() throws(ContentError) -> StoredManifest? {
+        let path = directory + "/" + Self.fileName
+        guard let bytes = try AtomicFile.read(path) else { return nil }
+        do {
+            return try JSONDecoder().decode(StoredManifest.self, from: Data(bytes))
+        } catch {
+            throw .manifestSyntax(source: path, reason: "stored manifest unreadable: \(error)")
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Glibc
+import KioskContent
+import Testing
+
+private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
+    if case .manifest(let m, _)? = e { return m.items.map(\.src) }
+    return nil
+}
+
+/// Against nginx, a 300 ms interval: the first poll applies the manifest and stores it; repolls
+/// are 304s (access log) and post nothing; a change is applied; invalid JSON posts one warning
+/// and the old list stays; the server going away is logged once, its return once.
+@Test func pollingFollowsTheServer() throws {
+    var nginx = try Nginx()
+    defer { nginx.stop() }
+    try nginx.put("show.json", Array(#"{"items":[{"src":"a.jpg"}]}"#.utf8))
+    let cache = try DiskCache(.init(directory: makeTempDirectory("poll-cache")))
+    let fetcher = Fetcher(cache: cache, configuration: {
+        var c = Fetcher.Configuration(); c.connectTimeout = .seconds(2); c.totalTimeout = .seconds(3); return c
+    }())
+    let stateDir = makeTempDirectory("poll-state")
+    let store = try ManifestStore(directory: stateDir)
+    let poller = try ManifestPoller(url: URL(string: nginx.base + "/show.json")!, fetcher: fetcher, store: store,
+                                    schedule: .init(interval: .milliseconds(300), jitter: 0, backoffStart: .milliseconds(100),
+                                                    backoffCap: .milliseconds(400)))
+    poller.start()
+    #expect(srcs(poller.events.wait(timeout: .seconds(5)).first) == [nginx.base + "/a.jpg"])
+    #expect(try store.load()?.url == nginx.base + "/show.json")
+    // Three more polls: all 304, nothing posted.
+    usleep(1_000_000)
+    #expect(poller.events.take().isEmpty)
+    let log = nginx.accessLog()
+    #expect(log.count >= 3)
+    #expect(log.dropFirst().allSatisfy { $0.hasPrefix("GET /show.json 304 ") }, "\(log)")
+
+    usleep(1_000_000)  // a new second for nginx's ETag
+    try nginx.put("show.json", Array(#"{"items":[{"src":"b.jpg"},{"src":"a.jpg"}]}"#.utf8))
+    #expect(srcs(poller.events.wait(timeout: .seconds(3)).first) == [nginx.base + "/b.jpg", nginx.base + "/a.jpg"])
+
+    usleep(1_000_000)
+    try nginx.put("show.json", Array(#"{"items":[{"src":"b.jpg"},]"#.utf8))
+    let refused = poller.events.wait(timeout: .seconds(3))
+    guard case .log(let line, true)? = refused.first else { Issue.record("\(refused)"); return }
+    #expect(line.hasPrefix("manifest refused, the previous one stays in force: "), "\(line)")
+    usleep(800_000)
+    #expect(poller.events.take().isEmpty, "the same bad version is not logged again")
+    #expect(try store.load().map { String(decoding: $0.body, as: UTF8.self) } == #"{"items":[{"src":"b.jpg"},{"src":"a.jpg"}]}"#)
+
+    nginx.stop()
+    usleep(1_500_000)  // several failed polls
+    let down = poller.events.take()
+    #expect(down.count == 1, "\(down)")
+    if case .log(let text, true)? = down.first {
+        #expect(text.hasPrefix("manifest unreachable, the current show goes on"), "\(text)")
+    }
+    #expect(poller.consecutiveFailures >= 3)
+    try nginx.put("show.json", Array(#"{"items":[{"src":"c.jpg"}]}"#.utf8))
+    nginx = try Nginx(restarting: nginx)
+    let back = poller.events.wait(timeout: .seconds(3)) + { usleep(300_000); return poller.events.take() }()
+    #expect(back.contains(where: { if case .log(let t, false) = $0 { return t.hasPrefix("manifest reachable again after ") }; return false }), "\(back)")
+    #expect(back.contains(where: { srcs($0) == [nginx.base + "/c.jpg"] }), "\(back)")
+    poller.stop()
+}
+
+/// Offline first: with a stored manifest and no server, the stored show is posted at once,
+/// before any network answer, and the outage is one log line however many polls fail.
+@Test func noNetworkAtBootStartsFromTheStoredManifest() throws {
+    let stateDir = makeTempDirectory("boot-state")
+    let port = freePort()
+    let url = "http://127.0.0.1:\(port)/show.json"
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: url, body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
+                                                               validators: ManifestValidators(etag: "\"1\"")))
+    let cache = try DiskCache(.init(directory: makeTempDirectory("boot-cache")))
+    let poller = try ManifestPoller(url: URL(string: url)!, fetcher: Fetcher(cache: cache), store: try ManifestStore(directory: stateDir),
+                                    schedule: .init(interval: .seconds(60), backoffStart: .milliseconds(50), backoffCap: .milliseconds(200)))
+    let start = ContinuousClock.now
+    poller.start()
+    let first = poller.events.wait(timeout: .seconds(2))
+    #expect(ContinuousClock.now - start < .milliseconds(500))
+    guard case .manifest(let m, true)? = first.first else { Issue.record("\(first)"); return }
+    #expect(m.items.map(\.src) == ["http://127.0.0.1:\(port)/x.jpg"])
+    usleep(1_500_000)
+    let logs = (first.dropFirst() + poller.events.take())
+    #expect(logs.count == 1, "\(logs)")
+    if case .log(let text, true)? = logs.first {
+        #expect(text.hasPrefix("manifest unreachable at start, showing the cached show"), "\(text)")
+    }
+    #expect(poller.consecutiveFailures >= 4)
+    poller.stop()
+}

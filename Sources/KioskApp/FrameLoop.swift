@@ -90,6 +90,11 @@ public final class FrameLoop {
     /// Show time each frame was presented at, and the touch time it reflects (benchmarks).
     public var presented: ((_ at: Duration, _ touchTime: Duration?) -> Void)?
     private var lastPresentAt: Duration?
+    /// When the last touch sample arrived (loop clock), for the stuck-finger limit.
+    private var lastTouchAt: Duration = .zero
+    /// A finger held without a single report for this long no longer holds the show: a stuck
+    /// contact or a hung controller must not freeze a kiosk (60 s).
+    public var stuckTouchLimit: Duration = .seconds(60)
 
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
@@ -140,6 +145,10 @@ public final class FrameLoop {
             // 1b. Touches.
             readTouches()
             tapCommand?.reap()
+            if gestures.isTouching, clock.now - lastTouchAt >= stuckTouchLimit {
+                Log.warning("touch released", reason: "a finger held \(stuckTouchLimit.wholeMilliseconds / 1000) s without a single report (a stuck contact?); the show goes on")
+                for gesture in gestures.cancel(at: clock.now) { apply(gesture) }
+            }
 
             // 2. Finished decodes. With the virtual clock, wait for every outstanding one first
             //    (a signal still gets through).
@@ -189,6 +198,10 @@ public final class FrameLoop {
             case .idle: next = nil
             }
             if let drawLater { next = min(next ?? drawLater, drawLater) }
+            if gestures.isTouching {
+                let release = lastTouchAt + stuckTouchLimit
+                next = min(next ?? release, release)
+            }
             if let end = runFor { next = min(next ?? end, end) }
             if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
                 if now - lastWatchdog >= period / 2 || framesPresented == 1 {
@@ -219,14 +232,14 @@ public final class FrameLoop {
                          detail: "\(name); \(detail); slop \(Int(gestures.config.slop.rounded())) px")
             case .lost(let path, let reason):
                 Log.warning("touchscreen lost", path: path, reason: reason)
-                // A finger that was down is gone with the device: let the show go on.
-                if gestures.isTouching { handle(carousel.touchEnded(velocity: nil, at: clock.now)) }
-                gestures = GestureRecognizer(config: gestures.config)
+                // A finger that was down is gone with the device (the reader sent a cancel first).
+                for gesture in gestures.cancel(at: clock.now) { apply(gesture) }
             case .note(let text):
                 Log.info(text)
             case .warning(let text):
                 Log.warning(text)
             case .sample(let sample):
+                lastTouchAt = clock.now
                 if unshownTouch == nil { unshownTouch = sample.time }
                 for gesture in gestures.feed(sample) { apply(gesture) }
             }
@@ -252,6 +265,8 @@ public final class FrameLoop {
             handle(carousel.touchEnded(velocity: nil, at: now))
         case .released:
             handle(carousel.touchEnded(velocity: nil, at: now))
+        case .cancelled:
+            handle(carousel.touchEnded(velocity: nil, at: now, cancelled: true))
         }
     }
 

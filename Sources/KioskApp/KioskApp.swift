@@ -117,6 +117,7 @@ public enum KioskApp {
             Log.warning("--on-tap program not found", path: program,
                         reason: program.contains("/") ? "no such executable file" : "not an executable on PATH")
         }
+        let tapCommand = settings.onTap.map { TapCommand(arguments: $0) }
         if wantsTouch, let monotonic = clock as? MonotonicClock {
             // The panel as mounted: the logical frame turned by --rotate.
             let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
@@ -137,7 +138,8 @@ public enum KioskApp {
                              runFor: runFor, stopAfterOneRound: oneRound,
                              requestDescriptor: signalPipeRead, decodeRequest: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: settings.onTap.map { TapCommand(arguments: $0) })
+                             tapCommand: tapCommand)
+        defer { tapCommand?.stop() }
         do {
             let signal = try loop.run()
             if signal != 0 {

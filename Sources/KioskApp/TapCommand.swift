@@ -3,7 +3,9 @@ import KioskSystem
 /// Runs the `--on-tap` command for a tap (SPEC section 6): the program and its arguments as
 /// given, no shell, with `KIOSK_INDEX` (the playlist index) and `KIOSK_SRC` (the image's
 /// source path or URL) added to its environment. At most one runs at a time: a tap while the
-/// last run is still going is logged and skipped, so a stuck script cannot pile up processes.
+/// last run (or anything it left running in its process group) is still going is logged and
+/// skipped, so a stuck script cannot pile up processes. ``stop()`` ends what is left when the
+/// show ends.
 public final class TapCommand {
     /// The program and its arguments.
     public let arguments: [String]
@@ -14,7 +16,7 @@ public final class TapCommand {
     /// Starts the command for the item at `index` with `source`; returns at once.
     public func run(index: Int, source: String) {
         if let last = running {
-            if last.poll() == nil {
+            if last.poll() == nil || last.groupIsAlive {
                 Log.info("tap command still running, this tap's run skipped", detail: "\(last.program) pid \(last.pid)")
                 return
             }
@@ -33,4 +35,7 @@ public final class TapCommand {
 
     /// Reaps a finished run (called from the frame loop, so no zombie waits for the next tap).
     public func reap() { _ = running?.poll() }
+
+    /// Ends the last run's process group (SIGTERM) when the show stops.
+    public func stop() { running?.terminateGroup() }
 }

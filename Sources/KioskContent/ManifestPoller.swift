@@ -20,6 +20,11 @@ public final class ManifestPoller: @unchecked Sendable {
         case manifest(Manifest, fromStore: Bool)
         /// A line for the log (`warning` true for warnings, else information).
         case log(String, warning: Bool)
+        /// A poll ended: `reached` is false when the server could not be reached or answered
+        /// with an error (a refused manifest was still an answer). Posted after the events the
+        /// poll produced, so a caller may wait for the first answer (an offscreen run on a
+        /// virtual clock does).
+        case polled(reached: Bool)
     }
 
     /// The manifest URL (`--manifest`).
@@ -123,6 +128,7 @@ public final class ManifestPoller: @unchecked Sendable {
         polling = false
         guard !stopped else { return }
         let note: PollSchedule.PollNote?
+        var reached = true
         switch result {
         case .success(.notModified):
             note = schedule.succeeded(at: now)
@@ -145,12 +151,14 @@ public final class ManifestPoller: @unchecked Sendable {
             }
         case .failure(let error):
             note = schedule.failed(at: now, error: error)
+            reached = false
         }
         if let note {
             let warning: Bool
             if case .unreachable = note { warning = true } else { warning = false }
             events.post(.log(note.description, warning: warning))
         }
+        events.post(.polled(reached: reached))
         if pollAgain {
             pollAgain = false
             schedule.pollNow(at: now)

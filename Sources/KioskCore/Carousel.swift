@@ -396,8 +396,9 @@ public struct Carousel: Sendable {
     /// over ``CarouselConfig/settle``. Without a drag (a tap, a long press) the show carries on:
     /// a caught fade picks up where it stopped, a caught settle glides on, otherwise the image
     /// gets a full interval from now. A completed swipe also sets ``CarouselConfig/direction``:
-    /// auto-advance goes on the way the person last swiped.
-    public mutating func touchEnded(velocity: Double?, at now: Duration) -> [CarouselAction] {
+    /// auto-advance goes on the way the person last swiped. `cancelled` (the touchscreen went
+    /// away, a finger held still too long): a drag springs back whatever its offset.
+    public mutating func touchEnded(velocity: Double?, at now: Duration, cancelled: Bool = false) -> [CarouselAction] {
         guard case .held(let hold) = transition else {
             if transition == nil, advanceAt == nil, announced, let item = currentIndex {
                 advanceAt = now + max(.zero, interval(of: item) - fade)
@@ -408,7 +409,9 @@ public struct Carousel: Sendable {
         if let offset = hold.dragOffset {
             var to = 0.0
             let v = velocity ?? 0
-            if v.isFinite, abs(v) >= config.effectiveFlickVelocity {
+            if cancelled {
+                to = 0
+            } else if v.isFinite, abs(v) >= config.effectiveFlickVelocity {
                 if v < 0, offset <= 0 { to = -w } else if v > 0, offset >= 0 { to = w }
             } else if abs(offset) > w / 3 {
                 to = offset < 0 ? -w : w

@@ -21,15 +21,18 @@ public struct GestureConfig: Equatable, Sendable {
     ///
     /// Slop: 2.5 mm when the touchscreen reports its resolution (`pixelsPerMillimetre`, from the
     /// axis resolution in units/mm of `EVIOCGABS`), else 1.5 % of the screen width; never under
-    /// 8 px. Reports from the field: 5 px is too jumpy, fingers drift 10-20 px during a tap.
+    /// 8 px, never over 5 % of the width (a device claiming an absurd resolution must not make
+    /// swiping impossible). Reports from the field: 5 px is too jumpy, fingers drift 10-20 px
+    /// during a tap.
     public static func standard(screenWidth: Int, pixelsPerMillimetre: Double? = nil) -> GestureConfig {
         GestureConfig(slop: slop(screenWidth: screenWidth, pixelsPerMillimetre: pixelsPerMillimetre))
     }
 
     /// The slop distance in logical pixels: see ``standard(screenWidth:pixelsPerMillimetre:)``.
     public static func slop(screenWidth: Int, pixelsPerMillimetre: Double?) -> Double {
-        if let ppmm = pixelsPerMillimetre, ppmm.isFinite, ppmm > 0 { return max(8, 2.5 * ppmm) }
-        return max(8, 0.015 * Double(screenWidth))
+        let cap = max(8, 0.05 * Double(screenWidth))
+        if let ppmm = pixelsPerMillimetre, ppmm.isFinite, ppmm > 0 { return min(cap, max(8, 2.5 * ppmm)) }
+        return min(cap, max(8, 0.015 * Double(screenWidth)))
     }
 }
 
@@ -49,6 +52,9 @@ public enum Gesture: Equatable, Sendable {
     case tap(x: Double, y: Double, at: Duration)
     /// The finger left without a tap or a sideways drag (a long press, a vertical drag).
     case released(at: Duration)
+    /// The touch was cancelled (the device went away, or a finger held still too long): a drag
+    /// springs back, nothing counts as a tap.
+    case cancelled(at: Duration)
 }
 
 /// Turns the driving finger's ``TouchSample``s into ``Gesture``s (SPEC section 4). Pure: the
@@ -79,9 +85,13 @@ public struct GestureRecognizer: Sendable {
     /// True from a finger landing until it leaves.
     public var isTouching: Bool { state != .idle }
 
-    /// Feeds one sample; returns what it means (often nothing).
+    /// Feeds one sample; returns what it means (often nothing). A sample whose position is not a
+    /// finite number is ignored.
     public mutating func feed(_ sample: TouchSample) -> [Gesture] {
+        guard sample.x.isFinite, sample.y.isFinite else { return [] }
         switch sample.phase {
+        case .cancel:
+            return cancel(at: sample.time)
         case .down:
             var out: [Gesture] = []
             // A down without an up before it (a lost release): end the old touch first.
@@ -110,6 +120,14 @@ public struct GestureRecognizer: Sendable {
             recent.removeAll()
             return out
         }
+    }
+
+    /// Ends the touch in progress without a lift: `.cancelled` (nothing when no touch is in progress).
+    public mutating func cancel(at time: Duration) -> [Gesture] {
+        guard state != .idle else { return [] }
+        state = .idle
+        recent.removeAll()
+        return [.cancelled(at: time)]
     }
 
     private mutating func decide(_ sample: TouchSample) -> [Gesture] {

@@ -12,6 +12,9 @@ public struct TouchSample: Equatable, Sendable {
         case move
         /// The finger left (`BTN_TOUCH`/`BTN_LEFT` 0, tracking id -1), at its last position.
         case up
+        /// The touch ended without the finger being seen to leave (the device went away): no
+        /// tap, no flick; a drag springs back.
+        case cancel
     }
 
     public var phase: Phase

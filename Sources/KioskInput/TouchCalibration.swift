@@ -80,8 +80,14 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
             numbers.append(value)
         }
         let result = TouchCalibration(numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5])
-        if abs(result.a * result.e - result.b * result.d) < 1e-9 {
-            throw fail("the matrix is singular (a*e - b*d = 0)")
+        // Real calibrations are near ±1 with offsets within the screen; beyond ±100 every touch
+        // would land on an edge or a corner.
+        if let wild = numbers.first(where: { abs($0) > 100 }) {
+            throw fail("\(wild) is out of range (each number must be within -100...100)")
+        }
+        let determinant = result.a * result.e - result.b * result.d
+        if !(abs(determinant) >= 1e-3) {
+            throw fail("the matrix is singular or nearly so (a*e - b*d = \(determinant))")
         }
         return result
     }

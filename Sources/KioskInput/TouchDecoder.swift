@@ -135,12 +135,12 @@ public struct TouchDecoder: Sendable {
         return out
     }
 
-    /// Ends the touch now (the device went away): an `.up` at the last position if a finger is
-    /// driving, and everything forgotten. `time` is the raw monotonic time.
+    /// Ends the touch now (the device went away): a `.cancel` at the last position if a finger
+    /// is driving, and everything forgotten. `time` is the raw monotonic time.
     public mutating func cancel(at time: Duration) -> [TouchSample] {
         pending.removeAll()
         var out: [TouchSample] = []
-        if let d = driver { out.append(sample(.up, d.x, d.y, time)) }
+        if let d = driver { out.append(sample(.cancel, d.x, d.y, time)) }
         driver = nil
         for i in slots.indices { slots[i].trackingID = -1; slotSerials[i] = -1 }
         singleSerial = nil

@@ -11,7 +11,7 @@ public enum TouchInputEvent: Equatable, Sendable {
     /// A touchscreen was opened and is being read (at start, or plugged in later, or back).
     case attached(TouchDeviceInfo)
     /// The touchscreen went away (unplugged: `ENODEV`) or failed; it is looked for again.
-    /// A touch in progress has been ended with an `.up` sample just before.
+    /// A touch in progress has been ended with a `.cancel` sample just before.
     case lost(path: String, reason: String)
     /// Something worth a log line that does not stop touch input (no touchscreen yet, no
     /// permission, grab refused, queue overflow); the text is the log line.
@@ -232,6 +232,15 @@ public final class TouchInput: @unchecked Sendable {
                 let (changed, lostWatch) = drainInotify(inotify)
                 if changed { needScan = true }
                 if lostWatch { watch = -1; needScan = true }
+                // Found by itself on a lesser device (no INPUT_PROP_DIRECT: a tablet, a touch
+                // controller's mouse node)? A real touchscreen that appears (comes back after an
+                // unplug) takes over.
+                if changed, let current = device, configuration.devicePath == nil,
+                   !current.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT),
+                   let better = Self.directTouchscreen(in: configuration.directory, excluding: current.path) {
+                    detach(reason: "\(better) is a direct touchscreen; switching to it")
+                    needScan = true
+                }
             }
             if fds.count > 2 && fds[2].revents != 0 {
                 readDevice()
@@ -365,6 +374,17 @@ public final class TouchInput: @unchecked Sendable {
         post(out)
         self.device = nil
         decoder = nil
+    }
+
+    /// The first node under `directory` (other than `excluding`) that is a touchscreen with
+    /// INPUT_PROP_DIRECT, or nil.
+    static func directTouchscreen(in directory: String, excluding: String) -> String? {
+        for path in eventNodes(in: directory) where path != excluding {
+            guard let opened = try? EvdevDevice.open(path) else { continue }
+            if opened.capabilities.isTouchscreen, opened.capabilities.touchProtocol != nil,
+               opened.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT) { return path }
+        }
+        return nil
     }
 
     /// `DIR/eventN` nodes, in numeric order.

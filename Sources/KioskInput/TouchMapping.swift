@@ -63,10 +63,13 @@ public struct TouchMapping: Equatable, Sendable {
     /// Screen pixels per millimetre of finger travel, from the x axis resolution (device units per
     /// millimetre, `input_absinfo.resolution`) and the panel size: one millimetre along device x,
     /// taken through the calibration, measured in panel pixels. Nil when the device reports no
-    /// resolution (0), as many do. Used to size the gesture slop (2.5 mm).
+    /// resolution (0), as many do, or one that makes the panel implausibly narrow or wide (under
+    /// 20 mm or over 3 m along x). Used to size the gesture slop (2.5 mm).
     public var pixelsPerMillimetre: Double? {
         let span = Double(xAxis.maximum) - Double(xAxis.minimum)
         guard xAxis.resolution > 0, span > 0 else { return nil }
+        let widthMillimetres = span / Double(xAxis.resolution)
+        guard (20...3000).contains(widthMillimetres) else { return nil }
         let step = Double(xAxis.resolution) / span  // normalized device units per mm
         let dx = calibration.a * step * Double(panelWidth), dy = calibration.d * step * Double(panelHeight)
         let result = (dx * dx + dy * dy).squareRoot()

@@ -6,6 +6,8 @@ import Glibc
 /// Used for `--on-tap` (SPEC section 6). The child gets stdin from /dev/null and stdout joined
 /// to the parent's stderr (stdout carries the event stream, which a child must not write into);
 /// stderr is inherited. Signal dispositions and mask are reset to the defaults in the child.
+/// The child leads a process group of its own, so everything it starts (a script's background
+/// jobs) can be told apart from the show and ended with it (``terminateGroup()``).
 public final class ChildProcess {
     /// The child's process id.
     public let pid: pid_t
@@ -42,7 +44,8 @@ public final class ChildProcess {
         sigemptyset(&empty)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = env.map { strdup($0) } + [nil]
@@ -51,6 +54,33 @@ public final class ChildProcess {
         let rc = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
         guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: arguments[0], errno: rc) }
         pid = child
+    }
+
+    /// Whether any process of the child's group is still running (the child, or what it left
+    /// running in the background). Read from `/proc/PID/stat` (proc(5): the state and process
+    /// group fields), so zombies waiting for a reaper do not count.
+    public var groupIsAlive: Bool {
+        _ = poll()
+        guard kill(-pid, 0) == 0 else { return false }
+        guard let entries = try? listDirectory("/proc") else { return true }
+        for entry in entries {
+            guard let name = entry.name, let process = Int32(name),
+                  let stat = try? readSmallFile("/proc/\(process)/stat"),
+                  let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
+            // After "pid (comm)": state ppid pgrp ...
+            let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+            guard fields.count >= 3, let group = Int32(String(decoding: fields[2], as: UTF8.self)) else { continue }
+            let state = fields[0].first ?? 0
+            if group == pid && state != UInt8(ascii: "Z") && state != UInt8(ascii: "X") { return true }
+        }
+        return false
+    }
+
+    /// Sends SIGTERM to the child's whole process group (nothing when it is gone), then reaps
+    /// the child if it has ended.
+    public func terminateGroup() {
+        _ = kill(-pid, SIGTERM)
+        _ = poll()
     }
 
     /// The exit status if the child has ended (reaped without blocking): the exit code, or

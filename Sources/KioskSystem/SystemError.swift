@@ -112,3 +112,17 @@ public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry
     }
     return entries
 }
+
+/// Reads a small file whole (at most `limit` bytes, default 64 KiB), such as a `/proc` entry.
+/// Throws ``SystemError`` for a failed open or read.
+public func readSmallFile(_ path: String, limit: Int = 65536) throws(SystemError) -> [UInt8] {
+    let fd = try FileDescriptor.open(path, O_RDONLY)
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while bytes.count < limit {
+        let n = try syscall("read", path: path) { read(fd.rawValue, &buffer, min(buffer.count, limit - bytes.count)) }
+        if n == 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return bytes
+}

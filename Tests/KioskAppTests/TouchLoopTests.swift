@@ -71,7 +71,8 @@ private struct LoopRun {
 /// colour images (red, green, blue; interval 60 s so only touches move the show; no fades, so
 /// the first image is fully shown as soon as it is decoded, well before scripts start touching
 /// at 800 ms).
-private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: TapCommand? = nil) throws -> LoopRun {
+private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: TapCommand? = nil,
+                     interval: Duration = .seconds(60), stuckTouchLimit: Duration? = nil) throws -> LoopRun {
     let dir = NSTemporaryDirectory() + "kc-touchloop-\(getpid())-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -87,10 +88,11 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
     let loop = FrameLoop(display: display, clock: clock,
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
+                         carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
                          preparer: SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
                          background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)),
                          touch: ScriptedFeed(script, clock: clock), tapCommand: tapCommand)
+    if let stuckTouchLimit { loop.stuckTouchLimit = stuckTouchLimit }
     _ = try loop.run()
     events.flush()
     close(fds[1])
@@ -164,6 +166,17 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
     #expect(run.events.allSatisfy { $0["event"] as? String != "tap" })
     let last = run.frames.last!.bitmap
     #expect(last[0, 0] == 0xFFFF_0000 && last[319, 199] == 0xFFFF_0000)
+}
+
+@Test func aFingerStuckOnTheGlassStopsHoldingTheShowAfterTheLimit() throws {
+    // Down at 800 ms and never a report again; interval 1 s, stuck limit 500 ms: held until
+    // ~1.3 s, then auto-advance resumes with a full interval (shown 1 at ~2.3 s).
+    let script: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 160, y: 100, time: ms(800)))]
+    let run = try runLoop(script, seconds: 2.8, interval: .seconds(1), stuckTouchLimit: .milliseconds(500))
+    let shown = run.events.filter { $0["event"] as? String == "shown" }
+    #expect(shown.map { $0["index"] as! Int } == [0, 1])
+    let t = shown.last?["t"] as? Int ?? 0
+    #expect(t >= 2200 && t < 2700, "shown at \(t) ms")
 }
 
 @Test func onTapRunsTheCommandWithTheIndexAndSourceInItsEnvironment() throws {

@@ -91,6 +91,16 @@ extension Harness {
     #expect(h.carousel.scene(at: ms(1400)) == Scene(base: .slot(h.carousel.currentSlot!)))
 }
 
+@Test func aCancelledDragSpringsBackEvenPastAThird() {
+    var h = touchHarness()
+    h.down(1000)
+    h.drag(-700, 1100)
+    h.record(h.carousel.touchEnded(velocity: -5000, at: ms(1100), cancelled: true))
+    h.run(to: ms(1400))
+    #expect(h.shown.map(\.item) == [0])
+    #expect(h.carousel.scene(at: ms(1400)).offset == 0)
+}
+
 @Test func aSlowShortDragSpringsBack() {
     var h = touchHarness()
     h.down(1000)

@@ -78,6 +78,30 @@ private func gestures(_ points: [(Int, Double, Double)], config: GestureConfig =
     #expect(r.isTouching)
 }
 
+@Test func aCancelledTouchIsNeitherATapNorAFlick() {
+    var r = GestureRecognizer(config: GestureConfig(slop: 20))
+    _ = r.feed(TouchSample(.down, x: 500, y: 300, time: ms(0)))
+    #expect(r.feed(TouchSample(.cancel, x: 500, y: 300, time: ms(50))) == [.cancelled(at: ms(50))])
+    _ = r.feed(TouchSample(.down, x: 500, y: 300, time: ms(100)))
+    _ = r.feed(TouchSample(.move, x: 100, y: 300, time: ms(120)))
+    #expect(r.feed(TouchSample(.cancel, x: 100, y: 300, time: ms(130))) == [.cancelled(at: ms(130))])
+    #expect(!r.isTouching)
+    #expect(r.cancel(at: ms(200)).isEmpty)
+}
+
+@Test func samplesThatAreNotFiniteNumbersAreIgnored() {
+    var r = GestureRecognizer(config: GestureConfig(slop: 20))
+    #expect(r.feed(TouchSample(.down, x: .nan, y: 10, time: ms(0))).isEmpty)
+    #expect(r.feed(TouchSample(.down, x: 10, y: 10, time: ms(0))) == [.pressed(at: ms(0))])
+    #expect(r.feed(TouchSample(.move, x: -.infinity, y: 10, time: ms(10))).isEmpty)
+    #expect(r.feed(TouchSample(.up, x: 11, y: 10, time: ms(20))) == [.tap(x: 10, y: 10, at: ms(20))])
+}
+
+@Test func theSlopNeverExceedsFivePercentOfTheWidth() {
+    // A device claiming 1279 units/mm over 1280 units (1 mm wide) would give 3200 px of slop.
+    #expect(GestureConfig.slop(screenWidth: 800, pixelsPerMillimetre: 1279 * 800 / 1280.0) == 40)
+}
+
 @Test func movesAndUpsWithoutADownAreIgnored() {
     var r = GestureRecognizer(config: GestureConfig(slop: 20))
     #expect(r.feed(TouchSample(.move, x: 10, y: 10, time: ms(0))).isEmpty)

@@ -62,6 +62,7 @@ import KioskInput
                 case .down: #expect(!down, "\(name): down while down"); down = true
                 case .move: #expect(down, "\(name): move while up")
                 case .up: #expect(down, "\(name): up while up"); down = false
+                case .cancel: Issue.record("\(name): a cancel from a recording that was not cut off")
                 }
                 #expect(s.x >= 0 && s.x < 1280 && s.y >= 0 && s.y < 800)
                 if let p = previous {

@@ -46,6 +46,9 @@ import KioskInput
         ("swap-xy,,invert-x", "empty item"),
         ("invert-x,invert-x", "'invert-x' given twice"),
         ("1,0,0,0,1", "5 numbers, not 6"),
+        ("1e200 1e200 0 1e200 1e200 0", "out of range"),
+        ("1e-300 0 0 0 1e300 0", "out of range"),
+        ("0.0001 0 0 0 1 0", "singular"),
     ])
     func parseErrorsNameTheValue(_ value: String, _ reason: String) {
         #expect {

@@ -239,7 +239,7 @@ import KioskInput
         _ = d.feed(b.report())
         let out = d.cancel(at: .seconds(101))
         #expect(out.count == 1)
-        expectSample(out.first, .up, 100, 100)
+        expectSample(out.first, .cancel, 100, 100)
         #expect(out.first?.time == .seconds(1))
         #expect(d.cancel(at: .seconds(102)).isEmpty)
     }

@@ -109,5 +109,10 @@ import KioskInput
         let atmel = try EvemuDevice(parsing: Evemu.text("Atmel maXTouch Touchscreen.desc")).capabilities
         let a = try #require(atmel.positionAxes)
         #expect(TouchMapping(xAxis: a.x, yAxis: a.y, panelWidth: 800, panelHeight: 480).pixelsPerMillimetre == nil)
+        // A resolution that makes the panel 1 mm (or 40 m) wide is not believed.
+        let tiny = AbsoluteAxis(minimum: 0, maximum: 1279, resolution: 1279)
+        let huge = AbsoluteAxis(minimum: 0, maximum: 40_000, resolution: 1)
+        #expect(TouchMapping(xAxis: tiny, yAxis: tiny, panelWidth: 800, panelHeight: 480).pixelsPerMillimetre == nil)
+        #expect(TouchMapping(xAxis: huge, yAxis: huge, panelWidth: 800, panelHeight: 480).pixelsPerMillimetre == nil)
     }
 }

@@ -8,10 +8,12 @@ import KioskCore
 /// into its own scratch frames), so the cache and a slot may hold the same ``Bitmap``. Not
 /// thread-safe: the ``SlotPreparer`` calls it under its lock.
 struct FrameCache {
-    /// A frame is the image of a source fitted one way.
+    /// A frame is the image of a source fitted one way. For a local file, `version` is its
+    /// modification time and size, so a file rewritten in place is decoded again.
     struct Key: Hashable {
         var source: String
         var fit: FitMode
+        var version = ""
     }
 
     /// Most bytes of pixels held (width x height x 4 per frame).
@@ -28,6 +30,9 @@ struct FrameCache {
         entries.append(entry)
         return entry.frame
     }
+
+    /// Whether a frame for `key` is held (without marking it used).
+    func contains(_ key: Key) -> Bool { entries.contains { $0.key == key } }
 
     /// Keeps `frame` under `key`, dropping the least recently used frames beyond the budget. A
     /// frame larger than the whole budget is not kept.

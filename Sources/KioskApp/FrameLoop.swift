@@ -80,6 +80,17 @@ public final class FrameLoop {
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
 
+    /// The playlist's sources, kept current (nil: the items given to the carousel stay).
+    let content: ContentService?
+    /// The playlist last given to the carousel (items that failed are in it, to be tried again).
+    private var playlist: [PlaylistItem]
+    /// Items that failed (a download, a decode) are tried again this often, by giving the
+    /// carousel the playlist again (60 s).
+    public var retryInterval: Duration = .seconds(60)
+    private var lastRetry: Duration = .zero
+    /// Sources whose failure was logged (logged again only after they worked once).
+    private var failedSources: Set<String> = []
+
     /// Touches, when a touchscreen is read (nil: none, as with the offscreen backend).
     let touch: TouchFeed?
     private var gestures: GestureRecognizer
@@ -107,8 +118,11 @@ public final class FrameLoop {
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
                 requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
-                notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil) {
+                notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil,
+                content: ContentService? = nil) {
         self.notifier = notifier
+        self.content = content
+        playlist = carousel.items
         self.touch = touch
         self.tapCommand = tapCommand
         gestures = GestureRecognizer(config: .standard(screenWidth: display.width))
@@ -139,9 +153,18 @@ public final class FrameLoop {
                 case .next: handle(carousel.move(.forward, at: clock.now))
                 case .previous: handle(carousel.move(.backward, at: clock.now))
                 case .reload:
-                    Log.info("SIGHUP received", detail: "reloading the sources is not supported yet; the show goes on")
+                    Log.info("SIGHUP received", detail: content == nil ? "nothing to reload" : "reloading the sources")
+                    content?.reload()
+                    retryFailed(at: clock.now, force: true)
                 }
             }
+            // 1a. A new playlist (a manifest, a directory change).
+            if let content, let items = content.takeUpdate() {
+                applyShowSettings(content.showSettings)
+                playlist = items
+                handle(carousel.replaceItems(items, at: clock.now))
+            }
+            retryFailed(at: clock.now, force: false)
             // 1b. Touches.
             readTouches()
             tapCommand?.reap()
@@ -217,6 +240,22 @@ public final class FrameLoop {
                 sleep(until: next, now: now)
             }
         }
+    }
+
+    /// Items that left the show (a failed download or decode) come back into it every
+    /// ``retryInterval`` (or at once on SIGHUP): the carousel gets the playlist again.
+    private func retryFailed(at now: Duration, force: Bool) {
+        guard force || now - lastRetry >= retryInterval else { return }
+        lastRetry = now
+        let showing = carousel.activeCount
+        guard showing < playlist.count else { return }
+        handle(carousel.replaceItems(playlist, at: now))
+    }
+
+    /// A manifest's `interval` and `fade` replace the command line's.
+    private func applyShowSettings(_ settings: ContentService.ShowSettings) {
+        if let interval = settings.interval { carousel.config.interval = interval }
+        if let fade = settings.fade { carousel.config.fade = min(fade, carousel.config.interval) }
     }
 
     /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out
@@ -295,12 +334,25 @@ public final class FrameLoop {
                 continue
             case .frame(let frame):
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
+                if !failedSources.isEmpty, failedSources.remove(carousel.items[r.item].source) != nil {
+                    Log.info("image back in the show", path: carousel.items[r.item].source)
+                }
                 slotFrames[r.slot] = frame
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
-                // With two items one image can be asked for twice; it is logged once.
+                // With two items one image can be asked for twice; it is logged once (and not
+                // again when it is tried again later and still fails).
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
-                Log.warning("image skipped", path: carousel.items[r.item].source, reason: error.reason)
+                let source = carousel.items[r.item].source
+                if failedSources.insert(source).inserted { Log.warning("image skipped", path: source, reason: error.reason) }
+                handle(carousel.imageFailed(ticket: r.ticket, at: now))
+            case .unavailable(let reason):
+                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
+                let source = carousel.items[r.item].source
+                if failedSources.insert(source).inserted {
+                    Log.warning("image skipped", path: source,
+                                reason: reason + "; tried again every \(retryInterval.wholeMilliseconds / 1000) s")
+                }
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }
         }
@@ -323,6 +375,7 @@ public final class FrameLoop {
         var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
         if let touch { fds.append(pollfd(fd: touch.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
+        for fd in content?.wakeDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
         var timeout: Int32 = -1
         if let deadline {
             let ns = max(0, (deadline - now).wholeNanoseconds)

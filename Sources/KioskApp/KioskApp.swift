@@ -74,7 +74,16 @@ public enum KioskApp {
                 return exitUnavailable
             }
         }
-        let items = SourceList.items(from: settings.sources)
+        // The sources: files, directories (watched), playlists, a remote manifest (offline first).
+        let content: ContentService
+        do {
+            content = try ContentService(settings: settings)
+        } catch {
+            Log.error("content sources unavailable", reason: error.description)
+            return exitUnavailable
+        }
+        defer { content.stop() }
+        var items = content.items
         // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
         // one round of the playlist: until the first image shown comes around again (images
         // that fail do not count; one image or none: its first frame).
@@ -83,7 +92,16 @@ public enum KioskApp {
         // An offscreen run with a device named follows wall time, as the finger does.
         let touchDevice: String? = settings.input == "none" ? nil : (settings.input == "auto" ? nil : settings.input)
         let wantsTouch = settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice != nil)
-        if display is OffscreenDisplay && !wantsTouch { clock = VirtualClock() }
+        if display is OffscreenDisplay && !wantsTouch && settings.realClock != true { clock = VirtualClock() }
+        if settings.realClock == false && !(display is OffscreenDisplay) {
+            Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
+        }
+        if clock is VirtualClock && content.awaitingFirstAnswer {
+            // Virtual time must not run ahead of the network: wait for the manifest's answer.
+            content.start()
+            content.waitForFirstAnswer(timeout: .seconds(60))
+            items = content.items
+        }
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
@@ -99,11 +117,17 @@ public enum KioskApp {
             if let error = console?.restore() { Log.warning("console not restored", reason: error.description) }
         }
 
-        let config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
+        var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
+        if let interval = content.showSettings.interval { config.interval = interval }
+        if let fade = content.showSettings.fade { config.fade = min(fade, config.interval) }
         let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
                                     background: settings.background, maxPixels: settings.maxPixels)
-        if items.isEmpty { Log.warning("no images to show", reason: "sources: \(settings.sources.joined(separator: " "))") }
-        Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(settings.interval.wholeMilliseconds) ms, fade \(settings.fade.wholeMilliseconds) ms")
+        preparer.fetcher = content.fetcher
+        preparer.checksum = { content.checksum(for: $0) }
+        if items.isEmpty {
+            Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
+        }
+        Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
         let notifier = SystemdNotifier()
         notifier.ready(status: "showing \(items.count) \(items.count == 1 ? "image" : "images") on \(display.summary)")
         defer { notifier.stopping() }
@@ -138,7 +162,8 @@ public enum KioskApp {
                              runFor: runFor, stopAfterOneRound: oneRound,
                              requestDescriptor: signalPipeRead, decodeRequest: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand)
+                             tapCommand: tapCommand, content: content)
+        content.start()
         defer { tapCommand?.stop() }
         do {
             let signal = try loop.run()

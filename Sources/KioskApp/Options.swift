@@ -1,3 +1,5 @@
+import Foundation
+import KioskContent
 import KioskCore
 import KioskInput
 
@@ -27,8 +29,22 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// The SOURCE arguments: directories and image files.
+    /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
+    /// `--manifest`: the remote manifest's http(s) URL.
+    public var manifest: URL?
+    /// `--manifest-interval`: time between polls (±10 % jitter).
+    public var manifestInterval: Duration = .seconds(60)
+    /// `--cache-dir`: the disk cache of downloaded images.
+    public var cacheDirectory = ContentDirectories.cache(environment: ProcessInfo.processInfo.environment)
+    /// `--state-dir`: where the last good manifest is kept.
+    public var stateDirectory = ContentDirectories.state(environment: ProcessInfo.processInfo.environment)
+    /// `--cache-size`: bound of the disk cache, bytes (500 MB).
+    public var cacheBytes = 500_000_000
+    /// Largest image download, bytes (50 MB).
+    public var maxImageBytes = 50_000_000
+    /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
+    public var realClock: Bool?
     public var showHelp = false
 
     public init() {}
@@ -103,6 +119,34 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
+        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
+            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host?.isEmpty == false else {
+                throw UsageError("--manifest: expected an http or https URL, got '\(v)'")
+            }
+            s.manifest = url
+        },
+        OptionSpec(name: "--manifest-interval", value: "SECONDS", help: "time between manifest polls, with 10 % jitter (default 60); SIGHUP polls at once") { s, v throws(UsageError) in
+            s.manifestInterval = try seconds(v, option: "--manifest-interval", range: 1...86_400)
+        },
+        OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else ~/.cache/kiosk-carousel)") { s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }
+            s.cacheDirectory = v
+        },
+        OptionSpec(name: "--state-dir", value: "DIR", help: "where the last good manifest is kept (default $STATE_DIRECTORY, else ~/.local/state/kiosk-carousel)") { s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--state-dir: expected an absolute path, got '\(v)'") }
+            s.stateDirectory = v
+        },
+        OptionSpec(name: "--cache-size", value: "MB", help: "bound of the disk cache in megabytes, least recently used out; entries unused for 7 days expire (default 500)") { s, v throws(UsageError) in
+            guard let mb = Int(v), (1...1_000_000).contains(mb) else {
+                throw UsageError("--cache-size: expected megabytes 1...1000000, got '\(v)'")
+            }
+            s.cacheBytes = mb * 1_000_000
+        },
+        OptionSpec(name: "--clock", value: "KIND", help: "real or virtual: offscreen runs use a virtual clock (as fast as frames can be drawn) unless real is asked for; displays always follow wall time") { s, v throws(UsageError) in
+            guard v == "real" || v == "virtual" else { throw UsageError("--clock: expected real or virtual, got '\(v)'") }
+            s.realClock = v == "real"
+        },
         OptionSpec(name: "--input", value: "DEVICE", help: "the touchscreen: auto (found by its capabilities among /dev/input/event*, picked up when plugged in later; not with offscreen), none, or an evdev node such as /dev/input/event3 (an offscreen run reading one follows wall time) (default auto)") { s, v throws(UsageError) in
             guard v == "auto" || v == "none" || v.hasPrefix("/") else {
                 throw UsageError("--input: expected auto, none or a device path such as /dev/input/event3, got '\(v)'")
@@ -173,8 +217,8 @@ public enum CommandLineParser {
             try spec.apply(&settings, value)
         }
         if settings.showHelp { return settings }
-        if settings.sources.isEmpty {
-            throw UsageError("no SOURCE given: name a directory of images or image files (see --help)")
+        if settings.sources.isEmpty && settings.manifest == nil {
+            throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
@@ -185,11 +229,12 @@ public enum CommandLineParser {
     /// The `--help` text, built from the option table.
     public static var help: String {
         var lines = [
-            "usage: kiosk-carousel [options] SOURCE...",
+            "usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)",
             "",
             "A slideshow for kiosks, signs and photo frames: shows JPEG and PNG images full",
             "screen on DRM/KMS or the Linux framebuffer, cross-fading on a timer. SOURCE is a",
-            "directory (its images in name order) or image files.",
+            "directory (its images in name order, watched for changes), an image file, an",
+            "http(s) image URL, or a .json playlist (the manifest format; may name files).",
             "",
             "options:",
         ]
@@ -220,7 +265,8 @@ public enum CommandLineParser {
             "Touch: swipe sideways for the next or previous image; a finger on the screen",
             "pauses the show; auto-advance follows the direction of the last swipe.",
             "Log lines go to stderr. Signals: SIGTERM/SIGINT exit cleanly, SIGUSR1 shows the",
-            "next image, SIGUSR2 the previous one, SIGHUP is logged (reloading comes later).",
+            "next image, SIGUSR2 the previous one, SIGHUP reloads the sources (polls the",
+            "manifest, reads playlists again, looks again for missing sources).",
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
         ]
         return lines.joined(separator: "\n")

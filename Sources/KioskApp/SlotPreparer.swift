@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import KioskContent
 import KioskCore
 import KioskSystem
 import KioskImaging
@@ -30,6 +31,9 @@ public final class SlotPreparer: @unchecked Sendable {
         case failed(ImageError)
         /// A newer job for the same slot made this one stale before it ran.
         case superseded
+        /// A remote image could not be fetched (the reason is the log text: URL, HTTP status,
+        /// byte counts).
+        case unavailable(String)
     }
 
     /// One image to prepare for one slot (the carousel's `prepare` action).
@@ -105,12 +109,45 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Number of jobs asked for whose results have not been taken yet.
     public var outstanding: Int { shared.withLock { $0.pending } }
 
-    /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped).
+    /// Fetches remote images (`http`/`https` paths) into the disk cache before decoding; nil
+    /// when the show has no remote source. The closure gives the SHA-256 a manifest lists for a URL.
+    public var fetcher: Fetcher?
+    public var checksum: (String) -> String? = { _ in nil }
+
+    /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped). A
+    /// remote image not in the memory cache is fetched first (the disk cache answers at once
+    /// when it has it), off the frame loop and off the decode worker.
     public func submit(_ job: Job) {
         shared.withLock {
             $0.pending += 1
             $0.latest[job.slot] = job.ticket
         }
+        let lower = job.path.lowercased()
+        if let fetcher, lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+           !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit)) }) {
+            fetcher.fetchImage(job.path, sha256: checksum(job.path)) { [self] result in
+                switch result {
+                case .success(let entry):
+                    var local = job
+                    local.path = entry.path
+                    decode(local)
+                case .failure(let error):
+                    finish(Result(slot: job.slot, ticket: job.ticket, item: job.item,
+                                  outcome: .unavailable(error.description), warnings: []))
+                }
+            }
+            return
+        }
+        decode(job)
+    }
+
+    private func finish(_ result: Result) {
+        shared.withLock { $0.results.append(result) }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    private func decode(_ job: Job) {
         queue.async { [self] in
             let stale = shared.withLock { $0.latest[job.slot] != job.ticket }
             let result: Result
@@ -119,11 +156,7 @@ public final class SlotPreparer: @unchecked Sendable {
             } else {
                 result = prepare(job)
             }
-            shared.withLock {
-                $0.results.append(result)
-            }
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            finish(result)
         }
     }
 
@@ -133,7 +166,11 @@ public final class SlotPreparer: @unchecked Sendable {
     /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
     public func prepare(_ job: Job) -> Result {
         let fit = job.fit ?? self.fit
-        let key = FrameCache.Key(source: job.source, fit: fit)
+        var key = FrameCache.Key(source: job.source, fit: fit)
+        if job.source == job.path {
+            var st = stat()
+            if stat(job.path, &st) == 0 { key.version = "\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_size)" }
+        }
         if let cached = shared.withLock({ $0.frames.frame(for: key) }) {
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [])
         }

@@ -28,23 +28,31 @@ import KioskImaging
 
 @Test func aPreparedFrameComesBackFromMemoryWithoutDecodingAgain() throws {
     let path = NSTemporaryDirectory() + "kc-framecache-\(getpid()).png"
+    defer { unlink(path) }
     try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF11_2233), to: path)
     let preparer = SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
     guard case .frame(let first) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
         Issue.record("first prepare failed"); return
     }
-    unlink(path)   // the file is gone: only the memory cache can answer now
+    // The very same frame object: taken from memory, not decoded into a new one.
     guard case .frame(let again) = preparer.prepare(.init(slot: 1, ticket: 2, item: 0, path: path)).outcome else {
-        Issue.record("second prepare was decoded again (and failed)"); return
+        Issue.record("second prepare failed"); return
     }
     #expect(again === first)
     #expect(preparer.memoryCacheUsage.frames == 1 && preparer.memoryCacheUsage.bytes == 64 * 48 * 4)
-    // Another fit is another frame: decoded, so it fails now that the file is gone.
-    guard case .failed = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, fit: .fit)).outcome else {
-        Issue.record("a different fit came from the cache"); return
+    // Another fit is another frame.
+    guard case .frame(let fitted) = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, fit: .fit)).outcome else {
+        Issue.record("fit prepare failed"); return
     }
+    #expect(fitted !== first)
+    // The file rewritten in place (another size, another time): decoded again, new pixels.
+    usleep(10_000)
+    try PNGWriter.write(Bitmap(width: 48, height: 30, fill: 0xFF44_5566), to: path)
+    guard case .frame(let rewritten) = preparer.prepare(.init(slot: 0, ticket: 4, item: 0, path: path)).outcome else {
+        Issue.record("prepare after the rewrite failed"); return
+    }
+    #expect(rewritten !== first)
+    #expect(rewritten[10, 10] == 0xFF44_5566)
     preparer.forgetFrames()
-    guard case .failed = preparer.prepare(.init(slot: 0, ticket: 4, item: 0, path: path)).outcome else {
-        Issue.record("forgetFrames kept the frame"); return
-    }
+    #expect(preparer.memoryCacheUsage.frames == 0)
 }

@@ -1,0 +1,293 @@
+import Dispatch
+import Foundation
+import Glibc
+import KioskContent
+import KioskCore
+import KioskSystem
+
+/// The show's playlist from its sources, kept current (SPEC section 5): image files, image
+/// URLs, directories (watched with inotify: files added, removed or renamed show up; a file
+/// still being copied in only once complete), local playlist files (`.json`, a manifest that may
+/// name files and URLs) and a remote manifest (`--manifest URL`, polled with conditional GETs,
+/// offline first: the last good one is stored and the show starts from it before any network
+/// answer). Remote images go through the disk cache (``Fetcher``); every playlist is prefetched
+/// in the background so the whole show survives going offline.
+///
+/// Owned by the frame loop's thread: the watches and the poller run on their own threads and
+/// post into mailboxes whose descriptors the loop polls (``wakeDescriptors``); nothing here
+/// blocks the loop (re-reading local playlists and rescanning directories on SIGHUP happens on a
+/// background queue, which posts its results the same way).
+public final class ContentService {
+    /// One SOURCE argument or the `--manifest` URL, with what it currently contributes.
+    enum Source {
+        case file(String)
+        /// A SOURCE that did not exist when last looked at (looked for again on SIGHUP).
+        case missing(String)
+        case remoteImage(String)
+        case directory(path: String, watch: DirectoryWatch?, files: [String])
+        case playlist(path: String, manifest: Manifest?)
+        case manifest(ManifestPoller, manifest: Manifest?)
+    }
+
+    /// Show-wide settings a manifest may give (`interval`, `fade`, `fit`).
+    public struct ShowSettings: Equatable, Sendable {
+        public var interval: Duration?
+        public var fade: Duration?
+        public var fit: FitMode?
+    }
+
+    private var sources: [Source]
+    /// The disk cache and its fetcher; nil when no source is remote.
+    public let fetcher: Fetcher?
+    private let reloads: Mailbox<(index: Int, source: Source)>
+    private let reloadQueue = DispatchQueue(label: "kiosk-carousel.content-reload")
+    /// The playlist as last composed.
+    public private(set) var items: [PlaylistItem] = []
+    /// The manifest's show-wide settings (the remote manifest's, else a local playlist's).
+    public private(set) var showSettings = ShowSettings()
+    /// SHA-256 the manifests give for image URLs (checked on the disk cache entries).
+    private var checksums: [String: String] = [:]
+    /// True until the remote manifest's first poll has ended (an offscreen run on the virtual
+    /// clock waits for it).
+    public private(set) var awaitingFirstAnswer = false
+    private var started = false
+
+    /// Builds the sources: lists directories and starts watching them, reads local playlists,
+    /// opens the caches and loads the stored manifest when there is a remote source. Runs
+    /// before the show starts (blocking I/O is fine here). Problems are logged and leave the
+    /// source empty; only a remote source whose cache or state directory cannot be made throws.
+    /// - Throws: ``ContentError`` naming the directory.
+    public init(settings: Settings) throws(ContentError) {
+        reloads = try Mailbox()
+        let remote = settings.manifest != nil || settings.sources.contains(where: Self.isURL)
+        if remote {
+            let cache = try DiskCache(.init(directory: settings.cacheDirectory, maxBytes: settings.cacheBytes))
+            var configuration = Fetcher.Configuration()
+            configuration.maxImageBytes = settings.maxImageBytes
+            fetcher = Fetcher(cache: cache, configuration: configuration)
+            let removed = cache.removeExpired()
+            Log.info("disk cache opened", path: settings.cacheDirectory,
+                     detail: "\(cache.count) files, \(cache.totalBytes / 1_000_000) MB"
+                         + (removed > 0 ? ", \(removed) expired removed" : ""))
+        } else {
+            fetcher = nil
+        }
+        sources = []
+        for argument in settings.sources {
+            sources.append(Self.makeSource(argument))
+        }
+        if let url = settings.manifest, let fetcher {
+            let store: ManifestStore?
+            do {
+                store = try ManifestStore(directory: settings.stateDirectory)
+            } catch {
+                Log.warning("manifest not kept across restarts", path: settings.stateDirectory, reason: error.description)
+                store = nil
+            }
+            // Offline first: the stored manifest, read now, is the show until the server answers.
+            var stored: Manifest?
+            // (The stored one may come from another URL the device was pointed at before: it
+            // plays until the new one answers, rather than a blank screen.)
+            if let saved = try? store?.load(), let base = URL(string: saved.url) {
+                do {
+                    stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
+                    Log.info("stored manifest loaded", path: saved.url, detail: "\(stored!.items.count) items")
+                } catch {
+                    Log.warning("stored manifest not used", path: saved.url, reason: error.description)
+                }
+            }
+            var schedule = PollSchedule.Configuration()
+            schedule.interval = settings.manifestInterval
+            let poller = try ManifestPoller(url: url, fetcher: fetcher, store: store, schedule: schedule)
+            sources.append(.manifest(poller, manifest: stored))
+            awaitingFirstAnswer = true
+        }
+        items = compose()
+    }
+
+    /// Starts the poller (after the first frame is queued, so the show never waits for it).
+    public func start() {
+        guard !started else { return }
+        started = true
+        for case .manifest(let poller, _) in sources { poller.start() }
+        prefetch()
+    }
+
+    /// Stops watching and polling.
+    public func stop() {
+        for source in sources {
+            switch source {
+            case .directory(_, let watch?, _): watch.stop()
+            case .manifest(let poller, _): poller.stop()
+            default: break
+            }
+        }
+        fetcher?.shutdown()
+    }
+
+    /// Descriptors readable when something arrived (for the frame loop's poll).
+    public var wakeDescriptors: [Int32] {
+        var fds = [reloads.wakeDescriptor]
+        for source in sources {
+            switch source {
+            case .directory(_, let watch?, _): fds.append(watch.changes.wakeDescriptor)
+            case .manifest(let poller, _): fds.append(poller.events.wakeDescriptor)
+            default: break
+            }
+        }
+        return fds
+    }
+
+    /// Takes what arrived; returns the new playlist when it differs from ``items``.
+    public func takeUpdate() -> [PlaylistItem]? {
+        for reloaded in reloads.take() where reloaded.index < sources.count {
+            if case .directory(_, let old?, _) = sources[reloaded.index] {
+                if case .directory(_, let new, _) = reloaded.source, new !== old { old.stop() }
+            }
+            sources[reloaded.index] = reloaded.source
+        }
+        for i in sources.indices {
+            switch sources[i] {
+            case .directory(let path, let watch?, _):
+                if let latest = watch.changes.take().last {
+                    Log.info("directory changed", path: path, detail: "\(latest.count) images")
+                    sources[i] = .directory(path: path, watch: watch, files: latest)
+                }
+            case .manifest(let poller, let current):
+                var manifest = current
+                for event in poller.events.take() {
+                    switch event {
+                    case .manifest(let m, let fromStore):
+                        if !fromStore || manifest == nil {
+                            if !fromStore { Log.info("manifest applied", path: poller.url.absoluteString, detail: "\(m.items.count) items") }
+                            manifest = m
+                        }
+                    case .log(let text, let warning):
+                        if warning { Log.warning(text, path: poller.url.absoluteString) } else { Log.info(text, path: poller.url.absoluteString) }
+                    case .polled:
+                        awaitingFirstAnswer = false
+                    }
+                }
+                sources[i] = .manifest(poller, manifest: manifest)
+            default:
+                break
+            }
+        }
+        let composed = compose()
+        guard composed != items else { return nil }
+        items = composed
+        prefetch()
+        return composed
+    }
+
+    /// SIGHUP: polls the manifest now, reads local playlists again, rescans directories (a
+    /// directory missing at start is watched once it exists). Returns at once.
+    public func reload() {
+        for (i, source) in sources.enumerated() {
+            switch source {
+            case .manifest(let poller, _):
+                poller.pollNow()
+            case .playlist(let path, _), .missing(let path):
+                reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
+            case .directory(let path, let watch, _) where watch == nil:
+                reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Blocks until the remote manifest's first poll has ended, or `timeout` (an offscreen run on
+    /// the virtual clock: time must not move on before the network answers).
+    public func waitForFirstAnswer(timeout: Duration) {
+        let end = ContinuousClock.now + timeout
+        while awaitingFirstAnswer, ContinuousClock.now < end {
+            var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 100)
+            _ = takeUpdate()
+        }
+    }
+
+    /// The SHA-256 a manifest gave for `url`, if any.
+    public func checksum(for url: String) -> String? { checksums[url] }
+
+    // MARK: Internals
+
+    static func isURL(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
+    /// A SOURCE argument: an image URL, a `.json` playlist, a directory, or an image file.
+    /// Blocking I/O (listing, reading): at start-up or on the reload queue.
+    static func makeSource(_ argument: String) -> Source {
+        if isURL(argument) { return .remoteImage(argument) }
+        if argument.lowercased().hasSuffix(".json") {
+            do {
+                let manifest = try Manifest.load(path: argument)
+                Log.info("playlist read", path: argument, detail: "\(manifest.items.count) items")
+                return .playlist(path: argument, manifest: manifest)
+            } catch {
+                Log.warning("playlist not read", path: argument, reason: error.description)
+                return .playlist(path: argument, manifest: nil)
+            }
+        }
+        var st = stat()
+        guard stat(argument, &st) == 0 else {
+            let code = errno
+            Log.warning("source skipped", path: argument, reason: String(cString: strerror(code)) + " (errno \(code)); looked for again on SIGHUP")
+            return .missing(argument)
+        }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
+        do {
+            let watch = try DirectoryWatch(path: argument)
+            if watch.initialFiles.isEmpty { Log.warning("no JPEG or PNG files in directory", path: argument) }
+            return .directory(path: argument, watch: watch, files: watch.initialFiles)
+        } catch {
+            Log.warning("directory not watched", path: argument, reason: error.description)
+            return .directory(path: argument, watch: nil, files: SourceList.items(from: [argument]).map(\.source))
+        }
+    }
+
+    private func compose() -> [PlaylistItem] {
+        var out: [PlaylistItem] = []
+        var settings = ShowSettings()
+        var sums: [String: String] = [:]
+        func add(_ manifest: Manifest) {
+            for item in manifest.items {
+                out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit))
+                if let sha = item.sha256 { sums[item.src] = sha }
+            }
+            settings = ShowSettings(interval: manifest.interval ?? settings.interval, fade: manifest.fade ?? settings.fade,
+                                    fit: manifest.fit ?? settings.fit)
+        }
+        for source in sources {
+            switch source {
+            case .file(let path):
+                out.append(PlaylistItem(source: path))
+            case .missing:
+                break
+            case .remoteImage(let url):
+                out.append(PlaylistItem(source: url))
+            case .directory(_, _, let files):
+                out += files.map { PlaylistItem(source: $0) }
+            case .playlist(_, let manifest?), .manifest(_, let manifest?):
+                add(manifest)
+            case .playlist(_, nil), .manifest(_, nil):
+                break
+            }
+        }
+        showSettings = settings
+        checksums = sums
+        return out
+    }
+
+    /// Gets every remote image of the playlist into the disk cache in the background (bounded
+    /// by the fetcher's concurrency; one request per URL), so the whole show plays offline later.
+    private func prefetch() {
+        guard let fetcher else { return }
+        for item in items where Self.isURL(item.source) {
+            fetcher.fetchImage(item.source, sha256: checksums[item.source]) { _ in }
+        }
+    }
+}

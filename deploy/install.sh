@@ -15,11 +15,11 @@ repo=$(dirname "$here")
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q --no-install-recommends libjpeg62-turbo libpng16-16 libdrm2 libevdev2
+apt-get install -y -q --no-install-recommends libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 ca-certificates
 
 if [ -z "${BINARY:-}" ]; then
     command -v swift >/dev/null || { echo "install.sh: no Swift toolchain; build elsewhere and pass BINARY=path" >&2; exit 1; }
-    apt-get install -y -q --no-install-recommends libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev pkg-config
+    apt-get install -y -q --no-install-recommends libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev pkg-config
     (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel)
     BINARY="$repo/.build/release/kiosk-carousel"
 fi

@@ -168,6 +168,11 @@ public struct Carousel: Sendable {
     private(set) var retiring: Int?
     /// A new playlist waiting for the transition under way to end.
     private var pendingItems: [PlaylistItem]?
+    /// Paused: no auto-advance until ``resume(at:)`` (moves asked for still happen).
+    public private(set) var isPaused = false
+    /// The position in `order` a ``goto(item:at:)`` goes to: it plays the next role until the
+    /// move there is made.
+    private var jump: Int?
 
     private static let previousRole = 0, currentRole = 1, nextRole = 2
 
@@ -247,7 +252,7 @@ public struct Carousel: Sendable {
                     transition = nil
                     actions += announceIfReady(at: end)
                 }
-            } else if let at = advanceAt, now >= at, canMove {
+            } else if let at = advanceAt, now >= at, canMove, !isPaused {
                 actions += beginMove(config.direction, at: now - at <= fade ? at : now)
             } else {
                 break
@@ -269,6 +274,42 @@ public struct Carousel: Sendable {
         case nil: break
         }
         return actions + beginMove(direction, at: now)
+    }
+
+    // MARK: Control (pause, resume, goto)
+
+    /// Stops auto-advance (a fade under way finishes). Moves asked for still happen.
+    public mutating func pause(at now: Duration) {
+        isPaused = true
+    }
+
+    /// Auto-advance again, the current image getting a full interval from `now`.
+    public mutating func resume(at now: Duration) {
+        guard isPaused else { return }
+        isPaused = false
+        if announced, let item = currentIndex { advanceAt = now + max(.zero, interval(of: item) - fade) }
+    }
+
+    /// Goes to playlist item `item` (its index in ``items``) with a cross-fade: a neighbour
+    /// directly, any other once its frame is prepared (it takes the next slot). Ignored for an
+    /// item not in the show (failed, or out of range), for the current one, while a finger is down.
+    public mutating func goto(item: Int, at now: Duration) -> [CarouselAction] {
+        guard let position = order.firstIndex(of: item), !isHeld else { return [] }
+        if retiring == nil && position == cursor { return [] }
+        var actions: [CarouselAction] = []
+        switch transition {
+        case .settle(let s)?: actions += tick(at: max(now, s.start + config.settle))
+        case .move(_, _, _, let start)?, .fadeIn(_, let start)?: actions += tick(at: max(now, start + fade))
+        default: break
+        }
+        let forward = retiring != nil ? 0 : wrap(cursor + 1)
+        let backward = retiring != nil ? order.count - 1 : wrap(cursor - 1)
+        if position == forward { return actions + beginMove(.forward, at: now) }
+        if position == backward { return actions + beginMove(.backward, at: now) }
+        jump = position
+        actions += reconcile()
+        if let next = nextSlot, slots[next].isReady, transition == nil { actions += beginMove(.forward, at: now) }
+        return actions
     }
 
     // MARK: A new playlist (SPEC section 5)
@@ -297,6 +338,7 @@ public struct Carousel: Sendable {
 
     private mutating func applyItems(_ newItems: [PlaylistItem], at now: Duration) -> [CarouselAction] {
         pendingItems = nil
+        jump = nil
         let oldItems = items
         let onScreen = currentIndex
         var indexBySource: [String: Int] = [:]
@@ -340,6 +382,14 @@ public struct Carousel: Sendable {
 
     /// Moves the cursor one step; from a retiring image, to the new list's first or last item.
     private mutating func stepCursor(_ direction: Direction) {
+        if let target = jump {
+            jump = nil
+            if direction == .forward {
+                if retiring != nil { retiring = nil; items.removeLast() }
+                cursor = target
+                return
+            }
+        }
         if retiring != nil {
             retiring = nil
             items.removeLast()
@@ -433,6 +483,9 @@ public struct Carousel: Sendable {
     public mutating func imageReady(ticket: Int, at now: Duration) -> [CarouselAction] {
         guard let slot = slots.firstIndex(where: { $0.status == .pending(ticket: ticket) }) else { return [] }
         slots[slot].status = .ready(since: now)
+        if jump != nil, slot == nextSlot, transition == nil {
+            return beginMove(.forward, at: now)   // a goto's target is ready: go there
+        }
         guard slot == currentSlot, transition == nil, !announced else { return [] }
         if now > currentSince {
             transition = .fadeIn(slot: slot, start: now)
@@ -509,7 +562,7 @@ public struct Carousel: Sendable {
     public var wake: Wake {
         if isHeld { return .idle }
         if transition != nil { return .animating }
-        if let at = advanceAt, canMove { return .at(at) }
+        if let at = advanceAt, canMove, !isPaused { return .at(at) }
         return .idle
     }
 
@@ -607,11 +660,12 @@ public struct Carousel: Sendable {
 
     /// The items each role should hold: [previous, current, next].
     private func desiredItems() -> [Int?] {
-        if let r = retiring, let first = order.first, let last = order.last { return [last, r, first] }
+        let target = jump.map { order[$0] }
+        if let r = retiring, let first = order.first, let last = order.last { return [last, r, target ?? first] }
         switch order.count {
         case 0: return [nil, nil, nil]
         case 1: return [nil, order[cursor], nil]
-        default: return [order[wrap(cursor - 1)], order[cursor], order[wrap(cursor + 1)]]
+        default: return [order[wrap(cursor - 1)], order[cursor], target ?? order[wrap(cursor + 1)]]
         }
     }
 

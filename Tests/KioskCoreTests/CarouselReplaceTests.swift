@@ -107,3 +107,51 @@ extension Harness {
     #expect(h.prepares.map(\.item) == [0, 1, 1])
     #expect(h.currentSource == "/p/x.jpg")
 }
+
+// MARK: pause, resume, goto
+
+@Test func pauseStopsAutoAdvanceAndResumeGivesAFullInterval() {
+    var h = Harness(names: ["a", "b", "c"])
+    h.start()
+    h.carousel.pause(at: ms(1000))
+    #expect(h.carousel.wake == .idle)
+    for t in stride(from: 1100, through: 20_000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.shown.map(\.item) == [0])
+    // A move asked for still happens while paused.
+    h.record(h.carousel.move(.forward, at: ms(20_000)))
+    h.run(to: ms(20_500))
+    #expect(h.shown.map(\.item) == [0, 1])
+    h.carousel.resume(at: ms(21_000))
+    for t in stride(from: 21_100, through: 26_000, by: 100) { h.run(to: ms(t)) }
+    #expect(h.shown.map(\.item) == [0, 1, 2])
+    #expect(h.shown.last?.at == ms(26_000))
+}
+
+@Test func gotoFarItemPreparesItInTheNextSlotThenFades() {
+    var h = Harness(names: ["a", "b", "c", "d", "e", "f"])
+    h.start()
+    let before = h.prepares.count
+    h.record(h.carousel.goto(item: 3, at: ms(1000)))
+    // d was not prepared: it is asked for (in the next role's slot), the fade waits for it.
+    #expect(h.prepares.count == before + 1 && h.prepares.last?.item == 3)
+    #expect(h.carousel.wake == .at(ms(4500)))   // nothing animates before d is ready
+    h.prepareAll(at: ms(1200))                  // d ready at 1.2 s: the cross-fade starts
+    #expect(h.carousel.wake == .animating)
+    h.run(to: ms(1700))
+    #expect(h.shown.map(\.item) == [0, 3])
+    // Then the show goes on from d: e next, c before.
+    #expect(h.carousel.item(inSlot: h.carousel.nextSlot!) == 4)
+    #expect(h.carousel.item(inSlot: h.carousel.previousSlot!) == 2)
+    for t in stride(from: 1800, through: 6700, by: 100) { h.run(to: ms(t)) }
+    #expect(h.shown.map(\.item) == [0, 3, 4])
+}
+
+@Test func gotoANeighbourIsAPlainMoveAndGotoTheCurrentOrAMissingItemDoesNothing() {
+    var h = Harness(names: ["a", "b", "c", "d"])
+    h.start()
+    #expect(h.carousel.goto(item: 0, at: ms(100)).isEmpty)
+    #expect(h.carousel.goto(item: 17, at: ms(100)).isEmpty)
+    h.record(h.carousel.goto(item: 3, at: ms(100)))   // the previous one
+    h.run(to: ms(600))
+    #expect(h.shown.map(\.item) == [0, 3])
+}

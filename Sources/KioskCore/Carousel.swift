@@ -15,6 +15,9 @@ public struct CarouselConfig: Equatable, Sendable {
     /// How long the picture takes to settle after a finger lets go (to the neighbour or back):
     /// 250 ms, eased out (``Easing/easeOutFraction(elapsed:total:)``).
     public var settle: Duration
+    /// The first image of the show, ready within this of the start, appears at once instead of
+    /// fading in over the placeholder (300 ms: a warm start shows the image as its first frame).
+    public var startGrace: Duration = .milliseconds(300)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.
@@ -160,6 +163,8 @@ public struct Carousel: Sendable {
     private(set) var advanceAt: Duration?
     /// True once the current item's `shown` has been emitted.
     private var announced = false
+    /// True once any item has been shown.
+    private var everAnnounced = false
     private var nextTicket = 1
     private var started = false
     /// The image of a replaced playlist that is still on screen although the new playlist does
@@ -487,7 +492,8 @@ public struct Carousel: Sendable {
             return beginMove(.forward, at: now)   // a goto's target is ready: go there
         }
         guard slot == currentSlot, transition == nil, !announced else { return [] }
-        if now > currentSince {
+        let onTimeAtStart = !everAnnounced && now - currentSince <= config.startGrace
+        if now > currentSince && !onTimeAtStart {
             transition = .fadeIn(slot: slot, start: now)
             return []
         }
@@ -654,6 +660,7 @@ public struct Carousel: Sendable {
     private mutating func announceIfReady(at now: Duration) -> [CarouselAction] {
         guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
+        everAnnounced = true
         advanceAt = now + max(.zero, interval(of: item) - fade)
         return [.shown(item: item, source: items[item].source, at: now)]
     }

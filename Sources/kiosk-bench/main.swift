@@ -1,7 +1,7 @@
 // kiosk-bench: kiosk-carousel's performance figures, each beside a reference measured in the
 // same run.
 //
-//   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep]
+//   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only]
 //
 // The parent process only prepares inputs and prints the table; every measurement runs in a
 // child (this executable again with the hidden `--case NAME ...`, the reference tools, the C
@@ -25,18 +25,22 @@ while let a = arguments.first {
         settings.kernelWarmup = 2
         settings.kernelRounds = 1
         settings.appRuns = 1
+        settings.warmStartRuns = 3
     case "--photo":
         guard let p = arguments.first else { fputs("kiosk-bench: --photo needs a path\n", stderr); exit(64) }
         settings.photo = p
         arguments.removeFirst()
+    case "--warm-start-only":
+        settings.warmStartOnly = true
     case "--keep":
         settings.keepScratch = true
     case "-h", "--help":
         print("""
-        usage: kiosk-bench [--quick] [--photo PATH] [--keep]
+        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
           --keep        keep the scratch directory (generated JPEGs, compiled C reference)
+          --warm-start-only  only section 6 (start to first frame, warm cache, no network)
         Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs).
         """)
         exit(0)

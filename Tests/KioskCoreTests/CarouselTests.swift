@@ -164,17 +164,26 @@ struct Harness {
     // Nothing decoded yet: the current slot is a placeholder and nothing is scheduled.
     #expect(h.carousel.scene(at: .milliseconds(100)).base == .placeholder)
     #expect(h.carousel.wake == .idle)
-    // The image arrives at 300 ms and fades in over 500 ms.
-    h.prepareAll(at: .milliseconds(300))
+    // The image arrives at 400 ms, past the 300 ms start grace, and fades in over 500 ms.
+    h.prepareAll(at: .milliseconds(400))
     #expect(h.shown.isEmpty)
-    let mid = h.carousel.scene(at: .milliseconds(550))
+    let mid = h.carousel.scene(at: .milliseconds(650))
     #expect(mid.base == .placeholder && mid.overlay == .slot(h.carousel.currentSlot!) && mid.weight == 128)
-    h.run(to: .milliseconds(800))
+    h.run(to: .milliseconds(900))
     #expect(h.shown.map(\.item) == [0])
-    #expect(h.shown.first?.at == .milliseconds(800))
-    #expect(h.carousel.scene(at: .milliseconds(800)) == Scene(base: .slot(h.carousel.currentSlot!)))
+    #expect(h.shown.first?.at == .milliseconds(900))
+    #expect(h.carousel.scene(at: .milliseconds(900)) == Scene(base: .slot(h.carousel.currentSlot!)))
     // Its interval counts from when it was shown.
-    #expect(h.carousel.wake == .at(.milliseconds(800 + 4500)))
+    #expect(h.carousel.wake == .at(.milliseconds(900 + 4500)))
+}
+
+@Test func theFirstImageReadyWithinTheStartGraceAppearsAtOnce() {
+    var h = Harness(count: 3)
+    h.record(h.carousel.start(at: .zero))
+    h.prepareAll(at: .milliseconds(120))   // a warm start: decoded in 120 ms
+    #expect(h.shown.map(\.item) == [0])
+    #expect(h.shown.first?.at == .milliseconds(120))
+    #expect(h.carousel.scene(at: .milliseconds(120)) == Scene(base: .slot(h.carousel.currentSlot!)))
 }
 
 @Test func aLateNextImageIsAPlaceholderDuringTheFadeAndFadesInAfter() {

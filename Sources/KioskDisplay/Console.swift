@@ -31,6 +31,8 @@ public final class ConsoleGuard {
     public var restoreMode: Int32 { savedMode == Self.graphicsMode ? Self.textMode : savedMode }
     private let fd: FileDescriptor
     private var restored = false
+    /// True once ``enableProcessSwitching(releaseSignal:acquireSignal:)`` put the VT in VT_PROCESS mode.
+    public private(set) var switchesByProcess = false
 
     /// KD_TEXT from linux/kd.h.
     public static let textMode = Int32(kc_KD_TEXT)
@@ -84,7 +86,40 @@ public final class ConsoleGuard {
         return mode
     }
 
-    /// Puts ``restoreMode`` back (KD_TEXT) and closes the VT. Idempotent; a failure
+    /// Takes part in VT switching (VT_SETMODE with VT_PROCESS, as X servers and Weston do):
+    /// a switch away (Ctrl+Alt+F2, `chvt 2`, VT_ACTIVATE) sends `releaseSignal` to this process
+    /// and waits until it calls ``acknowledgeRelease()`` (after giving the display up); a switch
+    /// back sends `acquireSignal`, answered by ``acknowledgeAcquire()`` (then the display is taken
+    /// back and redrawn). Use real-time signals (SIGRTMIN + n): SIGUSR1/SIGUSR2 mean next/previous.
+    /// The signals' handlers must be in place first: their default action ends the process.
+    /// ``restore()`` (and `kc_console_restore_now()` on a fatal signal) puts VT_AUTO back.
+    /// Throws ``SystemError`` (`ioctl VT_SETMODE /dev/tty0: Operation not permitted`: neither the
+    /// controlling terminal nor CAP_SYS_TTY_CONFIG).
+    public func enableProcessSwitching(releaseSignal: Int32, acquireSignal: Int32) throws(SystemError) {
+        let raw = fd.rawValue
+        try syscall("ioctl VT_SETMODE VT_PROCESS", path: path) { kc_vt_set_process(raw, releaseSignal, acquireSignal) }
+        switchesByProcess = true
+    }
+
+    /// VT_RELDISP 1: lets the pending switch away go ahead. Call after the display was released.
+    public func acknowledgeRelease() throws(SystemError) {
+        let raw = fd.rawValue
+        try syscall("ioctl VT_RELDISP 1", path: path) { kc_vt_release_done(raw) }
+    }
+
+    /// VT_RELDISP VT_ACKACQ: acknowledges the switch back to this VT.
+    public func acknowledgeAcquire() throws(SystemError) {
+        let raw = fd.rawValue
+        try syscall("ioctl VT_RELDISP VT_ACKACQ", path: path) { kc_vt_acquire_done(raw) }
+    }
+
+    /// The foreground VT's number (VT_GETSTATE), e.g. 1 for tty1.
+    public func activeVT() throws(SystemError) -> Int32 {
+        let raw = fd.rawValue
+        return try syscall("ioctl VT_GETSTATE", path: path) { kc_vt_active(raw) }
+    }
+
+    /// Puts VT_AUTO back when VT_PROCESS was set, then ``restoreMode`` (KD_TEXT), and closes the VT. Idempotent; a failure
     /// is returned for the log (the program is on its way out anyway), nil on success.
     @discardableResult
     public func restore() -> SystemError? {
@@ -92,12 +127,22 @@ public final class ConsoleGuard {
         restored = true
         _ = kc_console_unregister()
         defer { fd.close() }
+        var failure: SystemError?
+        if switchesByProcess {
+            switchesByProcess = false
+            let raw = fd.rawValue
+            do {
+                try syscall("ioctl VT_SETMODE VT_AUTO", path: path) { kc_vt_set_auto(raw) }
+            } catch {
+                failure = error
+            }
+        }
         do {
             try fd.ioctl("KDSETMODE", UInt(kc_KDSETMODE), value: Int(restoreMode))
-            return nil
         } catch {
-            return error
+            failure = failure ?? error
         }
+        return failure
     }
 
     deinit { restore() }

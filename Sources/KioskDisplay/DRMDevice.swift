@@ -134,6 +134,50 @@ final class DRMDevice {
             + "holds DRM master, so this process cannot set modes: \(e)")
     }
 
+    /// Gives DRM master up (drmDropMaster), e.g. when the VT is switched away, so that the
+    /// console (the kernel's fbdev emulation) or another session can set its mode. Since Linux 5.8
+    /// the process that was master may do this (and take it back) without CAP_SYS_ADMIN.
+    func dropMaster() throws(SystemError) {
+        let fd = fd.rawValue
+        try drmCall("drmDropMaster", path: path) { drmDropMaster(fd) }
+    }
+
+    /// Takes DRM master back (drmSetMaster), e.g. when the VT is switched back to.
+    /// EINVAL or EBUSY: another process is master now.
+    func setMaster() throws(SystemError) {
+        if drmIsMaster(fd.rawValue) != 0 { return }
+        let fd = fd.rawValue
+        try drmCall("drmSetMaster", path: path) { drmSetMaster(fd) }
+    }
+
+    /// The ID of the property named `name` (e.g. `DPMS`) of the KMS object `objectID` of type
+    /// `objectType` (DRM_MODE_OBJECT_CONNECTOR ...), looked up by name as the IDs differ by
+    /// driver; nil when the object has no such property.
+    func propertyID(named name: String, object objectID: UInt32, type objectType: UInt32) -> UInt32? {
+        guard let props = drmModeObjectGetProperties(fd.rawValue, objectID, objectType) else { return nil }
+        defer { drmModeFreeObjectProperties(props) }
+        for i in 0..<Int(props.pointee.count_props) {
+            let id = props.pointee.props[i]
+            guard let prop = drmModeGetProperty(fd.rawValue, id) else { continue }
+            let propName = withUnsafeBytes(of: prop.pointee.name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            drmModeFreeProperty(prop)
+            if propName == name { return id }
+        }
+        return nil
+    }
+
+    /// The current value of property `propertyID` on object `objectID`, or nil.
+    func propertyValue(_ propertyID: UInt32, object objectID: UInt32, type objectType: UInt32) -> UInt64? {
+        guard let props = drmModeObjectGetProperties(fd.rawValue, objectID, objectType) else { return nil }
+        defer { drmModeFreeObjectProperties(props) }
+        for i in 0..<Int(props.pointee.count_props) where props.pointee.props[i] == propertyID {
+            return props.pointee.prop_values[i]
+        }
+        return nil
+    }
+
     /// Every connector with its status and modes (drmModeGetConnector probes outputs, as
     /// kmscube does; on real hardware this can take tens of milliseconds per connector).
     func connectors() throws(DisplayError) -> [Connector] {

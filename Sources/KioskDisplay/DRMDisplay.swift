@@ -51,6 +51,10 @@ public final class DRMDisplay: Display {
     public private(set) var flipTimeouts = 0
     /// What went wrong while putting the previous CRTC back, if anything (for the log).
     public private(set) var restoreError: String?
+    /// True between ``release()`` and ``acquire()``: the VT is switched away, DRM master dropped.
+    public private(set) var isReleased = false
+    /// True while the screen is switched off (``setPower(on:)``, the connector's DPMS property).
+    public private(set) var isPoweredOff = false
 
     /// How long ``present(_:showTime:)`` waits for a flip event: 1000 ms, some 60 refresh
     /// periods at 60 Hz, so only a hung driver (never a slow frame) hits it.
@@ -67,6 +71,8 @@ public final class DRMDisplay: Display {
     private var flipPending = false
     private var dirtySupported = true
     private var restored = false
+    /// The connector's "DPMS" property ID, looked up on first use (0: not looked up yet).
+    private var dpmsPropertyID: UInt32 = 0
     /// Set to 1 by the page-flip event handler (kc_drm.c); outlives every wait.
     private let flipDone: UnsafeMutablePointer<Int32>
 
@@ -153,6 +159,9 @@ public final class DRMDisplay: Display {
     /// (e.g. `drmModeSetCrtc /dev/dri/card0: Permission denied` when another program took DRM master).
     public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
         guard !restored else { throw .unsupported(device: devicePath, reason: "present() after restore()") }
+        // Switched away (not master: every KMS call would fail with EACCES) or powered off
+        // (an inactive CRTC refuses page flips): nothing is drawn.
+        if isReleased || isPoweredOff { return }
         precondition(frame.width == width && frame.height == height,
                      "frame is \(frame.width)x\(frame.height), the display \(width)x\(height)")
         if flipPending { try waitForFlip() }
@@ -235,7 +244,11 @@ public final class DRMDisplay: Display {
         restored = true
         let fd = device.fd.rawValue
         if flipPending { _ = kc_drm_wait_page_flip(fd, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
-        if crtcSet {
+        if isPoweredOff && !isReleased {
+            do { try setDPMS(on: true) } catch { restoreError = error.description }
+        }
+        // Switched away: the CRTC belongs to whoever is on the screen now; leave it.
+        if crtcSet && !isReleased {
             var connector = connectorID
             do {
                 if let saved = savedCrtc?.pointee, saved.mode_valid != 0, saved.buffer_id != 0 {
@@ -255,6 +268,88 @@ public final class DRMDisplay: Display {
         if let saved = savedCrtc { drmModeFreeCrtc(saved); savedCrtc = nil }
         for b in buffers { b.destroy(device: device) }
         buffers = []
+    }
+
+    /// VT switched away: finishes a pending flip, then drops DRM master; ``present(_:showTime:)``
+    /// draws nothing until ``acquire()``. The CRTC keeps scanning out the last frame until the
+    /// console (the kernel's fbdev emulation) sets its own mode.
+    /// Throws ``DisplayError/system(_:)`` when drmDropMaster fails (the display is released anyway).
+    public func release() throws(DisplayError) {
+        guard !restored, !isReleased else { return }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone)
+            flipPending = false
+        }
+        isReleased = true
+        do { try device.dropMaster() } catch { throw .system(error.description) }
+    }
+
+    /// VT switched back: takes DRM master again and sets the CRTC (drmModeSetCrtc: mode,
+    /// connector and the buffer last shown), since the console changed it meanwhile; a screen that
+    /// was switched off is switched off again (a modeset turns it on).
+    /// Throws ``DisplayError/system(_:)`` when drmSetMaster or drmModeSetCrtc fails; the display
+    /// then stays released and a later ``acquire()`` may try again.
+    public func acquire() throws(DisplayError) {
+        guard !restored, isReleased else { return }
+        do {
+            try device.setMaster()
+            isReleased = false
+            if !buffers.isEmpty { try setCrtc(buffers[front]) }
+            if isPoweredOff { try setDPMS(on: false) }
+        } catch {
+            isReleased = true
+            if drmIsMaster(device.fd.rawValue) != 0 { try? device.dropMaster() }
+            throw .system(error.description)
+        }
+    }
+
+    /// Switches the screen off or on through the connector's "DPMS" property
+    /// (drmModeConnectorSetProperty, DRM_MODE_DPMS_OFF = 3 / DRM_MODE_DPMS_ON = 0; the property ID
+    /// is looked up by name). While released it only records the wish: ``acquire()`` applies it.
+    /// Throws ``DisplayError/unsupported(device:reason:)`` when the connector has no DPMS property,
+    /// ``DisplayError/system(_:)`` when setting it fails.
+    public func setPower(on: Bool) throws(DisplayError) {
+        guard !restored else { return }
+        if isReleased { isPoweredOff = !on; return }
+        if on == !isPoweredOff { return }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone)
+            flipPending = false
+        }
+        do {
+            try setDPMS(on: on)
+        } catch {
+            throw .system(error.description)
+        }
+        isPoweredOff = !on
+        // A modeset with the buffer on screen when switching on: some drivers come back dark
+        // from DPMS without it, and it is one call.
+        if on && crtcSet && !buffers.isEmpty { try? setCrtc(buffers[front]) }
+    }
+
+    /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
+    public var dpmsState: UInt64? {
+        guard let id = try? dpmsProperty() else { return nil }
+        return device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR))
+    }
+
+    private func dpmsProperty() throws(SystemError) -> UInt32 {
+        if dpmsPropertyID == 0 {
+            guard let id = device.propertyID(named: "DPMS", object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else {
+                throw SystemError(operation: "connector \(connectorName) has no DPMS property", path: devicePath, errno: ENOTSUP)
+            }
+            dpmsPropertyID = id
+        }
+        return dpmsPropertyID
+    }
+
+    private func setDPMS(on: Bool) throws(SystemError) {
+        let id = try dpmsProperty()
+        let fd = device.fd.rawValue, connector = connectorID
+        let value = UInt64(on ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
+        try drmCall("drmModeConnectorSetProperty DPMS \(on ? "On" : "Off")", path: devicePath) {
+            drmModeConnectorSetProperty(fd, connector, id, value)
+        }
     }
 
     private static func monotonicNanoseconds() -> UInt64 {

@@ -23,6 +23,37 @@ public protocol Display: AnyObject {
     /// Puts back what opening the display changed (the previous CRTC, the fbdev pan offset).
     /// Safe to call more than once.
     func restore()
+
+    /// Gives the screen up because the VT was switched away (VT_PROCESS release, see
+    /// ``ConsoleGuard``): waits for a pending flip, then stops drawing; DRM also drops DRM master
+    /// (drmDropMaster) so the console or another session can set its own mode. Until
+    /// ``acquire()``, ``present(_:showTime:)`` draws nothing (it returns at once).
+    /// Idempotent. The display counts as released even when it throws: the error (e.g. a
+    /// failed drmDropMaster) is for the log.
+    func release() throws(DisplayError)
+
+    /// Takes the screen back after ``release()`` (the VT was switched back to): DRM becomes
+    /// master again (drmSetMaster) and sets the CRTC with the mode and the last frame shown;
+    /// fbdev pans back to its page. The caller then presents the current scene at once (the
+    /// other VT drew over the screen). Does nothing when not released.
+    /// Throws ``DisplayError`` when the screen cannot be taken back; it then stays released.
+    func acquire() throws(DisplayError)
+
+    /// Turns the screen's power off (DRM: the connector's "DPMS" property to DRM_MODE_DPMS_OFF;
+    /// fbdev: FBIOBLANK FB_BLANK_POWERDOWN) or on again (DPMS ON, FB_BLANK_UNBLANK). While it is
+    /// off ``present(_:showTime:)`` draws nothing; after switching it on the caller presents the
+    /// current scene again. ``restore()`` switches it back on. Throws ``DisplayError`` when the
+    /// device cannot do it (e.g. FBIOBLANK on a regular file: ENOTTY); the display stays usable.
+    func setPower(on: Bool) throws(DisplayError)
+}
+
+public extension Display {
+    /// Nothing to give up (offscreen, test doubles).
+    func release() throws(DisplayError) {}
+    /// Nothing to take back.
+    func acquire() throws(DisplayError) {}
+    /// No screen to switch off.
+    func setPower(on: Bool) throws(DisplayError) {}
 }
 
 /// Why a display could not be opened or written. The description is the log line.

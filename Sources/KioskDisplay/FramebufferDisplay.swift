@@ -46,6 +46,11 @@ public final class FramebufferDisplay: Display {
     public private(set) var visibleYOffset: Int
     /// Why page flipping was given up (the failed FBIOPAN_DISPLAY), for the log; nil otherwise.
     public private(set) var panFailure: DisplayError?
+    /// True between ``release()`` and ``acquire()``: the VT is switched away and the console
+    /// draws into the same memory, so nothing is written.
+    public private(set) var isReleased = false
+    /// True while the screen is blanked (``setPower(on:)``).
+    public private(set) var isPoweredOff = false
 
     private let fd: FileDescriptor
     private let isCharacterDevice: Bool
@@ -178,6 +183,7 @@ public final class FramebufferDisplay: Display {
         precondition(frame.width == width && frame.height == height,
                      "frame \(frame.width)x\(frame.height) does not match the display's \(width)x\(height)")
         precondition(mapping != nil, "present after restore")
+        if isReleased || isPoweredOff { return }
         guard isPageFlipping else {
             write(frame, page: visibleYOffset)
             return
@@ -197,10 +203,49 @@ public final class FramebufferDisplay: Display {
     /// Safe to call more than once.
     public func restore() {
         guard let start = mapping else { return }
+        if isPoweredOff { try? blank(false) }
         if visibleYOffset != originalYOffset { try? pan(to: originalYOffset) }
         munmap(start, mappingLength)
         mapping = nil
         fd.close()
+    }
+
+    /// VT switched away: stops writing (the console draws into the same framebuffer now).
+    public func release() throws(DisplayError) {
+        guard mapping != nil else { return }
+        isReleased = true
+    }
+
+    /// VT switched back: pans to this display's page again (the console may have panned), so
+    /// that the next ``present(_:showTime:)``, which the caller makes at once, is seen whole.
+    /// A failed pan ends page flipping as in ``present(_:showTime:)``; it does not throw.
+    public func acquire() throws(DisplayError) {
+        guard mapping != nil, isReleased else { return }
+        isReleased = false
+        if isPageFlipping {
+            do { try pan(to: visibleYOffset) } catch { panFailure = error; isPageFlipping = false }
+        }
+    }
+
+    /// Blanks the screen with FBIOBLANK FB_BLANK_POWERDOWN (4; the display is powered down, as
+    /// DPMS off) or unblanks it with FB_BLANK_UNBLANK (0). The state is recorded even when the
+    /// ioctl fails, so that the show still pauses and draws nothing while "off".
+    /// Throws ``DisplayError/system(_:)`` when FBIOBLANK fails: `ioctl FBIOBLANK PATH:
+    /// Inappropriate ioctl for device (errno 25)` on a regular file (a warning for the log, not fatal).
+    public func setPower(on: Bool) throws(DisplayError) {
+        guard mapping != nil else { return }
+        isPoweredOff = !on
+        try blank(!on)
+    }
+
+    /// FBIOBLANK with FB_BLANK_POWERDOWN (`true`) or FB_BLANK_UNBLANK (`false`).
+    private func blank(_ off: Bool) throws(DisplayError) {
+        do {
+            try fd.ioctl(off ? "FBIOBLANK FB_BLANK_POWERDOWN" : "FBIOBLANK FB_BLANK_UNBLANK", UInt(kc_FBIOBLANK),
+                         value: off ? 4 : 0)
+        } catch {
+            throw .system(error.description)
+        }
     }
 
     /// Converts `frame` into the page whose top row is virtual row `y`, at the visible `xoffset`.

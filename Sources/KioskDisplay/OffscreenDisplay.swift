@@ -70,6 +70,13 @@ public final class OffscreenDisplay: Display {
     /// Nothing to put back.
     public func restore() {}
 
+    /// No VT to give the screen to: nothing happens (frames keep being written).
+    public func release() throws(DisplayError) {}
+    /// Nothing to take back.
+    public func acquire() throws(DisplayError) {}
+    /// No screen to switch off: nothing happens.
+    public func setPower(on: Bool) throws(DisplayError) {}
+
     /// Deletes the `frame-NNNNNNNN.png` files an earlier run left in ``directory`` (only files
     /// named exactly like the frames this backend writes), so that the folder holds this run's
     /// frames alone. Returns how many were removed; files that cannot be removed are left.

@@ -13,6 +13,7 @@
 #   unplug         destroy the uinput device                         -> KC_UINPUT_GONE node=...
 #   evdump ARGS    /app/evdump ARGS in the background (events on the console) -> KC_EV ... KC_EVDUMP_DONE
 #   sh CMD...      run a shell command, wait for it                  -> its output, KC_SH_DONE rc=N
+#   vt N           switch the foreground VT to ttyN and wait for it   -> KC_VT from=A to=N ... | KC_VT_TIMEOUT ...
 #   off            power off
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 # Text on the foreground VT, so that a screendump can tell "the console is back" from "black".
@@ -38,6 +39,7 @@ while read -r cmd rest; do
         unplug) kill -TERM "$RPID"; wait "$RPID" ;;
         evdump) eval "set -- $rest"; /app/evdump "$@" & ;;
         sh)   eval "$rest"; echo "KC_SH_DONE rc=$?" ;;
+        vt)   /app/vtswitch $rest 10 ;;
         off)  break ;;
         "")   ;;
         *)    echo "KC_UNKNOWN $cmd" ;;

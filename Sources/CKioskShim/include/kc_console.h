@@ -29,4 +29,27 @@ int kc_console_unregister(void);
 /// Returns 1 when a VT was restored, 0 when none was registered, -1 when the ioctl failed.
 int kc_console_restore_now(void);
 
+// ---- VT switching (VT_PROCESS, linux/vt.h) ----
+
+/// Puts the VT `fd` under this process's control (VT_SETMODE, mode VT_PROCESS): a switch away
+/// sends `relsig` and waits for kc_vt_release_done; a switch back sends `acqsig`.
+/// Also remembers that kc_console_restore_now must put VT_AUTO back.
+/// Returns 0, or -1 with errno set (EPERM: not the controlling terminal and no CAP_SYS_TTY_CONFIG).
+int kc_vt_set_process(int fd, int relsig, int acqsig);
+
+/// VT_SETMODE VT_AUTO: the kernel switches on its own again. Returns 0 or -1 with errno.
+int kc_vt_set_auto(int fd);
+
+/// VT_RELDISP 1: allows the pending switch away. Returns 0 or -1 with errno.
+int kc_vt_release_done(int fd);
+
+/// VT_RELDISP VT_ACKACQ: acknowledges that the VT was switched back to. Returns 0 or -1 with errno.
+int kc_vt_acquire_done(int fd);
+
+/// The foreground VT's number (VT_GETSTATE v_active), or -1 with errno.
+int kc_vt_active(int fd);
+
+/// SIGRTMIN, which glibc defines as a function call Swift cannot import.
+int kc_sigrtmin(void);
+
 #endif

@@ -17,5 +17,8 @@ extern const unsigned long kc_FBIOGET_FSCREENINFO;
 /// FBIOPAN_DISPLAY (0x4606): shows the part of the virtual screen at the xoffset/yoffset of the
 /// struct fb_var_screeninfo passed in (page flipping when yres_virtual >= 2 * yres).
 extern const unsigned long kc_FBIOPAN_DISPLAY;
+/// FBIOBLANK (0x4611): blanks or unblanks the screen, argument FB_BLANK_UNBLANK (0) ...
+/// FB_BLANK_POWERDOWN (4). On a regular file it fails with ENOTTY.
+extern const unsigned long kc_FBIOBLANK;
 
 #endif

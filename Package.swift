@@ -26,6 +26,9 @@ let package = Package(
                        providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
+        .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
         // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
                 cSettings: [.unsafeFlags(["-O2"])]),
@@ -36,7 +39,7 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),
@@ -49,7 +52,7 @@ let package = Package(
                     exclude: ["pil_reference.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
-        .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer"]),
+        .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,46 +1,123 @@
 #!/bin/sh
-# Installs kiosk-carousel on a Debian 12 device as a boot-time service:
+# Installs kiosk-carousel on a Debian 12 device as a boot-time service, without a package
+# (deploy/build-deb.sh makes the .deb, the other way):
 #   - the apt packages it needs at run time (and to build it, when building here),
-#   - the release binary in /usr/local/bin (built here unless BINARY=path is given),
-#   - a system user `kiosk` in the video, input, render and tty groups,
-#   - the systemd unit, /etc/default/kiosk-carousel, and the sample photos as the first show
-#     (only when /var/lib/kiosk-carousel/images is empty),
-# then enables and starts the service. Run as root from a clone of the repository:
-#   sudo deploy/install.sh            # build and install
-#   sudo BINARY=./kiosk-carousel deploy/install.sh   # install a binary built elsewhere
+#   - the release binary as /usr/local/bin/kiosk-carousel (built here, with the static Swift
+#     standard library, unless BINARY=path is given),
+#   - a system user and group `kiosk`, in the groups video, input, render and tty,
+#   - the systemd unit as /etc/systemd/system/kiosk-carousel.service (ExecStart pointing at
+#     /usr/local/bin), enabled for multi-user.target,
+#   - /etc/kiosk-carousel/kiosk-carousel.conf, the show's options (an existing one is never
+#     overwritten; the new default is put beside it as kiosk-carousel.conf.dist),
+#   - the sample photos in /usr/local/share/kiosk-carousel/samples, and as the first show in
+#     /var/lib/kiosk-carousel/images when that folder is empty,
+#   - the README and copyright in /usr/local/share/doc/kiosk-carousel, the manual page in
+#     /usr/local/share/man/man1.
+# The service starts at the next boot, or now with `systemctl start kiosk-carousel` (it takes
+# tty1 over: a login there ends). When it is already running (an upgrade), it is restarted.
+#
+#   sudo deploy/install.sh                            # build here and install
+#   sudo BINARY=./kiosk-carousel deploy/install.sh    # install a binary built elsewhere
+#   DESTDIR=/tmp/root BINARY=./kiosk-carousel deploy/install.sh
+#
+# With DESTDIR=/some/root it only lays the files out under that root (for a device image, or a
+# test): no apt-get, no user, no chown, no systemctl; the unit is enabled with the symlink
+# `systemctl enable` would make, and root is not needed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-[ "$(id -u)" = 0 ] || { echo "install.sh: run as root (sudo)" >&2; exit 1; }
+destdir=${DESTDIR:-}
+case "$destdir" in
+    ""|/*) ;;
+    *) destdir=$(pwd)/$destdir ;;
+esac
+destdir=${destdir%/}
+runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 zlib1g libsystemd0 ca-certificates adduser"
+build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libsystemd-dev pkg-config"
 
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 ca-certificates
+say() { echo "install.sh: $*"; }
+die() { echo "install.sh: $*" >&2; exit 1; }
+
+if [ -z "$destdir" ]; then
+    [ "$(id -u)" = 0 ] || die "run as root (sudo), or give DESTDIR=/some/root to lay the files out only"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $runtime_packages
+fi
 
 if [ -z "${BINARY:-}" ]; then
-    command -v swift >/dev/null || { echo "install.sh: no Swift toolchain; build elsewhere and pass BINARY=path" >&2; exit 1; }
-    apt-get install -y -q --no-install-recommends libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev pkg-config
+    command -v swift >/dev/null || die "no Swift toolchain here; build elsewhere and pass BINARY=path"
+    if [ -z "$destdir" ]; then
+        # shellcheck disable=SC2086
+        apt-get install -y -q --no-install-recommends $build_packages
+    fi
     (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel)
     BINARY="$repo/.build/release/kiosk-carousel"
 fi
-install -m 0755 "$BINARY" /usr/local/bin/kiosk-carousel
+[ -f "$BINARY" ] && [ -x "$BINARY" ] || die "BINARY=$BINARY is not an executable file"
 
-getent group render >/dev/null || groupadd --system render
-if ! id kiosk >/dev/null 2>&1; then
-    useradd --system --no-create-home --home-dir /var/lib/kiosk-carousel --shell /usr/sbin/nologin kiosk
+install -d -m 0755 "$destdir/usr/local/bin" "$destdir/etc/systemd/system/multi-user.target.wants" \
+    "$destdir/etc/kiosk-carousel" "$destdir/usr/local/share/kiosk-carousel/samples" \
+    "$destdir/usr/local/share/doc/kiosk-carousel" "$destdir/usr/local/share/man/man1" \
+    "$destdir/var/lib/kiosk-carousel/images"
+install -m 0755 "$BINARY" "$destdir/usr/local/bin/kiosk-carousel"
+
+# The unit, pointing at /usr/local. A unit in /etc/systemd/system takes precedence over the
+# .deb's in /lib/systemd/system.
+sed -e 's|/usr/bin/kiosk-carousel|/usr/local/bin/kiosk-carousel|' \
+    -e 's|/usr/share/doc/kiosk-carousel|/usr/local/share/doc/kiosk-carousel|' \
+    "$here/kiosk-carousel.service" > "$destdir/etc/systemd/system/kiosk-carousel.service.new"
+chmod 0644 "$destdir/etc/systemd/system/kiosk-carousel.service.new"
+mv "$destdir/etc/systemd/system/kiosk-carousel.service.new" "$destdir/etc/systemd/system/kiosk-carousel.service"
+
+# The configuration: never overwritten.
+conf="$destdir/etc/kiosk-carousel/kiosk-carousel.conf"
+if [ -e "$conf" ]; then
+    if ! cmp -s "$here/kiosk-carousel.conf" "$conf"; then
+        install -m 0644 "$here/kiosk-carousel.conf" "$conf.dist"
+        say "kept your /etc/kiosk-carousel/kiosk-carousel.conf; the new default is kiosk-carousel.conf.dist beside it"
+    fi
+else
+    install -m 0644 "$here/kiosk-carousel.conf" "$conf"
+fi
+if [ -e "$destdir/etc/default/kiosk-carousel" ]; then
+    say "note: /etc/default/kiosk-carousel is no longer read; move its options to /etc/kiosk-carousel/kiosk-carousel.conf"
+fi
+
+install -m 0644 "$here"/samples/*.jpg "$here/samples/README.md" "$here/samples/LICENSE-LGPL-3" \
+    "$destdir/usr/local/share/kiosk-carousel/samples/"
+if [ -z "$(ls -A "$destdir/var/lib/kiosk-carousel/images")" ]; then
+    install -m 0644 "$here"/samples/*.jpg "$destdir/var/lib/kiosk-carousel/images/"
+fi
+install -m 0644 "$here/copyright" "$destdir/usr/local/share/doc/kiosk-carousel/"
+gzip -9n < "$repo/README.md" > "$destdir/usr/local/share/doc/kiosk-carousel/README.md.gz"
+gzip -9n < "$here/kiosk-carousel.1" > "$destdir/usr/local/share/man/man1/kiosk-carousel.1.gz"
+chmod 0644 "$destdir/usr/local/share/doc/kiosk-carousel/README.md.gz" "$destdir/usr/local/share/man/man1/kiosk-carousel.1.gz"
+
+if [ -n "$destdir" ]; then
+    ln -sf /etc/systemd/system/kiosk-carousel.service \
+        "$destdir/etc/systemd/system/multi-user.target.wants/kiosk-carousel.service"
+    say "laid out under $destdir (no packages, user or systemctl: DESTDIR mode)"
+    exit 0
+fi
+
+# The user and its groups (render is missing on systems without a render node yet; the unit
+# names it, so it must exist).
+getent group render >/dev/null || addgroup --system render
+if ! getent passwd kiosk >/dev/null; then
+    adduser --system --group --no-create-home --home /var/lib/kiosk-carousel \
+        --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
 fi
 usermod -a -G video,input,render,tty kiosk
 
-install -d -m 0755 /var/lib/kiosk-carousel/images
-if [ -z "$(ls -A /var/lib/kiosk-carousel/images)" ]; then
-    install -m 0644 "$here"/samples/*.jpg /var/lib/kiosk-carousel/images/
-fi
-install -d -m 0755 /usr/local/share/doc/kiosk-carousel
-install -m 0644 "$repo/README.md" "$here/samples/README.md" "$here/samples/LICENSE-LGPL-3" /usr/local/share/doc/kiosk-carousel/
-[ -e /etc/default/kiosk-carousel ] || install -m 0644 "$here/kiosk-carousel.default" /etc/default/kiosk-carousel
-install -m 0644 "$here/kiosk-carousel.service" /etc/systemd/system/kiosk-carousel.service
-
 systemctl daemon-reload
 systemctl enable kiosk-carousel.service
-systemctl restart kiosk-carousel.service
-echo "kiosk-carousel installed; logs: journalctl -u kiosk-carousel -f"
+if systemctl is-active --quiet kiosk-carousel.service; then
+    systemctl restart kiosk-carousel.service
+    say "kiosk-carousel restarted; logs: journalctl -u kiosk-carousel -f"
+else
+    say "kiosk-carousel installed and enabled: it starts at the next boot, or now with"
+    say "  systemctl start kiosk-carousel    (it takes tty1 over: a login there ends)"
+    say "options: /etc/kiosk-carousel/kiosk-carousel.conf; logs: journalctl -u kiosk-carousel -f"
+fi

@@ -48,6 +48,11 @@ public enum LoopRequest: Equatable {
     case next, previous
     /// SIGHUP: reload the sources (SPEC section 6).
     case reload
+    /// The VT is being switched away (VT_PROCESS release signal): give the display up, then
+    /// acknowledge (issue 6 item 3; see ``DisplayControl``).
+    case releaseDisplay
+    /// The VT was switched back to (VT_PROCESS acquire signal): take the display back and redraw.
+    case acquireDisplay
 }
 
 /// Owns the show: the carousel, the three slot frames, the decode worker, the display. Runs
@@ -79,6 +84,8 @@ public final class FrameLoop {
     /// systemd's watchdog, kept fed from the loop (real clock only).
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
+    /// The control socket (issue 6; requests carried out in FrameLoop+Control.swift), or nil.
+    var control: ControlServer?
 
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
     let content: ContentService?
@@ -106,6 +113,9 @@ public final class FrameLoop {
     /// A finger held without a single report for this long no longer holds the show: a stuck
     /// contact or a hung controller must not freeze a kiosk (60 s).
     public var stuckTouchLimit: Duration = .seconds(60)
+
+    /// VT switching and display power: who may draw now (see ``DisplayControl``, end of this file).
+    public let displayControl = DisplayControl()
 
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
@@ -150,6 +160,8 @@ public final class FrameLoop {
             for request in pendingRequests() {
                 switch request {
                 case .stop(let signal): return signal
+                case .releaseDisplay: releaseDisplayForVT()   // issue 6 item 3
+                case .acquireDisplay: acquireDisplayForVT()
                 case .next: handle(carousel.move(.forward, at: clock.now))
                 case .previous: handle(carousel.move(.backward, at: clock.now))
                 case .reload:
@@ -158,6 +170,10 @@ public final class FrameLoop {
                     retryFailed(at: clock.now, force: true)
                 }
             }
+            // 1-. Requests from the control socket (issue 6).
+            performControlRequests()
+            // 1c. The display: a VT acquire to retry, the --display-off schedule (issue 6 items 3, 5).
+            serviceDisplayControl()
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
                 applyShowSettings(content.showSettings)
@@ -193,18 +209,26 @@ public final class FrameLoop {
             if scene != lastScene, !display.pacesFrames, virtualClock == nil,
                let last = lastPresentAt, now - last < Self.framePeriod {
                 drawLater = last + Self.framePeriod
-            } else if scene != lastScene {
+            } else if framesPresented == 0, virtualClock == nil, scene.base == .placeholder, scene.overlay == nil,
+                      preparer.outstanding > 0, now < carousel.config.startGrace {
+                // At start, the first image gets the grace to be the first frame (a warm start
+                // never flashes the placeholder); after it, the placeholder shows.
+                drawLater = carousel.config.startGrace
+            } else if scene != lastScene, displayControl.canDraw {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 framesPresented += 1
+                if framesPresented == 1 { firstFramePresented() }  // READY=1 (issue 6)
                 lastScene = scene
                 lastPresentAt = now
                 if let presented { presented(clock.now, unshownTouch) }
                 unshownTouch = nil
             }
+            if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start (issue 6)
             var roundDone = false
             for s in pendingShown {
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
+                publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS= (issue 6)
                 if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
             }
             pendingShown.removeAll()
@@ -216,7 +240,7 @@ public final class FrameLoop {
             if wake != .animating && !carousel.isHeld { renderer.releaseScratch() }
             var next: Duration?
             switch wake {
-            case .animating: next = display.pacesFrames ? now : now + Self.framePeriod
+            case .animating: next = display.pacesFrames && displayControl.canDraw ? now : now + Self.framePeriod
             case .at(let t): next = t
             case .idle: next = nil
             }
@@ -299,6 +323,8 @@ public final class FrameLoop {
                 let source = carousel.items[item].source
                 events.emit(event: "tap", index: item, source: source, time: at,
                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))
+                publishEvent("tap", index: item, source: source, time: at,
+                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))  // control socket (issue 6)
                 tapCommand?.run(index: item, source: source)
             }
             handle(carousel.touchEnded(velocity: nil, at: now))
@@ -375,12 +401,184 @@ public final class FrameLoop {
         var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
         if let touch { fds.append(pollfd(fd: touch.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
+        if let control { fds.append(pollfd(fd: control.loopWakeDescriptor, events: Int16(POLLIN), revents: 0)) }  // issue 6
         for fd in content?.wakeDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+        if let fd = displayControl.wakeDescriptor { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }  // issue 6
         var timeout: Int32 = -1
+        // issue 6: a VT acquire that failed is tried again at acquireRetryAt.
+        let deadline = [deadline, displayControl.acquireRetryAt].compactMap { $0 }.min()
         if let deadline {
             let ns = max(0, (deadline - now).wholeNanoseconds)
             timeout = Int32(clamping: (ns + 999_999) / 1_000_000)
         }
         _ = poll(&fds, nfds_t(fds.count), timeout)
+    }
+}
+
+// MARK: - Control socket bridge (issue 6 item 4; the rest is in FrameLoop+Control.swift)
+
+extension FrameLoop {
+    /// Carousel actions from a control command go through the loop's own handling.
+    func handleControlActions(_ actions: [CarouselAction]) { handle(actions) }
+    /// The playlist's length as given (what `goto` indexes and `status` reports).
+    var controlPlaylistCount: Int { playlist.count }
+}
+
+// MARK: - Display ownership: VT switching and display power (issue 6 items 3 and 5)
+
+/// Who may draw on the screen now, for the ``FrameLoop``: the VT (switched away or not; see
+/// ``ConsoleGuard/enableProcessSwitching(releaseSignal:acquireSignal:)``) and the screen's power
+/// (`--display-off` schedule, `display on|off` on the control socket). Frames are drawn only
+/// while ``canDraw``; the show keeps its time (a VT switched away does not stop it), but pauses
+/// while the screen is off.
+public final class DisplayControl {
+    /// The VT whose switches the loop acknowledges (VT_RELDISP); nil when there is none.
+    public var console: ConsoleGuard?
+    /// When the screen is switched off (`--display-off`); nil: only `display on|off` switches it.
+    public var schedule: DisplaySchedule? { didSet { evaluate = true } }
+    /// False between a VT release and the next acquire.
+    public internal(set) var vtActive = true
+    /// False while the screen is switched off.
+    public internal(set) var powerOn = true
+    /// Frames go to the display only when the VT is ours and the screen is on.
+    public var canDraw: Bool { vtActive && powerOn }
+    /// `display on|off`: the state asked for and whether the schedule said "off" then; it holds
+    /// until the schedule's state changes.
+    var manual: (on: Bool, scheduledOff: Bool)?
+    /// The carousel was already paused (control socket) when the screen went off: it stays so.
+    var wasPaused = false
+    /// The schedule must be looked at (start, timer expired, clock set).
+    var evaluate = true
+    var timer: DisplayScheduleTimer?
+    var timerUnavailable = false
+    /// When to try a failed VT acquire again (loop clock).
+    public internal(set) var acquireRetryAt: Duration?
+
+    public init() {}
+
+    /// The schedule timer's descriptor for the loop's poll set.
+    var wakeDescriptor: Int32? { timer?.descriptor }
+}
+
+extension FrameLoop {
+    /// True while the screen is on (`status` on the control socket).
+    var isDisplayPowerOn: Bool { displayControl.powerOn }
+
+    /// Switches the screen off or on by hand (`display on|off` on the control socket): a manual
+    /// override of `--display-off` that holds until the schedule's next change. Off pauses the
+    /// show; on resumes it with a full interval (unless it was paused before) and redraws at once.
+    /// `reason` goes into the log line.
+    public func setDisplayPower(on: Bool, reason: String) {
+        let dc = displayControl
+        if let schedule = dc.schedule {
+            let now = DisplayScheduleTimer.localNow()
+            dc.manual = (on, schedule.isOff(minuteOfDay: now.minuteOfDay))
+        }
+        guard on != dc.powerOn else {
+            Log.info("display already \(on ? "on" : "off")", detail: reason)
+            return
+        }
+        applyDisplayPower(on: on, reason: reason + (dc.schedule == nil ? "" : ", until the next change of --display-off \(dc.schedule!)"))
+    }
+
+    /// The VT is being switched away: stop drawing, give the display up (DRM: drop master), then
+    /// VT_RELDISP 1 so the switch goes ahead. Always acknowledged, even if releasing failed:
+    /// refusing would hold the whole console hostage.
+    func releaseDisplayForVT() {
+        let dc = displayControl
+        if dc.vtActive {
+            dc.vtActive = false
+            dc.acquireRetryAt = nil
+            do { try display.release() } catch { Log.warning("display release incomplete", reason: error.description) }
+        }
+        do { try dc.console?.acknowledgeRelease() } catch { Log.warning("VT release not acknowledged", reason: error.description) }
+        Log.info("display released", detail: "VT switched away; drawing stops until it is switched back")
+    }
+
+    /// The VT was switched back to: VT_RELDISP VT_ACKACQ, take the display back (DRM: master,
+    /// CRTC) and redraw the current scene at once. If taking it back fails (another process holds
+    /// DRM master) it is tried again every second.
+    func acquireDisplayForVT() {
+        let dc = displayControl
+        do { try dc.console?.acknowledgeAcquire() } catch { Log.warning("VT acquire not acknowledged", reason: error.description) }
+        takeDisplayBack()
+    }
+
+    private func takeDisplayBack() {
+        let dc = displayControl
+        do {
+            try display.acquire()
+        } catch {
+            if dc.acquireRetryAt == nil { Log.warning("display not taken back", reason: error.description + "; trying again every second") }
+            dc.acquireRetryAt = clock.now + .seconds(1)
+            return
+        }
+        dc.acquireRetryAt = nil
+        dc.vtActive = true
+        lastScene = nil   // the other VT drew over the screen: redraw now
+        Log.info("display acquired", detail: "VT switched back; redrawing")
+    }
+
+    /// Once per loop turn: a VT acquire to retry; the schedule when its timer fired (or at the
+    /// start, or after the clock was set): switch the screen as it says (a manual override ends
+    /// when the schedule's state changes) and arm the timer for the next change.
+    func serviceDisplayControl() {
+        let dc = displayControl
+        if let retry = dc.acquireRetryAt, clock.now >= retry { takeDisplayBack() }
+        guard let schedule = dc.schedule, virtualClock == nil else { return }
+        if dc.timer == nil && !dc.timerUnavailable {
+            var err: Int32 = 0
+            dc.timer = DisplayScheduleTimer(error: &err)
+            if dc.timer == nil {
+                dc.timerUnavailable = true
+                Log.warning("--display-off not followed", reason: "timerfd_create: \(String(cString: strerror(err)))")
+                return
+            }
+        }
+        if let timer = dc.timer, timer.consume() { dc.evaluate = true }
+        guard dc.evaluate, let timer = dc.timer else { return }
+        dc.evaluate = false
+        let now = DisplayScheduleTimer.localNow()
+        let scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
+        if let manual = dc.manual, manual.scheduledOff != scheduledOff {
+            dc.manual = nil
+            Log.info("display override ended", detail: "--display-off \(schedule) says \(scheduledOff ? "off" : "on") now")
+        }
+        let on = dc.manual?.on ?? !scheduledOff
+        if on != dc.powerOn {
+            applyDisplayPower(on: on, reason: "--display-off \(schedule)")
+        }
+        if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
+            if !timer.arm(at: now.epoch + seconds) {
+                Log.warning("--display-off timer not armed", reason: String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    /// Switches the screen and pauses or resumes the show; logs the change.
+    private func applyDisplayPower(on: Bool, reason: String) {
+        let dc = displayControl
+        guard on != dc.powerOn else { return }
+        let now = clock.now
+        dc.powerOn = on
+        if !on {
+            dc.wasPaused = carousel.isPaused
+            carousel.pause(at: now)
+        } else if !dc.wasPaused {
+            carousel.resume(at: now)
+        }
+        var warning: String?
+        do { try display.setPower(on: on) } catch { warning = error.description }
+        if on { lastScene = nil }   // draw the current scene at once
+        var detail = reason + (on ? (dc.wasPaused ? "; the show stays paused" : "; the show resumes with a full interval")
+                                  : "; the show pauses")
+        if let drm = display as? DRMDisplay, let dpms = drm.dpmsState {
+            detail += "; DPMS \(["On", "Standby", "Suspend", "Off"][Int(min(dpms, 3))])"
+        }
+        Log.info(on ? "display on" : "display off", detail: detail)
+        if let warning {
+            Log.warning("display power not switched \(on ? "on" : "off")",
+                        reason: warning + "; the show \(on ? "resumes" : "pauses") anyway")
+        }
     }
 }

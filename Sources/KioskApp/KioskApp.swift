@@ -129,7 +129,7 @@ public enum KioskApp {
         }
         Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
         let notifier = SystemdNotifier()
-        notifier.ready(status: "showing \(items.count) \(items.count == 1 ? "image" : "images") on \(display.summary)")
+        // READY=1 is sent by the frame loop once the first frame is on screen (issue 6).
         defer { notifier.stopping() }
         let events = EventWriter()
         defer { events.flush() }
@@ -163,8 +163,13 @@ public enum KioskApp {
                              requestDescriptor: signalPipeRead, decodeRequest: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
                              tapCommand: tapCommand, content: content)
+        setUpDisplayControl(loop, console: console, schedule: settings.displayOff)   // issue 6 items 3, 5
         content.start()
         defer { tapCommand?.stop() }
+        // The control socket (issue 6; ControlServer.swift, README "Control socket").
+        let control = openControlSocket(settings.controlPath)
+        defer { control?.stop() }
+        loop.control = control
         do {
             let signal = try loop.run()
             if signal != 0 {
@@ -202,12 +207,44 @@ public enum KioskApp {
         }
     }
 
+    // MARK: VT switching and display power (issue 6 items 3 and 5)
+
+    /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
+    /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's
+    /// first two for itself, below the SIGRTMIN it reports).
+    static var vtReleaseSignal: Int32 { kc_sigrtmin() + 2 }
+    /// The signal for "the VT was switched back to" (VT_PROCESS acqsig): SIGRTMIN + 3.
+    static var vtAcquireSignal: Int32 { kc_sigrtmin() + 3 }
+
+    /// Gives the loop the VT (VT_PROCESS switching, once the signal handlers are in place) and
+    /// the `--display-off` schedule.
+    private static func setUpDisplayControl(_ loop: FrameLoop, console: ConsoleGuard?, schedule: DisplaySchedule?) {
+        loop.displayControl.schedule = schedule
+        if let schedule { Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off") }
+        guard let console else { return }
+        guard signalPipeRead >= 0 else {
+            Log.warning("VT switching not taken part in", reason: "no signal pipe")
+            return
+        }
+        do {
+            try console.enableProcessSwitching(releaseSignal: vtReleaseSignal, acquireSignal: vtAcquireSignal)
+            loop.displayControl.console = console
+            Log.info("VT switching handled", path: console.path,
+                     detail: "VT_PROCESS: the display is released when the VT is switched away and taken back after")
+        } catch {
+            Log.warning("VT switching not taken part in", reason: error.description
+                        + "; switching VTs away from the show may leave it drawing over the console")
+        }
+    }
+
     private static func request(for byte: UInt8) -> LoopRequest? {
         switch Int32(byte) {
         case SIGTERM, SIGINT: return .stop(signal: Int32(byte))
         case SIGUSR1: return .next
         case SIGUSR2: return .previous
         case SIGHUP: return .reload
+        case vtReleaseSignal: return .releaseDisplay     // issue 6 item 3
+        case vtAcquireSignal: return .acquireDisplay
         default: return nil
         }
     }
@@ -223,11 +260,12 @@ public enum KioskApp {
         // the ones the show answers, or SIGTERM would wait forever.
         var handled = sigset_t()
         sigemptyset(&handled)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
+        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal,
+                    SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             sigaddset(&handled, sig)
         }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] {
+        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { signo in
                 var byte = UInt8(truncatingIfNeeded: signo)

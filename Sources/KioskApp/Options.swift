@@ -2,6 +2,7 @@ import Foundation
 import KioskContent
 import KioskCore
 import KioskInput
+import KioskSystem
 
 /// Everything the command line sets, with the defaults of SPEC section 6.
 public struct Settings: Sendable {
@@ -29,6 +30,8 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
+    /// `--display-off`: daily ranges of local time when the screen is off (issue 6 item 5).
+    public var displayOff: DisplaySchedule?
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
     /// `--manifest`: the remote manifest's http(s) URL.
@@ -45,6 +48,14 @@ public struct Settings: Sendable {
     public var maxImageBytes = 50_000_000
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
     public var realClock: Bool?
+    /// `--config FILE`: the configuration file read before the command line (see
+    /// ``CommandLineParser/applyConfigFile(_:to:)``).
+    public var configFile: String?
+    /// `--control PATH`: the control socket (issue 6; README "Control socket"); nil for none.
+    /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
+    /// lists several), else none.
+    public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
+        .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
     public var showHelp = false
 
     public init() {}
@@ -70,6 +81,10 @@ struct OptionSpec {
 /// Parses `kiosk-carousel [options] SOURCE...`.
 public enum CommandLineParser {
     static let options: [OptionSpec] = [
+        OptionSpec(name: "--config", value: "FILE", help: "read options from FILE first, one per line: 'name value' or 'name = value' with the long option names without --, 'source PATH' for each SOURCE, a flag alone, # comments; the command line overrides the file and its SOURCEs replace the file's") { s, v throws(UsageError) in
+            guard !v.isEmpty else { throw UsageError("--config: empty value") }
+            s.configFile = v
+        },
         OptionSpec(name: "--display", value: "WHERE",
                    help: "auto (DRM, then fbdev, then offscreen), fbdev[:PATH], drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]], or offscreen:DIR (default auto)") { s, v throws(UsageError) in
             guard !v.isEmpty else { throw UsageError("--display: empty value") }
@@ -165,6 +180,18 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+            guard v != "none" else { s.controlPath = nil; return }
+            guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
+            s.controlPath = v
+        },
+        OptionSpec(name: "--display-off", value: "HH:MM-HH:MM", help: "switch the screen off (DRM DPMS, fbdev blanking) at these local times, daily; a range may cross midnight (22:00-07:00), several are separated by commas; the show pauses meanwhile and resumes with a full interval (default: always on)") { s, v throws(UsageError) in
+            do {
+                s.displayOff = try DisplaySchedule.parse(v)
+            } catch {
+                throw UsageError("--display-off: \(error)")
+            }
+        },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
     ]
 
@@ -181,15 +208,19 @@ public enum CommandLineParser {
 
     /// Parses the arguments after the program name. Accepts `--name value` and `--name=value`;
     /// `--` ends the options. Throws ``UsageError`` naming the option and the bad value.
+    /// With `--config FILE` the file is applied first and the command line over it, wherever
+    /// `--config` stands; SOURCEs on the command line replace the file's.
     public static func parse(_ arguments: [String]) throws(UsageError) -> Settings {
         var settings = Settings()
+        var given: [(spec: OptionSpec, value: String)] = []
+        var sources: [String] = []
         var i = 0
         var onlySources = false
         while i < arguments.count {
             let arg = arguments[i]
             i += 1
             if onlySources || !arg.hasPrefix("-") || arg == "-" {
-                settings.sources.append(arg)
+                sources.append(arg)
                 continue
             }
             if arg == "--" { onlySources = true; continue }
@@ -214,8 +245,15 @@ public enum CommandLineParser {
             } else if inline != nil {
                 throw UsageError("\(name) takes no value")
             }
-            try spec.apply(&settings, value)
+            given.append((spec, value))
         }
+        // The configuration file first (the last --config given), then the command line over it.
+        if !given.contains(where: { $0.spec.name == "--help" }) {
+            for (spec, value) in given where spec.name == "--config" { try spec.apply(&settings, value) }
+            if let file = settings.configFile { try applyConfigFile(file, to: &settings) }
+        }
+        for (spec, value) in given { try spec.apply(&settings, value) }
+        if !sources.isEmpty { settings.sources = sources }
         if settings.showHelp { return settings }
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
@@ -270,5 +308,104 @@ public enum CommandLineParser {
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
         ]
         return lines.joined(separator: "\n")
+    }
+}
+
+// MARK: - The configuration file (`--config FILE`)
+
+extension CommandLineParser {
+    /// The largest configuration file read, in bytes.
+    static let configFileLimit = 1 << 20
+
+    /// Reads the configuration file at `path` and applies it to `settings` through the option
+    /// table (``applyConfig(_:file:to:)``). A file that cannot be read, is not a regular file,
+    /// or is over 1 MiB is a ``UsageError`` starting with `--config:`.
+    static func applyConfigFile(_ path: String, to settings: inout Settings) throws(UsageError) {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            throw UsageError("--config: \(error.description)")
+        }
+        defer { fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw UsageError("--config: \(path): not a regular file")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = read(fd.rawValue, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else {
+                throw UsageError("--config: \(SystemError(operation: "read", path: path, errno: errno).description)")
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+            guard bytes.count <= configFileLimit else {
+                throw UsageError("--config: \(path): larger than \(configFileLimit / 1024) KiB")
+            }
+        }
+        try applyConfig(bytes, file: path, to: &settings)
+    }
+
+    /// Applies configuration-file text to `settings`: one option per line, `name value` or
+    /// `name = value`, `name` being a long option of ``options`` without its `--` (written with
+    /// it is accepted too); the value is the rest of the line with the blanks around it removed
+    /// (no quoting: `touch-calibration 0 1 0 -1 0 1` and `on-tap /usr/local/bin/tap.sh --loud`
+    /// work as written). A flag stands alone. `source PATH` adds a SOURCE (one per line; they
+    /// replace any SOURCEs already in `settings`). Blank lines and lines starting with `#` are
+    /// skipped; CRLF line ends and a UTF-8 byte-order mark are accepted. `config` and `help` are
+    /// refused. Each error starts with `FILE:LINE: `, then the option's own message:
+    /// `/etc/kiosk-carousel/kiosk-carousel.conf:7: --interval: expected seconds in 0.05...86400, got 'x'`.
+    static func applyConfig(_ bytes: [UInt8], file: String, to settings: inout Settings) throws(UsageError) {
+        var content = bytes[...]
+        if content.starts(with: [0xEF, 0xBB, 0xBF]) { content = content.dropFirst(3) }
+        var sources: [String] = []
+        for (number, rawLine) in content.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
+            let at = "\(file):\(number + 1): "
+            var lineBytes = rawLine
+            if lineBytes.last == 0x0D { lineBytes = lineBytes.dropLast() }
+            guard let decoded = String(validating: lineBytes, as: UTF8.self) else {
+                throw UsageError(at + "not UTF-8 text")
+            }
+            if decoded.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+                throw UsageError(at + "control character in the line")
+            }
+            let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+            let line = Substring(decoded).drop(while: isBlank)
+            let text = line[..<(line.lastIndex(where: { !isBlank($0) }).map { line.index(after: $0) } ?? line.startIndex)]
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            let nameEnd = text.firstIndex(where: { isBlank($0) || $0 == "=" }) ?? text.endIndex
+            var name = String(text[..<nameEnd])
+            if name.hasPrefix("--") { name.removeFirst(2) }
+            var rest = text[nameEnd...].drop(while: isBlank)
+            let hasEquals = rest.first == "="
+            if hasEquals { rest = rest.dropFirst().drop(while: isBlank) }
+            let value = String(rest)
+            if name.isEmpty { throw UsageError(at + "expected 'name value' or 'name = value'") }
+            if name == "source" {
+                guard !value.isEmpty else { throw UsageError(at + "source needs a value PATH") }
+                sources.append(value)
+                continue
+            }
+            if name == "config" || name == "help" {
+                throw UsageError(at + "--\(name) is not allowed in a configuration file")
+            }
+            guard let spec = options.first(where: { $0.name == "--" + name }) else {
+                throw UsageError(at + "unknown option '\(name)' (see --help; a SOURCE is written 'source PATH')")
+            }
+            if let placeholder = spec.value {
+                guard !value.isEmpty else { throw UsageError(at + "--\(name) needs a value \(placeholder)") }
+            } else if hasEquals || !value.isEmpty {
+                throw UsageError(at + "--\(name) takes no value")
+            }
+            do {
+                try spec.apply(&settings, value)
+            } catch {
+                throw UsageError(at + error.message)
+            }
+        }
+        if !sources.isEmpty { settings.sources = sources }
     }
 }

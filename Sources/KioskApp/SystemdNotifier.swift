@@ -1,71 +1,60 @@
+import CLibSystemd
 import Glibc
 
-/// Talks to systemd for a `Type=notify` service with `WatchdogSec=` (sd_notify(3) protocol:
-/// datagrams like `READY=1` or `WATCHDOG=1` sent to the AF_UNIX socket named by
-/// `$NOTIFY_SOCKET`; a leading `@` means the abstract namespace). Does nothing when the
-/// program is not started by systemd.
-public final class SystemdNotifier {
-    private let socketPath: String?
-    private let fd: Int32
-    /// Half of `$WATCHDOG_USEC`: how often ``watchdog()`` must be called, or nil without a watchdog.
+/// Talks to systemd for a `Type=notify` service with `WatchdogSec=`, through libsystemd's
+/// `sd_notify(3)` and `sd_watchdog_enabled(3)` (datagrams such as `READY=1` or `WATCHDOG=1` to
+/// the socket named by `$NOTIFY_SOCKET`). Does nothing at all when `$NOTIFY_SOCKET` is unset
+/// or empty (the program was not started by systemd).
+///
+/// Who sends what (SPEC section 6, issue 6):
+/// - `READY=1`: the ``FrameLoop``, right after the first frame was presented (not before);
+/// - `WATCHDOG=1`: the ``FrameLoop`` itself, every half of ``watchdogInterval`` (so a loop that
+///   hangs stops feeding it and systemd restarts the service; no helper thread feeds it);
+/// - `STATUS=`: the image on screen, on every `shown` event;
+/// - `STOPPING=1`: at exit.
+public final class SystemdNotifier: @unchecked Sendable {
+    /// Half of `$WATCHDOG_USEC` (when `$WATCHDOG_PID` is unset or names this process, as
+    /// `sd_watchdog_enabled` checks), or nil without a watchdog; clamped to 50 ms...15 min
+    /// whatever the variable says. The frame loop feeds the watchdog every half of this.
     public let watchdogInterval: Duration?
+    /// True when `$NOTIFY_SOCKET` is set and not empty.
+    public let isActive: Bool
 
-    public init(environment: [String: String] = SystemdNotifier.processEnvironment()) {
-        let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-        socketPath = path
-        fd = path == nil ? -1 : socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        if let usec = environment["WATCHDOG_USEC"].flatMap({ Int64($0) }), usec > 0,
-           environment["WATCHDOG_PID"].flatMap({ Int32($0) }).map({ $0 == getpid() }) ?? true {
-            // Fed at least every 50 ms and at most every 30 minutes, whatever the variable says.
-            watchdogInterval = .microseconds(min(max(usec, 100_000), 3_600_000_000) / 2)
+    public init() {
+        isActive = getenv("NOTIFY_SOCKET").map { $0.pointee != 0 } ?? false
+        var usec: UInt64 = 0
+        if isActive, sd_watchdog_enabled(0, &usec) > 0, usec > 0 {
+            watchdogInterval = .microseconds(Int64(min(max(usec, 100_000), 1_800_000_000)) / 2)
         } else {
             watchdogInterval = nil
         }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
-    /// True when `$NOTIFY_SOCKET` was set.
-    public var isActive: Bool { fd >= 0 }
-
-    /// `READY=1` with a status line.
-    public func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+    /// Whether `READY=1` went out (it is sent once).
+    public private(set) var readySent = false
+    /// `READY=1` with a status line, the first time only (call it from one thread: the loop).
+    public func ready(status: String) {
+        guard !readySent else { return }
+        readySent = true
+        send("READY=1\nSTATUS=\(Self.oneLine(status))")
+    }
     /// `WATCHDOG=1`: the frame loop is alive.
     public func watchdog() { send("WATCHDOG=1") }
+    /// `STATUS=…`: shown by `systemctl status`.
+    public func status(_ text: String) { send("STATUS=\(Self.oneLine(text))") }
     /// `STOPPING=1`.
     public func stopping() { send("STOPPING=1") }
 
-    /// Sends one datagram; failures are ignored (systemd may be gone during shutdown).
+    /// Sends one notification (newline-separated `KEY=VALUE` assignments); failures are
+    /// ignored (systemd may be gone during shutdown).
     public func send(_ message: String) {
-        guard fd >= 0, let path = socketPath else { return }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in bytes.enumerated() { raw[i] = b }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        _ = message.withCString { text in
-            withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, length)
-                }
-            }
-        }
+        guard isActive else { return }
+        _ = sd_notify(0, message)
     }
 
-    /// The process environment as a dictionary.
-    public static func processEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let s = String(cString: entry)
-            if let eq = s.firstIndex(of: "=") { result[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
-            p += 1
-        }
-        return result
+    /// A value must not contain a newline (it would start another assignment): control
+    /// characters become spaces.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }
 }

@@ -1,0 +1,569 @@
+import FoundationEssentials
+import Glibc
+import KioskSystem
+import Synchronization
+
+// The control socket (issue 6 item 4, README "Control socket"): a local stream socket taking
+// JSON lines in the manner of mpv's IPC.
+//
+//   → {"command":["goto",2],"request_id":7}
+//   ← {"data":null,"error":"success","request_id":7}
+//   ← {"event":"shown","index":2,"src":"/photos/c.jpg","t":61234}
+//
+// Threads: the socket is served by a thread of its own (accept, read, parse, write), never by
+// the frame loop. A parsed request goes to the loop through a queue and a wake pipe the loop
+// polls; the loop carries it out between frames and hands the reply back through another queue
+// and wake pipe. Neither thread ever blocks on the other or on a client.
+
+/// A JSON value as read from a request (and written back, for `request_id`). Decoded with
+/// Foundation's `JSONDecoder`: a number is never taken for a boolean or the other way round.
+public enum JSONValue: Codable, Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
+        else if let v = try? c.decode(Int64.self) { self = .int(v) }
+        else if let v = try? c.decode(Double.self) { self = .double(v) }
+        else if let v = try? c.decode(String.self) { self = .string(v) }
+        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case .bool(let v): try c.encode(v)
+        case .int(let v): try c.encode(v)
+        case .double(let v): try c.encode(v)
+        case .string(let v): try c.encode(v)
+        case .array(let v): try c.encode(v)
+        case .object(let v): try c.encode(v)
+        }
+    }
+
+    /// The value as JSON text (for error messages).
+    var text: String {
+        guard let data = try? ControlProtocol.encoder.encode(self) else { return "?" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// What a client can ask for.
+public enum ControlCommand: Equatable, Sendable {
+    case next, previous, pause, resume, status
+    /// `["goto", INDEX]`: the index in the playlist as given (as in `shown` events).
+    case goto(Int)
+    /// `["display", "on"|"off"]`.
+    case display(on: Bool)
+}
+
+/// The wire format: parsing request lines, writing reply lines.
+public enum ControlProtocol {
+    /// The command names, for the "unknown command" error.
+    public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display"]
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    private struct Request: Decodable {
+        var command: JSONValue?
+        var request_id: JSONValue?
+    }
+
+    private struct Reply: Encodable {
+        var request_id: JSONValue?
+        var error: String
+        var data: JSONValue?
+    }
+
+    /// Parses one request line (without its newline). On failure, the error message and the
+    /// request's `request_id` when it could be read.
+    public static func parse(_ line: [UInt8]) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+        } catch {
+            return .failure(ControlFailure(id: nil, message: "invalid JSON: \(shortReason(error))"))
+        }
+        guard case .object(let fields) = value else {
+            return .failure(ControlFailure(id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
+        }
+        let id = fields["request_id"]
+        func fail(_ message: String) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
+            .failure(ControlFailure(id: id, message: message))
+        }
+        guard let command = fields["command"] else { return fail("invalid request: no \"command\" (expected {\"command\":[NAME, ARGUMENTS...]})") }
+        guard case .array(let words) = command, let first = words.first else {
+            return fail("invalid request: \"command\" must be an array [NAME, ARGUMENTS...], got \(command.text)")
+        }
+        guard case .string(let name) = first else {
+            return fail("invalid request: the command name must be a string, got \(first.text)")
+        }
+        let arguments = Array(words.dropFirst())
+        func noArguments(_ c: ControlCommand) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
+            arguments.isEmpty ? .success((id, c)) : fail("\(name): takes no arguments, got \(arguments.count)")
+        }
+        switch name {
+        case "next": return noArguments(.next)
+        case "previous": return noArguments(.previous)
+        case "pause": return noArguments(.pause)
+        case "resume": return noArguments(.resume)
+        case "status": return noArguments(.status)
+        case "goto":
+            guard arguments.count == 1 else { return fail("goto: expected one argument, the INDEX (a whole number), got \(arguments.count)") }
+            guard case .int(let index) = arguments[0], let i = Int(exactly: index) else {
+                return fail("goto: bad index \(arguments[0].text): expected a whole number")
+            }
+            return .success((id, .goto(i)))
+        case "display":
+            guard arguments.count == 1, case .string(let state) = arguments[0], state == "on" || state == "off" else {
+                return fail("display: expected \"on\" or \"off\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+            }
+            return .success((id, .display(on: state == "on")))
+        default:
+            return fail("unknown command \(first.text) (commands: \(commandNames.joined(separator: ", ")))")
+        }
+    }
+
+    /// A reply line with its newline: `{"data":…,"error":"success","request_id":…}`; `data` and
+    /// `request_id` are left out when nil (`request_id` only when the request had one).
+    public static func reply(id: JSONValue?, error: String, data: JSONValue? = nil) -> [UInt8] {
+        let encoded = (try? encoder.encode(Reply(request_id: id, error: error, data: data)))
+            ?? Data("{\"error\":\"reply could not be encoded\"}".utf8)
+        return Array(encoded) + [UInt8(ascii: "\n")]
+    }
+
+    private static func shortReason(_ error: Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            if let underlying = context.underlyingError {
+                let text = "\(underlying)"
+                return text.count > 200 ? String(text.prefix(200)) + "…" : text
+            }
+            return context.debugDescription
+        }
+        return "\(error)"
+    }
+}
+
+/// A request that could not be carried out: the message goes back as the reply's `error`.
+public struct ControlFailure: Error, Equatable, Sendable {
+    public var id: JSONValue?
+    public var message: String
+    public init(id: JSONValue?, message: String) { self.id = id; self.message = message }
+}
+
+/// A parsed request on its way to the frame loop.
+public struct ControlRequest: Sendable {
+    /// Which connection it came from (its reply goes back there).
+    let client: Int
+    public let id: JSONValue?
+    /// The command, or why the line was refused: a refusal behind requests still waiting for
+    /// the loop goes through the loop too, so that a client gets its replies in order.
+    public let parsed: Result<ControlCommand, ControlFailure>
+}
+
+/// The control socket's server: listens on a local stream socket, serves its clients on a
+/// thread of its own and hands parsed requests to the frame loop.
+///
+/// Limits: at most ``maxClients`` connections (one more is told so and closed); a request
+/// line is at most ``maxLineBytes`` (a longer one is discarded up to its newline and answered
+/// with an error; the connection stays); at most ``maxInFlight`` requests of one client wait
+/// for the loop (then the server stops reading that client until replies went out, so a client
+/// that floods is slowed down by its own socket); at most ``maxPendingOutput`` bytes wait for
+/// a client that does not read (replies and events): past that it is dropped. Every client
+/// receives the `shown` and `tap` event lines (as mpv sends its events to every client).
+public final class ControlServer: @unchecked Sendable {
+    public static let maxClients = 16
+    public static let maxLineBytes = 65_536
+    public static let maxInFlight = 32
+    public static let maxPendingOutput = 256 * 1024
+
+    /// The socket's path.
+    public let path: String
+    private let listener: Int32
+    /// The socket file as bound (device and inode): removed at exit only if it is still ours.
+    private let boundFile: (dev: UInt, ino: UInt)
+    /// Readable when requests wait for the loop (polled by the frame loop).
+    public let loopWakeDescriptor: Int32
+    private let loopWakeWrite: Int32
+    /// Wakes the server thread (replies, events, stop).
+    private let serverWakeRead: Int32
+    private let serverWakeWrite: Int32
+
+    private struct Shared {
+        var requests: [ControlRequest] = []
+        /// Lines for the clients: (client, line); nil client = every client (events).
+        var outbox: [(client: Int?, line: [UInt8])] = []
+        var stopping = false
+    }
+    private let shared = Mutex(Shared())
+    private var thread: pthread_t?
+
+    /// Opens the socket at `path`: an old socket file there is removed first (anything else
+    /// there is left alone and is an error), the new one gets mode 0660 before it listens.
+    public init(path: String) throws(SystemError) {
+        let pathBytes = Array(path.utf8)
+        var address = sockaddr_un()
+        guard !pathBytes.isEmpty, pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw SystemError(operation: "bind", path: path, errno: ENAMETOOLONG)
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFSOCK else {
+                throw SystemError(operation: "bind", path: path, errno: EEXIST)  // not a socket: left alone
+            }
+            try syscall("unlink", path: path) { unlink(path) }
+        }
+        let fd = try syscall("socket", path: path) {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in pathBytes.enumerated() { raw[i] = b }
+        }
+        do {
+            try syscall("bind", path: path) {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+            }
+            // Not listening yet: nobody can connect before the mode is right.
+            try syscall("chmod", path: path) { chmod(path, 0o660) }
+            try syscall("lstat", path: path) { lstat(path, &st) }
+            try syscall("listen", path: path) { listen(fd, 16) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        let loopWake: (read: Int32, write: Int32), serverWake: (read: Int32, write: Int32)
+        do {
+            loopWake = try makeWakePipe()
+            serverWake = try makeWakePipe()
+        } catch {
+            close(fd)
+            unlink(path)
+            throw error
+        }
+        self.path = path
+        listener = fd
+        boundFile = (UInt(st.st_dev), UInt(st.st_ino))
+        loopWakeDescriptor = loopWake.read
+        loopWakeWrite = loopWake.write
+        serverWakeRead = serverWake.read
+        serverWakeWrite = serverWake.write
+    }
+
+    deinit {
+        stop()
+        for fd in [listener, loopWakeDescriptor, loopWakeWrite, serverWakeRead, serverWakeWrite] { close(fd) }
+    }
+
+    /// Starts the server thread (once).
+    public func start() throws(SystemError) {
+        guard thread == nil else { return }
+        var tid = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&tid, nil, { raw in
+            let server = Unmanaged<ControlServer>.fromOpaque(raw!).takeRetainedValue()
+            server.serve()
+            return nil
+        }, context)
+        if rc != 0 {
+            Unmanaged<ControlServer>.fromOpaque(context).release()
+            throw SystemError(operation: "pthread_create", path: path, errno: rc)
+        }
+        thread = tid
+    }
+
+    /// Stops the server thread, closes every connection and removes the socket file (if it is
+    /// still the one this server made).
+    public func stop() {
+        if let tid = thread {
+            shared.withLock { $0.stopping = true }
+            wake(serverWakeWrite)
+            pthread_join(tid, nil)
+            thread = nil
+        }
+        var st = stat()
+        if lstat(path, &st) == 0, UInt(st.st_dev) == boundFile.dev, UInt(st.st_ino) == boundFile.ino {
+            unlink(path)
+        }
+    }
+
+    // MARK: The frame loop's side (never blocks)
+
+    /// Takes the requests waiting for the loop, oldest first, and drains its wake pipe.
+    public func takeRequests() -> [ControlRequest] {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(loopWakeDescriptor, &buffer, buffer.count) > 0 {}
+        return shared.withLock { s in
+            defer { s.requests.removeAll() }
+            return s.requests
+        }
+    }
+
+    /// Answers `request`: `{"error":"success","data":…}` or the failure's message.
+    public func answer(_ request: ControlRequest, _ result: Result<JSONValue?, ControlFailure>) {
+        let line: [UInt8]
+        switch result {
+        case .success(let data): line = ControlProtocol.reply(id: request.id, error: "success", data: data)
+        case .failure(let failure): line = ControlProtocol.reply(id: request.id, error: failure.message)
+        }
+        post(client: request.client, line)
+    }
+
+    /// Sends an event line (the very line written to stdout, without its newline) to every client.
+    public func publish(eventLine: String) {
+        post(client: nil, Array(eventLine.utf8) + [UInt8(ascii: "\n")])
+    }
+
+    private func post(client: Int?, _ line: [UInt8]) {
+        shared.withLock { $0.outbox.append((client, line)) }
+        wake(serverWakeWrite)
+    }
+
+    private func wake(_ fd: Int32) {
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)  // a full pipe already wakes the reader
+    }
+
+    // MARK: The server thread
+
+    private final class Client {
+        let id: Int
+        let fd: Int32
+        var input: [UInt8] = []
+        /// Discarding an over-long line up to its newline.
+        var discarding = false
+        var output: [UInt8] = []
+        var outputStart = 0
+        var inFlight = 0
+        /// The client shut down its sending side: close once everything is answered and written.
+        var readClosed = false
+        /// The client hung up altogether (POLLHUP, POLLERR): nothing can reach it any more.
+        var peerGone = false
+        var closed = false
+        init(id: Int, fd: Int32) { self.id = id; self.fd = fd }
+        var pendingOutput: Int { output.count - outputStart }
+    }
+
+    private func serve() {
+        var clients: [Int: Client] = [:]
+        var nextID = 1
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        defer { for c in clients.values { close(c.fd) } }
+        while true {
+            var fds = [pollfd(fd: serverWakeRead, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            let order = clients.keys.sorted()
+            for id in order {
+                let c = clients[id]!
+                var events: Int32 = 0
+                if !c.readClosed && c.inFlight < Self.maxInFlight { events |= Int32(POLLIN) }
+                if c.pendingOutput > 0 { events |= Int32(POLLOUT) }
+                fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
+            }
+            if poll(&fds, nfds_t(fds.count), -1) < 0 && errno != EINTR { usleep(10_000) }
+
+            // Replies and events from the loop.
+            if fds[0].revents != 0 {
+                while read(serverWakeRead, &buffer, buffer.count) > 0 {}
+            }
+            let (outbox, stopping) = shared.withLock { s -> ([(client: Int?, line: [UInt8])], Bool) in
+                defer { s.outbox.removeAll() }
+                return (s.outbox, s.stopping)
+            }
+            if stopping { return }
+            for (target, line) in outbox {
+                if let target {
+                    guard let c = clients[target] else { continue }  // gone: the reply is dropped
+                    c.inFlight -= 1
+                    enqueue(line, to: c)
+                } else {
+                    for c in clients.values { enqueue(line, to: c) }
+                }
+            }
+
+            // New connections.
+            if fds[1].revents != 0 {
+                while true {
+                    let fd = accept(listener, nil, nil)
+                    if fd < 0 { break }
+                    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // (accept4 is not visible from Swift's Glibc)
+                    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                    if clients.count >= Self.maxClients {
+                        let line = ControlProtocol.reply(id: nil, error: "too many clients (at most \(Self.maxClients) at a time)")
+                        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                        close(fd)
+                        Log.warning("control client refused", path: path, reason: "\(Self.maxClients) clients are connected already")
+                        continue
+                    }
+                    clients[nextID] = Client(id: nextID, fd: fd)
+                    nextID += 1
+                }
+            }
+
+            // Reading and writing.
+            for (i, id) in order.enumerated() {
+                guard let c = clients[id], !c.closed else { continue }
+                let revents = Int32(fds[2 + i].revents)
+                if revents & Int32(POLLOUT) != 0 { flush(c) }
+                if !c.closed, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0, !c.readClosed {
+                    // Hung up altogether: what it sent before is still carried out (its replies
+                    // cannot reach it), then it is closed; poll would report it again and again.
+                    let hungUp = revents & Int32(POLLHUP | POLLERR) != 0
+                    repeat {
+                        let n = recv(c.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                        if n > 0 {
+                            c.input += buffer[0..<n]
+                            if c.input.count > 4 * Self.maxLineBytes { break }
+                        } else if n == 0 {
+                            c.readClosed = true
+                        } else if errno == EINTR {
+                            continue
+                        } else {
+                            if errno != EAGAIN { c.readClosed = true }
+                            break
+                        }
+                    } while hungUp && !c.readClosed
+                    if hungUp { c.readClosed = true; c.peerGone = true }
+                }
+            }
+            for c in clients.values where !c.closed {
+                processLines(c)
+                if c.peerGone { c.closed = true; continue }
+                if c.pendingOutput > 0 { flush(c) }
+                if c.readClosed && c.inFlight == 0 && c.pendingOutput == 0 { c.closed = true }
+            }
+            for (id, c) in clients where c.closed {
+                close(c.fd)
+                clients[id] = nil
+            }
+        }
+    }
+
+    /// Parses the complete lines a client sent (as long as it has room for more requests in
+    /// flight): bad ones are answered here, good ones go to the loop.
+    private func processLines(_ c: Client) {
+        var start = 0
+        var forwarded = false
+        while c.inFlight < Self.maxInFlight, !c.closed {
+            guard let newline = c.input[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+                // No newline yet. Over the limit: drop what came so far and skip to the next newline.
+                if c.input.count - start > Self.maxLineBytes {
+                    if !c.discarding { forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded }
+                    c.discarding = true
+                    start = c.input.count
+                } else if c.readClosed, start < c.input.count, !c.discarding {
+                    // The last line, without a newline (`printf '…' | socat`): taken as it is.
+                    c.input.append(UInt8(ascii: "\n"))
+                    continue
+                }
+                break
+            }
+            var line = Array(c.input[start..<newline])
+            start = newline + 1
+            if c.discarding {
+                c.discarding = false
+                continue
+            }
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // empty lines are ignored
+            if line.count > Self.maxLineBytes {
+                forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded
+                continue
+            }
+            switch ControlProtocol.parse(line) {
+            case .failure(let failure):
+                forwarded = refuse(failure, of: c) || forwarded
+            case .success(let (id, command)):
+                c.inFlight += 1
+                shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: id, parsed: .success(command))) }
+                forwarded = true
+            }
+        }
+        if start > 0 { c.input.removeFirst(start) }
+        if forwarded { wake(loopWakeWrite) }
+    }
+
+    private var tooLong: String { "request line too long (more than \(Self.maxLineBytes) bytes): discarded" }
+
+    /// Answers a line that cannot be carried out: at once when nothing of that client waits for
+    /// the loop, else behind what waits (through the loop). Returns true when it went to the loop.
+    private func refuse(_ failure: ControlFailure, of c: Client) -> Bool {
+        guard c.inFlight > 0 else {
+            enqueue(ControlProtocol.reply(id: failure.id, error: failure.message), to: c)
+            return false
+        }
+        c.inFlight += 1
+        shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: failure.id, parsed: .failure(failure))) }
+        return true
+    }
+
+    /// Queues a line for a client; one that lets too much pile up unread is dropped.
+    private func enqueue(_ line: [UInt8], to c: Client) {
+        guard !c.closed else { return }
+        if c.pendingOutput + line.count > Self.maxPendingOutput {
+            Log.warning("control client dropped", path: path,
+                        reason: "it does not read what it is sent (\(c.pendingOutput) bytes waiting)")
+            c.closed = true
+            return
+        }
+        if c.outputStart > 0 && c.outputStart >= c.output.count / 2 {
+            c.output.removeFirst(c.outputStart)
+            c.outputStart = 0
+        }
+        c.output += line
+    }
+
+    /// Writes what the socket takes now, never waiting.
+    private func flush(_ c: Client) {
+        while c.pendingOutput > 0 {
+            let n = c.output.withUnsafeBytes { raw in
+                send(c.fd, raw.baseAddress! + c.outputStart, c.pendingOutput, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if n > 0 {
+                c.outputStart += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && errno == EAGAIN {
+                return
+            } else {
+                c.closed = true  // the client is gone
+                return
+            }
+        }
+        c.output.removeAll(keepingCapacity: true)
+        c.outputStart = 0
+    }
+}
+
+extension KioskApp {
+    /// Opens and starts the control socket at `path` (nil: none). One that cannot be made is
+    /// logged and the show goes on without it: a kiosk must not go dark over its remote control.
+    static func openControlSocket(_ path: String?) -> ControlServer? {
+        guard let path else { return nil }
+        do {
+            let server = try ControlServer(path: path)
+            try server.start()
+            Log.info("control socket listening", path: path, detail: "JSON lines: {\"command\":[\"status\"]}")
+            return server
+        } catch {
+            Log.error("control socket unavailable", path: path,
+                      reason: error.description + (error.errno == EEXIST ? "; it is not a socket, so it is left alone" : ""))
+            return nil
+        }
+    }
+}

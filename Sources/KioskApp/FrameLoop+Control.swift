@@ -1,0 +1,94 @@
+import KioskCore
+
+// The frame loop's side of the control socket (issue 6 item 4) and of systemd's READY/STATUS
+// (item 2). Called from a few one-line hooks in FrameLoop.swift, marked "issue 6".
+
+extension FrameLoop {
+    /// Carries out the requests the control socket received (beside the signals, step 1 of
+    /// the loop) and hands the replies back. Never blocks.
+    func performControlRequests() {
+        guard let control else { return }
+        for request in control.takeRequests() {
+            switch request.parsed {
+            case .success(let command): control.answer(request, perform(command))
+            case .failure(let failure): control.answer(request, .failure(failure))
+            }
+        }
+    }
+
+    /// One control command, now. `data` is nil for commands that only act.
+    func perform(_ command: ControlCommand) -> Result<JSONValue?, ControlFailure> {
+        let now = clock.now
+        func fail(_ message: String) -> Result<JSONValue?, ControlFailure> { .failure(ControlFailure(id: nil, message: message)) }
+        let held = "a finger is on the screen: the person at the screen wins, try again when it is lifted"
+        switch command {
+        case .next, .previous:
+            guard !carousel.isHeld else { return fail(held) }
+            handleControlActions(carousel.move(command == .next ? .forward : .backward, at: now))
+            return .success(nil)
+        case .pause:
+            carousel.pause(at: now)
+            return .success(nil)
+        case .resume:
+            carousel.resume(at: now)
+            return .success(nil)
+        case .goto(let index):
+            let count = controlPlaylistCount
+            guard (0..<count).contains(index) else {
+                return fail(count == 0 ? "goto: bad index \(index): the playlist is empty"
+                                       : "goto: bad index \(index): the playlist has \(count) \(count == 1 ? "item" : "items") (0...\(count - 1))")
+            }
+            guard !carousel.isHeld else { return fail(held) }
+            handleControlActions(carousel.goto(item: index, at: now))
+            return .success(nil)
+        case .status:
+            return .success(statusData(at: now))
+        case .display(let on):
+            setDisplayPower(on: on, reason: "control socket")
+            return .success(nil)
+        }
+    }
+
+    /// `status`: what is on screen and how the show stands.
+    func statusData(at now: Duration) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "index": .null, "src": .null,
+            "paused": .bool(carousel.isPaused),
+            "playlist_length": .int(Int64(controlPlaylistCount)),
+            "active": .int(Int64(carousel.activeCount)),
+            "touch_held": .bool(carousel.isHeld),
+            "display": .string(isDisplayPowerOn ? "on" : "off"),
+            "interval_ms": .int(carousel.config.interval.wholeMilliseconds),
+            "frames": .int(Int64(framesPresented)),
+            "t": .int(now.wholeMilliseconds),
+        ]
+        if let item = carousel.currentItem {
+            fields["index"] = .int(Int64(item))
+            fields["src"] = .string(carousel.items[item].source)
+        }
+        return .object(fields)
+    }
+
+    /// An event line just written to stdout goes to the control socket's clients too; a `shown`
+    /// image becomes systemd's STATUS line.
+    func publishEvent(_ event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) {
+        control?.publish(eventLine: events.line(event: event, index: index, source: source, time: time, point: point))
+        if event == "shown", let notifier {
+            notifier.status("showing \(index + 1) of \(controlPlaylistCount): \(source)")
+        }
+    }
+
+    /// After the first frame is presented: READY=1 (issue 6: not before the first frame is on screen).
+    func firstFramePresented() {
+        let count = controlPlaylistCount
+        notifier?.ready(status: "first frame on \(display.summary); \(count) \(count == 1 ? "image" : "images")")
+    }
+
+    /// The loop runs but must not draw (started inside a `--display-off` period, or on a VT that
+    /// is switched away): READY=1 all the same, or systemd would kill a healthy show at its start
+    /// timeout and restart it all night.
+    func readyWithoutFrame() {
+        guard let notifier, !notifier.readySent else { return }
+        notifier.ready(status: "running with the screen \(isDisplayPowerOn ? "released (VT switched away)" : "off"); nothing drawn yet")
+    }
+}

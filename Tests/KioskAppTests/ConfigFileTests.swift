@@ -1,0 +1,248 @@
+import Foundation
+import Testing
+import KioskCore
+import KioskDisplay
+@testable import KioskApp
+
+/// `--config FILE`: the configuration file goes through the same option table as the command
+/// line, errors name the file and the line, and the command line overrides the file.
+private let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let shippedConfig = repository.appendingPathComponent("deploy/kiosk-carousel.conf")
+
+/// Writes `text` to a fresh file and returns its path.
+private func configFile(_ text: String) throws -> String {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-\(UUID().uuidString).conf")
+    try Data(text.utf8).write(to: url)
+    return url.path
+}
+
+/// The message of the UsageError `body` throws, or nil when it throws none.
+private func usageMessage(_ body: () throws -> Void) -> String? {
+    do {
+        try body()
+        return nil
+    } catch let error as UsageError {
+        return error.message
+    } catch {
+        return "unexpected error \(error)"
+    }
+}
+
+/// Settings as text, to compare two of them whole.
+private func dump(_ s: Settings) -> String { String(reflecting: s) }
+
+@Test func everySpellingOfTheFileIsRead() throws {
+    let path = try configFile("""
+        # a comment
+           # an indented comment
+
+        display offscreen:/tmp/x
+        size=800x480
+        interval = 2.5
+        fade\t250
+        --fit fill
+        background = #1a2B3c
+        dots
+          rotate 270   \r
+        swap-rb
+        max-pixels 1000
+        run-for 12
+        manifest https://signs.example.com/lobby/show.json?a=1#frag
+        manifest-interval 300
+        cache-dir /var/cache/k
+        state-dir /var/lib/k
+        cache-size 20
+        clock real
+        input /dev/input/event2
+        touch-calibration 0 1 0 -1 0 1
+        on-tap /usr/local/bin/tap.sh --loud  x
+        source /srv/photos
+        source = /srv/more photos/a b.jpg
+        """)
+    let s = try CommandLineParser.parse(["--config", path])
+    #expect(s.configFile == path)
+    #expect(s.display == "offscreen:/tmp/x")
+    #expect(s.size == (800, 480))
+    #expect(s.interval == .milliseconds(2500))
+    #expect(s.fade == .milliseconds(250))
+    #expect(s.fit == .fill)
+    #expect(s.background == RGBColor(red: 0x1a, green: 0x2b, blue: 0x3c))
+    #expect(s.dots && s.swapRedBlue)
+    #expect(s.rotation == .clockwise270)
+    #expect(s.maxPixels == 1000)
+    #expect(s.runFor == .seconds(12))
+    #expect(s.manifest?.absoluteString == "https://signs.example.com/lobby/show.json?a=1#frag")
+    #expect(s.manifestInterval == .seconds(300))
+    #expect(s.cacheDirectory == "/var/cache/k" && s.stateDirectory == "/var/lib/k")
+    #expect(s.cacheBytes == 20_000_000)
+    #expect(s.realClock == true)
+    #expect(s.input == "/dev/input/event2")
+    #expect(s.touchCalibration == (try CommandLineParser.parse(["--touch-calibration", "0 1 0 -1 0 1", "x"])).touchCalibration)
+    #expect(s.onTap == ["/usr/local/bin/tap.sh", "--loud", "x"])
+    #expect(s.sources == ["/srv/photos", "/srv/more photos/a b.jpg"])
+}
+
+/// Every option of the table (as another engineer adds one, too) is reachable from a file:
+/// `name value` in a file gives what `--name value` gives on the command line.
+@Test func everyOptionOfTheTableWorksInAFile() throws {
+    let samples: [String: String] = [
+        "--display": "fbdev:/dev/fb1", "--size": "640x480", "--interval": "7", "--fade": "300",
+        "--fit": "stretch", "--background": "ff8000", "--rotate": "90", "--max-pixels": "5000",
+        "--run-for": "3", "--manifest": "http://x.example/m.json", "--manifest-interval": "30",
+        "--cache-dir": "/c", "--state-dir": "/s", "--cache-size": "7", "--clock": "virtual",
+        "--input": "none", "--touch-calibration": "swap-xy,invert-x", "--on-tap": "echo a b",
+        "--display-off": "22:00-07:00",
+    ]
+    for option in CommandLineParser.options where option.name != "--config" && option.name != "--help" {
+        let name = String(option.name.dropFirst(2))
+        if option.value == nil {
+            let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource x\n")])
+            var fromLine = try CommandLineParser.parse([option.name, "x"])
+            fromLine.configFile = fromFile.configFile
+            #expect(dump(fromFile) == dump(fromLine), "flag \(name)")
+        } else if let value = samples[option.name] {
+            let file = try configFile("\(name) \(value)\nsource x\n")
+            let fromFile = try CommandLineParser.parse(["--config", file])
+            var fromLine = try CommandLineParser.parse([option.name, value, "x"])
+            fromLine.configFile = fromFile.configFile
+            #expect(dump(fromFile) == dump(fromLine), "\(name) \(value)")
+        } else {
+            // An option this test has no sample value for: the file must reach the option's
+            // own check (an error naming it, or success), never "unknown option".
+            let file = try configFile("source x\n\(name) \u{2603}\n")
+            let message = usageMessage { _ = try CommandLineParser.parse(["--config", file]) }
+            if let message {
+                #expect(message.hasPrefix("\(file):2: \(option.name)"), "\(message)")
+            }
+        }
+    }
+}
+
+@Test func theCommandLineOverridesTheFileWhereverConfigStands() throws {
+    let path = try configFile("interval 8\nfade 800\ndots\nfit fill\nsource /from/file\nsource /also/file\n")
+    let before = try CommandLineParser.parse(["--interval", "3", "--config", path])
+    let after = try CommandLineParser.parse(["--config", path, "--interval=3"])
+    for s in [before, after] {
+        #expect(s.interval == .seconds(3))
+        #expect(s.fade == .milliseconds(800))
+        #expect(s.fit == .fill && s.dots)
+        #expect(s.sources == ["/from/file", "/also/file"])
+    }
+    // SOURCEs on the command line replace the file's.
+    let replaced = try CommandLineParser.parse(["--config", path, "/cli/a", "/cli/b"])
+    #expect(replaced.sources == ["/cli/a", "/cli/b"])
+    // Checks across options run on the result: the file's fade against the line's interval.
+    let message = usageMessage { _ = try CommandLineParser.parse(["--config", path, "--interval", "0.5"]) }
+    #expect(message?.contains("longer than --interval") == true)
+    // The last --config wins.
+    let other = try configFile("interval 9\nsource y\n")
+    #expect(try CommandLineParser.parse(["--config", path, "--config", other]).interval == .seconds(9))
+}
+
+@Test func aFileWithoutSourcesStillNeedsOneOrAManifest() throws {
+    let path = try configFile("interval 8\n")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", path]) }?.contains("no SOURCE given") == true)
+    #expect(try CommandLineParser.parse(["--config", path, "/photos"]).sources == ["/photos"])
+    let manifestOnly = try configFile("manifest https://a.example/show.json\n")
+    #expect(try CommandLineParser.parse(["--config", manifestOnly]).sources.isEmpty)
+}
+
+@Test(arguments: [
+    ("interval soon", "--interval: expected seconds in 0.05...86400, got 'soon'"),
+    ("interval", "--interval needs a value SECONDS"),
+    ("interval =", "--interval needs a value SECONDS"),
+    ("rotate 45", "--rotate: expected 0, 90, 180 or 270, got '45'"),
+    ("dots yes", "--dots takes no value"),
+    ("dots =", "--dots takes no value"),
+    ("intervall 5", "unknown option 'intervall'"),
+    ("photos/a.jpg", "unknown option 'photos/a.jpg'"),
+    ("= 5", "expected 'name value' or 'name = value'"),
+    ("source", "source needs a value PATH"),
+    ("config /etc/other.conf", "--config is not allowed in a configuration file"),
+    ("help", "--help is not allowed in a configuration file"),
+    ("touch-calibration 1 2 3", "--touch-calibration"),
+    ("manifest ftp://x/y", "--manifest: expected an http or https URL"),
+])
+func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
+    let path = try configFile("# kiosk\n\nsource /photos\ninterval 8\n\n# the bad one:\n\(line)\nfade 100\n")
+    let message = usageMessage { _ = try CommandLineParser.parse(["--config", path]) }
+    #expect(message?.hasPrefix("\(path):7: ") == true, "\(message ?? "no error")")
+    #expect(message?.contains(expected) == true, "\(message ?? "no error")")
+}
+
+@Test func theExactMessageForABadValue() throws {
+    let path = try configFile("source /photos\n\n\n\n\n\ninterval x\n")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", path]) }
+            == "\(path):7: --interval: expected seconds in 0.05...86400, got 'x'")
+}
+
+@Test func unreadableFilesAreUsageErrors() throws {
+    let missing = "/nonexistent/kiosk-carousel.conf"
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", missing]) }
+            == "--config: open \(missing): No such file or directory (errno 2)")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/tmp"]) } == "--config: /tmp: not a regular file")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/dev/null"]) } == "--config: /dev/null: not a regular file")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "", "x"]) } == "--config: empty value")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["x", "--config"]) } == "--config needs a value FILE")
+    // A FIFO is refused at once (no writer: opening it for reading must not block).
+    let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-fifo-\(UUID().uuidString)").path
+    #expect(mkfifo(fifo, 0o600) == 0)
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", fifo]) } == "--config: \(fifo): not a regular file")
+    unlink(fifo)
+    // Too large.
+    let big = try configFile(String(repeating: "# padding padding padding padding\n", count: 40_000))
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", big]) }?.contains("larger than 1024 KiB") == true)
+}
+
+@Test func bytesThatAreNotTextAreRefusedWithTheirLine() throws {
+    var settings = Settings()
+    #expect(usageMessage { try CommandLineParser.applyConfig(Array("dots\nsource \u{FF}".utf8) + [0xFF], file: "f", to: &settings) }
+            == "f:2: not UTF-8 text")
+    #expect(usageMessage { try CommandLineParser.applyConfig(Array("dots\n\nsource a\u{1}b\n".utf8), file: "f", to: &settings) }
+            == "f:3: control character in the line")
+    // A byte-order mark and CRLF line ends are fine; tabs count as blanks.
+    try CommandLineParser.applyConfig([0xEF, 0xBB, 0xBF] + Array("interval\t= 4\r\nsource  /a b \r\n".utf8), file: "f", to: &settings)
+    #expect(settings.interval == .seconds(4))
+    #expect(settings.sources == ["/a b"])
+}
+
+@Test func helpDoesNotReadTheFile() throws {
+    #expect(try CommandLineParser.parse(["--config", "/nonexistent.conf", "--help"]).showHelp)
+    #expect(CommandLineParser.help.contains("--config FILE"))
+}
+
+/// deploy/kiosk-carousel.conf as shipped parses, and so does each of its examples
+/// (`#name value` lines) once uncommented; display values are valid `--display` specs.
+@Test func theShippedConfigurationAndEachOfItsExamplesParse() throws {
+    let text = try String(contentsOf: shippedConfig, encoding: .utf8)
+    let shipped = try CommandLineParser.parse(["--config", shippedConfig.path])
+    #expect(shipped.sources == ["/var/lib/kiosk-carousel/images"])
+    #expect(shipped.display == "auto")
+    let known = Set(CommandLineParser.options.map { String($0.name.dropFirst(2)) } + ["source"])
+    var examples = 0
+    for line in text.split(separator: "\n") where line.count > 1 && line.hasPrefix("#") {
+        let example = line.dropFirst()
+        guard let first = example.first, first.isLetter, first.isLowercase else { continue }  // prose
+        let name = String(example.prefix { $0 != " " && $0 != "=" })
+        if !known.contains(name) {
+            // The display-off option arrives with the display-power work (issue 6 item 5).
+            #expect(name == "display-off", "example '\(example)' names no option of the table")
+            continue
+        }
+        examples += 1
+        let edited = text.replacingOccurrences(of: "\n" + line + "\n", with: "\n" + example + "\n")
+        #expect(edited != text)
+        let settings: Settings
+        do {
+            settings = try CommandLineParser.parse(["--config", try configFile(edited)])
+        } catch {
+            Issue.record("example '\(example)': \(error)")
+            continue
+        }
+        if name == "display" {
+            #expect(throws: Never.self, "\(example)") { _ = try DisplaySpec.parse(settings.display) }
+        }
+    }
+    #expect(examples >= 12)
+}

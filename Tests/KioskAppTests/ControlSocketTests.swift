@@ -1,0 +1,382 @@
+import Foundation
+import Glibc
+import Testing
+import KioskCore
+import KioskDisplay
+import KioskImaging
+@testable import KioskApp
+
+// Issue 6 item 4: the control socket, and the signals, end to end: the real executable in
+// offscreen mode on the real clock with a long interval, so nothing moves unless asked to.
+
+/// Starts a show of the five samples that would stand still for a minute (offscreen runs stop
+/// after one round unless --run-for is given: it is), with its control
+/// socket at DIR/control; waits for the socket and for the first image to be shown.
+private func startShow(_ extra: [String] = [], interval: String = "60") throws -> (KioskChild, String) {
+    let dir = controlTestDirectory()
+    let socket = "\(dir)/control"
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", interval, "--fade", "100", "--control", socket] + extra + [controlTestSamples.path])
+    guard waitFor(15, { access(socket, F_OK) == 0 && !child.shown.isEmpty }) else {
+        throw ControlTestFailure("no control socket or no first image within 15 s; stderr: \(child.stderr.text)")
+    }
+    return (child, socket)
+}
+
+// MARK: The protocol, without a process
+
+@Test func requestsParseAsMpvStyleCommandsAndBadOnesSayWhatIsWrong() {
+    func parse(_ s: String) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> { ControlProtocol.parse(Array(s.utf8)) }
+    func command(_ s: String) -> ControlCommand? { if case .success(let r) = parse(s) { return r.command } else { return nil } }
+    func error(_ s: String) -> String { if case .failure(let f) = parse(s) { return f.message } else { return "" } }
+
+    #expect(command(#"{"command":["next"]}"#) == .next)
+    #expect(command(#"{"command":["previous"]}"#) == .previous)
+    #expect(command(#"{"command":["pause"]}"#) == .pause)
+    #expect(command(#"{"command":["resume"]}"#) == .resume)
+    #expect(command(#"{"command":["status"]}"#) == .status)
+    #expect(command(#"{"command":["goto",3]}"#) == .goto(3))
+    #expect(command(#"{"command":["display","off"]}"#) == .display(on: false))
+    #expect(command(#" {"request_id":9,"command":["display","on"]} "#) == .display(on: true))
+    if case .success(let r) = parse(#"{"command":["status"],"request_id":"abc"}"#) { #expect(r.id == .string("abc")) } else { Issue.record("status with a string id") }
+
+    #expect(error("{nope").hasPrefix("invalid JSON"))
+    #expect(error(#"["next"]"#).contains("expected a JSON object"))
+    #expect(error(#"{"cmd":["next"]}"#).contains("no \"command\""))
+    #expect(error(#"{"command":"next"}"#).contains("must be an array"))
+    #expect(error(#"{"command":[]}"#).contains("must be an array"))
+    #expect(error(#"{"command":[1]}"#).contains("must be a string"))
+    #expect(error(#"{"command":["jump"]}"#).hasPrefix("unknown command \"jump\""))
+    #expect(error(#"{"command":["next",1]}"#).contains("takes no arguments"))
+    // A boolean or a fraction is not an index, nor is a string.
+    #expect(error(#"{"command":["goto",true]}"#).contains("bad index true"))
+    #expect(error(#"{"command":["goto",1.5]}"#).contains("bad index 1.5"))
+    #expect(error(#"{"command":["goto","2"]}"#).contains("bad index \"2\""))
+    #expect(error(#"{"command":["goto"]}"#).contains("expected one argument"))
+    #expect(error(#"{"command":["display","dim"]}"#).contains("expected \"on\" or \"off\""))
+    // The request_id comes back with an error too, when the request could be read.
+    if case .failure(let f) = parse(#"{"command":["jump"],"request_id":4}"#) { #expect(f.id == .int(4)) }
+
+    #expect(String(decoding: ControlProtocol.reply(id: .int(7), error: "success", data: .object(["index": .int(2)])), as: UTF8.self)
+            == #"{"data":{"index":2},"error":"success","request_id":7}"# + "\n")
+    #expect(String(decoding: ControlProtocol.reply(id: nil, error: "bad \"x\""), as: UTF8.self) == #"{"error":"bad \"x\""}"# + "\n")
+}
+
+@Test func theControlOptionDefaultsToTheRuntimeDirectoryAndCanBeTurnedOff() throws {
+    #expect(try CommandLineParser.parse(["--control", "/run/k/control", "/photos"]).controlPath == "/run/k/control")
+    #expect(try CommandLineParser.parse(["--control", "none", "/photos"]).controlPath == nil)
+    #expect(throws: UsageError.self) { try CommandLineParser.parse(["--control", String(repeating: "x", count: 120), "/photos"]) }
+    // $RUNTIME_DIRECTORY decides the default (read from the process environment at parse time).
+    let expected = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first.map { "\($0)/control" }
+    #expect(try CommandLineParser.parse(["/photos"]).controlPath == expected)
+    // And in the child: RUNTIME_DIRECTORY set, no --control: the socket is $RUNTIME_DIRECTORY/control.
+    let dir = controlTestDirectory()
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", controlTestSamples.path], environment: ["RUNTIME_DIRECTORY": dir])
+    #expect(waitFor(15) { access("\(dir)/control", F_OK) == 0 }, "stderr: \(child.stderr.text)")
+    #expect(child.stop() == 0)
+    #expect(access("\(dir)/control", F_OK) != 0, "the socket is removed at exit")
+}
+
+// MARK: The show driven through the socket
+
+@Test func theControlSocketDrivesTheShowAndStreamsEvents() throws {
+    let (child, path) = try startShow()
+    var st = stat()
+    #expect(lstat(path, &st) == 0)
+    #expect(st.st_mode & S_IFMT == S_IFSOCK)
+    #expect(st.st_mode & 0o777 == 0o660, "mode \(String(st.st_mode & 0o777, radix: 8))")
+
+    let client = try ControlClient(path: path)
+    let watcher = try ControlClient(path: path)   // only listens: every client gets the events
+
+    var status = try client.request(#"{"command":["status"],"request_id":1}"#)
+    #expect(status["error"] as? String == "success")
+    #expect(status["request_id"] as? Int == 1)
+    var data = status["data"] as? [String: Any] ?? [:]
+    #expect(data["index"] as? Int == 0)
+    #expect(data["src"] as? String == controlTestPhotos[0])
+    #expect(data["paused"] as? Bool == false)
+    #expect(data["playlist_length"] as? Int == 5)
+    #expect(data["display"] as? String == "on")
+
+    // next, previous, goto: each answered, each followed by its `shown` event on the socket.
+    #expect(try client.request(#"{"command":["next"],"request_id":"n"}"#)["error"] as? String == "success")
+    #expect(client.waitForShown(1), "no shown 1; stderr: \(child.stderr.text)")
+    #expect(try client.request(#"{"command":["previous"]}"#)["error"] as? String == "success")
+    #expect(client.waitForShown(0))
+    #expect(try client.request(#"{"command":["goto",3]}"#)["error"] as? String == "success")
+    #expect(client.waitForShown(3))
+    status = try client.request(#"{"command":["status"]}"#)
+    data = status["data"] as? [String: Any] ?? [:]
+    #expect(data["index"] as? Int == 3)
+    #expect(data["src"] as? String == controlTestPhotos[3])
+
+    // The same lines as stdout, byte for byte, and the listening client got them too.
+    #expect(waitFor(5) { child.shown.map(\.index) == [0, 1, 0, 3] }, "stdout: \(child.stdout.text)")
+    let stdoutShown = child.stdout.lines.map(\.text).filter { $0.contains("\"shown\"") }
+    #expect(Array(stdoutShown.dropFirst()) == client.eventLines.filter { $0.contains("\"shown\"") })
+    #expect(watcher.waitForShown(1) && watcher.waitForShown(0) && watcher.waitForShown(3))
+
+    // Errors name what was wrong; the connection stays open after each.
+    var reply = try client.request(#"{"command":["goto",9],"request_id":5}"#)
+    #expect((reply["error"] as? String)?.contains("bad index 9") == true, "\(reply)")
+    #expect(reply["request_id"] as? Int == 5)
+    reply = try client.request(#"{"command":["goto","first"]}"#)
+    #expect((reply["error"] as? String)?.contains("bad index") == true)
+    reply = try client.request(#"{"command":["fly"]}"#)
+    #expect((reply["error"] as? String)?.hasPrefix("unknown command") == true)
+    reply = try client.request(#"{"command":["next""#)
+    #expect((reply["error"] as? String)?.hasPrefix("invalid JSON") == true, "\(reply)")
+    reply = try client.request("this is not JSON at all")
+    #expect((reply["error"] as? String)?.hasPrefix("invalid JSON") == true)
+    // Replies come in the order of the requests, bad lines among good ones included.
+    client.send(#"{"command":["status"],"request_id":10}"#)
+    client.send("{oops")
+    client.send(#"{"command":["status"],"request_id":12}"#)
+    let ordered = try [client.reply(), client.reply(), client.reply()]
+    #expect(ordered[0]["request_id"] as? Int == 10 && ordered[0]["error"] as? String == "success")
+    #expect((ordered[1]["error"] as? String)?.hasPrefix("invalid JSON") == true)
+    #expect(ordered[2]["request_id"] as? Int == 12)
+
+    // pause / resume: `paused` in status; a paused show still moves when asked.
+    #expect(try client.request(#"{"command":["pause"]}"#)["error"] as? String == "success")
+    #expect((try client.request(#"{"command":["status"]}"#)["data"] as? [String: Any])?["paused"] as? Bool == true)
+    #expect(try client.request(#"{"command":["next"]}"#)["error"] as? String == "success")
+    #expect(client.waitForShown(4))
+    #expect(try client.request(#"{"command":["resume"]}"#)["error"] as? String == "success")
+    #expect((try client.request(#"{"command":["status"]}"#)["data"] as? [String: Any])?["paused"] as? Bool == false)
+
+    // SIGTERM: a clean exit, and the socket file is gone.
+    #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+    #expect(access(path, F_OK) != 0, "the socket file is removed at exit")
+    #expect(client.closedByServer(timeout: 2))
+}
+
+@Test func pausedAutoAdvanceStopsAndResumeGivesAFullInterval() throws {
+    // A short interval this time: auto-advance would move every 0.8 s.
+    let (child, path) = try startShow(interval: "0.8")
+    let client = try ControlClient(path: path)
+    #expect(try client.request(#"{"command":["pause"]}"#)["error"] as? String == "success")
+    let pausedAt = wallNow()
+    let before = child.shown.count
+    usleep(2_500_000)
+    // At most one fade that was already under way may finish after the pause.
+    #expect(child.shown.count <= before + 1, "auto-advance went on while paused: \(child.stdout.text)")
+    let afterPause = child.shown.count
+    #expect(try client.request(#"{"command":["resume"]}"#)["error"] as? String == "success")
+    #expect(waitFor(5) { child.shown.count > afterPause }, "resume did not restart auto-advance")
+    if let next = child.shown.last { #expect(next.at - pausedAt > 2.5) }
+    #expect(child.stop() == 0)
+}
+
+@Test func anOldSocketIsReplacedButAnyOtherFileIsLeftAlone() throws {
+    let dir = controlTestDirectory()
+    // A stale socket (a previous run killed with SIGKILL): replaced.
+    let stale = "\(dir)/control"
+    let old = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in stale.utf8.enumerated() { raw[i] = b } }
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(old, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+    close(old)
+    #expect(access(stale, F_OK) == 0)
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", "--control", stale, controlTestSamples.path])
+    #expect(waitFor(15) { child.stderr.text.contains("control socket listening") }, "stderr: \(child.stderr.text)")
+    let client = try ControlClient(path: stale)
+    #expect(try client.request(#"{"command":["status"]}"#)["error"] as? String == "success")
+    #expect(child.stop() == 0)
+
+    // A regular file at the path: left alone, logged, and the show goes on without a socket.
+    let file = "\(dir)/precious"
+    try Data("keep me\n".utf8).write(to: URL(fileURLWithPath: file))
+    let second = try KioskChild(["--display", "offscreen:\(dir)/frames2", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                 "--interval", "60", "--control", file, controlTestSamples.path])
+    #expect(waitFor(15) { !second.shown.isEmpty }, "the show must go on: \(second.stderr.text)")
+    #expect(second.stderr.text.contains("control socket unavailable"))
+    #expect(try String(contentsOfFile: file) == "keep me\n")
+    #expect(second.stop() == 0)
+    #expect(try String(contentsOfFile: file) == "keep me\n")
+}
+
+// MARK: Limits: clients that misbehave
+
+@Test func aClientThatNeverReadsDoesNotStallTheShowAndIsDropped() throws {
+    // Auto-advance every 0.5 s, so the show visibly goes on.
+    let (child, path) = try startShow(interval: "0.5")
+    let good = try ControlClient(path: path)
+    let stuck = try ControlClient(path: path, receiveBuffer: 4096)
+
+    // The stuck client sends request after request and never reads a reply: far more than the
+    // socket buffers and the server's per-client limit hold.
+    let flags = fcntl(stuck.fd, F_GETFL)
+    _ = fcntl(stuck.fd, F_SETFL, flags | O_NONBLOCK)
+    let request = Array((#"{"command":["status"],"request_id":123456}"# + "\n").utf8)
+    var sent = 0
+    var worstRoundTrip = 0.0
+    let shownBefore = child.shown.count
+    let end = wallNow() + 6
+    while wallNow() < end && !child.stderr.text.contains("control client dropped") {
+        for _ in 0..<200 {
+            let n = Glibc.send(stuck.fd, request, request.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if n <= 0 { break }
+            sent += 1
+        }
+        // Meanwhile the good client is answered at once.
+        let t0 = wallNow()
+        let reply = try good.request(#"{"command":["status"]}"#, timeout: 3)
+        worstRoundTrip = max(worstRoundTrip, wallNow() - t0)
+        #expect(reply["error"] as? String == "success")
+        usleep(20_000)
+    }
+    #expect(child.stderr.text.contains("control client dropped"), "sent \(sent) requests; stderr: \(child.stderr.text)")
+    #expect(stuck.closedByServer(timeout: 3), "the stuck client is disconnected")
+    #expect(worstRoundTrip < 1.0, "a status took \(worstRoundTrip) s while another client did not read")
+    // The show went on: images kept coming on stdout and to the good client.
+    #expect(waitFor(3) { child.shown.count >= shownBefore + 3 }, "stdout: \(child.stdout.text)")
+    let index = (try good.request(#"{"command":["status"]}"#)["data"] as? [String: Any])?["index"] as? Int
+    #expect(index != nil)
+    #expect(child.stop() == 0)
+}
+
+@Test func atMost16ClientsAndLongLinesAreRefusedWithoutClosingTheConnection() throws {
+    let (child, path) = try startShow()
+    var clients: [ControlClient] = []
+    for _ in 0..<ControlServer.maxClients { clients.append(try ControlClient(path: path)) }
+    // All of them are served.
+    for c in clients { #expect(try c.request(#"{"command":["status"]}"#)["error"] as? String == "success") }
+    // One more is told why and closed.
+    let extra = try ControlClient(path: path)
+    let refusal = extra.readLine(timeout: 3) ?? ""
+    #expect(refusal.contains("too many clients"), "\(refusal)")
+    #expect(extra.closedByServer(timeout: 3))
+    // A line over 64 KiB: an error, the rest of it skipped, the connection still good.
+    let c = clients[0]
+    c.send(#"{"command":["goto",""# + String(repeating: "x", count: 100_000) + #""]}"#)
+    let tooLong = try c.reply()
+    #expect((tooLong["error"] as? String)?.contains("too long") == true, "\(tooLong)")
+    #expect(try c.request(#"{"command":["status"],"request_id":2}"#)["request_id"] as? Int == 2)
+    // A closed client frees its place.
+    clients.removeLast()
+    usleep(200_000)
+    let again = try ControlClient(path: path)
+    #expect(try again.request(#"{"command":["status"]}"#)["error"] as? String == "success")
+    #expect(child.stop() == 0)
+}
+
+// MARK: Signals in a child process (SIGHUP's log line and SIGTERM are in OffscreenShowTests)
+
+@Test func signalsMoveTheShowReloadThePlaylistAndSigintEndsIt() throws {
+    let dir = controlTestDirectory()
+    let playlist = "\(dir)/list.json"
+    func writePlaylist(_ photos: [String]) throws {
+        let items = photos.map { "{\"src\":\"\($0)\"}" }.joined(separator: ",")
+        try Data("{\"items\":[\(items)]}".utf8).write(to: URL(fileURLWithPath: playlist))
+    }
+    try writePlaylist(Array(controlTestPhotos.prefix(3)))
+    let socket = "\(dir)/control"
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", "--fade", "100", "--control", socket, playlist])
+    #expect(waitFor(15) { child.shown.count == 1 && access(socket, F_OK) == 0 }, "stderr: \(child.stderr.text)")
+    let client = try ControlClient(path: socket)
+
+    kill(child.pid, SIGUSR1)            // next
+    #expect(client.waitForShown(1), "SIGUSR1 did not move to the next image")
+    kill(child.pid, SIGUSR1)
+    #expect(client.waitForShown(2))
+    kill(child.pid, SIGUSR2)            // previous
+    #expect(waitFor(5) { child.shown.map(\.index) == [0, 1, 2, 1] }, "stdout: \(child.stdout.text)")
+
+    // SIGHUP reads the playlist again now (a local playlist is not watched).
+    try writePlaylist(controlTestPhotos)
+    usleep(300_000)
+    #expect((try client.request(#"{"command":["status"]}"#)["data"] as? [String: Any])?["playlist_length"] as? Int == 3)
+    kill(child.pid, SIGHUP)
+    #expect(waitFor(5) {
+        (try? client.request(#"{"command":["status"]}"#)["data"] as? [String: Any])?["playlist_length"] as? Int == 5
+    }, "SIGHUP did not reload the playlist; stderr: \(child.stderr.text)")
+    #expect(child.process.isRunning)
+
+    // SIGINT: a clean exit (status 0), the socket removed.
+    #expect(child.stop(SIGINT) == 0, "stderr: \(child.stderr.text)")
+    #expect(child.stderr.text.contains("signal 2"))
+    #expect(access(socket, F_OK) != 0)
+}
+
+// MARK: Taps reach the socket too
+
+/// Hands out a scripted finger on the loop's clock (as TouchLoopTests' feed does), waking the
+/// loop's poll every 4 ms.
+private final class TapFeed: TouchFeed {
+    let wakeDescriptor: Int32
+    private let writeEnd: Int32
+    private var script: [TouchFeedEvent]
+    private let clock: ShowClock
+    private let timer: DispatchSourceTimer
+
+    init(_ script: [TouchFeedEvent], clock: ShowClock) {
+        self.script = script
+        self.clock = clock
+        var fds: [Int32] = [-1, -1]
+        pipe(&fds)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        wakeDescriptor = fds[0]
+        writeEnd = fds[1]
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now(), repeating: .milliseconds(4))
+        let fd = writeEnd
+        timer.setEventHandler { var b: UInt8 = 1; _ = write(fd, &b, 1) }
+        timer.resume()
+    }
+    deinit { timer.cancel(); close(wakeDescriptor); close(writeEnd) }
+
+    func takeTouchEvents() -> [TouchFeedEvent] {
+        var drain = [UInt8](repeating: 0, count: 256)
+        while read(wakeDescriptor, &drain, drain.count) > 0 {}
+        var due: [TouchFeedEvent] = []
+        while let first = script.first {
+            if case .sample(let s) = first, s.time > clock.now { break }
+            due.append(script.removeFirst())
+        }
+        return due
+    }
+}
+
+@Test func tapsAndShownEventsGoToTheSocketAsToStdout() throws {
+    let dir = controlTestDirectory()
+    try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
+    var items: [PlaylistItem] = []
+    for (name, colour) in [("red", 0xFFFF_0000), ("green", 0xFF00_FF00)] as [(String, UInt32)] {
+        try PNGWriter.write(Bitmap(width: 64, height: 40, fill: colour), to: "\(dir)/\(name).png")
+        items.append(PlaylistItem(source: "\(dir)/\(name).png"))
+    }
+    let server = try ControlServer(path: "\(dir)/control")
+    try server.start()
+    defer { server.stop() }
+    let client = try ControlClient(path: "\(dir)/control")
+    let clock = MonotonicClock()
+    var fds: [Int32] = [-1, -1]
+    pipe(&fds)
+    let events = EventWriter(descriptor: fds[1])
+    let stdout = LineCollector(fd: fds[0])
+    // A tap at (100, 50) at 500 ms: down and up 40 ms later, without moving.
+    let tap: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
+                                 .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))]
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200), clock: clock,
+                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
+                         preparer: SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
+                         background: .black, events: events, runFor: .milliseconds(1000),
+                         touch: TapFeed(tap, clock: clock))
+    loop.control = server
+    _ = try loop.run()
+    events.flush()
+    close(fds[1])
+    #expect(waitFor(3) { stdout.finished })
+    var socketLines: [String] = []
+    while let line = client.readLine(timeout: 1) { socketLines.append(line) }
+    let stdoutLines = stdout.lines.map(\.text)
+    #expect(stdoutLines.count == 2 && stdoutLines[1].hasPrefix(#"{"event":"tap","index":0,"#), "\(stdoutLines)")
+    #expect(socketLines == stdoutLines)
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+@testable import KioskApp
+
+// Issue 6 item 2: sd_notify through libsystemd, end to end. The test plays systemd: it owns an
+// AF_UNIX datagram socket bound in a temporary directory, starts the real executable with
+// NOTIFY_SOCKET pointing at it and WATCHDOG_USEC / WATCHDOG_PID set (WATCHDOG_PID is the
+// child's own pid, as systemd sets it), and reads what arrives.
+
+/// What the notify socket received: each datagram, its arrival time, and for READY=1 how many
+/// frame files were on disk at that moment.
+private final class NotifyLog: @unchecked Sendable {
+    let entries = Mutex<[(text: String, at: Double, framesOnDisk: Int)]>([])
+}
+
+/// The stand-in for systemd's notify socket.
+private final class NotifySocket {
+    let path: String
+    private let fd: Int32
+    private let log = NotifyLog()
+
+    init(directory: String, framesDirectory: String) throws {
+        path = "\(directory)/notify"
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, rc == 0 else { throw ControlTestFailure("bind \(path): errno \(errno)") }
+        let socketFD = fd, received = log
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(socketFD, &buffer, buffer.count, 0)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                let now = wallNow()
+                let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                let frames = text.contains("READY=1")
+                    ? ((try? FileManager.default.contentsOfDirectory(atPath: framesDirectory))?.filter { $0.hasPrefix("frame-") }.count ?? 0) : -1
+                received.entries.withLock { $0.append((text, now, frames)) }
+            }
+        }
+    }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)); close(fd) }
+
+    var messages: [(text: String, at: Double, framesOnDisk: Int)] { log.entries.withLock { $0 } }
+    func times(of assignment: String) -> [Double] {
+        messages.filter { $0.text.split(separator: "\n").contains(Substring(assignment)) }.map(\.at)
+    }
+}
+
+@Test func readyComesAfterTheFirstFrameAndTheWatchdogIsFedByTheFrameLoopOnly() throws {
+    let dir = controlTestDirectory()
+    let frames = "\(dir)/frames"
+    let notify = try NotifySocket(directory: dir, framesDirectory: frames)
+    // A large frame, so that drawing and writing the first one takes a while (READY must wait
+    // for it). A watchdog of 1 s: fed every 250 ms. stderr on a 4 KiB pipe that the test stops
+    // reading: the honest way to hang the frame loop (see below).
+    let started = wallNow()
+    let child = try KioskChild(["--display", "offscreen:\(frames)", "--size", "1920x1080", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", "--fade", "100", controlTestSamples.path],
+                               environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
+                               watchdogPidOfChild: true, readStderr: false, stderrPipeSize: 4096)
+    defer { _ = child.stop(SIGKILL, timeout: 2) }
+    defer { try? FileManager.default.removeItem(atPath: dir) }  // 1920x1080 frames
+
+    // READY=1: exactly once, after the first frame was written (the frame file is on disk when
+    // the datagram arrives, and older than it), with a STATUS line.
+    #expect(waitFor(20) { !notify.times(of: "READY=1").isEmpty }, "no READY=1: \(notify.messages.map(\.text))")
+    let ready = notify.messages.first { $0.text.contains("READY=1") }!
+    #expect(ready.framesOnDisk >= 1, "READY=1 arrived before the first frame was on disk")
+    #expect(ready.text.contains("STATUS="))
+    let firstFrame = try FileManager.default.contentsOfDirectory(atPath: frames).filter { $0.hasPrefix("frame-") }.sorted().first
+    let written = try #require(firstFrame.flatMap { try? FileManager.default.attributesOfItem(atPath: "\(frames)/\($0)")[.modificationDate] as? Date })
+    #expect(written.timeIntervalSince1970 <= ready.at, "first frame written \(written.timeIntervalSince1970 - ready.at) s after READY=1")
+    #expect(ready.at > started)
+    // And before the first `shown` line? Both follow the same present; the shown line is
+    // emitted after READY=1 in the same turn of the loop, so it cannot be much earlier.
+    #expect(waitFor(5) { !child.shown.isEmpty })
+    if let shown = child.shown.first { #expect(ready.at <= shown.at + 0.05, "READY=1 \(ready.at - shown.at) s after the first shown line") }
+
+    // WATCHDOG=1 keeps arriving while the show stands still (nothing is drawn for a minute),
+    // never further apart than WATCHDOG_USEC (counted once the first image's fade-in is drawn:
+    // 1920x1080 frames of a debug build on a loaded machine may take a while).
+    let idleFrom = (child.shown.first?.at ?? ready.at) + 0.3
+    usleep(2_300_000)
+    let fed = notify.times(of: "WATCHDOG=1").filter { $0 > idleFrom }
+    #expect(fed.count >= 4, "\(fed.count) WATCHDOG=1 in 2 s")
+    let gaps = zip(fed.dropFirst(), fed).map { $0 - $1 }
+    #expect((gaps.max() ?? 9) < 1.0, "a gap of \(gaps.max() ?? 9) s between WATCHDOG=1 (WATCHDOG_USEC is 1 s)")
+    #expect(notify.messages.contains { $0.text.hasPrefix("STATUS=showing 1 of 5") }, "\(notify.messages.map(\.text).prefix(5))")
+    #expect(notify.times(of: "READY=1").count == 1)
+
+    // Hang the frame loop for real: stderr is a 4 KiB pipe nobody reads, and each SIGHUP makes
+    // the loop write a log line ("SIGHUP received"). Once the pipe is full, the loop blocks in
+    // write(2) as it would on a stuck journald. Every other thread (the decode worker, the
+    // event writer, the control thread) still runs; the process is not stopped (kill -STOP
+    // would prove nothing).
+    var lastFed = fed.last ?? ready.at
+    var blockedSince: Double?
+    let giveUp = wallNow() + 20
+    while wallNow() < giveUp {
+        kill(child.pid, SIGHUP)
+        usleep(5_000)
+        lastFed = notify.times(of: "WATCHDOG=1").last ?? lastFed
+        if wallNow() - lastFed > 2.5 { blockedSince = lastFed; break }
+    }
+    #expect(blockedSince != nil, "the watchdog kept being fed although the loop should be blocked")
+    #expect(child.process.isRunning)
+    // The pipe is full indeed: a writer waits.
+    var waiting: Int32 = 0
+    _ = ioctl(child.stderrPipe.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &waiting)
+    #expect(waiting >= 3500, "only \(waiting) bytes in the stderr pipe")
+    // Sleeping in the kernel ("S"), not stopped ("T"); where it sleeps, when the kernel says.
+    let stat = (try? String(contentsOfFile: "/proc/\(child.pid)/stat")) ?? ""
+    let processState = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+    #expect(processState == "S", "main thread state \(processState)")
+    let wchan = (try? String(contentsOfFile: "/proc/\(child.pid)/wchan")) ?? "0"
+    if wchan != "0" && !wchan.isEmpty { #expect(wchan.contains("pipe") || wchan.contains("wait"), "main thread waits in \(wchan)") }
+
+    // Unblock it (read stderr again): the loop goes on, and so does the watchdog.
+    let resumedAfter = wallNow()
+    child.startReadingStderr()
+    #expect(waitFor(5) { (notify.times(of: "WATCHDOG=1").last ?? 0) > resumedAfter }, "the watchdog did not come back")
+    #expect(waitFor(5) { child.stderr.text.contains("SIGHUP received") })
+
+    // STOPPING=1 at exit.
+    #expect(child.stop(SIGTERM) == 0)
+    #expect(waitFor(2) { !notify.times(of: "STOPPING=1").isEmpty }, "\(notify.messages.suffix(3).map(\.text))")
+}
+
+@Test func withoutNotifySocketNothingIsSentAndNoWatchdogIsKept() throws {
+    // The test process itself may run under systemd: only check when it does not.
+    guard getenv("NOTIFY_SOCKET") == nil else { return }
+    let notifier = SystemdNotifier()
+    #expect(!notifier.isActive)
+    #expect(notifier.watchdogInterval == nil)
+    notifier.ready(status: "x")  // a no-op, not a crash
+    #expect(SystemdNotifier.oneLine("a\nb\tc") == "a b c")
+}
+
+@Test func aWatchdogForAnotherPidIsNotOurs() throws {
+    // WATCHDOG_PID names someone else (the shell that started us, say): READY=1 still, but no
+    // WATCHDOG=1 (sd_watchdog_enabled checks the pid).
+    let dir = controlTestDirectory()
+    let notify = try NotifySocket(directory: dir, framesDirectory: "\(dir)/frames")
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", controlTestSamples.path],
+                               environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"])
+    #expect(waitFor(15) { !notify.times(of: "READY=1").isEmpty })
+    usleep(800_000)
+    #expect(notify.times(of: "WATCHDOG=1").isEmpty)
+    #expect(child.stop() == 0)
+}

@@ -1,0 +1,224 @@
+#!/bin/sh
+# Builds kiosk-carousel_VERSION_ARCH.deb with dpkg-deb (no debhelper needed):
+#   /usr/bin/kiosk-carousel                       the release binary (static Swift stdlib), stripped
+#   /lib/systemd/system/kiosk-carousel.service    the unit, enabled by postinst
+#   /etc/kiosk-carousel/kiosk-carousel.conf       the options (a conffile: dpkg keeps your edits)
+#   /usr/share/kiosk-carousel/samples/            the sample photos (copied into
+#                                                 /var/lib/kiosk-carousel/images on first install)
+#   /usr/share/doc/kiosk-carousel/                copyright, changelog.gz, README.md.gz
+#   /usr/share/man/man1/kiosk-carousel.1.gz       the manual page
+# Depends is computed from the binary's shared libraries with dpkg-shlibdeps (each library
+# must come from a Debian package: build with --static-swift-stdlib), plus adduser and
+# ca-certificates. postinst creates the system user `kiosk` (groups video, input, render, tty)
+# and enables the service (it starts at the next boot; an upgrade restarts a running one);
+# prerm stops it on removal; purge removes /var/cache/kiosk-carousel and the state (the
+# images folder /var/lib/kiosk-carousel/images is left: it may hold your photos).
+#
+#   deploy/build-deb.sh                          # swift build -c release here, then package
+#   BINARY=path/to/kiosk-carousel deploy/build-deb.sh
+# Environment: BINARY (default: build it), VERSION (0.1.0), OUTDIR (the current directory),
+# ARCH (dpkg --print-architecture), MAINTAINER, STRIP=0 to keep symbols,
+# SCRATCH_PATH (swift build's, default .build in the repository).
+# A BINARY that is not an ELF file (a test's stand-in script) gets Depends from a fixed list
+# of the libraries the real binary links (printed as a warning).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+version=${VERSION:-0.1.0}
+arch=${ARCH:-$(dpkg --print-architecture)}
+outdir=${OUTDIR:-$(pwd)}
+maintainer=${MAINTAINER:-kiosk-carousel maintainers <kiosk-carousel@example.org>}
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, zlib1g"
+die() { echo "build-deb.sh: $*" >&2; exit 1; }
+
+case "$version" in
+    [0-9]*) ;;
+    *) die "VERSION=$version: a Debian version starts with a digit" ;;
+esac
+command -v dpkg-deb >/dev/null || die "dpkg-deb missing: apt-get install -y dpkg"
+
+if [ -z "${BINARY:-}" ]; then
+    scratch=${SCRATCH_PATH:-$repo/.build}
+    (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel --scratch-path "$scratch")
+    BINARY="$scratch/release/kiosk-carousel"
+fi
+[ -f "$BINARY" ] && [ -x "$BINARY" ] || die "BINARY=$BINARY is not an executable file"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-carousel-deb.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+root="$work/root"
+umask 022
+install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/kiosk-carousel" \
+    "$root/usr/share/kiosk-carousel/samples" "$root/usr/share/doc/kiosk-carousel" "$root/usr/share/man/man1"
+
+install -m 0755 "$BINARY" "$root/usr/bin/kiosk-carousel"
+is_elf=no
+if [ "$(head -c 4 "$BINARY" | od -An -c | tr -d ' ')" = "177ELF" ]; then is_elf=yes; fi
+if [ "$is_elf" = yes ] && [ "${STRIP:-1}" != 0 ]; then
+    strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/kiosk-carousel"
+fi
+install -m 0644 "$here/kiosk-carousel.service" "$root/lib/systemd/system/kiosk-carousel.service"
+install -m 0644 "$here/kiosk-carousel.conf" "$root/etc/kiosk-carousel/kiosk-carousel.conf"
+install -m 0644 "$here"/samples/*.jpg "$here/samples/README.md" "$root/usr/share/kiosk-carousel/samples/"
+install -m 0644 "$here/copyright" "$root/usr/share/doc/kiosk-carousel/copyright"
+gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk-carousel/README.md.gz"
+gzip -9n < "$here/kiosk-carousel.1" > "$root/usr/share/man/man1/kiosk-carousel.1.gz"
+chmod 0644 "$root/usr/share/doc/kiosk-carousel/README.md.gz" "$root/usr/share/man/man1/kiosk-carousel.1.gz"
+date=$(date -R ${SOURCE_DATE_EPOCH:+-d @$SOURCE_DATE_EPOCH})
+cat > "$work/changelog" <<EOF
+kiosk-carousel ($version) bookworm; urgency=medium
+
+  * Built by deploy/build-deb.sh from the kiosk-carousel repository.
+
+ -- $maintainer  $date
+EOF
+gzip -9n < "$work/changelog" > "$root/usr/share/doc/kiosk-carousel/changelog.gz"
+chmod 0644 "$root/usr/share/doc/kiosk-carousel/changelog.gz"
+
+# Depends: the packages of the shared libraries the binary links.
+if [ "$is_elf" = yes ]; then
+    command -v dpkg-shlibdeps >/dev/null || die "dpkg-shlibdeps missing: apt-get install -y dpkg-dev"
+    # Every shared library it loads (directly or not) must come from a Debian package: a
+    # Swift build without --static-swift-stdlib loads libswiftCore.so and Foundation from the
+    # toolchain, which a device does not have.
+    unowned=""
+    for lib in $(ldd "$BINARY" | awk '$2 == "=>" && $3 == "not" { print $1 ":not-found"; next }
+                                      $2 == "=>" { print $3; next }
+                                      $1 ~ /^\// { print $1 }'); do
+        case "$lib" in
+            *:not-found) unowned="$unowned ${lib%:not-found}(not found)"; continue ;;
+        esac
+        real=$(readlink -f "$lib")
+        owned=no
+        for candidate in "$lib" "$real" "${real#/usr}"; do
+            if dpkg -S "$candidate" >/dev/null 2>&1; then owned=yes; break; fi
+        done
+        [ "$owned" = yes ] || unowned="$unowned $lib"
+    done
+    if [ -n "$unowned" ]; then
+        die "a library the binary needs comes from no Debian package (build with --static-swift-stdlib?):$unowned"
+    fi
+    mkdir -p "$work/src/debian"
+    printf 'Source: kiosk-carousel\n\nPackage: kiosk-carousel\nArchitecture: any\n' > "$work/src/debian/control"
+    if ! shlibs=$(cd "$work/src" && dpkg-shlibdeps -O "$root/usr/bin/kiosk-carousel" 2>"$work/shlibdeps.err"); then
+        cat "$work/shlibdeps.err" >&2
+        die "dpkg-shlibdeps failed on $BINARY"
+    fi
+    lib_depends=${shlibs#shlibs:Depends=}
+else
+    echo "build-deb.sh: warning: $BINARY is not an ELF file; Depends from the fixed list: $fallback_depends" >&2
+    lib_depends=$fallback_depends
+fi
+depends="adduser, ca-certificates, $lib_depends"
+
+installed_size=$(du -sk --apparent-size "$root" | cut -f1)
+cat > "$root/DEBIAN/control" <<EOF
+Package: kiosk-carousel
+Version: $version
+Architecture: $arch
+Maintainer: $maintainer
+Installed-Size: $installed_size
+Depends: $depends
+Section: graphics
+Priority: optional
+Description: full-screen slideshow for kiosks, signs and photo frames
+ kiosk-carousel shows JPEG and PNG images full screen on a Linux device
+ without a window system, drawing straight to DRM/KMS or the framebuffer,
+ and cross-fades from one image to the next on a timer. Images come from
+ folders (watched for changes), files, http(s) URLs, JSON playlists and a
+ remote manifest that is polled and cached for offline starts. A
+ touchscreen swipes between images; taps can run a command.
+ .
+ The package runs it at boot as the systemd service kiosk-carousel, as the
+ system user kiosk, on tty1, sandboxed; options are read from
+ /etc/kiosk-carousel/kiosk-carousel.conf.
+EOF
+echo /etc/kiosk-carousel/kiosk-carousel.conf > "$root/DEBIAN/conffiles"
+
+cat > "$root/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+set -e
+unit=kiosk-carousel.service
+if [ "$1" = configure ]; then
+    # The user the service runs as; render may be missing before the first render node.
+    getent group render >/dev/null || addgroup --system --quiet render
+    if ! getent passwd kiosk >/dev/null; then
+        adduser --system --group --quiet --no-create-home --home /var/lib/kiosk-carousel \
+            --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
+    fi
+    usermod -a -G video,input,render,tty kiosk
+    # The first show: the sample photos, when the images folder is new or empty.
+    images=/var/lib/kiosk-carousel/images
+    if [ -z "$2" ] && { [ ! -d "$images" ] || [ -z "$(ls -A "$images")" ]; }; then
+        mkdir -p "$images"
+        cp /usr/share/kiosk-carousel/samples/*.jpg "$images/"
+    fi
+fi
+if [ "$1" = configure ] || [ "$1" = abort-upgrade ] || [ "$1" = abort-deconfigure ] || [ "$1" = abort-remove ]; then
+    # As dh_installsystemd does: enabled on first installation (it starts at the next boot,
+    # as starting now would end a login on tty1); an upgrade restarts a running service.
+    deb-systemd-helper unmask "$unit" >/dev/null || true
+    if deb-systemd-helper --quiet was-enabled "$unit"; then
+        deb-systemd-helper enable "$unit" >/dev/null || true
+    else
+        deb-systemd-helper update-state "$unit" >/dev/null || true
+    fi
+    if [ -d /run/systemd/system ]; then
+        systemctl --system daemon-reload >/dev/null || true
+        if [ -n "$2" ]; then
+            deb-systemd-invoke try-restart "$unit" >/dev/null || true
+        fi
+    fi
+fi
+if [ "$1" = configure ] && [ -z "$2" ]; then
+    echo "kiosk-carousel: enabled; it starts at the next boot, or now with: systemctl start kiosk-carousel"
+    echo "kiosk-carousel: options in /etc/kiosk-carousel/kiosk-carousel.conf"
+fi
+exit 0
+EOF
+
+cat > "$root/DEBIAN/prerm" <<'EOF'
+#!/bin/sh
+set -e
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+    deb-systemd-invoke stop kiosk-carousel.service >/dev/null || true
+fi
+exit 0
+EOF
+
+cat > "$root/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+unit=kiosk-carousel.service
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+    systemctl --system daemon-reload >/dev/null || true
+fi
+if [ "$1" = remove ] && command -v deb-systemd-helper >/dev/null 2>&1; then
+    deb-systemd-helper mask "$unit" >/dev/null || true
+fi
+if [ "$1" = purge ]; then
+    if command -v deb-systemd-helper >/dev/null 2>&1; then
+        deb-systemd-helper purge "$unit" >/dev/null || true
+        deb-systemd-helper unmask "$unit" >/dev/null || true
+    fi
+    # Downloads and the last good manifest go; the images folder stays (your photos), and so
+    # does the user kiosk (files elsewhere may still belong to it).
+    rm -rf /var/cache/kiosk-carousel
+    if [ -d /var/lib/kiosk-carousel ]; then
+        find /var/lib/kiosk-carousel -mindepth 1 -maxdepth 1 ! -name images -exec rm -rf {} +
+        rmdir --ignore-fail-on-non-empty /var/lib/kiosk-carousel/images /var/lib/kiosk-carousel 2>/dev/null || true
+    fi
+fi
+exit 0
+EOF
+chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
+for script in postinst prerm postrm; do sh -n "$root/DEBIAN/$script"; done
+
+(cd "$root" && find . -type f ! -path './DEBIAN/*' ! -path ./etc/kiosk-carousel/kiosk-carousel.conf -printf '%P\0' \
+    | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control" "$root/DEBIAN/conffiles"
+
+mkdir -p "$outdir"
+deb="$outdir/kiosk-carousel_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+echo "$deb"

@@ -159,7 +159,13 @@ public final class ContentService {
                     switch event {
                     case .manifest(let m, let fromStore):
                         if !fromStore || manifest == nil {
-                            if !fromStore { Log.info("manifest applied", path: poller.url.absoluteString, detail: "\(m.items.count) items") }
+                            if !fromStore {
+                                var detail = "\(m.items.count) items"
+                                if let i = m.interval { detail += ", interval \(i.wholeMilliseconds) ms" }
+                                if let f = m.fade { detail += ", fade \(f.wholeMilliseconds) ms" }
+                                if let f = m.fit { detail += ", fit \(f.rawValue)" }
+                                Log.info("manifest applied", path: poller.url.absoluteString, detail: detail)
+                            }
                             manifest = m
                         }
                     case .log(let text, let warning):

@@ -204,7 +204,9 @@ public final class FrameLoop {
             // 4. Draw only when the scene changed.
             // Frames follow the display refresh, not each wake-up (a touch report, a decode): a
             // display that does not pace frames itself gets at most one per frame period.
-            let scene = carousel.scene(at: now)
+            var scene = carousel.scene(at: now)
+            // No images yet because the manifest has not answered: "Loading...", not "No images".
+            if scene.base == .noImages, content?.awaitingFirstAnswer == true { scene = Scene(base: .placeholder) }
             var drawLater: Duration?
             if scene != lastScene, !display.pacesFrames, virtualClock == nil,
                let last = lastPresentAt, now - last < Self.framePeriod {

@@ -124,7 +124,10 @@ public enum KioskApp {
                                     background: settings.background, maxPixels: settings.maxPixels)
         preparer.fetcher = content.fetcher
         preparer.checksum = { content.checksum(for: $0) }
-        if items.isEmpty {
+        if items.isEmpty && content.awaitingFirstAnswer {
+            Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
+                     detail: "nothing stored yet; the placeholder shows until it arrives")
+        } else if items.isEmpty {
             Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
         }
         Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")

@@ -144,11 +144,11 @@ public enum CommandLineParser {
         OptionSpec(name: "--manifest-interval", value: "SECONDS", help: "time between manifest polls, with 10 % jitter (default 60); SIGHUP polls at once") { s, v throws(UsageError) in
             s.manifestInterval = try seconds(v, option: "--manifest-interval", range: 1...86_400)
         },
-        OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else ~/.cache/kiosk-carousel)") { s, v throws(UsageError) in
+        OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }
             s.cacheDirectory = v
         },
-        OptionSpec(name: "--state-dir", value: "DIR", help: "where the last good manifest is kept (default $STATE_DIRECTORY, else ~/.local/state/kiosk-carousel)") { s, v throws(UsageError) in
+        OptionSpec(name: "--state-dir", value: "DIR", help: "where the last good manifest is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME or ~/.local/state, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--state-dir: expected an absolute path, got '\(v)'") }
             s.stateDirectory = v
         },

@@ -41,6 +41,8 @@ public final class ManifestPoller: @unchecked Sendable {
     private var validators: ManifestValidators?
     private var timer: DispatchSourceTimer?
     private var polling = false
+    /// Whether a manifest (stored or fetched) is in force.
+    private var hasManifest = false
     private var pollAgain = false
     private var stopped = false
 
@@ -68,6 +70,7 @@ public final class ManifestPoller: @unchecked Sendable {
                     if let stored = try store.load(), stored.url.isEmpty == false, let base = URL(string: stored.url) {
                         let manifest = try Manifest.parse(Array(stored.body), origin: .remote(base), maxItems: maxItems)
                         validators = stored.validators
+                        hasManifest = true
                         events.post(.manifest(manifest, fromStore: true))
                     }
                 } catch {
@@ -145,9 +148,11 @@ public final class ManifestPoller: @unchecked Sendable {
                         events.post(.log("last good manifest not stored: \(error)", warning: true))
                     }
                 }
+                hasManifest = true
                 events.post(.manifest(manifest, fromStore: false))
             } catch {
-                events.post(.log("manifest refused, the previous one stays in force: \(error)", warning: true))
+                let kept = hasManifest ? "the previous one stays in force" : "there is no earlier one to keep"
+                events.post(.log("manifest refused, \(kept): \(error)", warning: true))
             }
         case .failure(let error):
             note = schedule.failed(at: now, error: error)
@@ -156,7 +161,11 @@ public final class ManifestPoller: @unchecked Sendable {
         if let note {
             let warning: Bool
             if case .unreachable = note { warning = true } else { warning = false }
-            events.post(.log(note.description, warning: warning))
+            var text = note.description
+            if case .unreachable(let error, true) = note, !hasManifest {
+                text = "manifest unreachable at start and none stored yet: nothing to show until it is fetched; retrying in the background (logged once): \(error)"
+            }
+            events.post(.log(text, warning: warning))
         }
         events.post(.polled(reached: reached))
         if pollAgain {

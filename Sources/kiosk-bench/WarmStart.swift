@@ -85,8 +85,8 @@ extension Bench {
         notes.append("warm start: spawn to the first `shown` line of `kiosk-carousel --display offscreen:DIR --size 1920x1080"
                      + " --clock real --run-for 5 --manifest http://127.0.0.1:1/show.json --cache-dir C --state-dir S --fade 0`"
                      + " (C and S warmed by one run against a local python3 http.server serving two deploy/samples photos;"
-                     + " port 1 refuses: no network), ended with SIGTERM after that line. The first frame presented is the"
-                     + " placeholder, a few ms in; the photo replaces it when decoded (fading in over --fade)")
+                     + " port 1 refuses: no network), ended with SIGTERM after that line. The photo decoded within the"
+                     + " 300 ms start grace is the first frame presented (no placeholder, no fade-in), with or without --fade")
     }
 
     struct SpawnFailure: Error { var text: String }

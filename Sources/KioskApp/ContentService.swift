@@ -61,7 +61,20 @@ public final class ContentService {
         reloads = try Mailbox()
         let remote = settings.manifest != nil || settings.sources.contains(where: Self.isURL)
         if remote {
-            let cache = try DiskCache(.init(directory: settings.cacheDirectory, maxBytes: settings.cacheBytes))
+            // An unusable cache directory (a file, read-only, missing permissions) must not stop
+            // the show: a private one under the temporary directory takes its place, for this run.
+            var cache: DiskCache
+            do {
+                cache = try DiskCache(.init(directory: settings.cacheDirectory, maxBytes: settings.cacheBytes))
+                guard access(settings.cacheDirectory, W_OK) == 0 else {
+                    throw ContentError.system(SystemError(operation: "access W_OK", path: settings.cacheDirectory, errno: errno))
+                }
+            } catch {
+                let fallback = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/kiosk-carousel-cache-\(getuid())"
+                Log.warning("disk cache unusable, using a temporary one for this run", path: settings.cacheDirectory,
+                            reason: "\(error); using \(fallback)")
+                cache = try DiskCache(.init(directory: fallback, maxBytes: settings.cacheBytes))
+            }
             var configuration = Fetcher.Configuration()
             configuration.maxImageBytes = settings.maxImageBytes
             fetcher = Fetcher(cache: cache, configuration: configuration)
@@ -195,7 +208,8 @@ public final class ContentService {
                 poller.pollNow()
             case .playlist(let path, _), .missing(let path):
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
-            case .directory(let path, let watch, _) where watch == nil:
+            case .directory(let path, _, _):
+                // Watched again from scratch: a directory deleted and made anew is followed again.
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
             default:
                 break

@@ -211,27 +211,37 @@ public final class ControlServer: @unchecked Sendable {
     private let shared = Mutex(Shared())
     private var thread: pthread_t?
 
-    /// Opens the socket at `path`: an old socket file there is removed first (anything else
-    /// there is left alone and is an error), the new one gets mode 0660 before it listens.
+    /// Opens the socket at `path`: an old socket file there is removed first when nothing
+    /// listens on it any more (one another process still listens on is left alone: EADDRINUSE;
+    /// anything that is not a socket too: EEXIST), the new one gets mode 0660 before it listens.
     public init(path: String) throws(SystemError) {
         let pathBytes = Array(path.utf8)
         var address = sockaddr_un()
         guard !pathBytes.isEmpty, pathBytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
             throw SystemError(operation: "bind", path: path, errno: ENAMETOOLONG)
         }
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in pathBytes.enumerated() { raw[i] = b }
+        }
         var st = stat()
         if lstat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFSOCK else {
                 throw SystemError(operation: "bind", path: path, errno: EEXIST)  // not a socket: left alone
             }
+            // A live socket (another show, another program) answers a connect: keep off it.
+            let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if probe >= 0 {
+                let connected = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+                close(probe)
+                if connected == 0 { throw SystemError(operation: "bind", path: path, errno: EADDRINUSE) }
+            }
             try syscall("unlink", path: path) { unlink(path) }
         }
         let fd = try syscall("socket", path: path) {
             socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        }
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, b) in pathBytes.enumerated() { raw[i] = b }
         }
         do {
             try syscall("bind", path: path) {

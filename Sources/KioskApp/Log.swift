@@ -14,11 +14,32 @@ public enum Log {
 
     /// The log line (without the newline) that ``write(_:_:path:detail:reason:)`` writes.
     public static func line(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil, reason: String? = nil) -> String {
-        var line = "kiosk-carousel: \(level.rawValue) \(what)"
-        if let path { line += " path=\(quoteIfNeeded(path))" }
-        if let detail { line += " detail=\(quote(detail))" }
-        if let reason { line += " reason=\(quote(reason))" }
+        // `what` may carry text from outside (a manifest's error): control characters are
+        // escaped there too, and every field is cut at 4096 characters, so no line can be forged
+        // or flood the journal.
+        var line = "kiosk-carousel: \(level.rawValue) \(escapeControls(cut(what)))"
+        if let path { line += " path=\(quoteIfNeeded(cut(path)))" }
+        if let detail { line += " detail=\(quote(cut(detail)))" }
+        if let reason { line += " reason=\(quote(cut(reason)))" }
         return line
+    }
+
+    /// Longest field, in characters; longer ones end with "…(N more)".
+    static let fieldLimit = 4096
+
+    private static func cut(_ s: String) -> String {
+        let scalars = s.unicodeScalars
+        guard scalars.count > fieldLimit else { return s }
+        var out = String(String.UnicodeScalarView(scalars.prefix(fieldLimit)))
+        out += "…(\(scalars.count - fieldLimit) more)"
+        return out
+    }
+
+    /// Control characters written as escapes, without quotes.
+    private static func escapeControls(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return s }
+        let q = quote(s)
+        return String(q.dropFirst().dropLast())
     }
 
     public static func info(_ what: String, path: String? = nil, detail: String? = nil) { write(.info, what, path: path, detail: detail) }

@@ -125,12 +125,16 @@ public final class SlotPreparer: @unchecked Sendable {
         let lower = job.path.lowercased()
         if let fetcher, lower.hasPrefix("http://") || lower.hasPrefix("https://"),
            !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit)) }) {
-            fetcher.fetchImage(job.path, sha256: checksum(job.path)) { [self] result in
+            fetcher.fetchImage(job.path, sha256: checksum(job.path), urgent: true) { [self] result in
                 switch result {
                 case .success(let entry):
+                    // Held open at once: the cache may evict the file (a prefetch making room)
+                    // before the decoder gets to it; the open descriptor keeps the bytes, read
+                    // through /proc/self/fd.
+                    let fd = open(entry.path, O_RDONLY | O_CLOEXEC)
                     var local = job
-                    local.path = entry.path
-                    decode(local)
+                    local.path = fd >= 0 ? "/proc/self/fd/\(fd)" : entry.path
+                    decode(local, closing: fd >= 0 ? fd : nil, cached: fetcher)
                 case .failure(let error):
                     finish(Result(slot: job.slot, ticket: job.ticket, item: job.item,
                                   outcome: .unavailable(error.description), warnings: []))
@@ -147,8 +151,12 @@ public final class SlotPreparer: @unchecked Sendable {
         _ = write(wakeWrite, &byte, 1)
     }
 
-    private func decode(_ job: Job) {
+    /// Decodes on the worker. `closing`: a descriptor to close afterwards. `cached`: the image
+    /// came from that fetcher's disk cache; if it does not decode, the entry is removed so the
+    /// next try downloads it again instead of failing on the same bytes forever.
+    private func decode(_ job: Job, closing descriptor: Int32? = nil, cached: Fetcher? = nil) {
         queue.async { [self] in
+            defer { if let descriptor { close(descriptor) } }
             let stale = shared.withLock { $0.latest[job.slot] != job.ticket }
             let result: Result
             if stale {
@@ -156,6 +164,7 @@ public final class SlotPreparer: @unchecked Sendable {
             } else {
                 result = prepare(job)
             }
+            if let cached, case .failed = result.outcome { cached.cache.remove(url: job.source) }
             finish(result)
         }
     }

@@ -85,11 +85,21 @@ enum AtomicFile {
     }
 
     /// Reads a whole regular file; nil when it does not exist. Throws on other errors.
-    static func read(_ path: String) throws(ContentError) -> [UInt8]? {
+    /// Only a regular file is read (a FIFO or a device is refused at once, never waited on),
+    /// and at most `limit` bytes (8 MiB, the manifest cap): a larger file is refused (EFBIG).
+    static func read(_ path: String, limit: Int = 8 << 20) throws(ContentError) -> [UInt8]? {
         let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+        do { fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) } catch {
             if error.errno == ENOENT { return nil }
             throw .system(error)
+        }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw .system(SystemError(operation: "fstat", path: path, errno: errno)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw .system(SystemError(operation: "read (not a regular file)", path: path, errno: EINVAL))
+        }
+        guard Int(info.st_size) <= limit else {
+            throw .system(SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG))
         }
         var out: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -100,6 +110,7 @@ enum AtomicFile {
             catch { throw .system(error) }
             if n == 0 { return out }
             out += buffer[0..<n]
+            if out.count > limit { throw .system(SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG)) }
         }
     }
 

@@ -160,7 +160,17 @@ public final class DirectoryWatch: @unchecked Sendable {
             guard let name = String(validating: nameBytes, as: UTF8.self), Self.isImageName(name) else { continue }
             if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
                 if complete.remove(name) != nil { result = .changed }
-                writing.insert(name)
+                // A symlink (or a hard link: a regular file with more than one name) is
+                // complete when it appears: no write, so no close-after-write, will follow.
+                var st = stat()
+                let linked = mask & UInt32(IN_CREATE) != 0 && lstat(path + "/" + name, &st) == 0
+                    && ((st.st_mode & S_IFMT) == S_IFLNK || ((st.st_mode & S_IFMT) == S_IFREG && st.st_nlink > 1))
+                if linked {
+                    complete.insert(name)
+                    result = .changed
+                } else {
+                    writing.insert(name)
+                }
             }
             if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
                 writing.remove(name)

@@ -68,9 +68,9 @@ public final class DiskCache: @unchecked Sendable {
             guard parts.count == 2, parts[0].utf8.count == 64, let length = Int(parts[1]) else { continue }
             let path = directory + "/" + name
             var st = stat()
-            guard stat(path, &st) == 0 else { continue }
+            guard lstat(path, &st) == 0 else { continue }   // lstat: a symlink is never followed out of the cache
             guard (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == length else {
-                unlink(path)  // torn or tampered with: not an entry
+                unlink(path)  // torn, tampered with, or a link: not an entry
                 continue
             }
             let entry = Entry(key: String(parts[0]), path: path, length: length, lastUse: st.st_mtim.duration)
@@ -118,11 +118,13 @@ public final class DiskCache: @unchecked Sendable {
                 removeLocked(key)
                 return nil
             }
-            let fd = open(entry.path, O_RDONLY | O_CLOEXEC)
+            let fd = open(entry.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { removeLocked(key); return nil }
             defer { close(fd) }
             var st = stat()
-            guard fstat(fd, &st) == 0, Int(st.st_size) == entry.length else { removeLocked(key); return nil }
+            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == entry.length else {
+                removeLocked(key); return nil
+            }
             if let expected = sha256?.lowercased(), verified[key] != expected {
                 guard let actual = Self.hashFile(fd), actual == expected else { removeLocked(key); return nil }
                 verified[key] = expected

@@ -108,7 +108,9 @@ public final class Fetcher: NSObject, @unchecked Sendable {
         // Backstops only: our own timers give the typed errors.
         config.timeoutIntervalForRequest = seconds(configuration.totalTimeout) + 5
         config.timeoutIntervalForResource = seconds(configuration.totalTimeout) + 5
-        config.httpAdditionalHeaders = ["User-Agent": configuration.userAgent]
+        // Bodies uncompressed only: a compressed body would be inflated (and buffered) by the
+        // transport before our byte cap could see it, so a small gzip bomb could cost gigabytes.
+        config.httpAdditionalHeaders = ["User-Agent": configuration.userAgent, "Accept-Encoding": "identity"]
         let delegateQueue = OperationQueue()
         delegateQueue.maxConcurrentOperationCount = 1
         session = URLSession(configuration: config, delegate: self, delegateQueue: delegateQueue)
@@ -118,7 +120,9 @@ public final class Fetcher: NSObject, @unchecked Sendable {
     /// when given) is returned without a transfer; otherwise it is downloaded, checked and
     /// stored. `completion` gets the entry or a ``ContentError`` (the URL, HTTP status, byte
     /// counts). Returns at once.
-    public func fetchImage(_ url: String, sha256: String? = nil, useCache: Bool = true,
+    /// `urgent` (an image a slot needs now, not a prefetch) goes to the front of the queue, and
+    /// moves a waiting request for the same URL there too.
+    public func fetchImage(_ url: String, sha256: String? = nil, useCache: Bool = true, urgent: Bool = false,
                            completion: @escaping @Sendable (Result<DiskCache.Entry, ContentError>) -> Void) {
         workQueue.async { [self] in
             if useCache, let entry = cache.entry(for: url, sha256: sha256) {
@@ -126,7 +130,7 @@ public final class Fetcher: NSObject, @unchecked Sendable {
                 callbackQueue.async { completion(.success(entry)) }
                 return
             }
-            enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256)) { result in
+            enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { result in
                 completion(result.map { if case .entry(let e) = $0 { return e }; fatalError("image job gave a manifest") })
             }
         }
@@ -181,7 +185,7 @@ public final class Fetcher: NSObject, @unchecked Sendable {
         init(key: String, url: String, kind: Kind) { self.key = key; self.url = url; self.kind = kind; chain = [url] }
     }
 
-    private func enqueue(key: String, url: String, kind: Kind,
+    private func enqueue(key: String, url: String, kind: Kind, urgent: Bool = false,
                          completion: @escaping @Sendable (Result<Payload, ContentError>) -> Void) {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
               parsed.host != nil else {
@@ -193,12 +197,16 @@ public final class Fetcher: NSObject, @unchecked Sendable {
             if let job = jobs[key] {
                 job.completions.append(completion)
                 stats.joined += 1
+                if urgent, let i = waiting.firstIndex(where: { $0 === job }), i > 0 {
+                    waiting.remove(at: i)
+                    waiting.insert(job, at: 0)
+                }
                 return nil
             }
             let job = Job(key: key, url: url, kind: kind)
             job.completions.append(completion)
             jobs[key] = job
-            waiting.append(job)
+            if urgent { waiting.insert(job, at: 0) } else { waiting.append(job) }
             return job
         }
         if start == nil, lock.withLock({ closed }) {
@@ -225,6 +233,7 @@ public final class Fetcher: NSObject, @unchecked Sendable {
     private func start(_ job: Job) {
         var request = URLRequest(url: URL(string: job.url)!)
         request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         request.timeoutInterval = seconds(configuration.totalTimeout) + 5
         if case .manifest(let validators?) = job.kind {
             if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
@@ -390,7 +399,11 @@ extension Fetcher: URLSessionDataDelegate {
             }
             guard (200..<300).contains(http.statusCode) else { return .httpStatus(url: job.url, status: http.statusCode) }
             let encoding = header(http.allHeaderFields, "Content-Encoding")?.lowercased()
-            if http.expectedContentLength >= 0, encoding == nil || encoding == "identity" {
+            if let encoding, encoding != "identity" {
+                // We asked for identity; an inflated body would escape the byte cap.
+                return .transport(url: job.url, reason: "the server sent a \(encoding)-encoded body although only identity was accepted", receivedBytes: 0)
+            }
+            if http.expectedContentLength >= 0 {
                 job.declared = Int(http.expectedContentLength)
                 if job.declared! > limit(job) {
                     return .bodyTooLarge(url: job.url, limit: limit(job), declaredBytes: job.declared, receivedBytes: 0)

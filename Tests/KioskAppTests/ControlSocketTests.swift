@@ -5,6 +5,7 @@ import KioskCore
 import KioskDisplay
 import KioskImaging
 @testable import KioskApp
+import KioskSystem
 
 // Issue 6 item 4: the control socket, and the signals, end to end: the real executable in
 // offscreen mode on the real clock with a long interval, so nothing moves unless asked to.
@@ -379,4 +380,15 @@ private final class TapFeed: TouchFeed {
     let stdoutLines = stdout.lines.map(\.text)
     #expect(stdoutLines.count == 2 && stdoutLines[1].hasPrefix(#"{"event":"tap","index":0,"#), "\(stdoutLines)")
     #expect(socketLines == stdoutLines)
+}
+
+@Test func aSocketAnotherProcessStillListensOnIsLeftAlone() throws {
+    let path = NSTemporaryDirectory() + "kc-live-\(getpid()).sock"
+    unlink(path)
+    defer { unlink(path) }
+    let first = try ControlServer(path: path)
+    _ = first
+    #expect(throws: SystemError(operation: "bind", path: path, errno: EADDRINUSE)) {
+        _ = try ControlServer(path: path)
+    }
 }

@@ -52,3 +52,11 @@ import Testing
     #expect(writer.flush(timeout: .seconds(10)))
     close(fds[1])
 }
+
+@Test func logLinesEscapeControlCharactersInEveryFieldAndCutHugeOnes() {
+    let line = Log.line(.warning, "manifest refused: items[0].fit: \"x\nkiosk-carousel: error FORGED\u{1B}[31m\"", path: "/a", reason: String(repeating: "z", count: 10_000))
+    #expect(!line.contains("\n") && !line.contains("\u{1B}"))
+    #expect(line.contains("\\nkiosk-carousel: error FORGED\\x1b[31m"))
+    #expect(line.count < 4096 * 2 + 200)
+    #expect(line.hasSuffix("…(5904 more)\""))
+}

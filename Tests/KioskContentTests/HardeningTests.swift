@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+import KioskContent
+import Testing
+
+/// From a break-it run: what a hostile file system or server must not do.
+
+@Test func aPlaylistThatIsAFIFOOrTooLargeIsRefusedAtOnce() throws {
+    let dir = makeTempDirectory("harden")
+    let fifo = dir + "/p.json"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let start = ContinuousClock.now
+    #expect(throws: ContentError.self) { _ = try Manifest.load(path: fifo) }   // no writer: must not wait
+    #expect(ContinuousClock.now - start < .seconds(1))
+    let big = dir + "/big.json"
+    let fd = open(big, O_WRONLY | O_CREAT, 0o600)
+    #expect(ftruncate(fd, 9 << 20) == 0)   // 9 MiB, sparse: over the 8 MiB cap
+    close(fd)
+    #expect(throws: ContentError.self) { _ = try Manifest.load(path: big) }
+}
+
+@Test func aCacheEntryThatIsASymlinkIsNotFollowed() throws {
+    let dir = makeTempDirectory("harden-cache")
+    let outside = makeTempDirectory("harden-outside") + "/secret.jpg"
+    let body = jpegBytes(100)
+    try writeFile(outside, body)
+    let url = "http://example.invalid/a.jpg"
+    symlink(outside, dir + "/\(DiskCache.key(for: url)).\(body.count)")
+    let cache = try DiskCache(.init(directory: dir))
+    #expect(cache.entry(for: url) == nil)
+    #expect(access(outside, F_OK) == 0)   // the target is left alone
+}
+
+@Test func aSymlinkOrHardLinkDroppedIntoAWatchedDirectoryIsListed() throws {
+    let dir = makeTempDirectory("harden-watch")
+    let outside = makeTempDirectory("harden-watch-src")
+    try writeFile(outside + "/x.jpg", jpegBytes(10))
+    try writeFile(outside + "/y.jpg", jpegBytes(10))
+    let watch = try DirectoryWatch(path: dir, debounce: .milliseconds(100))
+    defer { watch.stop() }
+    symlink(outside + "/x.jpg", dir + "/a.jpg")
+    link(outside + "/y.jpg", dir + "/b.jpg")
+    var last: [String] = []
+    let end = ContinuousClock.now + .seconds(3)
+    while ContinuousClock.now < end, last.count < 2 {
+        if let list = watch.changes.wait(timeout: .milliseconds(200)).last { last = list.map { String($0.split(separator: "/").last!) } }
+    }
+    #expect(last == ["a.jpg", "b.jpg"])
+}

@@ -27,14 +27,20 @@ enum AtomicFile {
     }
 
     /// Writes all of `bytes` to `fd` (retrying short writes and EINTR).
-    static func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(ContentError) {
+    /// `onFull` is asked to make room when the file system is full (ENOSPC); when it returns
+    /// true the write is tried again from where it stopped, once per call of `onFull`.
+    static func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer,
+                         onFull: (Int) -> Bool = { _ in false }) throws(ContentError) {
         var offset = 0
         while offset < bytes.count {
             let raw = fd.rawValue
             let n: Int
             do {
                 n = try syscall("write", path: fd.path) { Glibc.write(raw, bytes.baseAddress! + offset, bytes.count - offset) }
-            } catch { throw .system(error) }
+            } catch {
+                if error.errno == ENOSPC, onFull(bytes.count - offset) { continue }
+                throw .system(error)
+            }
             offset += n
         }
     }

@@ -214,6 +214,20 @@ public final class DiskCache: @unchecked Sendable {
         return expired.count
     }
 
+    /// The file system is full: deletes least recently used entries (never `keeping`) until
+    /// `bytes` have been freed; false when there was nothing left to delete.
+    func makeRoom(bytes: Int, keeping: String?) -> Bool {
+        lock.withLock {
+            var freed = 0
+            for entry in index.values.sorted(by: { $0.lastUse < $1.lastUse }) where entry.key != keeping {
+                removeLocked(entry.key)
+                freed += entry.length
+                if freed >= bytes { break }
+            }
+            return freed > 0
+        }
+    }
+
     /// Deletes least recently used entries (never `keeping`) until `incoming` more bytes fit.
     private func evictLocked(toFit incoming: Int, keeping: String?) {
         let replaced = keeping.flatMap { index[$0]?.length } ?? 0
@@ -260,8 +274,10 @@ public final class CacheWriter: @unchecked Sendable {
     public var temporaryPath: String { fd.path }
 
     /// Appends body bytes. Throws ``ContentError/system(_:)``.
+    /// On a full file system (ENOSPC) the least recently used entries make room, as long as
+    /// there are any (this URL's own entry is kept).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
-        try AtomicFile.writeAll(fd, bytes)
+        try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key) }
         hasher.update(bytes)
         bytesWritten += bytes.count
     }

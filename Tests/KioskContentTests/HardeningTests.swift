@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import KioskContent
+@testable import KioskContent
 import Testing
 
 /// From a break-it run: what a hostile file system or server must not do.
@@ -46,4 +46,20 @@ import Testing
         if let list = watch.changes.wait(timeout: .milliseconds(200)).last { last = list.map { String($0.split(separator: "/").last!) } }
     }
     #expect(last == ["a.jpg", "b.jpg"])
+}
+
+@Test func aFullFileSystemMakesRoomFromTheLeastRecentlyUsedEntries() throws {
+    let clock = TestClock()
+    let cache = try DiskCache(.init(directory: makeTempDirectory("harden-full"), now: { clock.now }))
+    for (i, name) in ["a", "b", "c"].enumerated() {
+        clock.advance(.seconds(10))
+        _ = try cache.store(url: "http://x.invalid/\(name).jpg", bytes: jpegBytes(1000, seed: i))
+    }
+    // ENOSPC while writing c's new version: a (oldest) goes first, c itself is kept.
+    #expect(cache.makeRoom(bytes: 1000, keeping: DiskCache.key(for: "http://x.invalid/c.jpg")))
+    #expect(cache.entry(for: "http://x.invalid/a.jpg") == nil)
+    #expect(cache.entry(for: "http://x.invalid/b.jpg") != nil)
+    #expect(cache.entry(for: "http://x.invalid/c.jpg") != nil)
+    #expect(cache.makeRoom(bytes: 1_000_000, keeping: DiskCache.key(for: "http://x.invalid/c.jpg")))
+    #expect(!cache.makeRoom(bytes: 1, keeping: DiskCache.key(for: "http://x.invalid/c.jpg")))   // nothing left but c
 }

@@ -59,7 +59,7 @@ public final class ContentService {
     /// - Throws: ``ContentError`` naming the directory.
     public init(settings: Settings) throws(ContentError) {
         reloads = try Mailbox()
-        let remote = settings.manifest != nil || settings.sources.contains(where: Self.isURL)
+        let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
         if remote {
             // An unusable cache directory (a file, read-only, missing permissions) must not stop
             // the show: a private one under the temporary directory takes its place, for this run.
@@ -152,8 +152,12 @@ public final class ContentService {
     }
 
     /// Takes what arrived; returns the new playlist when it differs from ``items``.
+    /// Called on every turn of the frame loop: the playlist is composed again only when a source
+    /// actually brought something.
     public func takeUpdate() -> [PlaylistItem]? {
+        var changed = false
         for reloaded in reloads.take() where reloaded.index < sources.count {
+            changed = true
             if case .directory(_, let old?, _) = sources[reloaded.index] {
                 if case .directory(_, let new, _) = reloaded.source, new !== old { old.stop() }
             }
@@ -163,6 +167,7 @@ public final class ContentService {
             switch sources[i] {
             case .directory(let path, let watch?, _):
                 if let latest = watch.changes.take().last {
+                    changed = true
                     Log.info("directory changed", path: path, detail: "\(latest.count) images")
                     sources[i] = .directory(path: path, watch: watch, files: latest)
                 }
@@ -180,6 +185,7 @@ public final class ContentService {
                                 Log.info("manifest applied", path: poller.url.absoluteString, detail: detail)
                             }
                             manifest = m
+                            changed = true
                         }
                     case .log(let text, let warning):
                         if warning { Log.warning(text, path: poller.url.absoluteString) } else { Log.info(text, path: poller.url.absoluteString) }
@@ -192,6 +198,7 @@ public final class ContentService {
                 break
             }
         }
+        guard changed else { return nil }
         let composed = compose()
         guard composed != items else { return nil }
         items = composed
@@ -233,15 +240,10 @@ public final class ContentService {
 
     // MARK: Internals
 
-    static func isURL(_ text: String) -> Bool {
-        let lower = text.lowercased()
-        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
-    }
-
     /// A SOURCE argument: an image URL, a `.json` playlist, a directory, or an image file.
     /// Blocking I/O (listing, reading): at start-up or on the reload queue.
     static func makeSource(_ argument: String) -> Source {
-        if isURL(argument) { return .remoteImage(argument) }
+        if ManifestItem.isRemote(argument) { return .remoteImage(argument) }
         if argument.lowercased().hasSuffix(".json") {
             do {
                 let manifest = try Manifest.load(path: argument)
@@ -306,7 +308,7 @@ public final class ContentService {
     /// by the fetcher's concurrency; one request per URL), so the whole show plays offline later.
     private func prefetch() {
         guard let fetcher else { return }
-        for item in items where Self.isURL(item.source) {
+        for item in items where ManifestItem.isRemote(item.source) {
             fetcher.fetchImage(item.source, sha256: checksums[item.source]) { _ in }
         }
     }

@@ -321,29 +321,14 @@ extension CommandLineParser {
     /// table (``applyConfig(_:file:to:)``). A file that cannot be read, is not a regular file,
     /// or is over 1 MiB is a ``UsageError`` starting with `--config:`.
     static func applyConfigFile(_ path: String, to settings: inout Settings) throws(UsageError) {
-        let fd: FileDescriptor
+        let bytes: [UInt8]
         do {
-            fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            bytes = try readRegularFile(path, limit: configFileLimit)
         } catch {
-            throw UsageError("--config: \(error.description)")
-        }
-        defer { fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw UsageError("--config: \(path): not a regular file")
-        }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let n = read(fd.rawValue, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else {
-                throw UsageError("--config: \(SystemError(operation: "read", path: path, errno: errno).description)")
-            }
-            if n == 0 { break }
-            bytes += buffer[0..<n]
-            guard bytes.count <= configFileLimit else {
-                throw UsageError("--config: \(path): larger than \(configFileLimit / 1024) KiB")
+            switch error.errno {
+            case EINVAL: throw UsageError("--config: \(path): not a regular file")
+            case EFBIG: throw UsageError("--config: \(path): larger than \(configFileLimit / 1024) KiB")
+            default: throw UsageError("--config: \(error.description)")
             }
         }
         try applyConfig(bytes, file: path, to: &settings)

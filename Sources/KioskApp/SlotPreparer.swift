@@ -122,8 +122,7 @@ public final class SlotPreparer: @unchecked Sendable {
             $0.pending += 1
             $0.latest[job.slot] = job.ticket
         }
-        let lower = job.path.lowercased()
-        if let fetcher, lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+        if let fetcher, ManifestItem.isRemote(job.path),
            !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit)) }) {
             fetcher.fetchImage(job.path, sha256: checksum(job.path), urgent: true) { [self] result in
                 switch result {

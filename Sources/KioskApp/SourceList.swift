@@ -1,15 +1,14 @@
 import Glibc
+import KioskContent
 import KioskCore
 import KioskSystem
 
-/// Expands the SOURCE arguments into playlist items (SPEC section 5, local sources): a
-/// directory gives its JPEG and PNG files (by extension, hidden files left out) in name order
-/// (byte-wise, so `img10` sorts before `img2` as `ls` does in the C locale); a file is taken as
+/// Expands the SOURCE arguments into playlist items (SPEC section 5, local sources) once,
+/// without watching (for a directory that cannot be watched): a directory gives its image files
+/// by ``DirectoryWatch``'s rule (JPEG and PNG by extension, hidden files left out, byte-wise
+/// name order, so `img10` sorts before `img2` as `ls` does in the C locale); a file is taken as
 /// it is, whatever its name. A source that does not exist is logged and left out.
 public enum SourceList {
-    /// File name extensions a directory listing takes, compared case-insensitively.
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
-
     public static func items(from sources: [String]) -> [PlaylistItem] {
         var items: [PlaylistItem] = []
         for source in sources {
@@ -20,10 +19,9 @@ public enum SourceList {
                 continue
             }
             if (st.st_mode & S_IFMT) == S_IFDIR {
-                let names = directoryImages(source)
-                if names.isEmpty { Log.warning("no JPEG or PNG files in directory", path: source) }
-                let base = source.hasSuffix("/") ? source : source + "/"
-                items += names.map { PlaylistItem(source: base + $0) }
+                let paths = directoryImages(source)
+                if paths.isEmpty { Log.warning("no JPEG or PNG files in directory", path: source) }
+                items += paths.map { PlaylistItem(source: $0) }
             } else {
                 items.append(PlaylistItem(source: source))
             }
@@ -32,24 +30,16 @@ public enum SourceList {
     }
 
     static func directoryImages(_ path: String) -> [String] {
-        let entries: [DirectoryEntry]
         do {
-            entries = try listDirectory(path)
+            let listed = try DirectoryWatch.imagePaths(in: path)
+            if listed.notUTF8 > 0 {
+                // The playlist, the events and the logs carry names as text.
+                Log.warning("file skipped", path: path, reason: "a file name in this directory is not valid UTF-8; rename it")
+            }
+            return listed.paths
         } catch {
             Log.warning("directory unreadable", path: path, reason: error.description)
             return []
         }
-        var names: [String] = []
-        for entry in entries where !entry.isDirectory {
-            guard let name = entry.name else {
-                // The playlist, the events and the logs carry names as text: a name that is not
-                // UTF-8 could not be opened again from its text form.
-                Log.warning("file skipped", path: path, reason: "a file name in this directory is not valid UTF-8; rename it")
-                continue
-            }
-            guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { continue }
-            if imageExtensions.contains(name[name.index(after: dot)...].lowercased()) { names.append(name) }
-        }
-        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 }

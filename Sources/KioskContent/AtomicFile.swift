@@ -94,29 +94,11 @@ enum AtomicFile {
     /// Only a regular file is read (a FIFO or a device is refused at once, never waited on),
     /// and at most `limit` bytes (8 MiB, the manifest cap): a larger file is refused (EFBIG).
     static func read(_ path: String, limit: Int = 8 << 20) throws(ContentError) -> [UInt8]? {
-        let fd: FileDescriptor
-        do { fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) } catch {
+        do {
+            return try readRegularFile(path, limit: limit)
+        } catch {
             if error.errno == ENOENT { return nil }
             throw .system(error)
-        }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0 else { throw .system(SystemError(operation: "fstat", path: path, errno: errno)) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .system(SystemError(operation: "read (not a regular file)", path: path, errno: EINVAL))
-        }
-        guard Int(info.st_size) <= limit else {
-            throw .system(SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG))
-        }
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let raw = fd.rawValue
-            let n: Int
-            do { n = try syscall("read", path: path) { buffer.withUnsafeMutableBytes { Glibc.read(raw, $0.baseAddress, $0.count) } } }
-            catch { throw .system(error) }
-            if n == 0 { return out }
-            out += buffer[0..<n]
-            if out.count > limit { throw .system(SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG)) }
         }
     }
 

@@ -187,8 +187,21 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     // MARK: - Names
 
-    /// Extensions taken, compared case-insensitively (KioskApp's `SourceList.imageExtensions`).
+    /// Extensions taken, compared case-insensitively: the one rule for what in a directory is
+    /// an image (the watch, and KioskApp's `SourceList` for a directory that cannot be watched).
     public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
+
+    /// The image files of `path` once, without watching: full paths sorted byte-wise, and how
+    /// many names were left out because they are not UTF-8 (they could not be opened again
+    /// from their text form). Throws ``SystemError`` when the directory cannot be listed.
+    public static func imagePaths(in path: String) throws(SystemError) -> (paths: [String], notUTF8: Int) {
+        let entries = try listDirectory(path)
+        let names = entries.compactMap { entry -> String? in
+            guard !entry.isDirectory, let name = entry.name, isImageName(name) else { return nil }
+            return name
+        }
+        return (sortedPaths(Set(names), in: path), entries.filter { $0.name == nil && !$0.isDirectory }.count)
+    }
 
     static func isImageName(_ name: String) -> Bool {
         guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }

@@ -41,8 +41,12 @@ public struct ManifestItem: Equatable, Sendable {
     }
 
     /// True when ``src`` is an http or https URL (to be fetched), false for a local file.
-    public var isRemote: Bool {
-        let lower = src.lowercased()
+    public var isRemote: Bool { Self.isRemote(src) }
+
+    /// True when `source` (a playlist item's, a SOURCE argument) is an http or https URL: the
+    /// one test for "fetch it" rather than "open it".
+    public static func isRemote(_ source: String) -> Bool {
+        let lower = source.lowercased()
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 }

@@ -65,7 +65,7 @@ public final class ChildProcess {
         guard let entries = try? listDirectory("/proc") else { return true }
         for entry in entries {
             guard let name = entry.name, let process = Int32(name),
-                  let stat = try? readSmallFile("/proc/\(process)/stat"),
+                  let stat = try? readRegularFile("/proc/\(process)/stat", limit: 4096),
                   let close = stat.lastIndex(of: UInt8(ascii: ")")) else { continue }
             // After "pid (comm)": state ppid pgrp ...
             let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))

@@ -113,16 +113,26 @@ public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry
     return entries
 }
 
-/// Reads a small file whole (at most `limit` bytes, default 64 KiB), such as a `/proc` entry.
-/// Throws ``SystemError`` for a failed open or read.
-public func readSmallFile(_ path: String, limit: Int = 65536) throws(SystemError) -> [UInt8] {
-    let fd = try FileDescriptor.open(path, O_RDONLY)
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while bytes.count < limit {
-        let n = try syscall("read", path: path) { read(fd.rawValue, &buffer, min(buffer.count, limit - bytes.count)) }
-        if n == 0 { break }
-        bytes += buffer[0..<n]
+/// Reads a regular file whole, never waiting: opened `O_NONBLOCK`, anything but a regular
+/// file (a FIFO, a device, a directory) refused at once (`EINVAL`), and more than `limit` bytes
+/// refused (`EFBIG`, by the size `fstat` reports and again while reading, for `/proc` files
+/// that report 0). Throws ``SystemError`` with the path (`open`, `fstat`, `read`).
+public func readRegularFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
+    let fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
+    var info = stat()
+    try syscall("fstat", path: path) { fstat(fd.rawValue, &info) }
+    guard (info.st_mode & S_IFMT) == S_IFREG else {
+        throw SystemError(operation: "read (not a regular file)", path: path, errno: EINVAL)
     }
-    return bytes
+    guard Int(info.st_size) <= limit else {
+        throw SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG)
+    }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = try syscall("read", path: path) { read(fd.rawValue, &buffer, buffer.count) }
+        if n == 0 { return bytes }
+        bytes += buffer[0..<n]
+        if bytes.count > limit { throw SystemError(operation: "read (over \(limit) bytes)", path: path, errno: EFBIG) }
+    }
 }

@@ -305,45 +305,7 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(access(socket, F_OK) != 0)
 }
 
-// MARK: Taps reach the socket too
-
-/// Hands out a scripted finger on the loop's clock (as TouchLoopTests' feed does), waking the
-/// loop's poll every 4 ms.
-private final class TapFeed: TouchFeed {
-    let wakeDescriptor: Int32
-    private let writeEnd: Int32
-    private var script: [TouchFeedEvent]
-    private let clock: ShowClock
-    private let timer: DispatchSourceTimer
-
-    init(_ script: [TouchFeedEvent], clock: ShowClock) {
-        self.script = script
-        self.clock = clock
-        var fds: [Int32] = [-1, -1]
-        pipe(&fds)
-        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
-        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
-        wakeDescriptor = fds[0]
-        writeEnd = fds[1]
-        timer = DispatchSource.makeTimerSource(queue: .global())
-        timer.schedule(deadline: .now(), repeating: .milliseconds(4))
-        let fd = writeEnd
-        timer.setEventHandler { var b: UInt8 = 1; _ = write(fd, &b, 1) }
-        timer.resume()
-    }
-    deinit { timer.cancel(); close(wakeDescriptor); close(writeEnd) }
-
-    func takeTouchEvents() -> [TouchFeedEvent] {
-        var drain = [UInt8](repeating: 0, count: 256)
-        while read(wakeDescriptor, &drain, drain.count) > 0 {}
-        var due: [TouchFeedEvent] = []
-        while let first = script.first {
-            if case .sample(let s) = first, s.time > clock.now { break }
-            due.append(script.removeFirst())
-        }
-        return due
-    }
-}
+// MARK: Taps reach the socket too (a scripted finger: TouchLoopTests' ScriptedFeed)
 
 @Test func tapsAndShownEventsGoToTheSocketAsToStdout() throws {
     let dir = controlTestDirectory()
@@ -369,7 +331,7 @@ private final class TapFeed: TouchFeed {
                          carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
                          preparer: SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
                          background: .black, events: events, runFor: .milliseconds(1000),
-                         touch: TapFeed(tap, clock: clock))
+                         touch: ScriptedFeed(tap, clock: clock))
     loop.control = server
     _ = try loop.run()
     events.flush()

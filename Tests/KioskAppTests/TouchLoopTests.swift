@@ -6,12 +6,12 @@ import KioskDisplay
 import KioskImaging
 @testable import KioskApp
 
-/// A touch feed that plays a script of samples on the frame loop's real clock: each sample is
+/// A touch feed (also used by ControlSocketTests) that plays a script of samples on the frame loop's real clock: each sample is
 /// handed out once the clock reaches its time. A timer writing into a pipe every 4 ms wakes
 /// the loop's poll.
 /// This stands in for the evdev reader only: the loop, gestures, carousel, decoder, renderer
 /// and display are the real ones.
-private final class ScriptedFeed: TouchFeed {
+final class ScriptedFeed: TouchFeed {
     let wakeDescriptor: Int32
     private let writeEnd: Int32
     private var script: [TouchFeedEvent]

@@ -58,29 +58,14 @@ final class KioskShow: @unchecked Sendable {
         // Close-on-exec: another child spawned meanwhile must not hold our pipes open (the
         // dup2 in the file actions clears the flag on the child's 1 and 2).
         for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t(); sigemptyset(&empty)
-        var all = sigset_t(); sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        let argv = ([binary] + self.arguments).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
         startedAt = monotonicSeconds()
-        let rc = posix_spawn(&pid, binary, &actions, &attr, argv, environ)
-        close(outPipe[1]); close(errPipe[1])
-        guard rc == 0 else {
+        let pid: pid_t
+        do {
+            defer { close(outPipe[1]); close(errPipe[1]) }
+            pid = try spawnResettingSignals(binary, self.arguments, stdout: outPipe[1], stderr: errPipe[1])
+        } catch {
             close(outPipe[0]); close(errPipe[0])
-            throw Failure("posix_spawn \(binary): \(String(cString: strerror(rc)))")
+            throw error
         }
         self.pid = pid
         for (fd, isOut) in [(outPipe[0], true), (errPipe[0], false)] {

@@ -161,23 +161,7 @@ final class Child {
     private var status: Int32?
 
     init(_ path: String, _ arguments: [String]) throws {
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        var empty = sigset_t(); sigemptyset(&empty)
-        var all = sigset_t(); sigfillset(&all)
-        posix_spawnattr_setsigmask(&attr, &empty)
-        posix_spawnattr_setsigdefault(&attr, &all)
-        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
-        guard rc == 0 else { throw Failure("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+        let pid = try spawnResettingSignals(path, arguments)
         self.pid = pid
     }
 
@@ -274,4 +258,30 @@ final class TestClock: @unchecked Sendable {
     init(_ start: Duration = .seconds(1_700_000_000)) { current = start }
     var now: Duration { lock.withLock { current } }
     func advance(_ d: Duration) { lock.withLock { current += d } }
+}
+
+/// Starts `path` with `arguments`, stdin from /dev/null, stdout and stderr on the given
+/// descriptors (inherited when nil), with every signal unblocked and at its default: the test
+/// runner's threads block some signals, and a child inheriting that mask would ignore SIGTERM.
+func spawnResettingSignals(_ path: String, _ arguments: [String], stdout: Int32? = nil, stderr: Int32? = nil) throws -> pid_t {
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    var empty = sigset_t(); sigemptyset(&empty)
+    var all = sigset_t(); sigfillset(&all)
+    posix_spawnattr_setsigmask(&attr, &empty)
+    posix_spawnattr_setsigdefault(&attr, &all)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let stdout { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+    if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) }
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, &attr, argv, environ)
+    guard rc == 0 else { throw Failure("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+    return pid
 }

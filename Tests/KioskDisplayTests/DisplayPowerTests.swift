@@ -4,28 +4,7 @@ import KioskCore
 import KioskSystem
 @testable import KioskDisplay
 
-/// A regular file of `size` bytes, every byte 0xAA, standing in for /dev/fb0.
-private func fakeFramebuffer(size: Int) -> String {
-    var template = Array("/tmp/kc-fbdev-power-XXXXXX".utf8CString)
-    let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    let path = dir + "/fb0"
-    let fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600)
-    precondition(fd >= 0)
-    let bytes = [UInt8](repeating: 0xAA, count: size)
-    precondition(write(fd, bytes, size) == size)
-    close(fd)
-    return path
-}
-
-private func fileBytes(_ path: String) -> [UInt8] {
-    let fd = open(path, O_RDONLY)
-    defer { close(fd) }
-    var info = stat()
-    fstat(fd, &info)
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-    _ = read(fd, &bytes, bytes.count)
-    return bytes
-}
+// fakeFramebuffer(size:) and fileBytes(_:) come from FramebufferDisplayTests.swift.
 
 private func removeFake(_ path: String) {
     unlink(path)

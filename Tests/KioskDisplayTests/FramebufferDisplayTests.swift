@@ -11,7 +11,7 @@ private func temporaryDirectory() -> String {
 }
 
 /// A regular file of `size` bytes, every byte 0xAA, standing in for /dev/fb0.
-private func fakeFramebuffer(size: Int) -> String {
+func fakeFramebuffer(size: Int) -> String {
     let path = temporaryDirectory() + "/fb0"
     let fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600)
     precondition(fd >= 0)
@@ -22,7 +22,7 @@ private func fakeFramebuffer(size: Int) -> String {
 }
 
 /// The whole file, read with read(2) (not through the display's mapping).
-private func fileBytes(_ path: String) -> [UInt8] {
+func fileBytes(_ path: String) -> [UInt8] {
     let fd = open(path, O_RDONLY)
     defer { close(fd) }
     var info = stat()

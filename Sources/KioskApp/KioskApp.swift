@@ -178,7 +178,7 @@ public enum KioskApp {
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
             } else if let outputs = display as? OffscreenDisplay {
-                Log.info("show done", path: outputs.directory, detail: "\(outputs.framesWritten) frames written")
+                Log.info("show done", path: outputs.directory, detail: "\(outputs.framesWritten) \(outputs.framesWritten == 1 ? "frame" : "frames") written")
             }
             return 0
         } catch {

@@ -33,8 +33,8 @@ private func run(_ program: String, _ arguments: [String], environment: [String:
     if let directory { process.currentDirectoryURL = directory }
     let outFile = FileManager.default.temporaryDirectory.appendingPathComponent("deploy-out-\(UUID().uuidString)")
     let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("deploy-err-\(UUID().uuidString)")
-    FileManager.default.createFile(atPath: outFile.path, contents: nil)
-    FileManager.default.createFile(atPath: errFile.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outFile.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: outFile); try? FileManager.default.removeItem(at: errFile) }
     process.standardOutput = try FileHandle(forWritingTo: outFile)
     process.standardError = try FileHandle(forWritingTo: errFile)

@@ -225,12 +225,15 @@ public final class ContentService {
     }
 
     /// Blocks until the remote manifest's first poll has ended, or `timeout` (an offscreen run on
-    /// the virtual clock: time must not move on before the network answers).
-    public func waitForFirstAnswer(timeout: Duration) {
+    /// the virtual clock: time must not move on before the network answers), or `interrupt` (the
+    /// signal pipe) becomes readable; what is in it is left for the frame loop.
+    public func waitForFirstAnswer(timeout: Duration, interrupt: Int32 = -1) {
         let end = ContinuousClock.now + timeout
         while awaitingFirstAnswer, ContinuousClock.now < end {
             var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
             _ = poll(&fds, nfds_t(fds.count), 100)
+            if interrupt >= 0, fds.last!.revents != 0 { return }
             _ = takeUpdate()
         }
     }

@@ -25,6 +25,11 @@ public enum KioskApp {
     /// Runs kiosk-carousel with `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
         reopenClosedStandardDescriptors()
+        // Signals are caught from the first thing main does: one sent while the display opens
+        // or the manifest is awaited waits in the pipe for the frame loop (SIGTERM then ends the
+        // show cleanly) instead of killing the process with its default action. (Before main,
+        // while the dynamic loader runs, nothing can catch them.)
+        installSignalHandlers()
         if arguments.contains("--help") {
             print(CommandLineParser.help)
             return 0
@@ -99,7 +104,7 @@ public enum KioskApp {
         if clock is VirtualClock && content.awaitingFirstAnswer {
             // Virtual time must not run ahead of the network: wait for the manifest's answer.
             content.start()
-            content.waitForFirstAnswer(timeout: .seconds(60))
+            content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signalPipeRead)
             items = content.items
         }
         Log.info("display opened", detail: display.summary)
@@ -111,7 +116,6 @@ public enum KioskApp {
         // The console: graphics mode on a VT, text mode back on every way out.
         let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics(note: { Log.info($0) })
         if let console { Log.info("console switched to graphics mode", path: console.path) }
-        installSignalHandlers()
         defer {
             display.restore()
             if let error = console?.restore() { Log.warning("console not restored", reason: error.description) }

@@ -234,29 +234,9 @@ public struct Carousel: Sendable {
                 actions += applyItems(replacement, at: now)
             }
             if let t = transition {
-                switch t {
-                case .held:
-                    break passes  // a finger holds the show
-                case .settle(let settle):
-                    let end = settle.start + config.settle
-                    guard now >= end else { break passes }
-                    transition = nil
-                    actions += finishSettle(settle, at: end)
-                case .move(_, _, let direction, let start):
-                    let end = start + fade
-                    guard now >= end else { break passes }
-                    transition = nil
-                    stepCursor(direction)
-                    currentSince = end
-                    announced = false
-                    actions += reconcile()
-                    actions += announceIfReady(at: end)
-                case .fadeIn(_, let start):
-                    let end = start + fade
-                    guard now >= end else { break passes }
-                    transition = nil
-                    actions += announceIfReady(at: end)
-                }
+                // A finger hold has no end; the others complete at their natural end.
+                guard let end = naturalEnd(of: t), now >= end else { break passes }
+                actions += complete(t, at: end)
             } else if let at = advanceAt, now >= at, canMove, !isPaused {
                 actions += beginMove(config.direction, at: now - at <= fade ? at : now)
             } else {
@@ -266,19 +246,49 @@ public struct Carousel: Sendable {
         return actions
     }
 
-    /// Moves one item in `direction` now (SIGUSR1 / SIGUSR2, and later swipes), cross-fading.
-    /// A move already under way is completed first. Ignored with fewer than two items.
-    /// Ignored while a finger is down (the person at the screen wins).
+    /// Moves one item in `direction` now (SIGUSR1 / SIGUSR2, the control socket), cross-fading.
+    /// A transition under way is cut short: it lands now (its `shown` is stamped now), and the
+    /// new cross-fade starts from there. Ignored with fewer than two items, and while a finger
+    /// is down (the person at the screen wins).
     public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
-        guard canMove else { return [] }
-        var actions: [CarouselAction] = []
-        switch transition {
-        case .held?: return []
-        case .settle(let s)?: actions += tick(at: max(now, s.start + config.settle))
-        case .move(_, _, _, let start)?, .fadeIn(_, let start)?: actions += tick(at: max(now, start + fade))
-        case nil: break
+        guard canMove, !isHeld else { return [] }
+        return finishTransition(at: now) + beginMove(direction, at: now)
+    }
+
+    /// When transition `t` ends by itself; nil for a finger hold.
+    private func naturalEnd(of t: Transition) -> Duration? {
+        switch t {
+        case .held: return nil
+        case .settle(let s): return s.start + config.settle
+        case .move(_, _, _, let start), .fadeIn(_, let start): return start + fade
         }
-        return actions + beginMove(direction, at: now)
+    }
+
+    /// Ends transition `t` at `end`: a cross-fade lands on its target (the cursor moves), a
+    /// fade-in or a settle on its picture. Not for a finger hold.
+    private mutating func complete(_ t: Transition, at end: Duration) -> [CarouselAction] {
+        transition = nil
+        switch t {
+        case .held:
+            transition = t
+            return []
+        case .settle(let settle):
+            return finishSettle(settle, at: end)
+        case .move(_, _, let direction, _):
+            stepCursor(direction)
+            currentSince = end
+            announced = false
+            return reconcile() + announceIfReady(at: end)
+        case .fadeIn:
+            return announceIfReady(at: end)
+        }
+    }
+
+    /// Cuts short the transition under way (a move asked for during a fade): it lands at `now`,
+    /// or at its natural end if that came first and was not ticked yet.
+    private mutating func finishTransition(at now: Duration) -> [CarouselAction] {
+        guard let t = transition, let end = naturalEnd(of: t) else { return [] }
+        return complete(t, at: min(now, end))
     }
 
     // MARK: Control (pause, resume, goto)
@@ -301,12 +311,7 @@ public struct Carousel: Sendable {
     public mutating func goto(item: Int, at now: Duration) -> [CarouselAction] {
         guard let position = order.firstIndex(of: item), !isHeld else { return [] }
         if retiring == nil && position == cursor { return [] }
-        var actions: [CarouselAction] = []
-        switch transition {
-        case .settle(let s)?: actions += tick(at: max(now, s.start + config.settle))
-        case .move(_, _, _, let start)?, .fadeIn(_, let start)?: actions += tick(at: max(now, start + fade))
-        default: break
-        }
+        var actions = finishTransition(at: now)
         let forward = retiring != nil ? 0 : wrap(cursor + 1)
         let backward = retiring != nil ? order.count - 1 : wrap(cursor - 1)
         if position == forward { return actions + beginMove(.forward, at: now) }

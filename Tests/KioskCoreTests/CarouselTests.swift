@@ -262,3 +262,18 @@ struct Harness {
     #expect(h.shown.map(\.item) == [0, 1])
     #expect(h.shown.last?.at == .milliseconds(11_500))
 }
+
+@Test func aMoveAskedForDuringAFadeLandsItNowNeverInTheFuture() {
+    var h = Harness(count: 4)
+    h.start()
+    h.run(to: .milliseconds(4600))          // fading 0 -> 1 (4500 ... 5000)
+    h.record(h.carousel.move(.forward, at: .milliseconds(4600)))
+    h.prepareAll(at: .milliseconds(4600))
+    // Item 1 is stamped when the move cut its fade short, not at the fade's end (5000).
+    #expect(h.shown.map(\.item) == [0, 1])
+    #expect(h.shown.last?.at == .milliseconds(4600))
+    // And the new cross-fade to 2 starts right away.
+    h.run(to: .milliseconds(5100))
+    #expect(h.shown.map(\.item) == [0, 1, 2])
+    #expect(h.shown.last?.at == .milliseconds(5100))
+}

@@ -176,7 +176,7 @@ public final class FrameLoop {
             serviceDisplayControl()
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
-                applyShowSettings(content.showSettings)
+                carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
                 playlist = items
                 handle(carousel.replaceItems(items, at: clock.now))
             }
@@ -276,12 +276,6 @@ public final class FrameLoop {
         let showing = carousel.activeCount
         guard showing < playlist.count else { return }
         handle(carousel.replaceItems(playlist, at: now))
-    }
-
-    /// A manifest's `interval` and `fade` replace the command line's.
-    private func applyShowSettings(_ settings: ContentService.ShowSettings) {
-        if let interval = settings.interval { carousel.config.interval = interval }
-        if let fade = settings.fade { carousel.config.fade = min(fade, carousel.config.interval) }
     }
 
     /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out

@@ -122,8 +122,7 @@ public enum KioskApp {
         }
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
-        if let interval = content.showSettings.interval { config.interval = interval }
-        if let fade = content.showSettings.fade { config.fade = min(fade, config.interval) }
+        config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
         let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
                                     background: settings.background, maxPixels: settings.maxPixels)
         preparer.fetcher = content.fetcher

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import KioskSystem
 import Synchronization
@@ -15,48 +14,6 @@ import Synchronization
 // polls; the loop carries it out between frames and hands the reply back through another queue
 // and wake pipe. Neither thread ever blocks on the other or on a client.
 
-/// A JSON value as read from a request (and written back, for `request_id`). Decoded with
-/// Foundation's `JSONDecoder`: a number is never taken for a boolean or the other way round.
-public enum JSONValue: Codable, Equatable, Sendable {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Int64.self) { self = .int(v) }
-        else if let v = try? c.decode(Double.self) { self = .double(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .null: try c.encodeNil()
-        case .bool(let v): try c.encode(v)
-        case .int(let v): try c.encode(v)
-        case .double(let v): try c.encode(v)
-        case .string(let v): try c.encode(v)
-        case .array(let v): try c.encode(v)
-        case .object(let v): try c.encode(v)
-        }
-    }
-
-    /// The value as JSON text (for error messages).
-    var text: String {
-        guard let data = try? ControlProtocol.encoder.encode(self) else { return "?" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
 /// What a client can ask for.
 public enum ControlCommand: Equatable, Sendable {
     case next, previous, pause, resume, status
@@ -71,31 +28,14 @@ public enum ControlProtocol {
     /// The command names, for the "unknown command" error.
     public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display"]
 
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
-    private struct Request: Decodable {
-        var command: JSONValue?
-        var request_id: JSONValue?
-    }
-
-    private struct Reply: Encodable {
-        var request_id: JSONValue?
-        var error: String
-        var data: JSONValue?
-    }
-
     /// Parses one request line (without its newline). On failure, the error message and the
     /// request's `request_id` when it could be read.
     public static func parse(_ line: [UInt8]) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
+            value = try JSONValue.parse(line)
         } catch {
-            return .failure(ControlFailure(id: nil, message: "invalid JSON: \(shortReason(error))"))
+            return .failure(ControlFailure(id: nil, message: "invalid JSON: \(error.reason)"))
         }
         guard case .object(let fields) = value else {
             return .failure(ControlFailure(id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
@@ -140,20 +80,10 @@ public enum ControlProtocol {
     /// A reply line with its newline: `{"data":…,"error":"success","request_id":…}`; `data` and
     /// `request_id` are left out when nil (`request_id` only when the request had one).
     public static func reply(id: JSONValue?, error: String, data: JSONValue? = nil) -> [UInt8] {
-        let encoded = (try? encoder.encode(Reply(request_id: id, error: error, data: data)))
-            ?? Data("{\"error\":\"reply could not be encoded\"}".utf8)
-        return Array(encoded) + [UInt8(ascii: "\n")]
-    }
-
-    private static func shortReason(_ error: Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            if let underlying = context.underlyingError {
-                let text = "\(underlying)"
-                return text.count > 200 ? String(text.prefix(200)) + "…" : text
-            }
-            return context.debugDescription
-        }
-        return "\(error)"
+        var fields: [String: JSONValue] = ["error": .string(error)]
+        if let id { fields["request_id"] = id }
+        if let data { fields["data"] = data }
+        return JSONValue.object(fields).serialized() + [UInt8(ascii: "\n")]
     }
 }
 

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskSystem
 
 // The frame loop's side of the control socket (issue 6 item 4) and of systemd's READY/STATUS
 // (item 2). Called from a few one-line hooks in FrameLoop.swift, marked "issue 6".

@@ -2,107 +2,13 @@ import Glibc
 import KioskSystem
 import Synchronization
 
-// The control socket (issue 6 item 4, README "Control socket"): a local stream socket taking
-// JSON lines in the manner of mpv's IPC.
-//
-//   → {"command":["goto",2],"request_id":7}
-//   ← {"data":null,"error":"success","request_id":7}
-//   ← {"event":"shown","index":2,"src":"/photos/c.jpg","t":61234}
+// The control socket (README "Control socket"): a local stream socket taking JSON lines in the
+// manner of mpv's IPC (the protocol is in ControlProtocol.swift).
 //
 // Threads: the socket is served by a thread of its own (accept, read, parse, write), never by
 // the frame loop. A parsed request goes to the loop through a queue and a wake pipe the loop
 // polls; the loop carries it out between frames and hands the reply back through another queue
 // and wake pipe. Neither thread ever blocks on the other or on a client.
-
-/// What a client can ask for.
-public enum ControlCommand: Equatable, Sendable {
-    case next, previous, pause, resume, status
-    /// `["goto", INDEX]`: the index in the playlist as given (as in `shown` events).
-    case goto(Int)
-    /// `["display", "on"|"off"]`.
-    case display(on: Bool)
-}
-
-/// The wire format: parsing request lines, writing reply lines.
-public enum ControlProtocol {
-    /// The command names, for the "unknown command" error.
-    public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display"]
-
-    /// Parses one request line (without its newline). On failure, the error message and the
-    /// request's `request_id` when it could be read.
-    public static func parse(_ line: [UInt8]) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(line)
-        } catch {
-            return .failure(ControlFailure(id: nil, message: "invalid JSON: \(error.reason)"))
-        }
-        guard case .object(let fields) = value else {
-            return .failure(ControlFailure(id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
-        }
-        let id = fields["request_id"]
-        func fail(_ message: String) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-            .failure(ControlFailure(id: id, message: message))
-        }
-        guard let command = fields["command"] else { return fail("invalid request: no \"command\" (expected {\"command\":[NAME, ARGUMENTS...]})") }
-        guard case .array(let words) = command, let first = words.first else {
-            return fail("invalid request: \"command\" must be an array [NAME, ARGUMENTS...], got \(command.text)")
-        }
-        guard case .string(let name) = first else {
-            return fail("invalid request: the command name must be a string, got \(first.text)")
-        }
-        let arguments = Array(words.dropFirst())
-        func noArguments(_ c: ControlCommand) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-            arguments.isEmpty ? .success((id, c)) : fail("\(name): takes no arguments, got \(arguments.count)")
-        }
-        switch name {
-        case "next": return noArguments(.next)
-        case "previous": return noArguments(.previous)
-        case "pause": return noArguments(.pause)
-        case "resume": return noArguments(.resume)
-        case "status": return noArguments(.status)
-        case "goto":
-            guard arguments.count == 1 else { return fail("goto: expected one argument, the INDEX (a whole number), got \(arguments.count)") }
-            guard case .int(let index) = arguments[0], let i = Int(exactly: index) else {
-                return fail("goto: bad index \(arguments[0].text): expected a whole number")
-            }
-            return .success((id, .goto(i)))
-        case "display":
-            guard arguments.count == 1, case .string(let state) = arguments[0], state == "on" || state == "off" else {
-                return fail("display: expected \"on\" or \"off\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
-            }
-            return .success((id, .display(on: state == "on")))
-        default:
-            return fail("unknown command \(first.text) (commands: \(commandNames.joined(separator: ", ")))")
-        }
-    }
-
-    /// A reply line with its newline: `{"data":…,"error":"success","request_id":…}`; `data` and
-    /// `request_id` are left out when nil (`request_id` only when the request had one).
-    public static func reply(id: JSONValue?, error: String, data: JSONValue? = nil) -> [UInt8] {
-        var fields: [String: JSONValue] = ["error": .string(error)]
-        if let id { fields["request_id"] = id }
-        if let data { fields["data"] = data }
-        return JSONValue.object(fields).serialized() + [UInt8(ascii: "\n")]
-    }
-}
-
-/// A request that could not be carried out: the message goes back as the reply's `error`.
-public struct ControlFailure: Error, Equatable, Sendable {
-    public var id: JSONValue?
-    public var message: String
-    public init(id: JSONValue?, message: String) { self.id = id; self.message = message }
-}
-
-/// A parsed request on its way to the frame loop.
-public struct ControlRequest: Sendable {
-    /// Which connection it came from (its reply goes back there).
-    let client: Int
-    public let id: JSONValue?
-    /// The command, or why the line was refused: a refusal behind requests still waiting for
-    /// the loop goes through the loop too, so that a client gets its replies in order.
-    public let parsed: Result<ControlCommand, ControlFailure>
-}
 
 /// The control socket's server: listens on a local stream socket, serves its clients on a
 /// thread of its own and hands parsed requests to the frame loop.
@@ -284,9 +190,7 @@ public final class ControlServer: @unchecked Sendable {
     private final class Client {
         let id: Int
         let fd: Int32
-        var input: [UInt8] = []
-        /// Discarding an over-long line up to its newline.
-        var discarding = false
+        var input = ControlLineReader(maxLineBytes: ControlServer.maxLineBytes)
         var output: [UInt8] = []
         var outputStart = 0
         var inFlight = 0
@@ -367,8 +271,8 @@ public final class ControlServer: @unchecked Sendable {
                     repeat {
                         let n = recv(c.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
                         if n > 0 {
-                            c.input += buffer[0..<n]
-                            if c.input.count > 4 * Self.maxLineBytes { break }
+                            c.input.append(buffer[0..<n])
+                            if c.input.bufferedBytes > 4 * Self.maxLineBytes { break }
                         } else if n == 0 {
                             c.readClosed = true
                         } else if errno == EINTR {
@@ -397,35 +301,13 @@ public final class ControlServer: @unchecked Sendable {
     /// Parses the complete lines a client sent (as long as it has room for more requests in
     /// flight): bad ones are answered here, good ones go to the loop.
     private func processLines(_ c: Client) {
-        var start = 0
         var forwarded = false
-        while c.inFlight < Self.maxInFlight, !c.closed {
-            guard let newline = c.input[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-                // No newline yet. Over the limit: drop what came so far and skip to the next newline.
-                if c.input.count - start > Self.maxLineBytes {
-                    if !c.discarding { forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded }
-                    c.discarding = true
-                    start = c.input.count
-                } else if c.readClosed, start < c.input.count, !c.discarding {
-                    // The last line, without a newline (`printf '…' | socat`): taken as it is.
-                    c.input.append(UInt8(ascii: "\n"))
-                    continue
-                }
-                break
-            }
-            var line = Array(c.input[start..<newline])
-            start = newline + 1
-            if c.discarding {
-                c.discarding = false
-                continue
-            }
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // empty lines are ignored
-            if line.count > Self.maxLineBytes {
+        while c.inFlight < Self.maxInFlight, !c.closed, let line = c.input.next(endOfInput: c.readClosed) {
+            guard case .request(let bytes) = line else {
                 forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded
                 continue
             }
-            switch ControlProtocol.parse(line) {
+            switch ControlProtocol.parse(bytes) {
             case .failure(let failure):
                 forwarded = refuse(failure, of: c) || forwarded
             case .success(let (id, command)):
@@ -434,7 +316,6 @@ public final class ControlServer: @unchecked Sendable {
                 forwarded = true
             }
         }
-        if start > 0 { c.input.removeFirst(start) }
         if forwarded { wake(loopWakeWrite) }
     }
 

@@ -1,14 +1,14 @@
 import Glibc
 import KioskSystem
-import Synchronization
 
 // The control socket (README "Control socket"): a local stream socket taking JSON lines in the
 // manner of mpv's IPC (the protocol is in ControlProtocol.swift).
 //
-// Threads: the socket is served by a thread of its own (accept, read, parse, write), never by
-// the frame loop. A parsed request goes to the loop through a queue and a wake pipe the loop
-// polls; the loop carries it out between frames and hands the reply back through another queue
-// and wake pipe. Neither thread ever blocks on the other or on a client.
+// Threads: the socket is served by a ``WorkerThread`` (accept, read, parse, write), never by
+// the frame loop. A parsed request goes to the loop through a ``Mailbox`` the loop polls
+// (``ControlServer/requests``); the loop carries it out between frames and hands the reply back
+// through another (the outbox) that wakes the server thread. Neither thread ever blocks on the
+// other or on a client.
 
 /// The control socket's server: listens on a local stream socket, serves its clients on a
 /// thread of its own and hands parsed requests to the frame loop.
@@ -31,21 +31,16 @@ public final class ControlServer: @unchecked Sendable {
     private let listener: Int32
     /// The socket file as bound (device and inode): removed at exit only if it is still ours.
     private let boundFile: (dev: UInt, ino: UInt)
-    /// Readable when requests wait for the loop (polled by the frame loop).
-    public let loopWakeDescriptor: Int32
-    private let loopWakeWrite: Int32
-    /// Wakes the server thread (replies, events, stop).
-    private let serverWakeRead: Int32
-    private let serverWakeWrite: Int32
-
-    private struct Shared {
-        var requests: [ControlRequest] = []
-        /// Lines for the clients: (client, line); nil client = every client (events).
-        var outbox: [(client: Int?, line: [UInt8])] = []
-        var stopping = false
+    /// Requests for the frame loop, oldest first (it polls the descriptor and takes them).
+    public let requests: Mailbox<ControlRequest>
+    /// A line for the clients: `client` nil for every client (events).
+    private struct Outgoing: Sendable {
+        var client: Int?
+        var line: [UInt8]
     }
-    private let shared = Mutex(Shared())
-    private var thread: pthread_t?
+    /// Replies and events for the server thread (its descriptor wakes the thread).
+    private let outbox: Mailbox<Outgoing>
+    private let worker: WorkerThread
 
     /// Opens the socket at `path`: an old socket file there is removed first when nothing
     /// listens on it any more (one another process still listens on is left alone: EADDRINUSE;
@@ -93,10 +88,10 @@ public final class ControlServer: @unchecked Sendable {
             close(fd)
             throw error
         }
-        let loopWake: (read: Int32, write: Int32), serverWake: (read: Int32, write: Int32)
         do {
-            loopWake = try makeWakePipe()
-            serverWake = try makeWakePipe()
+            requests = try Mailbox()
+            outbox = try Mailbox()
+            worker = try WorkerThread(name: "control socket \(path)")
         } catch {
             close(fd)
             unlink(path)
@@ -105,43 +100,22 @@ public final class ControlServer: @unchecked Sendable {
         self.path = path
         listener = fd
         boundFile = (UInt(st.st_dev), UInt(st.st_ino))
-        loopWakeDescriptor = loopWake.read
-        loopWakeWrite = loopWake.write
-        serverWakeRead = serverWake.read
-        serverWakeWrite = serverWake.write
     }
 
     deinit {
         stop()
-        for fd in [listener, loopWakeDescriptor, loopWakeWrite, serverWakeRead, serverWakeWrite] { close(fd) }
+        close(listener)
     }
 
-    /// Starts the server thread (once).
+    /// Starts the server thread (once). Throws ``SystemError`` (`pthread_create`).
     public func start() throws(SystemError) {
-        guard thread == nil else { return }
-        var tid = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&tid, nil, { raw in
-            let server = Unmanaged<ControlServer>.fromOpaque(raw!).takeRetainedValue()
-            server.serve()
-            return nil
-        }, context)
-        if rc != 0 {
-            Unmanaged<ControlServer>.fromOpaque(context).release()
-            throw SystemError(operation: "pthread_create", path: path, errno: rc)
-        }
-        thread = tid
+        try worker.start { self.serve() }
     }
 
     /// Stops the server thread, closes every connection and removes the socket file (if it is
     /// still the one this server made).
     public func stop() {
-        if let tid = thread {
-            shared.withLock { $0.stopping = true }
-            wake(serverWakeWrite)
-            pthread_join(tid, nil)
-            thread = nil
-        }
+        worker.stop()
         var st = stat()
         if lstat(path, &st) == 0, UInt(st.st_dev) == boundFile.dev, UInt(st.st_ino) == boundFile.ino {
             unlink(path)
@@ -149,16 +123,6 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     // MARK: The frame loop's side (never blocks)
-
-    /// Takes the requests waiting for the loop, oldest first, and drains its wake pipe.
-    public func takeRequests() -> [ControlRequest] {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(loopWakeDescriptor, &buffer, buffer.count) > 0 {}
-        return shared.withLock { s in
-            defer { s.requests.removeAll() }
-            return s.requests
-        }
-    }
 
     /// Answers `request`: `{"error":"success","data":…}` or the failure's message.
     public func answer(_ request: ControlRequest, _ result: Result<JSONValue?, ControlFailure>) {
@@ -176,13 +140,7 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func post(client: Int?, _ line: [UInt8]) {
-        shared.withLock { $0.outbox.append((client, line)) }
-        wake(serverWakeWrite)
-    }
-
-    private func wake(_ fd: Int32) {
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)  // a full pipe already wakes the reader
+        outbox.post(Outgoing(client: client, line: line))
     }
 
     // MARK: The server thread
@@ -209,8 +167,9 @@ public final class ControlServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         defer { for c in clients.values { close(c.fd) } }
         while true {
-            var fds = [pollfd(fd: serverWakeRead, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: outbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
             let order = clients.keys.sorted()
             for id in order {
                 let c = clients[id]!
@@ -221,16 +180,9 @@ public final class ControlServer: @unchecked Sendable {
             }
             if poll(&fds, nfds_t(fds.count), -1) < 0 && errno != EINTR { usleep(10_000) }
 
+            if fds[2].revents != 0 { return }
             // Replies and events from the loop.
-            if fds[0].revents != 0 {
-                while read(serverWakeRead, &buffer, buffer.count) > 0 {}
-            }
-            let (outbox, stopping) = shared.withLock { s -> ([(client: Int?, line: [UInt8])], Bool) in
-                defer { s.outbox.removeAll() }
-                return (s.outbox, s.stopping)
-            }
-            if stopping { return }
-            for (target, line) in outbox {
+            for (target, line) in outbox.take().map({ ($0.client, $0.line) }) {
                 if let target {
                     guard let c = clients[target] else { continue }  // gone: the reply is dropped
                     c.inFlight -= 1
@@ -262,7 +214,7 @@ public final class ControlServer: @unchecked Sendable {
             // Reading and writing.
             for (i, id) in order.enumerated() {
                 guard let c = clients[id], !c.closed else { continue }
-                let revents = Int32(fds[2 + i].revents)
+                let revents = Int32(fds[3 + i].revents)
                 if revents & Int32(POLLOUT) != 0 { flush(c) }
                 if !c.closed, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0, !c.readClosed {
                     // Hung up altogether: what it sent before is still carried out (its replies
@@ -301,36 +253,32 @@ public final class ControlServer: @unchecked Sendable {
     /// Parses the complete lines a client sent (as long as it has room for more requests in
     /// flight): bad ones are answered here, good ones go to the loop.
     private func processLines(_ c: Client) {
-        var forwarded = false
         while c.inFlight < Self.maxInFlight, !c.closed, let line = c.input.next(endOfInput: c.readClosed) {
             guard case .request(let bytes) = line else {
-                forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded
+                refuse(ControlFailure(id: nil, message: tooLong), of: c)
                 continue
             }
             switch ControlProtocol.parse(bytes) {
             case .failure(let failure):
-                forwarded = refuse(failure, of: c) || forwarded
+                refuse(failure, of: c)
             case .success(let (id, command)):
                 c.inFlight += 1
-                shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: id, parsed: .success(command))) }
-                forwarded = true
+                requests.post(ControlRequest(client: c.id, id: id, parsed: .success(command)))
             }
         }
-        if forwarded { wake(loopWakeWrite) }
     }
 
     private var tooLong: String { "request line too long (more than \(Self.maxLineBytes) bytes): discarded" }
 
     /// Answers a line that cannot be carried out: at once when nothing of that client waits for
-    /// the loop, else behind what waits (through the loop). Returns true when it went to the loop.
-    private func refuse(_ failure: ControlFailure, of c: Client) -> Bool {
+    /// the loop, else behind what waits (through the loop).
+    private func refuse(_ failure: ControlFailure, of c: Client) {
         guard c.inFlight > 0 else {
             enqueue(ControlProtocol.reply(id: failure.id, error: failure.message), to: c)
-            return false
+            return
         }
         c.inFlight += 1
-        shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: failure.id, parsed: .failure(failure))) }
-        return true
+        requests.post(ControlRequest(client: c.id, id: failure.id, parsed: .failure(failure)))
     }
 
     /// Queues a line for a client; one that lets too much pile up unread is dropped.

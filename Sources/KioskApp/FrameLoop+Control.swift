@@ -9,7 +9,7 @@ extension FrameLoop {
     /// the loop) and hands the replies back. Never blocks.
     func performControlRequests() {
         guard let control else { return }
-        for request in control.takeRequests() {
+        for request in control.requests.take() {
             switch request.parsed {
             case .success(let command): control.answer(request, perform(command))
             case .failure(let failure): control.answer(request, .failure(failure))

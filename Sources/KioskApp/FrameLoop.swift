@@ -2,6 +2,7 @@ import Glibc
 import KioskCore
 import KioskDisplay
 import KioskImaging
+import KioskSystem
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
 public final class MonotonicClock: ShowClock {
@@ -18,12 +19,13 @@ public final class MonotonicClock: ShowClock {
     }
 }
 
-/// Where the frame loop reads touches from (the evdev reader, or a test's own feed).
+/// Where the frame loop reads touches from (the evdev reader, or a test's own feed): a
+/// ``WakeSource`` of ``TouchFeedEvent``s, drained like the loop's other sources.
 public protocol TouchFeed: AnyObject {
     /// Readable while events are waiting (polled with the loop's other descriptors).
     var wakeDescriptor: Int32 { get }
     /// Takes the waiting events, oldest first; never blocks.
-    func takeTouchEvents() -> [TouchFeedEvent]
+    func take() -> [TouchFeedEvent]
 }
 
 /// What a ``TouchFeed`` reports.
@@ -41,8 +43,8 @@ public enum TouchFeedEvent: Equatable, Sendable {
     case warning(String)
 }
 
-/// What asks the frame loop to stop or move, set from signal handlers through a pipe
-/// (handlers only write one byte; the loop does the work, as fbi does).
+/// What asks the frame loop to stop or move, set from signal handlers through the
+/// ``SignalPipe`` (handlers only write one byte; the loop does the work, as fbi does).
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
@@ -78,9 +80,9 @@ public final class FrameLoop {
     /// Stop once the first image shown comes around again (the offscreen default: one round).
     let stopAfterOneRound: Bool
     private var firstShownItem: Int?
-    /// Readable when a signal arrived (see ``LoopRequest``); -1 for none.
-    let requestDescriptor: Int32
-    let decodeRequest: (UInt8) -> LoopRequest?
+    /// The signals caught (see ``LoopRequest``); nil for none.
+    let signals: SignalPipe?
+    let decodeSignal: (Int32) -> LoopRequest?
     /// systemd's watchdog, kept fed from the loop (real clock only).
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
@@ -128,7 +130,7 @@ public final class FrameLoop {
 
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
-                requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
+                signals: SignalPipe? = nil, decodeSignal: @escaping (Int32) -> LoopRequest? = { _ in nil },
                 notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil,
                 content: ContentService? = nil) {
         self.notifier = notifier
@@ -148,8 +150,8 @@ public final class FrameLoop {
         self.events = events
         self.runFor = runFor
         self.stopAfterOneRound = stopAfterOneRound
-        self.requestDescriptor = requestDescriptor
-        self.decodeRequest = decodeRequest
+        self.signals = signals
+        self.decodeSignal = decodeSignal
     }
 
     /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out).
@@ -158,7 +160,7 @@ public final class FrameLoop {
         handle(carousel.start(at: clock.now))
         while true {
             // 1. Requests from signals.
-            for request in pendingRequests() {
+            for request in (signals?.take() ?? []).compactMap(decodeSignal) {
                 switch request {
                 case .stop(let signal): return signal
                 case .releaseDisplay: releaseDisplayForVT()   // issue 6 item 3
@@ -193,7 +195,7 @@ public final class FrameLoop {
             // 2. Finished decodes. With the virtual clock, wait for every outstanding one first
             //    (a signal still gets through).
             let results = virtualClock != nil
-                ? preparer.waitForResults(interrupt: requestDescriptor) : preparer.takeResults()
+                ? preparer.waitForResults(interrupt: signals?.wakeDescriptor ?? -1) : preparer.takeResults()
             accept(results)
             if virtualClock != nil, preparer.outstanding > 0 { continue }
 
@@ -284,7 +286,7 @@ public final class FrameLoop {
     /// run back; the samples' own kernel timestamps time the gestures.
     private func readTouches() {
         guard let touch else { return }
-        for event in touch.takeTouchEvents() {
+        for event in touch.take() {
             switch event {
             case .attached(let name, let path, let ppmm, let detail):
                 gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm))
@@ -381,26 +383,21 @@ public final class FrameLoop {
         }
     }
 
-    private func pendingRequests() -> [LoopRequest] {
-        guard requestDescriptor >= 0 else { return [] }
-        var out: [LoopRequest] = []
-        var buffer = [UInt8](repeating: 0, count: 16)
-        while true {
-            let n = read(requestDescriptor, &buffer, buffer.count)
-            if n <= 0 { break }
-            for b in buffer[0..<n] { if let r = decodeRequest(b) { out.append(r) } }
-        }
-        return out
+    /// The descriptors of everything that hands the loop work: finished decodes, signals,
+    /// touches, control requests, content, the display-off timer.
+    private var wakeDescriptors: [Int32] {
+        var fds = [preparer.results.wakeDescriptor]
+        if let signals { fds.append(signals.wakeDescriptor) }
+        if let touch { fds.append(touch.wakeDescriptor) }
+        if let control { fds.append(control.requests.wakeDescriptor) }
+        fds += content?.wakeDescriptors ?? []
+        if let fd = displayControl.wakeDescriptor { fds.append(fd) }
+        return fds
     }
 
-    /// Sleeps until `deadline` (nil = until woken), waking early for finished decodes and signals.
+    /// Sleeps until `deadline` (nil = until woken), waking early when any source has work.
     private func sleep(until deadline: Duration?, now: Duration) {
-        var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-        if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
-        if let touch { fds.append(pollfd(fd: touch.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
-        if let control { fds.append(pollfd(fd: control.loopWakeDescriptor, events: Int16(POLLIN), revents: 0)) }  // issue 6
-        for fd in content?.wakeDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-        if let fd = displayControl.wakeDescriptor { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }  // issue 6
+        var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var timeout: Int32 = -1
         // issue 6: a VT acquire that failed is tried again at acquireRetryAt.
         let deadline = [deadline, displayControl.acquireRetryAt].compactMap { $0 }.min()

@@ -6,8 +6,6 @@ import KioskImaging
 import KioskInput
 import KioskSystem
 
-/// Write end of the signal pipe; the handlers write the signal number into it.
-nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
 /// The fatal-signal actions in place before ours, indexed by signal number (read in handlers).
 nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigaction> = {
     let p = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
@@ -104,7 +102,7 @@ public enum KioskApp {
         if clock is VirtualClock && content.awaitingFirstAnswer {
             // Virtual time must not run ahead of the network: wait for the manifest's answer.
             content.start()
-            content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signalPipeRead)
+            content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signals?.wakeDescriptor ?? -1)
             items = content.items
         }
         Log.info("display opened", detail: display.summary)
@@ -123,8 +121,14 @@ public enum KioskApp {
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
         config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
-        let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
-                                    background: settings.background, maxPixels: settings.maxPixels)
+        let preparer: SlotPreparer
+        do {
+            preparer = try SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
+                                        background: settings.background, maxPixels: settings.maxPixels)
+        } catch {
+            Log.error("decoder unavailable", reason: error.description)
+            return exitUnavailable
+        }
         preparer.fetcher = content.fetcher
         preparer.checksum = { content.checksum(for: $0) }
         if items.isEmpty && content.awaitingFirstAnswer {
@@ -166,7 +170,7 @@ public enum KioskApp {
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
                              preparer: preparer, background: settings.background, events: events,
                              runFor: runFor, stopAfterOneRound: oneRound,
-                             requestDescriptor: signalPipeRead, decodeRequest: request(for:),
+                             signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
                              tapCommand: tapCommand, content: content)
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)   // issue 6 items 3, 5
@@ -198,7 +202,8 @@ public enum KioskApp {
         return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 
-    nonisolated(unsafe) private static var signalPipeRead: Int32 = -1
+    /// The signals the show answers, caught into the process's ``SignalPipe`` (nil: no pipe).
+    nonisolated(unsafe) private static var signals: SignalPipe?
 
     /// A program started with stdin, stdout or stderr closed would hand those numbers to the
     /// next files it opens (the framebuffer, say) and write events or logs into them: each
@@ -228,7 +233,7 @@ public enum KioskApp {
         loop.displayControl.schedule = schedule
         if let schedule { Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off") }
         guard let console else { return }
-        guard signalPipeRead >= 0 else {
+        guard signals != nil else {
             Log.warning("VT switching not taken part in", reason: "no signal pipe")
             return
         }
@@ -243,44 +248,30 @@ public enum KioskApp {
         }
     }
 
-    private static func request(for byte: UInt8) -> LoopRequest? {
-        switch Int32(byte) {
-        case SIGTERM, SIGINT: return .stop(signal: Int32(byte))
+    private static func request(for signal: Int32) -> LoopRequest? {
+        switch signal {
+        case SIGTERM, SIGINT: return .stop(signal: signal)
         case SIGUSR1: return .next
         case SIGUSR2: return .previous
         case SIGHUP: return .reload
-        case vtReleaseSignal: return .releaseDisplay     // issue 6 item 3
+        case vtReleaseSignal: return .releaseDisplay
         case vtAcquireSignal: return .acquireDisplay
         default: return nil
         }
     }
 
-    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP write their number into a pipe the frame loop polls
-    /// (handlers do nothing else). Fatal signals put the console back into text mode
-    /// (`kc_console_restore_now`, async-signal-safe) first.
+    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP and the VT signals go into the ``SignalPipe``
+    /// the frame loop polls (handlers do nothing else). Fatal signals put the console back into
+    /// text mode (`kc_console_restore_now`, async-signal-safe) first.
     private static func installSignalHandlers() {
-        guard let fds = try? makeWakePipe() else { return }
-        signalPipeRead = fds.read
-        signalPipeWrite = fds.write
+        guard let pipe = try? SignalPipe.install([SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal]) else { return }
+        signals = pipe
         // A parent may have started us with signals blocked (the mask is inherited): unblock
-        // the ones the show answers, or SIGTERM would wait forever.
+        // the fatal ones too (the pipe's own are unblocked by install).
         var handled = sigset_t()
         sigemptyset(&handled)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal,
-                    SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
-            sigaddset(&handled, sig)
-        }
+        for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] { sigaddset(&handled, sig) }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { signo in
-                var byte = UInt8(truncatingIfNeeded: signo)
-                _ = write(signalPipeWrite, &byte, 1)
-            }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_RESTART
-            sigaction(sig, &action, nil)
-        }
         for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { signo, info, _ in

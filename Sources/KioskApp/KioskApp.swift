@@ -2,6 +2,7 @@ import CKioskShim
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskContent
 import KioskImaging
 import KioskInput
 import KioskSystem
@@ -82,7 +83,7 @@ public enum KioskApp {
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
-            content = try ContentService(settings: settings)
+            content = try ContentService(configuration: settings.content)
         } catch {
             Log.error("content sources unavailable", reason: error.description)
             return exitUnavailable
@@ -126,8 +127,7 @@ public enum KioskApp {
         if let fade = content.showSettings.fade { config.fade = min(fade, config.interval) }
         let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
                                     background: settings.background, maxPixels: settings.maxPixels)
-        preparer.fetcher = content.fetcher
-        preparer.checksum = { content.checksum(for: $0) }
+        preparer.images = content.images
         if items.isEmpty && content.awaitingFirstAnswer {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
                      detail: "nothing stored yet; the placeholder shows until it arrives")

@@ -74,7 +74,8 @@ public enum KioskApp {
             let directory = (base == "/" ? "" : base) + "/kiosk-frames"
             Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
             do {
-                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height)
+                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height,
+                                               rotation: settings.rotation)
             } catch {
                 Log.error("display unavailable", reason: error.description)
                 return exitUnavailable
@@ -150,9 +151,8 @@ public enum KioskApp {
         }
         let tapCommand = settings.onTap.map { TapCommand(arguments: $0) }
         if wantsTouch, let monotonic = clock as? MonotonicClock {
-            // The panel as mounted: the logical frame turned by --rotate.
-            let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
-            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: panel.0, panelHeight: panel.1,
+            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: display.panelWidth,
+                                                        panelHeight: display.panelHeight,
                                                         rotation: settings.rotation, calibration: settings.touchCalibration,
                                                         showStart: monotonic.origin)
             do {

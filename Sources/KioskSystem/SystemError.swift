@@ -39,6 +39,23 @@ public func syscall<T: FixedWidthInteger>(
     }
 }
 
+/// The funnel for library calls that return `-errno` on failure instead of setting `errno`
+/// (libdrm's xf86drmMode calls, libevdev): a negative result becomes ``SystemError`` with that
+/// errno; `EINTR` is retried; a result of 0 or more is returned. With `minusOneSetsErrno`
+/// (libdrm, where some calls return -1 and leave `errno` set, as `drmIoctl` does) a result of
+/// -1 is read from `errno` instead of as `-EPERM`.
+@discardableResult
+public func negativeErrnoCall(
+    _ operation: @autoclosure () -> String, path: String = "", minusOneSetsErrno: Bool = false, _ body: () -> Int32
+) throws(SystemError) -> Int32 {
+    try syscall(operation(), path: path) {
+        let r = body()
+        guard r < 0 else { return r }
+        if r != -1 || !minusOneSetsErrno { Glibc.errno = -r }
+        return -1
+    }
+}
+
 /// An open file descriptor that closes itself when the last reference goes.
 public final class FileDescriptor: @unchecked Sendable {
     /// The raw descriptor, valid until ``close()`` or deinit.

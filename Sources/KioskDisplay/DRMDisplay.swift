@@ -1,6 +1,7 @@
 import Glibc
 import CLibDRM
-import CKioskShim
+import CKioskDRM
+import CKioskSys
 import KioskCore
 import KioskSystem
 

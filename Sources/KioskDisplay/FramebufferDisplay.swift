@@ -1,4 +1,4 @@
-import CKioskShim
+import CKioskSys
 import Glibc
 import KioskCore
 import KioskSystem

@@ -1,5 +1,6 @@
 import Glibc
 import CKioskShim
+import KioskSystem
 import KioskCore
 
 /// Decodes JPEG (libjpeg-turbo) and PNG (libpng 1.6) files into upright ``Bitmap``s.
@@ -84,33 +85,29 @@ public enum ImageDecoder {
     /// - Throws: `unreadable` (errno; `EISDIR` for a directory), `notRegularFile`, and the
     ///   errors of ``sniff(_:name:)``.
     static func openImageFile(_ path: String) throws(ImageError) -> (file: UnsafeMutablePointer<FILE>, format: ImageFormat) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
-        try requireRegularFile(info.st_mode, path: path)
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw .unreadable(path: path, errno: errno) }
-        var handedOver = false
-        defer { if !handedOver { close(fd) } }
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
-        try requireRegularFile(info.st_mode, path: path)
+        /// A failed call becomes `unreadable` with its errno.
+        func call<T>(_ body: () throws(SystemError) -> T) throws(ImageError) -> T {
+            do { return try body() } catch { throw .unreadable(path: path, errno: error.errno) }
+        }
+        try requireRegularFile(try call { () throws(SystemError) in try fileStatus(path) }.st_mode, path: path)
+        let fd = try call { () throws(SystemError) in try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) }
+        try requireRegularFile(try call { () throws(SystemError) in try fd.status() }.st_mode, path: path)
         // A regular file: blocking reads from here (O_NONBLOCK means nothing to a regular file
         // on Linux, but the stream should not carry it).
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        var magic = [UInt8](repeating: 0, count: 8)
+        try? fd.clearNonBlocking()
+        let magic = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 1)
+        defer { magic.deallocate() }
         var count = 0
         while count < magic.count {
-            let n = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, errno: errno)
+            let n = try call { () throws(SystemError) in
+                try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: magic[count...]), at: count)
             }
             if n == 0 { break }
             count += n
         }
-        let format = try sniff(magic[..<count], name: path)
-        guard let file = fdopen(fd, "rb") else { throw .unreadable(path: path, errno: errno) }
-        handedOver = true
+        let format = try sniff(Array(magic[..<count]), name: path)
+        guard let file = fdopen(fd.rawValue, "rb") else { throw .unreadable(path: path, errno: errno) }
+        _ = fd.release()  // the stream owns it now
         return (file, format)
     }
 

@@ -1,5 +1,5 @@
 import Glibc
-import CKioskShim
+import CKioskSys
 
 /// A failed system call: the operation, the path or device it was about, and `errno`.
 /// Its description is the log line, e.g. `open /dev/fb0: Permission denied (errno 13)`.
@@ -86,6 +86,14 @@ public final class FileDescriptor: @unchecked Sendable {
         return try syscall("ioctl \(name)", path: path) { kc_ioctl_int(fd, request, UInt(bitPattern: value)) }
     }
 
+    /// Hands the raw descriptor over (to `fdopen(3)`, say) without closing it: from here on the
+    /// caller owns it, and this object no longer closes it.
+    public func release() -> Int32 {
+        let fd = rawValue
+        rawValue = -1
+        return fd
+    }
+
     /// Closes the descriptor now (idempotent).
     public func close() {
         if rawValue >= 0 { _ = Glibc.close(rawValue); rawValue = -1 }
@@ -136,8 +144,7 @@ public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry
 /// that report 0). Throws ``SystemError`` with the path (`open`, `fstat`, `read`).
 public func readRegularFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
     let fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
-    var info = stat()
-    try syscall("fstat", path: path) { fstat(fd.rawValue, &info) }
+    let info = try fd.status()
     guard (info.st_mode & S_IFMT) == S_IFREG else {
         throw SystemError(operation: "read (not a regular file)", path: path, errno: EINVAL)
     }

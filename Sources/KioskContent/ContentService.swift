@@ -58,6 +58,9 @@ public final class ContentService {
         public var interval: Duration?
         public var fade: Duration?
         public var fit: FitMode?
+        public init(interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil) {
+            self.interval = interval; self.fade = fade; self.fit = fit
+        }
     }
 
     private var sources: [Source]

@@ -49,8 +49,8 @@ struct kc_png {
     /// 1 while png_read_info runs: a single allocation over KC_PNG_EXIF_MAX is refused then (the
     /// only one that large is an eXIf chunk).
     int reading_header;
-    /// The size of the last allocation refused for the limit (0: none), and of the last one
-    /// refused as an eXIf over KC_PNG_EXIF_MAX: for the messages.
+    /// The size of the last allocation refused for the limit (0: none), and of the one refused
+    /// as an eXIf over KC_PNG_EXIF_MAX ((size_t)-1 once reported): for the messages.
     size_t refused_over_limit, refused_exif;
 };
 
@@ -66,7 +66,7 @@ typedef union kc_png_block {
 static png_voidp kc_png_malloc(png_structp png, png_alloc_size_t size) {
     kc_png *h = (kc_png *)png_get_mem_ptr(png);
     if (h->reading_header && size > KC_PNG_EXIF_MAX) {
-        h->refused_exif = size;
+        h->refused_exif = size; // reported once by kc_png_warning_fn, then (size_t)-1
         return NULL;
     }
     if (size > SIZE_MAX - sizeof(kc_png_block) ||
@@ -114,17 +114,19 @@ static void kc_png_error_fn(png_structp png, png_const_charp message) {
 
 static void kc_png_warning_fn(png_structp png, png_const_charp message) {
     kc_png *h = (kc_png *)png_get_error_ptr(png);
-    if (h->refused_exif != 0 && strstr(message, "memory") != NULL) {
-        // An eXIf chunk over KC_PNG_EXIF_MAX, refused by kc_png_malloc: say what happened.
-        char text[KC_IMG_MESSAGE_MAX];
+    char text[KC_IMG_MESSAGE_MAX];
+    // png_check_chunk_length notes every chunk longer than PNG_USER_CHUNK_MALLOC_MAX (8 MB):
+    // nothing is read into memory by that length here (such a chunk is skipped, or is image
+    // data read row by row, or an eXIf refused below), so the note says nothing useful.
+    if (strstr(message, "chunk data is too large") != NULL) return;
+    if (h->refused_exif != 0 && strstr(message, "emory") != NULL) {
+        // An eXIf chunk over KC_PNG_EXIF_MAX, refused by kc_png_malloc; libpng says "Out of
+        // memory", then "eXIf: out of memory": one warning that says what happened instead.
+        if (h->refused_exif == (size_t)-1) return;
         snprintf(text, sizeof text, "eXIf chunk of %zu bytes skipped (EXIF data is kept up to %d bytes); "
                  "its orientation is not applied", h->refused_exif, KC_PNG_EXIF_MAX);
-        h->refused_exif = 0;
+        h->refused_exif = (size_t)-1;
         message = text;
-        if (h->warning_count < KC_IMG_WARNINGS_MAX)
-            snprintf(h->warnings[h->warning_count], KC_IMG_MESSAGE_MAX, "%s", message);
-        h->warning_count++;
-        return;
     }
     if (h->warning_count < KC_IMG_WARNINGS_MAX)
         snprintf(h->warnings[h->warning_count], KC_IMG_MESSAGE_MAX, "%s", message);

@@ -155,13 +155,14 @@ final class JPEGHandle: RowSource {
         guard let created else { throw .outOfMemory(path: name, reason: "cannot create a libjpeg decompressor") }
         // From here the handle owns the decompressor: every throw below destroys it.
         // What the header makes libjpeg allocate counts against the whole budget.
-        kc_jpeg_set_memory_limit(created, options.maxDecoderBytes)
+        kc_jpeg_set_memory_limit(created, max(1, options.maxDecoderBytes))
         var header = kc_jpeg_header()
         let code = kc_jpeg_read_header(created, &header)
         let orientation = header.exif.map {
             EXIFOrientation.parse(exifSegment: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
         let jpeg = JPEGHandle(handle: created, name: name, header: header, orientation: orientation)
+        jpeg.budget = options.maxDecoderBytes
         guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
         try checkHeader(width: jpeg.width, height: jpeg.height, options: options, name: name)
         return jpeg
@@ -173,7 +174,7 @@ final class JPEGHandle: RowSource {
         let message = String(cString: kc_jpeg_error(handle))
         if Int(code) == KC_IMG_OVER_BUDGET {
             return .overMemoryBudget(path: name, needed: reserved, limit: budget,
-                                     reason: "\(message) (\(coefficientUse.what), with libjpeg's own tables)")
+                                     reason: coefficientBytes > 0 ? "\(message) (\(coefficientUse.what), with libjpeg's own tables)" : message)
         }
         return imageError(code: code, message: message, name: name)
     }

@@ -107,6 +107,8 @@ final class PNGHandle: RowSource {
     /// The output has alpha (an alpha channel or tRNS).
     let hasAlpha: Bool
     let orientation: EXIFOrientation
+    /// What ``reserve(_:options:)`` counted, and the budget: for the error of libpng's limit.
+    private var reserved = 0, budget = 0
 
     private init(handle: OpaquePointer, name: String, header: kc_png_header, orientation: EXIFOrientation) {
         self.handle = handle
@@ -127,13 +129,14 @@ final class PNGHandle: RowSource {
         }
         guard let created else { throw .outOfMemory(path: name, reason: "cannot create a libpng reader") }
         // Whatever the header's chunks make libpng allocate counts against the whole budget.
-        kc_png_set_memory_limit(created, options.maxDecoderBytes)
+        kc_png_set_memory_limit(created, max(1, options.maxDecoderBytes))
         var header = kc_png_header()
         let code = kc_png_read_header(created, &header)
         let orientation = header.exif.map {
             EXIFOrientation.parse(tiff: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
         let png = PNGHandle(handle: created, name: name, header: header, orientation: orientation)
+        png.budget = options.maxDecoderBytes
         guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
         try checkHeader(width: png.width, height: png.height, options: options, name: name)
         return png
@@ -149,13 +152,17 @@ final class PNGHandle: RowSource {
         var counted = phases
         let held = Int(kc_png_memory_in_use(handle))
         counted[0].append(MemoryUse(what: "what libpng holds after the header (\(byteSize(held)))", bytes: held))
-        try checkMemory(counted, options: options, name: name)
+        reserved = try checkMemory(counted, options: options, name: name)
         let ours = MemoryUse.total(phases[0])
         kc_png_set_memory_limit(handle, max(1, options.maxDecoderBytes - ours))
     }
 
     func failure(_ code: Int32) -> ImageError {
-        imageError(code: code, message: String(cString: kc_png_error(handle)), name: name)
+        let message = String(cString: kc_png_error(handle))
+        if Int(code) == KC_IMG_OVER_BUDGET {
+            return .overMemoryBudget(path: name, needed: reserved, limit: budget, reason: message)
+        }
+        return imageError(code: code, message: message, name: name)
     }
 
     var warnings: [String] { collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) } }

@@ -17,7 +17,7 @@ public struct DecodedImage: Sendable {
     /// The libjpeg DCT scale used: the output is M/8 of the stored size (1...8); 8 for PNG.
     public let scaleNumerator: Int
     /// Problems the library recovered from (libjpeg corrupt-data warnings, libpng warnings such
-    /// as a bad iCCP profile), for the log. The image is still good enough to show.
+    /// as a bad gAMA chunk), for the log. The image is still good enough to show.
     public let warnings: [String]
     /// JPEG or PNG.
     public let format: ImageFormat

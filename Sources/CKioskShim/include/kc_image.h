@@ -238,7 +238,7 @@ size_t kc_png_memory_in_use(const kc_png *png);
 /// The most it held at once so far, in bytes.
 size_t kc_png_memory_peak(const kc_png *png);
 const char *kc_png_error(const kc_png *png);
-/// Warnings from libpng (png_warning, benign errors such as a bad iCCP profile).
+/// Warnings from libpng (png_warning, benign errors such as a bad gAMA chunk).
 int kc_png_warning_count(const kc_png *png);
 const char *kc_png_warning(const kc_png *png, int index);
 /// png_destroy_read_struct and free. NULL is allowed.

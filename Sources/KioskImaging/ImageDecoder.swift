@@ -32,7 +32,7 @@ public enum ImageDecoder {
     /// The whole image is held: for showing, ``decodeFitted(path:into:fit:background:options:)``
     /// needs less memory.
     /// - Throws: ``ImageError``: `unreadable` (with errno) when it cannot be opened or read (a
-    ///   directory is `EISDIR`), `notRegularFile` (FIFO, device, socket), `notAnImage`,
+    ///   directory is `EISDIR`), `notRegularFile` (FIFO, device, socket), `otherFormat`,
     ///   `corrupt` (empty, truncated, or rejected by the library, with its message),
     ///   `unsupported` (12-bit JPEG, more than 1000 scans), `sideTooLong`, `tooLarge`,
     ///   `overMemoryBudget`, `outOfMemory`.
@@ -49,7 +49,7 @@ public enum ImageDecoder {
     /// errors. The bytes are read in place, not copied.
     /// - Throws: as ``decode(path:options:)``, except `unreadable`.
     public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> DecodedImage {
-        let format = try sniff(bytes.prefix(8), name: name)
+        let format = try sniff(bytes.prefix(FileFormat.sniffLength), name: name)
         let result = bytes.withUnsafeBytes { buffer -> Result<DecodedImage, ImageError> in
             do throws(ImageError) {
                 switch format {
@@ -80,7 +80,8 @@ public enum ImageDecoder {
     /// blocking (`O_RDONLY | O_NONBLOCK | O_CLOEXEC`, so a FIFO swapped in meanwhile cannot
     /// hang the decode worker, and a command the app starts does not inherit the file) and
     /// checked again with `fstat` (the file read is the file checked); its format is sniffed
-    /// from its first 8 bytes (`pread`, so nothing needs rewinding), then it is handed to stdio
+    /// from its first bytes (up to ``FileFormat/sniffLength``, `pread`, so nothing needs
+    /// rewinding), then it is handed to stdio
     /// for the decoder, which reads it in small blocks. The caller closes the stream.
     /// - Throws: `unreadable` (errno; `EISDIR` for a directory), `notRegularFile`, and the
     ///   errors of ``sniff(_:name:)``.
@@ -95,7 +96,7 @@ public enum ImageDecoder {
         // A regular file: blocking reads from here (O_NONBLOCK means nothing to a regular file
         // on Linux, but the stream should not carry it).
         try? fd.clearNonBlocking()
-        let magic = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 1)
+        let magic = UnsafeMutableRawBufferPointer.allocate(byteCount: FileFormat.sniffLength, alignment: 1)
         defer { magic.deallocate() }
         var count = 0
         while count < magic.count {
@@ -124,10 +125,12 @@ public enum ImageDecoder {
         }
     }
 
-    /// The format, or the error for data that is empty, a damaged PNG signature, or neither.
+    /// The format, or the error for data that is empty, a damaged PNG signature, or another
+    /// format (``FileFormat/identify(_:)``, from up to ``FileFormat/sniffLength`` bytes).
     static func sniff(_ header: some Collection<UInt8>, name: String) throws(ImageError) -> ImageFormat {
         if header.isEmpty { throw .corrupt(path: name, reason: "the file is empty (0 bytes)") }
-        if let format = format(ofHeader: header) { return format }
+        let identified = FileFormat.identify(header)
+        if let format = identified.decodable { return format }
         // A PNG whose signature was damaged (by a text-mode transfer turning CR LF into LF, a
         // flipped bit...): say so rather than "not an image". 6 of 8 bytes still in place.
         let bytes = Array(header.prefix(8))
@@ -136,7 +139,7 @@ public enum ImageDecoder {
             let hex = bytes.map { String($0, radix: 16).uppercased() }.map { $0.count < 2 ? "0" + $0 : $0 }
             throw .corrupt(path: name, reason: "damaged PNG signature \(hex.joined(separator: " ")) (expected 89 50 4E 47 0D 0A 1A 0A)")
         }
-        throw .notAnImage(path: name)
+        throw .otherFormat(path: name, format: identified)
     }
 }
 

@@ -1,6 +1,7 @@
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskSystem
 
 // Display ownership: VT switching and display power. The frame loop asks ``DisplayControl``
 // whether it may draw and calls the extension below once per turn and on VT signals.

@@ -1,7 +1,8 @@
-import CKioskShim
+import CKioskSys
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskContent
 import KioskImaging
 import KioskInput
 import KioskSystem
@@ -42,7 +43,7 @@ public enum KioskApp {
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
-            content = try ContentService(settings: settings)
+            content = try ContentService(configuration: settings.content)
         } catch {
             Log.error("content sources unavailable", reason: error.description)
             return exitUnavailable
@@ -74,8 +75,7 @@ public enum KioskApp {
             Log.error("decoder unavailable", reason: error.description)
             return exitUnavailable
         }
-        preparer.fetcher = content.fetcher
-        preparer.checksum = { content.checksum(for: $0) }
+        preparer.images = content.images
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first frame is on screen.
@@ -152,7 +152,8 @@ public enum KioskApp {
             let directory = (base == "/" ? "" : base) + "/kiosk-frames"
             Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
             do {
-                return try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height)
+                return try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height,
+                                            rotation: settings.rotation)
             } catch {
                 Log.error("display unavailable", reason: error.description)
                 return nil
@@ -219,9 +220,8 @@ public enum KioskApp {
             Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
         }
         guard wanted, let monotonic = clock as? MonotonicClock else { return nil }
-        // The panel as mounted: the logical frame turned by --rotate.
-        let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
-        let configuration = TouchInputConfiguration(devicePath: touchDevice(settings), panelWidth: panel.0, panelHeight: panel.1,
+        let configuration = TouchInputConfiguration(devicePath: touchDevice(settings), panelWidth: display.panelWidth,
+                                                    panelHeight: display.panelHeight,
                                                     rotation: settings.rotation, calibration: settings.touchCalibration,
                                                     showStart: monotonic.origin)
         do {

@@ -46,6 +46,15 @@ public struct Settings: Sendable {
     public var cacheBytes = 500_000_000
     /// Largest image download, bytes (50 MB).
     public var maxImageBytes = 50_000_000
+    /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
+    public var content: ContentService.Configuration {
+        var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
+                                             stateDirectory: stateDirectory)
+        c.manifestInterval = manifestInterval
+        c.cacheBytes = cacheBytes
+        c.maxImageBytes = maxImageBytes
+        return c
+    }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
     public var realClock: Bool?
     /// `--config FILE`: the configuration file read before the command line (see

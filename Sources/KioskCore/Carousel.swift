@@ -209,6 +209,9 @@ public struct Carousel: Sendable {
     private var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) }
     /// Number of items still in the show.
     public var activeCount: Int { order.count }
+    /// Whether playlist item `item` is in the show (false for one that failed and left it, or
+    /// an index out of range).
+    public func isInShow(item: Int) -> Bool { order.contains(item) }
     /// The physical slot playing the previous / current / next role.
     public var previousSlot: Int? { roles[Self.previousRole] }
     public var currentSlot: Int? { roles[Self.currentRole] }

@@ -122,6 +122,11 @@ public final class FrameLoop {
 
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
+    /// The local file behind each slot's frame, with the identity it was read with.
+    private var slotFiles: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
+    /// How often the files behind the slots are looked at for a change of content (1 s; a
+    /// directory's watch reports its own changes as they happen).
+    public var fileCheckInterval: Duration = .seconds(1)
     /// The scene last presented (nil: draw the next one whatever it is).
     var lastScene: Scene?
     /// `shown` events waiting for the frame that shows them to be presented.
@@ -185,6 +190,8 @@ public final class FrameLoop {
                 handle(carousel.replaceItems(items, at: clock.now))
             }
             if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
+            // 1d. Files behind the slots that changed under the same name.
+            checkSlotFiles(at: clock.now)
             // 1b. Touches.
             readTouches()
             tapCommand?.reap()
@@ -291,6 +298,33 @@ public final class FrameLoop {
         handle(carousel.replaceItems(playlist, at: now))
     }
 
+    /// The files behind the prepared slots: looked at every ``fileCheckInterval`` off the loop
+    /// (real clock only); a file whose content changed under the same name has its item
+    /// prepared again (``Carousel/imageChanged(item:at:)``: never a cut on screen).
+    private func checkSlotFiles(at now: Duration) {
+        var changed: [Int] = []
+        for ticket in preparer.changedFiles.take() {
+            for s in 0..<3 where slotFiles[s]?.ticket == ticket {
+                slotFiles[s] = nil
+                if let item = carousel.item(inSlot: s), !changed.contains(item) { changed.append(item) }
+            }
+        }
+        for item in changed {
+            Log.info("image changed", path: carousel.items[item].source, detail: "prepared again")
+            handle(carousel.imageChanged(item: item, at: now))
+        }
+        guard virtualClock == nil else { return }
+        let files = slotFiles.compactMap { $0 }
+        if files.isEmpty {
+            deadlines[.fileCheck] = nil
+        } else if deadlines[.fileCheck] == nil {
+            deadlines[.fileCheck] = now + fileCheckInterval
+        } else if deadlines.isDue(.fileCheck, at: now) {
+            preparer.checkFiles(files)
+            deadlines[.fileCheck] = now + fileCheckInterval
+        }
+    }
+
     /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out
     /// as `tap` events (and to `--on-tap`). Carousel times are the loop's clock, so they never
     /// run back; the samples' own kernel timestamps time the gestures.
@@ -349,6 +383,7 @@ public final class FrameLoop {
             switch action {
             case .prepare(let slot, let item, let ticket):
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
+                slotFiles[slot] = nil
                 let it = carousel.items[item]
                 preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256))
             case .shown(let item, let source, let at):
@@ -357,7 +392,7 @@ public final class FrameLoop {
                 break  // logged with its reason where the decode failed (accept)
             }
         }
-        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil }
+        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil; slotFiles[s] = nil }
     }
 
     private func accept(_ results: [SlotPreparer.Result]) {
@@ -373,6 +408,7 @@ public final class FrameLoop {
                     Log.info("image back in the show", path: carousel.items[r.item].source)
                 }
                 slotFrames[r.slot] = frame
+                slotFiles[r.slot] = r.identity.map { (r.ticket, carousel.items[r.item].source, $0) }
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
@@ -398,7 +434,7 @@ public final class FrameLoop {
     /// The descriptors of everything that hands the loop work: finished decodes, signals,
     /// touches, control requests, content, the display-off timer.
     private var wakeDescriptors: [Int32] {
-        var fds = [preparer.results.wakeDescriptor]
+        var fds = [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor]
         if let signals { fds.append(signals.wakeDescriptor) }
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }

@@ -280,6 +280,11 @@ public final class FrameLoop {
         deadlines[.stuckTouch] = gestures.isTouching ? lastTouchAt + stuckTouchLimit : nil
         deadlines[.runFor] = runFor
         deadlines[.displayAcquire] = virtualClock == nil ? displayControl.acquireRetryAt : nil
+        if virtualClock != nil || slotFiles.allSatisfy({ $0 == nil }) {
+            deadlines[.fileCheck] = nil
+        } else if deadlines[.fileCheck] == nil {
+            deadlines[.fileCheck] = now + fileCheckInterval
+        }
         if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
             if deadlines.isDue(.watchdog, at: now) || deadlines[.watchdog] == nil || framesPresented == 1 {
                 notifier.watchdog()
@@ -313,14 +318,8 @@ public final class FrameLoop {
             Log.info("image changed", path: carousel.items[item].source, detail: "prepared again")
             handle(carousel.imageChanged(item: item, at: now))
         }
-        guard virtualClock == nil else { return }
-        let files = slotFiles.compactMap { $0 }
-        if files.isEmpty {
-            deadlines[.fileCheck] = nil
-        } else if deadlines[.fileCheck] == nil {
-            deadlines[.fileCheck] = now + fileCheckInterval
-        } else if deadlines.isDue(.fileCheck, at: now) {
-            preparer.checkFiles(files)
+        if deadlines.isDue(.fileCheck, at: now) {
+            preparer.checkFiles(slotFiles.compactMap { $0 })
             deadlines[.fileCheck] = now + fileCheckInterval
         }
     }

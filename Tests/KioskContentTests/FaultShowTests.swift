@@ -52,4 +52,143 @@ import Testing
         let frame = try #require(frames.last { $0.ms <= Int(shown.t) }, "no frame up to \(shown.t) ms")
         #expect(frame.centerIs(Swatch.blue), "\(frame)")
     }
+
+    // MARK: A file changed under the same name
+
+    /// The ways a file is replaced under its name.
+    enum Change: String, CaseIterable {
+        /// Written to a temporary name, renamed over it (a new inode).
+        case rename
+        /// Truncated and written again (the same inode, the same size).
+        case inPlace = "inplace"
+        /// `cp NEW NAME` over it (cp opens the existing file with O_TRUNC: the same inode).
+        case cp
+    }
+
+    /// Where the file comes from.
+    enum Kind: String, CaseIterable { case directory, file, playlist }
+
+    func replace(_ path: String, with bytes: [UInt8], by change: Change) throws {
+        switch change {
+        case .rename:
+            try writeFile(path + ".tmp", bytes)
+            #expect(rename(path + ".tmp", path) == 0)
+        case .inPlace:
+            rewriteInPlace(path, bytes)
+        case .cp:
+            let source = path + ".new"
+            try writeFile(source, bytes)
+            let pid = try spawnResettingSignals("/bin/cp", [source, path])
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            #expect(status == 0)
+            unlink(source)
+        }
+    }
+
+    /// The image at `name` in a fresh directory, and the SOURCE arguments that show it as `kind`:
+    /// its directory, the file itself, or a `.json` playlist naming it.
+    func source(_ kind: Kind, dir: String, names: [String], colour: (UInt8, UInt8, UInt8)) throws -> [String] {
+        let images = dir + "/" + kind.rawValue
+        mkdir(images, 0o755)
+        for name in names { try writeFile(images + "/" + name, solidPNG(colour)) }
+        switch kind {
+        case .directory: return [images]
+        case .file: return names.map { images + "/" + $0 }
+        case .playlist:
+            let list = dir + "/" + kind.rawValue + ".json"
+            try writeFile(list, Array(itemsManifest(names.map { images + "/" + $0 }).utf8))
+            return [list]
+        }
+    }
+
+    /// No cut: never a pure red frame followed at once by a pure blue one (a picture replaced in
+    /// place would be); every change of picture goes through blended frames.
+    func expectNoCut(_ frames: [FrameInfo], _ context: String) {
+        for (a, b) in zip(frames, frames.dropFirst()) where a.centerIs(Swatch.red) && b.centerIs(Swatch.blue) {
+            Issue.record("cut from red to blue between \(a) and \(b): \(context)")
+        }
+    }
+
+    /// Shows of one image (a menu board), one per kind of source and way of changing: the file,
+    /// red, turns blue 2.5 s in; the blue picture cross-fades in at the next interval (a multiple
+    /// of the 2 s interval from the first `shown`), never earlier and never as a cut.
+    @Test func inAShowOfOneImageTheNewPictureFadesInAtTheNextIntervalEveryWayAFileChanges() throws {
+        var shows: [(kind: Kind, change: Change, path: String, show: KioskShow)] = []
+        for kind in Kind.allCases {
+            for change in Change.allCases {
+                let dir = makeTempDirectory("changed-one")
+                let arguments = try source(kind, dir: dir, names: ["menu.png"], colour: Swatch.red)
+                let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "2", "--fade", "300",
+                                          "--run-for", "10"] + arguments)
+                shows.append((kind, change, dir + "/" + kind.rawValue + "/menu.png", show))
+            }
+        }
+        defer { for s in shows { s.show.stop() } }
+        for s in shows { #expect(s.show.waitUntil(10) { !$0.shown.isEmpty }, "\(s.show.transcript)") }
+        usleep(2_500_000)
+        var changedAt: [Double] = []
+        for s in shows {
+            try replace(s.path, with: solidPNG(Swatch.blue), by: s.change)
+            changedAt.append(s.show.elapsed)
+        }
+        for s in shows { #expect(s.show.waitForExit(timeout: 20) == 0, "\(s.show.transcript)") }
+        for (i, s) in shows.enumerated() {
+            let context = "\(s.kind) \(s.change): \(s.show.transcript)"
+            let shown = s.show.shown
+            // Shown twice: red at 0, blue at the next 2 s mark after the change was seen.
+            #expect(shown.count == 2, "\(context)")
+            guard shown.count == 2 else { continue }
+            let first = shown[0], second = shown[1]
+            #expect(second.index == 0 && second.src == shown[0].src)
+            #expect((second.t - first.t) % 2000 == 0, "not at an interval: \(context)")
+            #expect(second.at > changedAt[i] && second.at < changedAt[i] + 4.5, "\(context)")
+            let frames = try analyzeFrames(s.show.frames)
+            #expect(frames.first?.centerIs(Swatch.red) == true, "\(frames.first.map(String.init(describing:)) ?? "no frame"): \(context)")
+            #expect(frames.last { $0.ms <= second.t }?.centerIs(Swatch.blue) == true, "\(context)")
+            // Red until the fade before that mark starts, then blended frames, then blue.
+            #expect(!frames.contains { $0.ms < second.t - 300 && !$0.centerIs(Swatch.red) }, "\(context)")
+            #expect(frames.contains { $0.ms > second.t - 300 && $0.ms < second.t && !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) },
+                    "no blended frame: \(context)")
+            expectNoCut(frames, context)
+            print("one image, \(s.kind) \(s.change): changed at \(String(format: "%.2f", changedAt[i])) s, new picture shown at t=\(second.t) ms")
+        }
+    }
+
+    /// A show of nine images (three in a directory, three files on the command line, three in a
+    /// `.json` playlist; in each kind one renamed over, one rewritten in place, one copied over
+    /// with `cp`), all red, all turned blue 2.5 s in: the picture on screen stays until the next
+    /// move (no cut), and from 1.5 s after the change every image comes up blue.
+    @Test func inAShowOfSeveralImagesEveryChangedFileComesUpWithItsNewPicture() throws {
+        let dir = makeTempDirectory("changed-many")
+        let names = Change.allCases.map { "\($0.rawValue).png" }
+        var arguments: [String] = []
+        for kind in Kind.allCases { arguments += try source(kind, dir: dir, names: names, colour: Swatch.red) }
+        let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "1", "--fade", "200",
+                                  "--run-for", "16"] + arguments)
+        defer { show.stop() }
+        #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
+        usleep(2_500_000)
+        for kind in Kind.allCases {
+            for change in Change.allCases {
+                try replace(dir + "/\(kind.rawValue)/\(change.rawValue).png", with: solidPNG(Swatch.blue), by: change)
+            }
+        }
+        let changedAt = show.elapsed
+        #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")
+        let frames = try analyzeFrames(show.frames)
+        let shown = show.shown
+        let changedT = shown.last { $0.at <= changedAt }.map { $0.t + Int((changedAt - $0.at) * 1000) } ?? 0
+        let later = shown.filter { $0.t >= changedT + 1500 }
+        // Every one of the nine came round again, each with its new picture.
+        #expect(Set(later.map(\.src)).count == 9, "\(show.transcript)")
+        for event in later {
+            let frame = frames.last { $0.ms <= event.t }
+            #expect(frame?.centerIs(Swatch.blue) == true, "\(event) \(frame.map(String.init(describing:)) ?? "no frame"): \(show.transcript)")
+        }
+        // Before the change, all red.
+        #expect(!frames.contains { $0.ms < changedT - 100 && !$0.centerIs(Swatch.red) }, "\(show.transcript)")
+        expectNoCut(frames, show.transcript)
+        print("several images: changed at t≈\(changedT) ms; \(later.count) shown events from t=\(later.first?.t ?? -1) ms, all blue")
+    }
 }

@@ -191,4 +191,34 @@ import Testing
         expectNoCut(frames, show.transcript)
         print("several images: changed at t≈\(changedT) ms; \(later.count) shown events from t=\(later.first?.t ?? -1) ms, all blue")
     }
+
+    // MARK: Files a directory skips
+
+    /// A watched directory's files that are not shown are listed once each in the log: files
+    /// not named as images (there at the start, or added while the show runs), and an image
+    /// that does not decode; hidden files are left alone.
+    @Test func aDirectorysSkippedFilesAreListedOnceEach() throws {
+        let dir = makeTempDirectory("skipped")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        try writeFile(dir + "/b.bmp", Array("BM".utf8) + [UInt8](repeating: 0, count: 60))
+        try writeFile(dir + "/notes.txt", Array("today's menu\n".utf8))
+        try writeFile(dir + "/.hidden.svg", Array("<svg/>".utf8))
+        try writeFile(dir + "/d.png", Array(solidPNG(Swatch.green).prefix(40)))
+        let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "1", "--fade", "100",
+                                  "--run-for", "5", dir])
+        defer { show.stop() }
+        #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
+        // Added while the show runs: one written in place, one renamed in.
+        try writeFile(dir + "/e.tif", Array("II*\u{0}".utf8) + [UInt8](repeating: 0, count: 20))
+        try writeFile(dir + "/.f.tmp", Array("<svg/>".utf8))
+        #expect(rename(dir + "/.f.tmp", dir + "/f.svg") == 0)
+        #expect(show.waitForExit(timeout: 15) == 0, "\(show.transcript)")
+        for name in ["b.bmp", "notes.txt", "e.tif", "f.svg"] {
+            let lines = show.logLines(containing: "file skipped").filter { $0.contains("path=\(dir)/\(name) ") }
+            #expect(lines.count == 1, "\(name): \(show.transcript)")
+        }
+        #expect(show.logLines(containing: "\(dir)/d.png").filter { $0.contains("image skipped") }.count == 1, "\(show.transcript)")
+        #expect(show.logLines(containing: "hidden").isEmpty, "\(show.transcript)")
+        #expect(show.logLines(containing: "file skipped").count == 4, "\(show.transcript)")
+    }
 }

@@ -49,7 +49,7 @@ let package = Package(
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),
         .executableTarget(name: "kiosk-bench",
-                          dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
+                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskApp"],
                           exclude: ["reference"]),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),

@@ -196,7 +196,7 @@ import Testing
             let changedT = shown.last { $0.at <= changedAt[i] }.map { $0.t + Int((changedAt[i] - $0.at) * 1000) } ?? 0
             #expect(!frames.contains { $0.ms < changedT - 200 && !$0.centerIs(Swatch.red) }, "\(context)")
             expectNoCut(frames, context)
-            print("three images, \(s.kind): changed at t≈\(changedT) ms; \(later.count) shown events from t=\(later.first?.t ?? -1) ms, all blue")
+            print("three images, \(s.kind): changed at t≈\(changedT) ms; \(later.count) shown events from t=\(later.first?.t ?? -1) ms")
         }
     }
 

@@ -29,20 +29,26 @@ let package = Package(
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // The fetcher's HTTP(S) client (runtime: libcurl4).
+        .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
         // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
                 cSettings: [.unsafeFlags(["-O2"])]),
+
+        // Typed wrappers of libcurl's varargs setopt/getinfo calls.
+        .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskShim"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
-        .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),
+        .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
                           exclude: ["reference"]),

@@ -77,6 +77,8 @@ public final class ContentService {
             }
             var configuration = Fetcher.Configuration()
             configuration.maxImageBytes = settings.maxImageBytes
+            configuration.caFile = settings.caFile
+            configuration.proxy = settings.proxy
             fetcher = Fetcher(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: settings.cacheDirectory,

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 
 /// Keeps a remote manifest current (issue 5 §3, §7) on its own serial queue: at ``start()`` the
 /// stored last good manifest is posted at once (offline first), then the URL is polled with

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The last good manifest, as stored for an offline start (issue 5 §7).
 public struct StoredManifest: Equatable, Sendable, Codable {

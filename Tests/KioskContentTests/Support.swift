@@ -78,10 +78,14 @@ final class Nginx {
     let port: Int
     let process: Child
     var root: String { prefix + "/www" }
-    var base: String { "http://127.0.0.1:\(port)" }
+    let tls: Bool
+    var base: String { (tls ? "https" : "http") + "://127.0.0.1:\(port)" }
 
     /// Starts nginx; with `restarting`, on that server's prefix and port again (after its stop).
-    init(restarting previous: Nginx? = nil) throws {
+    /// With `tls` (PEM paths), it speaks https with that certificate; with `ipv6`, it listens
+    /// on `[::1]` too (same port).
+    init(restarting previous: Nginx? = nil, tls: (certificate: String, key: String)? = nil, ipv6: Bool = false) throws {
+        self.tls = tls != nil
         let binary = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw Failure("nginx is not installed (\(binary)): run `apt-get install nginx-light` (deploy/apt-deps.sh --tests)")
@@ -110,7 +114,9 @@ final class Nginx {
                 types { image/jpeg jpg; image/png png; application/json json; }
                 default_type application/octet-stream;
                 server {
-                    listen 127.0.0.1:\(port);
+                    listen 127.0.0.1:\(port)\(tls != nil ? " ssl" : "");
+                    \(ipv6 ? "listen [::1]:\(port);" : "")
+                    \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
                     root \(prefix)/www;
                     location = /moved.json { return 301 /show.json; }
                 }

@@ -69,8 +69,9 @@ final class FetchJob {
     /// One header line (`CURLOPT_HEADERFUNCTION`: status line, field, or the empty line that
     /// ends a block). Returns false to end the transfer (``outcome`` says why).
     func header(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
-        var line = String(decoding: raw, as: UTF8.self)
-        while let last = line.last, last == "\r" || last == "\n" { line.removeLast() }
+        var end = raw.count
+        while end > 0 && (raw[end - 1] == 0x0D || raw[end - 1] == 0x0A) { end -= 1 }  // CR LF
+        let line = String(decoding: raw[..<end], as: UTF8.self)
         if line.hasPrefix("HTTP/") {
             let parts = line.split(separator: " ", maxSplits: 2)
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -174,7 +175,7 @@ final class FetchJob {
     /// What a transfer that libcurl ended with `code` gives.
     func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
         if let outcome { return outcome }
-        if let declared, received < declared, code != CURLE_OK {
+        if let declared, received < declared, code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR {
             return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
         }
         let host = hostOf(chain[chain.count - 1])
@@ -186,7 +187,9 @@ final class FetchJob {
                 ? .failure(.timedOut(url: url, phase: "low-speed", seconds: seconds(lowSpeedTime), receivedBytes: received))
                 : .failure(.timedOut(url: url, phase: "connect", seconds: seconds(connectTimeout), receivedBytes: 0))
         case CURLE_FILESIZE_EXCEEDED:
-            return .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: declared, receivedBytes: received))
+            // libcurl checks CURLOPT_MAXFILESIZE_LARGE as the Content-Length line arrives.
+            let said = declared ?? fields["content-length"].flatMap { Int($0) }
+            return .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: said, receivedBytes: received))
         case CURLE_TOO_MANY_REDIRECTS:
             return .failure(.tooManyRedirects(url: url, chain: chain, limit: maxRedirects, loop: false))
         case CURLE_UNSUPPORTED_PROTOCOL where chain.count > 1 || status != 0:

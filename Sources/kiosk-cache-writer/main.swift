@@ -43,7 +43,7 @@ if args.count >= 4 && args[1] == "--fetch" {
         print(line)
         let status = (try? readRegularFile("/proc/self/status", limit: 1 << 16)) ?? []
         let peak = String(decoding: status, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        print(peak.map { "VmHWM " + $0.dropFirst(6).split(separator: " ")[0] } ?? "VmHWM unknown")
+        print(peak.map { "VmHWM " + ($0.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "unknown") } ?? "VmHWM unknown")
         exit(0)
     } catch {
         fputs("kiosk-cache-writer: \(error)\n", stderr)

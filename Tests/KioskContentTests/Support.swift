@@ -223,7 +223,14 @@ final class FaultServer {
     }
 
     func stats() throws -> (peak: Int, count: [String: Int]) {
-        let data = try Data(contentsOf: URL(string: base + "/stats")!)
+        // Read with the project's own fetcher (a manifest-sized body into memory).
+        let fetcher = Fetcher(cache: try DiskCache(.init(directory: makeTempDirectory("stats-cache"))))
+        defer { fetcher.shutdown() }
+        let answer: Result<ManifestResponse, ContentError> = try waitFor { done in
+            fetcher.fetchManifest(URL(string: base + "/stats")!) { done($0) }
+        }
+        guard case .success(.modified(let download)) = answer else { throw Failure("GET /stats: \(answer)") }
+        let data = Data(download.body)
         let json = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         return (json["peak"] as! Int, json["count"] as! [String: Int])
     }

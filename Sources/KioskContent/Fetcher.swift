@@ -334,7 +334,7 @@ final class FetchEngine: @unchecked Sendable {
 
     /// Makes the job's easy handle and adds it to the multi handle.
     private func begin(_ job: FetchJob) {
-        if job.done { return }  // cancelled while waiting
+        if state.withLock({ _ in job.done }) { return }  // cancelled while waiting
         if job.isImage {
             do {
                 job.writer = try cache.makeWriter(url: job.url)

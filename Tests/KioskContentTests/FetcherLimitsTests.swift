@@ -192,3 +192,20 @@ private final class TinyProxy {
     #expect(box.wait(timeout: 2) == .failure(.cancelled(url: faults.base + "/stall")))
     #expect(ContinuousClock.now - start < .seconds(1))
 }
+
+/// The manifest's cap holds the same way: a body without Content-Length is cut as it passes it.
+@Test func aManifestOverItsCapIsCut() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher { $0.maxManifestBytes = 100_000 }
+    let r: Result<ManifestResponse, ContentError> = try waitFor { done in fetcher.fetchManifest(URL(string: faults.base + "/big")!) { done($0) } }
+    guard case .failure(.bodyTooLarge(_, 100_000, nil, let received)) = r else { Issue.record("\(r)"); return }
+    #expect(received <= 100_000)
+}
+
+/// A host that does not resolve: one transport error that says DNS and names the host.
+@Test func aHostThatDoesNotResolveSaysSo() throws {
+    let r = try image(try makeFetcher(), "http://kiosk-carousel-test.invalid/a.jpg")
+    #expect(r.failureKind == "transport", "\(r)")
+    #expect(r.failureDescription.contains("cannot resolve host kiosk-carousel-test.invalid (DNS)"), "\(r.failureDescription)")
+}

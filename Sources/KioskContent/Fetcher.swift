@@ -324,7 +324,8 @@ final class FetchEngine: @unchecked Sendable {
                     nearest = min(nearest, job.totalDeadline)
                 }
             }
-            let wait = max(1, min(1000, milliseconds(now.duration(to: nearest))))
+            // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
+            let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
             curl_multi_poll(multi, nil, 0, Int32(wait), nil)
         }
         for job in active { end(job, .failure(.cancelled(url: job.url))) }

@@ -168,6 +168,14 @@ private final class TinyProxy {
     #expect(refused.failureDescription.contains("certificate"), "\(refused.failureDescription)")
     let accepted = try image(try makeFetcher { $0.caFile = dir + "/ca.pem" }, nginx.base + "/secure.jpg")
     #expect(try accepted.get().length == 4000)
+
+    // Through https_proxy: a CONNECT tunnel, TLS end to end with nginx.
+    let proxy = try TinyProxy()
+    defer { proxy.stop() }
+    let tunnelled = try fetchInChild(nginx.base + "/secure.jpg", ["--ca-file", dir + "/ca.pem"], environment: ["https_proxy": proxy.url])
+    #expect(tunnelled.line == "ok 4000", "\(tunnelled.line)")
+    usleep(100_000)
+    #expect(proxy.log.contains("CONNECT 127.0.0.1:\(nginx.port)"), "\(proxy.log)")
 }
 
 /// An IPv6 literal URL over `[::1]`.

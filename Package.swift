@@ -32,18 +32,23 @@ let package = Package(
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
-        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
+        // The only C with bodies, in three small targets by what they link:
+        // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
+        .target(name: "CKioskSys"),
+        // the page-flip event handler (libdrm),
+        .target(name: "CKioskDRM", dependencies: ["CLibDRM"]),
+        // setjmp-guarded libjpeg/libpng steps.
+        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
 
         .target(name: "KioskCore"),
-        .target(name: "KioskSystem", dependencies: ["CKioskShim"]),
-        .target(name: "KioskImaging", dependencies: ["KioskCore", "CKioskShim"]),
-        .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
+        .target(name: "KioskSystem", dependencies: ["CKioskSys"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
+        .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),

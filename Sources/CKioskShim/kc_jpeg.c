@@ -4,6 +4,16 @@
 // the message into the handle and longjmps back to the kc_jpeg_ function that called into the
 // library (each sets its own setjmp first), which returns an error code. All memory libjpeg
 // allocated lives in its pools and goes with jpeg_destroy_decompress in kc_jpeg_destroy.
+//
+// Memory: libjpeg's memory manager is wrapped (its alloc_small, alloc_large, alloc_sarray,
+// alloc_barray and request_virt_* entries, and free_pool), so every request of the decoder's
+// modules is counted per pool and one that would pass the limit (kc_jpeg_set_memory_limit)
+// fails the call with KC_IMG_OVER_BUDGET before it is allocated. Markers: only the first
+// APP1 "Exif" segment is kept (at most 65533 bytes, all a segment can hold), through a marker
+// processor of our own; every other APPn and COM segment is skipped unread (libjpeg's default).
+// Work: libjpeg's progress monitor counts, scan by scan, the 8x8 blocks each scan passes over
+// and refuses a file whose scans would pass over its blocks more than KC_JPEG_MAX_BLOCK_PASSES
+// times on average, or that has more than KC_JPEG_MAX_SCANS scans.
 // References: libjpeg.txt (libjpeg-turbo) "Error handling", "Decompression parameter selection",
 // "Special markers"; jerror.h for the message codes.
 #include "kc_image.h"
@@ -44,6 +54,18 @@ struct kc_jpeg {
     char message[KC_IMG_MESSAGE_MAX];
     int warning_count;
     char warnings[KC_IMG_WARNINGS_MAX][KC_IMG_MESSAGE_MAX];
+    /// The memory manager's entries we wrap (see "Memory" above), as libjpeg set them.
+    struct jpeg_memory_mgr library_mem;
+    /// Bytes requested from each pool (JPOOL_PERMANENT, JPOOL_IMAGE) and not freed, their
+    /// peak, and the limit on their sum (0: none).
+    size_t pool_bytes[JPOOL_NUMPOOLS], memory_peak, memory_limit;
+    /// The first APP1 "Exif" segment's payload (JPOOL_IMAGE) and its length, or NULL.
+    uint8_t *exif;
+    size_t exif_length;
+    /// The scan counted last (input_scan_number), the blocks passed over by the scans so far,
+    /// and the most allowed (KC_JPEG_MAX_BLOCK_PASSES x the blocks of the image).
+    int counted_scan;
+    unsigned long long block_passes, max_block_passes;
 };
 
 static kc_jpeg *handle_of(j_common_ptr cinfo) { return (kc_jpeg *)cinfo->client_data; }
@@ -136,10 +158,38 @@ static void note_scanned_components(kc_jpeg *h) {
 /// (jpeg_start_decompress: before each step of input, so right after an SOS marker, before
 /// that scan's data) and at every iMCU row. Refuses scan KC_JPEG_MAX_SCANS + 1 before any of
 /// its data is decoded, as djpeg -maxscans does.
+/// Counts the scan libjpeg has just read the SOS marker of (once per scan): the blocks of each
+/// of its components, and refuses it before its data is decoded when the passes over the
+/// image's blocks summed over the scans so far exceed the limit.
+static void count_scan(kc_jpeg *h) {
+    j_decompress_ptr c = &h->cinfo;
+    if (c->input_scan_number == h->counted_scan || c->comps_in_scan <= 0) return;
+    h->counted_scan = c->input_scan_number;
+    if (h->max_block_passes == 0) {
+        unsigned long long blocks = 0;
+        for (int ci = 0; ci < c->num_components; ci++)
+            blocks += (unsigned long long)c->comp_info[ci].width_in_blocks * c->comp_info[ci].height_in_blocks;
+        h->max_block_passes = blocks * KC_JPEG_MAX_BLOCK_PASSES;
+    }
+    for (int i = 0; i < c->comps_in_scan && i < MAX_COMPS_IN_SCAN; i++) {
+        const jpeg_component_info *k = c->cur_comp_info[i];
+        if (k != NULL) h->block_passes += (unsigned long long)k->width_in_blocks * k->height_in_blocks;
+    }
+    if (h->block_passes > h->max_block_passes) {
+        snprintf(h->message, sizeof h->message,
+                 "its first %d scans already pass over the image's 8x8 blocks more than %d times "
+                 "(a progressive JPEG passes over each about 6 times; refused for the CPU time)",
+                 c->input_scan_number, KC_JPEG_MAX_BLOCK_PASSES);
+        h->code = KC_IMG_UNSUPPORTED;
+        longjmp(h->jump, 1);
+    }
+}
+
 static void kc_jpeg_progress_monitor(j_common_ptr cinfo) {
     kc_jpeg *h = handle_of(cinfo);
     if (!cinfo->is_decompressor) return;
     note_scanned_components(h);
+    count_scan(h);
     int scans = h->cinfo.input_scan_number;
     if (scans > KC_JPEG_MAX_SCANS) {
         snprintf(h->message, sizeof h->message,
@@ -148,6 +198,120 @@ static void kc_jpeg_progress_monitor(j_common_ptr cinfo) {
         h->code = KC_IMG_UNSUPPORTED;
         longjmp(h->jump, 1);
     }
+}
+
+// MARK: - Memory accounting
+
+/// Counts `bytes` more in `pool`, or fails the current call (KC_IMG_OVER_BUDGET) when that
+/// passes the limit. An unknown pool is left to libjpeg to refuse.
+static void charge(j_common_ptr cinfo, int pool, size_t bytes) {
+    kc_jpeg *h = handle_of(cinfo);
+    if (pool < 0 || pool >= JPOOL_NUMPOOLS) return;
+    size_t in_use = h->pool_bytes[JPOOL_PERMANENT] + h->pool_bytes[JPOOL_IMAGE];
+    if (h->memory_limit != 0 && (bytes > h->memory_limit || in_use > h->memory_limit - bytes)) {
+        snprintf(h->message, sizeof h->message,
+                 "libjpeg asked for %zu bytes more with %zu in use, over its memory limit of %zu bytes",
+                 bytes, in_use, h->memory_limit);
+        h->code = KC_IMG_OVER_BUDGET;
+        longjmp(h->jump, 1);
+    }
+    h->pool_bytes[pool] += bytes;
+    if (in_use + bytes > h->memory_peak) h->memory_peak = in_use + bytes;
+}
+
+/// rows x width of a sample or block array, with its row pointers (jmemmgr.c allocates them
+/// the same way). JDIMENSIONs are 32 bits, so the product fits a 64-bit size_t.
+static size_t array_bytes(JDIMENSION per_row, JDIMENSION rows, size_t element, size_t pointer) {
+    return (size_t)per_row * rows * element + (size_t)rows * pointer;
+}
+
+static void *kc_alloc_small(j_common_ptr cinfo, int pool, size_t bytes) {
+    charge(cinfo, pool, bytes);
+    return (*handle_of(cinfo)->library_mem.alloc_small)(cinfo, pool, bytes);
+}
+
+static void *kc_alloc_large(j_common_ptr cinfo, int pool, size_t bytes) {
+    charge(cinfo, pool, bytes);
+    return (*handle_of(cinfo)->library_mem.alloc_large)(cinfo, pool, bytes);
+}
+
+static JSAMPARRAY kc_alloc_sarray(j_common_ptr cinfo, int pool, JDIMENSION per_row, JDIMENSION rows) {
+    charge(cinfo, pool, array_bytes(per_row, rows, sizeof(JSAMPLE), sizeof(JSAMPROW)));
+    return (*handle_of(cinfo)->library_mem.alloc_sarray)(cinfo, pool, per_row, rows);
+}
+
+static JBLOCKARRAY kc_alloc_barray(j_common_ptr cinfo, int pool, JDIMENSION per_row, JDIMENSION rows) {
+    charge(cinfo, pool, array_bytes(per_row, rows, sizeof(JBLOCK), sizeof(JBLOCKROW)));
+    return (*handle_of(cinfo)->library_mem.alloc_barray)(cinfo, pool, per_row, rows);
+}
+
+/// A virtual array is allocated whole by realize_virt_arrays (no backing store in this build):
+/// counted when it is asked for, before that.
+static jvirt_sarray_ptr kc_request_virt_sarray(j_common_ptr cinfo, int pool, boolean pre_zero,
+                                               JDIMENSION per_row, JDIMENSION rows, JDIMENSION max_access) {
+    charge(cinfo, pool, array_bytes(per_row, rows, sizeof(JSAMPLE), sizeof(JSAMPROW)));
+    return (*handle_of(cinfo)->library_mem.request_virt_sarray)(cinfo, pool, pre_zero, per_row, rows, max_access);
+}
+
+static jvirt_barray_ptr kc_request_virt_barray(j_common_ptr cinfo, int pool, boolean pre_zero,
+                                               JDIMENSION per_row, JDIMENSION rows, JDIMENSION max_access) {
+    charge(cinfo, pool, array_bytes(per_row, rows, sizeof(JBLOCK), sizeof(JBLOCKROW)));
+    return (*handle_of(cinfo)->library_mem.request_virt_barray)(cinfo, pool, pre_zero, per_row, rows, max_access);
+}
+
+static void kc_free_pool(j_common_ptr cinfo, int pool) {
+    kc_jpeg *h = handle_of(cinfo);
+    (*h->library_mem.free_pool)(cinfo, pool);
+    if (pool >= 0 && pool < JPOOL_NUMPOOLS) h->pool_bytes[pool] = 0;
+}
+
+/// Puts the wrappers in the memory manager's public entries, keeping libjpeg's own.
+static void wrap_memory_manager(kc_jpeg *h) {
+    struct jpeg_memory_mgr *mem = h->cinfo.mem;
+    h->library_mem = *mem;
+    mem->alloc_small = kc_alloc_small;
+    mem->alloc_large = kc_alloc_large;
+    mem->alloc_sarray = kc_alloc_sarray;
+    mem->alloc_barray = kc_alloc_barray;
+    mem->request_virt_sarray = kc_request_virt_sarray;
+    mem->request_virt_barray = kc_request_virt_barray;
+    mem->free_pool = kc_free_pool;
+}
+
+// MARK: - APP1
+
+/// The next byte of the marker being read (libjpeg.txt, "Special markers": a marker processor
+/// reads through the data source). Ours never suspend; a source that runs dry supplies an EOI
+/// and warns JWRN_JPEG_EOF, which fails the call as truncated (kc_jpeg_emit_message).
+static unsigned next_byte(j_decompress_ptr c) {
+    struct jpeg_source_mgr *src = c->src;
+    if (src->bytes_in_buffer == 0 && !(*src->fill_input_buffer)(c)) ERREXIT(c, JERR_CANT_SUSPEND);
+    src->bytes_in_buffer--;
+    return *src->next_input_byte++;
+}
+
+/// The APP1 marker processor (jpeg_set_marker_processor): keeps the payload of the first
+/// segment that starts with "Exif\0\0" (in JPOOL_IMAGE, at most 65533 bytes: the length field
+/// is 16 bits and counts itself) and skips every other APP1 (XMP, a second Exif...) unread.
+static boolean read_app1(j_decompress_ptr c) {
+    kc_jpeg *h = handle_of((j_common_ptr)c);
+    unsigned hi = next_byte(c);
+    long length = (long)((hi << 8) | next_byte(c)) - 2;
+    if (length <= 0) return TRUE;
+    static const uint8_t exif_id[6] = { 'E', 'x', 'i', 'f', 0, 0 };
+    uint8_t head[6];
+    long got = 0;
+    while (got < length && got < 6) head[got++] = (uint8_t)next_byte(c);
+    if (h->exif != NULL || got < 6 || memcmp(head, exif_id, 6) != 0) {
+        if (length > got) (*c->src->skip_input_data)(c, length - got);
+        return TRUE;
+    }
+    uint8_t *payload = (*c->mem->alloc_small)((j_common_ptr)c, JPOOL_IMAGE, (size_t)length);
+    memcpy(payload, head, 6);
+    for (long i = 6; i < length; i++) payload[i] = (uint8_t)next_byte(c);
+    h->exif = payload;
+    h->exif_length = (size_t)length;
+    return TRUE;
 }
 
 /// jpeg_create_decompress under a setjmp (it reports running out of memory through error_exit).
@@ -170,6 +334,7 @@ static kc_jpeg *kc_jpeg_new(void) {
     h->err.output_message = kc_jpeg_output_message;
     h->cinfo.client_data = h; // kept by jpeg_create_decompress
     if (kc_jpeg_create(h) != 0) { free(h); return NULL; }
+    wrap_memory_manager(h);
     h->progress.progress_monitor = kc_jpeg_progress_monitor;
     h->cinfo.progress = &h->progress;
     return h;
@@ -215,7 +380,7 @@ int kc_jpeg_read_header(kc_jpeg *h, kc_jpeg_header *out) {
         return h->code = KC_IMG_MISUSE;
     }
     if (setjmp(h->jump)) return h->code;
-    jpeg_save_markers(&h->cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_set_marker_processor(&h->cinfo, JPEG_APP0 + 1, read_app1);
     (void)jpeg_read_header(&h->cinfo, TRUE); // with require_image, anything but an image errors
     h->header_read = 1;
 
@@ -242,13 +407,9 @@ int kc_jpeg_read_header(kc_jpeg *h, kc_jpeg_header *out) {
         out->coefficient_bytes = total;
     }
     note_scanned_components(h); // the first scan (jpeg_read_header stops at its SOS)
-    for (jpeg_saved_marker_ptr m = c->marker_list; m != NULL; m = m->next) {
-        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
-            out->exif = m->data;
-            out->exif_length = m->data_length;
-            break;
-        }
-    }
+    count_scan(h);
+    out->exif = h->exif;
+    out->exif_length = h->exif_length;
     if (c->data_precision != 8) {
         snprintf(h->message, sizeof h->message, "%d-bit JPEG (data precision %d) is not supported",
                  c->data_precision, c->data_precision);
@@ -435,8 +596,12 @@ int kc_jpeg_skip_rows(kc_jpeg *h, int count) {
 }
 
 void kc_jpeg_set_memory_limit(kc_jpeg *h, size_t bytes) {
+    h->memory_limit = bytes;
     h->cinfo.mem->max_memory_to_use = bytes > (size_t)LONG_MAX ? LONG_MAX : (long)bytes;
 }
+
+size_t kc_jpeg_memory_in_use(const kc_jpeg *h) { return h->pool_bytes[JPOOL_PERMANENT] + h->pool_bytes[JPOOL_IMAGE]; }
+size_t kc_jpeg_memory_peak(const kc_jpeg *h) { return h->memory_peak; }
 
 int kc_jpeg_eoi_missing(const kc_jpeg *h) { return h->eof_reached; }
 

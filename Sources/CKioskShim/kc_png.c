@@ -6,6 +6,14 @@
 // which libpng 1.6 downgrades to warnings when reading) are collected, never printed.
 // libpng's own structures are freed by png_destroy_read_struct in kc_png_destroy; the only
 // allocation of ours, the row pointer array, is freed there too.
+//
+// Memory: every allocation libpng makes for a reader (its structures, zlib's inflate state and
+// window, its row buffers, the eXIf chunk) goes through kc_png_malloc (png_create_read_struct_2),
+// which counts the bytes in use and refuses what would pass the limit the caller gave
+// (kc_png_set_memory_limit). Nothing else is kept: every chunk but IHDR, PLTE, tRNS, gAMA, sRGB,
+// eXIf, IDAT and IEND is skipped unread (png_set_keep_unknown_chunks, PNG_HANDLE_CHUNK_NEVER), so
+// text chunks (tEXt, zTXt, iTXt), iCCP, sPLT and unknown chunks are never inflated or stored;
+// chunks after the image data are never read at all (no png_read_end).
 // Reference: libpng-manual.txt (1.6), sections III "Reading" and IV "Writing".
 #include "kc_image.h"
 
@@ -36,7 +44,52 @@ struct kc_png {
     char message[KC_IMG_MESSAGE_MAX];
     int warning_count;
     char warnings[KC_IMG_WARNINGS_MAX][KC_IMG_MESSAGE_MAX];
+    /// Bytes libpng holds now (kc_png_malloc / kc_png_free), its peak, and the limit (0: none).
+    size_t memory_in_use, memory_peak, memory_limit;
+    /// 1 while png_read_info runs: a single allocation over KC_PNG_EXIF_MAX is refused then (the
+    /// only one that large is an eXIf chunk).
+    int reading_header;
+    /// The size of the last allocation refused for the limit (0: none), and of the one refused
+    /// as an eXIf over KC_PNG_EXIF_MAX ((size_t)-1 once reported): for the messages.
+    size_t refused_over_limit, refused_exif;
 };
+
+/// Each block libpng gets carries its size in front, so that kc_png_free can count it back.
+typedef union kc_png_block {
+    size_t size;
+    max_align_t align;
+} kc_png_block;
+
+/// png_malloc_ptr: malloc with accounting, refusing (NULL) what passes the limit. libpng turns
+/// NULL into png_error("Out of memory") for what it needs, or a warning for what it can do
+/// without (an ancillary chunk).
+static png_voidp kc_png_malloc(png_structp png, png_alloc_size_t size) {
+    kc_png *h = (kc_png *)png_get_mem_ptr(png);
+    if (h->reading_header && size > KC_PNG_EXIF_MAX) {
+        h->refused_exif = size; // reported once by kc_png_warning_fn, then (size_t)-1
+        return NULL;
+    }
+    if (size > SIZE_MAX - sizeof(kc_png_block) ||
+        (h->memory_limit != 0 && (size > h->memory_limit || h->memory_in_use > h->memory_limit - size))) {
+        h->refused_over_limit = size;
+        return NULL;
+    }
+    kc_png_block *block = malloc(sizeof(kc_png_block) + size);
+    if (block == NULL) return NULL;
+    block->size = size;
+    h->memory_in_use += size;
+    if (h->memory_in_use > h->memory_peak) h->memory_peak = h->memory_in_use;
+    return block + 1;
+}
+
+/// png_free_ptr: the counterpart of kc_png_malloc.
+static void kc_png_free(png_structp png, png_voidp pointer) {
+    if (pointer == NULL) return;
+    kc_png *h = (kc_png *)png_get_mem_ptr(png);
+    kc_png_block *block = (kc_png_block *)pointer - 1;
+    h->memory_in_use -= block->size;
+    free(block);
+}
 
 static void kc_png_error_fn(png_structp png, png_const_charp message) {
     kc_png *h = (kc_png *)png_get_error_ptr(png);
@@ -50,11 +103,31 @@ static void kc_png_error_fn(png_structp png, png_const_charp message) {
         }
     }
     h->code = (strstr(message, "memory") != NULL) ? KC_IMG_NO_MEMORY : KC_IMG_CORRUPT;
+    if (h->refused_over_limit != 0 && h->code == KC_IMG_NO_MEMORY) {
+        snprintf(h->message, sizeof h->message,
+                 "libpng asked for %zu bytes more with %zu in use, over its memory limit of %zu bytes",
+                 h->refused_over_limit, h->memory_in_use, h->memory_limit);
+        h->code = KC_IMG_OVER_BUDGET;
+    }
     longjmp(h->jump, 1);
 }
 
 static void kc_png_warning_fn(png_structp png, png_const_charp message) {
     kc_png *h = (kc_png *)png_get_error_ptr(png);
+    char text[KC_IMG_MESSAGE_MAX];
+    // png_check_chunk_length notes every chunk longer than PNG_USER_CHUNK_MALLOC_MAX (8 MB):
+    // nothing is read into memory by that length here (such a chunk is skipped, or is image
+    // data read row by row, or an eXIf refused below), so the note says nothing useful.
+    if (strstr(message, "chunk data is too large") != NULL) return;
+    if (h->refused_exif != 0 && strstr(message, "emory") != NULL) {
+        // An eXIf chunk over KC_PNG_EXIF_MAX, refused by kc_png_malloc; libpng says "Out of
+        // memory", then "eXIf: out of memory": one warning that says what happened instead.
+        if (h->refused_exif == (size_t)-1) return;
+        snprintf(text, sizeof text, "eXIf chunk of %zu bytes skipped (EXIF data is kept up to %d bytes); "
+                 "its orientation is not applied", h->refused_exif, KC_PNG_EXIF_MAX);
+        h->refused_exif = (size_t)-1;
+        message = text;
+    }
     if (h->warning_count < KC_IMG_WARNINGS_MAX)
         snprintf(h->warnings[h->warning_count], KC_IMG_MESSAGE_MAX, "%s", message);
     h->warning_count++;
@@ -88,11 +161,22 @@ static int kc_png_create(kc_png *h) {
         if (h->png != NULL) png_destroy_read_struct(&h->png, NULL, NULL);
         return -1;
     }
-    h->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, h, kc_png_error_fn, kc_png_warning_fn);
+    h->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, h, kc_png_error_fn, kc_png_warning_fn,
+                                      h, kc_png_malloc, kc_png_free);
     if (h->png == NULL) return -1;
     h->info = png_create_info_struct(h->png);
     if (h->info == NULL) { png_destroy_read_struct(&h->png, NULL, NULL); return -1; }
     png_set_read_fn(h->png, h, kc_png_read_data);
+    // Skip every chunk the picture does not need, unread: with num_chunks -1 this covers all
+    // chunks but IHDR, PLTE, tRNS, IDAT and IEND (libpng-manual.txt, "Unknown-chunk handling");
+    // then gAMA, sRGB (the gamma correction) and eXIf (the orientation) are handled again.
+    static const png_byte kept[] = { 'g', 'A', 'M', 'A', 0, 's', 'R', 'G', 'B', 0, 'e', 'X', 'I', 'f', 0 };
+    png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
+    png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_AS_DEFAULT, kept, 3);
+    // Second guards, should a chunk still be handled: no more than KC_PNG_CHUNK_CACHE_MAX
+    // text, sPLT or unknown chunks stored, none inflated beyond the default 8 MB
+    // (PNG_USER_CHUNK_MALLOC_MAX) — and every byte within the memory limit anyway.
+    png_set_chunk_cache_max(h->png, KC_PNG_CHUNK_CACHE_MAX);
     return 0;
 }
 
@@ -121,11 +205,13 @@ int kc_png_read_header(kc_png *h, kc_png_header *out) {
         snprintf(h->message, sizeof h->message, "kc_png_read_header called twice");
         return h->code = KC_IMG_MISUSE;
     }
-    if (setjmp(h->jump)) return h->code;
+    if (setjmp(h->jump)) { h->reading_header = 0; return h->code; }
     // libpng refuses IHDR sizes over 1,000,000 by default; the caller's pixel budget decides
     // instead, with a message that gives the size. Nothing image-sized is allocated here.
     png_set_user_limits(h->png, 0x7fffffff, 0x7fffffff);
+    h->reading_header = 1;
     png_read_info(h->png, h->info);
+    h->reading_header = 0;
     h->header_read = 1;
 
     png_uint_32 width = 0, height = 0;
@@ -244,6 +330,10 @@ int kc_png_read_rows(kc_png *h, uint8_t *const *rows, int count) {
     // No png_read_end after the last row, as in kc_png_read_pixels.
     return KC_IMG_OK;
 }
+
+void kc_png_set_memory_limit(kc_png *h, size_t bytes) { h->memory_limit = bytes; }
+size_t kc_png_memory_in_use(const kc_png *h) { return h->memory_in_use; }
+size_t kc_png_memory_peak(const kc_png *h) { return h->memory_peak; }
 
 const char *kc_png_error(const kc_png *h) { return h->message; }
 int kc_png_warning_count(const kc_png *h) { return h->warning_count; }

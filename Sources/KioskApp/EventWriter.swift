@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import KioskSystem
 import Synchronization
 
 /// Writes events to stdout as JSON lines (SPEC sections 3, 4 and 6), e.g.

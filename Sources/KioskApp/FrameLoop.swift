@@ -1,7 +1,9 @@
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskContent
 import KioskImaging
+import KioskSystem
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
 public final class MonotonicClock: ShowClock {
@@ -343,7 +345,7 @@ public final class FrameLoop {
             case .prepare(let slot, let item, let ticket):
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
                 let it = carousel.items[item]
-                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit))
+                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256))
             case .shown(let item, let source, let at):
                 pendingShown.append((item, source, at))
             case .dropped:

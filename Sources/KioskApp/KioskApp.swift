@@ -1,7 +1,8 @@
-import CKioskShim
+import CKioskSys
 import Glibc
 import KioskCore
 import KioskDisplay
+import KioskContent
 import KioskImaging
 import KioskInput
 import KioskSystem
@@ -73,7 +74,8 @@ public enum KioskApp {
             let directory = (base == "/" ? "" : base) + "/kiosk-frames"
             Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
             do {
-                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height)
+                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height,
+                                               rotation: settings.rotation)
             } catch {
                 Log.error("display unavailable", reason: error.description)
                 return exitUnavailable
@@ -82,7 +84,7 @@ public enum KioskApp {
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
-            content = try ContentService(settings: settings)
+            content = try ContentService(configuration: settings.content)
         } catch {
             Log.error("content sources unavailable", reason: error.description)
             return exitUnavailable
@@ -126,8 +128,7 @@ public enum KioskApp {
         if let fade = content.showSettings.fade { config.fade = min(fade, config.interval) }
         let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
                                     background: settings.background, maxPixels: settings.maxPixels)
-        preparer.fetcher = content.fetcher
-        preparer.checksum = { content.checksum(for: $0) }
+        preparer.images = content.images
         if items.isEmpty && content.awaitingFirstAnswer {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
                      detail: "nothing stored yet; the placeholder shows until it arrives")
@@ -150,9 +151,8 @@ public enum KioskApp {
         }
         let tapCommand = settings.onTap.map { TapCommand(arguments: $0) }
         if wantsTouch, let monotonic = clock as? MonotonicClock {
-            // The panel as mounted: the logical frame turned by --rotate.
-            let panel = settings.rotation.swapsAxes ? (display.height, display.width) : (display.width, display.height)
-            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: panel.0, panelHeight: panel.1,
+            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: display.panelWidth,
+                                                        panelHeight: display.panelHeight,
                                                         rotation: settings.rotation, calibration: settings.touchCalibration,
                                                         showStart: monotonic.origin)
             do {

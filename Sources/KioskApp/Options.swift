@@ -51,6 +51,17 @@ public struct Settings: Sendable {
     /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
     /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
     public var proxy: String?
+    /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
+    public var content: ContentService.Configuration {
+        var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
+                                             stateDirectory: stateDirectory)
+        c.manifestInterval = manifestInterval
+        c.cacheBytes = cacheBytes
+        c.maxImageBytes = maxImageBytes
+        c.caFile = caFile
+        c.proxy = proxy
+        return c
+    }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
     public var realClock: Bool?
     /// `--config FILE`: the configuration file read before the command line (see

@@ -46,9 +46,12 @@ public final class SlotPreparer: @unchecked Sendable {
         public var source: String
         /// The item's own fit, or nil for the preparer's.
         public var fit: FitMode?
-        public init(slot: Int, ticket: Int, item: Int, path: String, source: String? = nil, fit: FitMode? = nil) {
+        /// The SHA-256 a manifest gives for a remote image's bytes, if any.
+        public var sha256: String?
+        public init(slot: Int, ticket: Int, item: Int, path: String, source: String? = nil, fit: FitMode? = nil,
+                    sha256: String? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.path = path
-            self.source = source ?? path; self.fit = fit
+            self.source = source ?? path; self.fit = fit; self.sha256 = sha256
         }
     }
 
@@ -109,10 +112,9 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Number of jobs asked for whose results have not been taken yet.
     public var outstanding: Int { shared.withLock { $0.pending } }
 
-    /// Fetches remote images (`http`/`https` paths) into the disk cache before decoding; nil
-    /// when the show has no remote source. The closure gives the SHA-256 a manifest lists for a URL.
-    public var fetcher: Fetcher?
-    public var checksum: (String) -> String? = { _ in nil }
+    /// Gets remote images (`http`/`https` paths) as files before decoding; nil when the show has
+    /// no remote source.
+    public var images: ImageStore?
 
     /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped). A
     /// remote image not in the memory cache is fetched first (the disk cache answers at once
@@ -122,18 +124,16 @@ public final class SlotPreparer: @unchecked Sendable {
             $0.pending += 1
             $0.latest[job.slot] = job.ticket
         }
-        if let fetcher, ManifestItem.isRemote(job.path),
+        if let images, ManifestItem.isRemote(job.path),
            !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit)) }) {
-            fetcher.fetchImage(job.path, sha256: checksum(job.path), urgent: true) { [self] result in
+            images.image(for: PlaylistItem(source: job.path, sha256: job.sha256), urgent: true) { [self] result in
                 switch result {
-                case .success(let entry):
-                    // Held open at once: the cache may evict the file (a prefetch making room)
-                    // before the decoder gets to it; the open descriptor keeps the bytes, read
-                    // through /proc/self/fd.
-                    let fd = open(entry.path, O_RDONLY | O_CLOEXEC)
+                case .success(let file):
+                    // The file is held open (the cache may evict the entry before the decoder
+                    // gets to it) and read through its /proc/self/fd path.
                     var local = job
-                    local.path = fd >= 0 ? "/proc/self/fd/\(fd)" : entry.path
-                    decode(local, closing: fd >= 0 ? fd : nil, cached: fetcher)
+                    local.path = file.path
+                    decode(local, holding: file, cached: images)
                 case .failure(let error):
                     finish(Result(slot: job.slot, ticket: job.ticket, item: job.item,
                                   outcome: .unavailable(error.description), warnings: []))
@@ -150,12 +150,12 @@ public final class SlotPreparer: @unchecked Sendable {
         _ = write(wakeWrite, &byte, 1)
     }
 
-    /// Decodes on the worker. `closing`: a descriptor to close afterwards. `cached`: the image
-    /// came from that fetcher's disk cache; if it does not decode, the entry is removed so the
-    /// next try downloads it again instead of failing on the same bytes forever.
-    private func decode(_ job: Job, closing descriptor: Int32? = nil, cached: Fetcher? = nil) {
+    /// Decodes on the worker. `holding`: the open file to close afterwards. `cached`: the image
+    /// came from that store; if it does not decode, the store forgets it so the next try
+    /// downloads it again instead of failing on the same bytes forever.
+    private func decode(_ job: Job, holding file: ImageStore.OpenImage? = nil, cached: ImageStore? = nil) {
         queue.async { [self] in
-            defer { if let descriptor { close(descriptor) } }
+            defer { file?.close() }
             let stale = shared.withLock { $0.latest[job.slot] != job.ticket }
             let result: Result
             if stale {
@@ -163,7 +163,7 @@ public final class SlotPreparer: @unchecked Sendable {
             } else {
                 result = prepare(job)
             }
-            if let cached, case .failed = result.outcome { cached.cache.remove(url: job.source) }
+            if let cached, case .failed = result.outcome { cached.invalidate(url: job.source) }
             finish(result)
         }
     }

@@ -67,8 +67,7 @@ public final class DiskCache: @unchecked Sendable {
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 2, parts[0].utf8.count == 64, let length = Int(parts[1]) else { continue }
             let path = directory + "/" + name
-            var st = stat()
-            guard lstat(path, &st) == 0 else { continue }   // lstat: a symlink is never followed out of the cache
+            guard let st = try? fileStatus(path, followLinks: false) else { continue }   // a symlink is never followed out of the cache
             guard (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == length else {
                 unlink(path)  // torn, tampered with, or a link: not an entry
                 continue
@@ -118,18 +117,15 @@ public final class DiskCache: @unchecked Sendable {
                 removeLocked(key)
                 return nil
             }
-            let fd = open(entry.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-            guard fd >= 0 else { removeLocked(key); return nil }
-            defer { close(fd) }
-            var st = stat()
-            guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == entry.length else {
+            guard let fd = try? FileDescriptor.open(entry.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK),
+                  let st = try? fd.status(), (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == entry.length else {
                 removeLocked(key); return nil
             }
             if let expected = sha256?.lowercased(), verified[key] != expected {
                 guard let actual = Self.hashFile(fd), actual == expected else { removeLocked(key); return nil }
                 verified[key] = expected
             }
-            try? AtomicFile.setModificationTime(fd, path: entry.path, now)
+            try? AtomicFile.setModificationTime(fd.rawValue, path: entry.path, now)
             entry.lastUse = now
             index[key] = entry
             return entry
@@ -238,16 +234,17 @@ public final class DiskCache: @unchecked Sendable {
         }
     }
 
-    private static func hashFile(_ fd: Int32) -> String? {
+    /// The SHA-256 of the file's bytes (64 hex digits), nil when reading fails.
+    private static func hashFile(_ fd: FileDescriptor) -> String? {
         let hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 65536)
-        var offset: off_t = 0
+        var offset = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-            if n < 0 { if errno == EINTR { continue }; return nil }
+            guard let n = try? buffer.withUnsafeMutableBytes({ raw throws(SystemError) in try fd.read(into: raw, at: offset) })
+            else { return nil }
             if n == 0 { return hasher.finalizeHex() }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            offset += off_t(n)
+            offset += n
         }
     }
 }

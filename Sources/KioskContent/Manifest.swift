@@ -92,9 +92,6 @@ public struct Manifest: Equatable, Sendable {
     /// The most items a manifest may list (more is refused, not truncated).
     public static let defaultMaxItems = 10_000
 
-    /// The items as the carousel's playlist (source and duration).
-    public var playlistItems: [PlaylistItem] { items.map { PlaylistItem(source: $0.src, duration: $0.duration) } }
-
     /// Parses and validates manifest bytes.
     ///
     /// - Parameters:

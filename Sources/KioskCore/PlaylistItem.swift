@@ -8,10 +8,14 @@ public struct PlaylistItem: Equatable, Sendable {
     public var duration: Duration?
     /// How this item is fitted to the screen; nil means the show's `--fit` (or the manifest's).
     public var fit: FitMode?
+    /// The SHA-256 a manifest gives for the image's bytes, 64 lowercase hex digits: a cached
+    /// download is used only when its bytes have it. Nil when none was given.
+    public var sha256: String?
 
-    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil) {
+    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil) {
         self.source = source
         self.duration = duration
         self.fit = fit
+        self.sha256 = sha256
     }
 }

@@ -1,5 +1,5 @@
 import Glibc
-import CKioskShim
+import CKioskSys
 import KioskSystem
 
 /// Keeps the Linux virtual terminal (VT) out of the picture: switches it to graphics mode

@@ -76,7 +76,7 @@ final class DRMDevice {
 
     /// Opens `path` read-write, reads its KMS resources and makes sure this process is DRM master.
     ///
-    /// - Throws: ``DisplayError/system(_:)`` when open fails (for EACCES/EPERM the message
+    /// - Throws: ``DisplayError/system(_:advice:)`` when open fails (for EACCES/EPERM the message
     ///   names the group that owns the node: on Debian `video`); ``DisplayError/unsupported(device:reason:)``
     ///   when the node is not a KMS device (no modesetting: a render-only GPU) or another
     ///   program (a compositor, a display manager) holds DRM master.
@@ -109,10 +109,10 @@ final class DRMDevice {
         switch error.errno {
         case EACCES, EPERM:
             let group = owningGroup(of: path) ?? "video"
-            return .system("\(error); the user needs to be in the '\(group)' group, which owns \(path) "
+            return .system(error, advice: "the user needs to be in the '\(group)' group, which owns \(path) "
                 + "(usermod -aG \(group) USER, then log in again), or the service needs SupplementaryGroups=\(group)")
         default:
-            return .system(error.description)
+            return .system(error)
         }
     }
 
@@ -139,7 +139,7 @@ final class DRMDevice {
     /// the process that was master may do this (and take it back) without CAP_SYS_ADMIN.
     func dropMaster() throws(SystemError) {
         let fd = fd.rawValue
-        try drmCall("drmDropMaster", path: path) { drmDropMaster(fd) }
+        try negativeErrnoCall("drmDropMaster", path: path, minusOneSetsErrno: true) { drmDropMaster(fd) }
     }
 
     /// Takes DRM master back (drmSetMaster), e.g. when the VT is switched back to.
@@ -147,7 +147,7 @@ final class DRMDevice {
     func setMaster() throws(SystemError) {
         if drmIsMaster(fd.rawValue) != 0 { return }
         let fd = fd.rawValue
-        try drmCall("drmSetMaster", path: path) { drmSetMaster(fd) }
+        try negativeErrnoCall("drmSetMaster", path: path, minusOneSetsErrno: true) { drmSetMaster(fd) }
     }
 
     /// The ID of the property named `name` (e.g. `DPMS`) of the KMS object `objectID` of type
@@ -184,7 +184,7 @@ final class DRMDevice {
         var out: [Connector] = []
         for id in connectorIDs {
             guard let c = drmModeGetConnector(fd.rawValue, id) else {
-                throw .system(SystemError(operation: "drmModeGetConnector \(id)", path: path, errno: Glibc.errno).description)
+                throw .system(SystemError(operation: "drmModeGetConnector \(id)", path: path, errno: Glibc.errno))
             }
             defer { drmModeFreeConnector(c) }
             let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
@@ -252,17 +252,5 @@ final class DRMDevice {
         }
         return DRMMode(width: Int(m.hdisplay), height: Int(m.vdisplay), refresh: Int(m.vrefresh),
                        type: m.type, flags: m.flags, name: name)
-    }
-}
-
-/// Runs a libdrm mode call through the errno funnel. libdrm's xf86drmMode calls return
-/// -errno on failure (some return -1 and leave errno set); both become a ``SystemError``.
-@discardableResult
-func drmCall(_ operation: @autoclosure () -> String, path: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
-    try syscall(operation(), path: path) {
-        let r = body()
-        guard r < 0 else { return r }
-        if r != -1 { Glibc.errno = -r }
-        return -1
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import CLibDRM
-import CKioskShim
+import CKioskDRM
+import CKioskSys
 import KioskCore
 import KioskSystem
 
@@ -31,6 +32,10 @@ public final class DRMDisplay: Display {
     public let height: Int
     /// The mode in use (scanout size = `mode.width` x `mode.height`).
     public let mode: DRMMode
+    /// The panel: the mode's width in pixels.
+    public var panelWidth: Int { mode.width }
+    /// The mode's height in pixels.
+    public var panelHeight: Int { mode.height }
     /// The connector in use, e.g. `HDMI-A-1`.
     public let connectorName: String
     /// The device node, e.g. `/dev/dri/card0`.
@@ -85,7 +90,7 @@ public final class DRMDisplay: Display {
     ///   - mode: the mode to use; nil = the connector's preferred mode (``DRMModeChoice``).
     ///   - rotation: clockwise rotation of the picture on the panel.
     /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
-    ///   ``DisplayError/system(_:)`` when a call fails (permission denied names the group the
+    ///   ``DisplayError/system(_:advice:)`` when a call fails (permission denied names the group the
     ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
     ///   connected connector (every connector is listed with its status), the mode is not
     ///   available (the available ones are listed), or another program holds DRM master.
@@ -155,7 +160,7 @@ public final class DRMDisplay: Display {
 
     /// Copies `frame` to the back buffer and shows it on the next vertical blank.
     /// `frame` must be ``width`` x ``height`` XRGB8888; it is only read during the call.
-    /// Throws ``DisplayError/system(_:)`` when setting the CRTC or queueing the flip fails
+    /// Throws ``DisplayError/system(_:advice:)`` when setting the CRTC or queueing the flip fails
     /// (e.g. `drmModeSetCrtc /dev/dri/card0: Permission denied` when another program took DRM master).
     public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
         guard !restored else { throw .unsupported(device: devicePath, reason: "present() after restore()") }
@@ -178,7 +183,7 @@ public final class DRMDisplay: Display {
                 try flip(to: back)
             }
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
         front = 1 - front
     }
@@ -188,7 +193,7 @@ public final class DRMDisplay: Display {
         var connector = connectorID
         var m = rawMode
         let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID
-        try drmCall("drmModeSetCrtc", path: devicePath) { drmModeSetCrtc(fd, crtc, fb, 0, 0, &connector, 1, &m) }
+        try negativeErrnoCall("drmModeSetCrtc", path: devicePath, minusOneSetsErrno: true) { drmModeSetCrtc(fd, crtc, fb, 0, 0, &connector, 1, &m) }
         crtcSet = true
         flipPending = false
     }
@@ -210,7 +215,7 @@ public final class DRMDisplay: Display {
     }
 
     private func waitForFlip() throws(DisplayError) {
-        do { try waitForFlipOrCount() } catch { throw .system(error.description) }
+        do { try waitForFlipOrCount() } catch { throw .system(error) }
     }
 
     /// Waits up to ``flipTimeoutMilliseconds`` for the pending flip's event; on timeout it stays pending.
@@ -228,11 +233,11 @@ public final class DRMDisplay: Display {
         guard dirtySupported else { return }
         let fd = device.fd.rawValue, fb = buffer.fbID
         do {
-            try drmCall("drmModeDirtyFB", path: devicePath) { drmModeDirtyFB(fd, fb, nil, 0) }
+            try negativeErrnoCall("drmModeDirtyFB", path: devicePath, minusOneSetsErrno: true) { drmModeDirtyFB(fd, fb, nil, 0) }
         } catch where [ENOSYS, EINVAL, EOPNOTSUPP].contains(error.errno) {
             dirtySupported = false
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
     }
 
@@ -253,12 +258,12 @@ public final class DRMDisplay: Display {
             do {
                 if let saved = savedCrtc?.pointee, saved.mode_valid != 0, saved.buffer_id != 0 {
                     var m = saved.mode
-                    try drmCall("drmModeSetCrtc (restore)", path: devicePath) {
+                    try negativeErrnoCall("drmModeSetCrtc (restore)", path: devicePath, minusOneSetsErrno: true) {
                         drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &m)
                     }
                 } else {
                     let crtc = crtcID
-                    try drmCall("drmModeSetCrtc (off)", path: devicePath) { drmModeSetCrtc(fd, crtc, 0, 0, 0, nil, 0, nil) }
+                    try negativeErrnoCall("drmModeSetCrtc (off)", path: devicePath, minusOneSetsErrno: true) { drmModeSetCrtc(fd, crtc, 0, 0, 0, nil, 0, nil) }
                 }
             } catch {
                 restoreError = error.description
@@ -273,7 +278,7 @@ public final class DRMDisplay: Display {
     /// VT switched away: finishes a pending flip, then drops DRM master; ``present(_:showTime:)``
     /// draws nothing until ``acquire()``. The CRTC keeps scanning out the last frame until the
     /// console (the kernel's fbdev emulation) sets its own mode.
-    /// Throws ``DisplayError/system(_:)`` when drmDropMaster fails (the display is released anyway).
+    /// Throws ``DisplayError/system(_:advice:)`` when drmDropMaster fails (the display is released anyway).
     public func release() throws(DisplayError) {
         guard !restored, !isReleased else { return }
         if flipPending {
@@ -281,13 +286,13 @@ public final class DRMDisplay: Display {
             flipPending = false
         }
         isReleased = true
-        do { try device.dropMaster() } catch { throw .system(error.description) }
+        do { try device.dropMaster() } catch { throw .system(error) }
     }
 
     /// VT switched back: takes DRM master again and sets the CRTC (drmModeSetCrtc: mode,
     /// connector and the buffer last shown), since the console changed it meanwhile; a screen that
     /// was switched off is switched off again (a modeset turns it on).
-    /// Throws ``DisplayError/system(_:)`` when drmSetMaster or drmModeSetCrtc fails; the display
+    /// Throws ``DisplayError/system(_:advice:)`` when drmSetMaster or drmModeSetCrtc fails; the display
     /// then stays released and a later ``acquire()`` may try again.
     public func acquire() throws(DisplayError) {
         guard !restored, isReleased else { return }
@@ -299,7 +304,7 @@ public final class DRMDisplay: Display {
         } catch {
             isReleased = true
             if drmIsMaster(device.fd.rawValue) != 0 { try? device.dropMaster() }
-            throw .system(error.description)
+            throw .system(error)
         }
     }
 
@@ -307,7 +312,7 @@ public final class DRMDisplay: Display {
     /// (drmModeConnectorSetProperty, DRM_MODE_DPMS_OFF = 3 / DRM_MODE_DPMS_ON = 0; the property ID
     /// is looked up by name). While released it only records the wish: ``acquire()`` applies it.
     /// Throws ``DisplayError/unsupported(device:reason:)`` when the connector has no DPMS property,
-    /// ``DisplayError/system(_:)`` when setting it fails.
+    /// ``DisplayError/system(_:advice:)`` when setting it fails.
     public func setPower(on: Bool) throws(DisplayError) {
         guard !restored else { return }
         if isReleased { isPoweredOff = !on; return }
@@ -319,7 +324,7 @@ public final class DRMDisplay: Display {
         do {
             try setDPMS(on: on)
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
         isPoweredOff = !on
         // A modeset with the buffer on screen when switching on: some drivers come back dark
@@ -347,7 +352,7 @@ public final class DRMDisplay: Display {
         let id = try dpmsProperty()
         let fd = device.fd.rawValue, connector = connectorID
         let value = UInt64(on ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
-        try drmCall("drmModeConnectorSetProperty DPMS \(on ? "On" : "Off")", path: devicePath) {
+        try negativeErrnoCall("drmModeConnectorSetProperty DPMS \(on ? "On" : "Off")", path: devicePath, minusOneSetsErrno: true) {
             drmModeConnectorSetProperty(fd, connector, id, value)
         }
     }
@@ -379,20 +384,20 @@ struct DumbBuffer {
         let fd = device.fd.rawValue, path = device.path
         var handle: UInt32 = 0, pitch: UInt32 = 0, size: UInt64 = 0
         do {
-            try drmCall("DRM_IOCTL_MODE_CREATE_DUMB \(width)x\(height)x32", path: path) {
+            try negativeErrnoCall("DRM_IOCTL_MODE_CREATE_DUMB \(width)x\(height)x32", path: path, minusOneSetsErrno: true) {
                 drmModeCreateDumbBuffer(fd, UInt32(width), UInt32(height), 32, 0, &handle, &pitch, &size)
             }
-        } catch { throw .system(error.description) }
+        } catch { throw .system(error) }
         var fbID: UInt32 = 0
         do {
             var handles: [UInt32] = [handle, 0, 0, 0]
             var pitches: [UInt32] = [pitch, 0, 0, 0]
             var offsets: [UInt32] = [0, 0, 0, 0]
-            try drmCall("drmModeAddFB2 XRGB8888", path: path) {
+            try negativeErrnoCall("drmModeAddFB2 XRGB8888", path: path, minusOneSetsErrno: true) {
                 drmModeAddFB2(fd, UInt32(width), UInt32(height), kc_drm_format_xrgb8888, &handles, &pitches, &offsets, &fbID, 0)
             }
             var offset: UInt64 = 0
-            try drmCall("DRM_IOCTL_MODE_MAP_DUMB", path: path) { drmModeMapDumbBuffer(fd, handle, &offset) }
+            try negativeErrnoCall("DRM_IOCTL_MODE_MAP_DUMB", path: path, minusOneSetsErrno: true) { drmModeMapDumbBuffer(fd, handle, &offset) }
             let address = try syscall("mmap dumb buffer", path: path) {
                 Int(bitPattern: mmap(nil, Int(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(Int64(bitPattern: offset))))
             }
@@ -400,7 +405,7 @@ struct DumbBuffer {
         } catch {
             if fbID != 0 { _ = drmModeRmFB(fd, fbID) }
             _ = drmModeDestroyDumbBuffer(fd, handle)
-            throw .system(error.description)
+            throw .system(error)
         }
         memset(map, 0, Int(size))
         self.handle = handle; self.fbID = fbID; self.pitch = Int(pitch); self.size = Int(size)

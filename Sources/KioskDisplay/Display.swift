@@ -1,4 +1,5 @@
 import KioskCore
+import KioskSystem
 
 /// Where frames go: DRM/KMS, the Linux framebuffer, or files (SPEC section 1).
 ///
@@ -11,6 +12,12 @@ public protocol Display: AnyObject {
     var width: Int { get }
     /// Logical height in pixels.
     var height: Int { get }
+    /// The panel as mounted, pixels: the scanout size (DRM mode, fbdev `xres` x `yres`), not
+    /// turned by `--rotate`; the logical size is this turned by the rotation
+    /// (``KioskCore/Rotation/logicalSize(panelWidth:panelHeight:)``). Touch maps onto it.
+    var panelWidth: Int { get }
+    /// Panel height in pixels.
+    var panelHeight: Int { get }
     /// One line for the log: backend, device, mode, pixel format.
     var summary: String { get }
     /// True when ``present(_:showTime:)`` waits for vertical blank (DRM page flips), so the
@@ -58,18 +65,24 @@ public extension Display {
 
 /// Why a display could not be opened or written. The description is the log line.
 public enum DisplayError: Error, CustomStringConvertible, Sendable {
-    /// A system call failed (open, ioctl, mmap …), with its path and errno.
-    case system(String)
+    /// A system call failed (open, ioctl, mmap …), with its path and errno, and advice for the
+    /// person reading the log when there is some (the group to join for EACCES).
+    case system(SystemError, advice: String? = nil)
     /// The device works but cannot be used as it is (unsupported bits per pixel, no connected connector …).
     case unsupported(device: String, reason: String)
     /// Nothing to show on: no DRM device, no fbdev (the text says what was tried).
     case noDisplay(String)
+    /// Neither DRM nor fbdev could be used, at least one because of a failed call (a fixable
+    /// problem, not hidden behind a fallback): both reasons.
+    indirect case unusable(drm: DisplayError, fbdev: DisplayError)
     /// Writing a frame file failed (offscreen).
     case write(path: String, reason: String)
 
     public var description: String {
         switch self {
-        case .system(let s): return s
+        case .system(let error, let advice?): return "\(error); \(advice)"
+        case .system(let error, nil): return error.description
+        case .unusable(let drm, let fbdev): return "no usable display: DRM: \(drm); fbdev: \(fbdev)"
         case .unsupported(let device, let reason): return "\(device): \(reason)"
         case .noDisplay(let s): return s
         case .write(let path, let reason): return "write \(path): \(reason)"

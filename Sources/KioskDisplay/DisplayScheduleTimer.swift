@@ -1,5 +1,5 @@
 import Glibc
-import CKioskShim
+import CKioskSys
 
 /// Wakes the frame loop at the next change of the display-off schedule: a timerfd on
 /// CLOCK_REALTIME armed at an absolute wall time with TFD_TIMER_CANCEL_ON_SET, so it fires at

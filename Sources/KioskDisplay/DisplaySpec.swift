@@ -138,11 +138,12 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 /// ``DisplayError/noDisplay(_:)`` saying what was tried, e.g. `no display: DRM: no /dev/dri/card*
 /// device (...); fbdev: open /dev/fb0: No such file or directory (errno 2)`; the caller may then
 /// fall back to offscreen frames. When a device exists but cannot be used because of a failed
-/// call (permission denied, an ioctl error) it throws ``DisplayError/system(_:)`` with both
+/// call (permission denied, an ioctl error) it throws ``DisplayError/unusable(drm:fbdev:)`` with both
 /// reasons instead, so that a fixable problem is not hidden behind a fallback.
 ///
 /// - Parameters:
-///   - rotation: clockwise rotation of the picture (DRM and fbdev; offscreen draws the logical size).
+///   - rotation: clockwise rotation of the picture (DRM and fbdev; offscreen draws the logical size
+///     and only reports the panel it stands in for).
 ///   - swapRedBlue: exchange red and blue (fbdev panels wired BGR; DRM XRGB8888 is defined by the format).
 ///   - offscreenSize: frame size in pixels for `offscreen:DIR`.
 /// - Throws: ``DisplayError``.
@@ -154,7 +155,8 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
     case .fbdev(let path):
         return try FramebufferDisplay.open(path: path ?? "/dev/fb0", rotation: rotation, swapRedBlue: swapRedBlue)
     case .offscreen(let directory):
-        return try OffscreenDisplay(directory: directory, width: offscreenSize.width, height: offscreenSize.height)
+        return try OffscreenDisplay(directory: directory, width: offscreenSize.width, height: offscreenSize.height,
+                                    rotation: rotation)
     case .auto:
         let drmFailure: DisplayError, fbdevFailure: DisplayError
         do {
@@ -167,10 +169,9 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
         } catch {
             fbdevFailure = error
         }
-        let tried = "DRM: \(drmFailure); fbdev: \(fbdevFailure)"
         for failure in [drmFailure, fbdevFailure] {
-            if case .system = failure { throw .system("no usable display: \(tried)") }
+            if case .system = failure { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
         }
-        throw .noDisplay("no display: \(tried)")
+        throw .noDisplay("no display: DRM: \(drmFailure); fbdev: \(fbdevFailure)")
     }
 }

@@ -1,4 +1,4 @@
-import CKioskShim
+import CKioskSys
 import Glibc
 import KioskCore
 import KioskSystem
@@ -25,6 +25,10 @@ public final class FramebufferDisplay: Display {
     public let width: Int
     /// Logical height in pixels.
     public let height: Int
+    /// The panel: `xres` in pixels.
+    public var panelWidth: Int { geometry.xres }
+    /// The panel: `yres` in pixels.
+    public var panelHeight: Int { geometry.yres }
     /// The device or file path.
     public let path: String
     /// The geometry as reported (or given) at open time.
@@ -72,7 +76,7 @@ public final class FramebufferDisplay: Display {
     ///   - swapRedBlue: exchange red and blue (panels wired BGR).
     ///   - dither: ordered dithering for channels under 8 bits (RGB565).
     /// - Throws: ``DisplayError/noDisplay(_:)`` when the device does not exist
-    ///   (`open /dev/fb0: No such file or directory (errno 2)`); ``DisplayError/system(_:)`` for a
+    ///   (`open /dev/fb0: No such file or directory (errno 2)`); ``DisplayError/system(_:advice:)`` for a
     ///   failed open (permission denied names the group to join, normally `video`), ioctl or mmap;
     ///   ``DisplayError/unsupported(device:reason:)`` for a layout that cannot be drawn (bits per
     ///   pixel other than 16/24/32 with the value, a visual other than TRUECOLOR, FOURCC modes).
@@ -84,7 +88,7 @@ public final class FramebufferDisplay: Display {
             try fd.ioctl("FBIOGET_VSCREENINFO", UInt(kc_FBIOGET_VSCREENINFO), &variable)
             try fd.ioctl("FBIOGET_FSCREENINFO", UInt(kc_FBIOGET_FSCREENINFO), &fixed)
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
         guard fixed.type == FB_TYPE_PACKED_PIXELS else {
             throw .unsupported(device: path, reason: "framebuffer type \(fixed.type) is not packed pixels")
@@ -110,7 +114,7 @@ public final class FramebufferDisplay: Display {
     /// device whose reported geometry is wrong) with the given geometry. Presenting goes through
     /// exactly the same code as a device opened by ``open(path:rotation:swapRedBlue:dither:)``;
     /// only the FBIOPAN_DISPLAY ioctl is skipped when the descriptor is not a character device.
-    /// - Throws: ``DisplayError/noDisplay(_:)`` when `path` does not exist, ``DisplayError/system(_:)``
+    /// - Throws: ``DisplayError/noDisplay(_:)`` when `path` does not exist, ``DisplayError/system(_:advice:)``
     ///   for a failed open, stat or mmap, ``DisplayError/unsupported(device:reason:)`` for an invalid
     ///   geometry or a regular file shorter than ``FramebufferGeometry/memoryLength``.
     public static func open(path: String, geometry: FramebufferGeometry, rotation: Rotation, swapRedBlue: Bool,
@@ -120,7 +124,7 @@ public final class FramebufferDisplay: Display {
         do {
             try syscall("fstat", path: path) { fstat(fd.rawValue, &info) }
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
         let isCharacterDevice = (info.st_mode & S_IFMT) == S_IFCHR
         if (info.st_mode & S_IFMT) == S_IFREG && Int(info.st_size) < geometry.memoryLength {
@@ -141,7 +145,7 @@ public final class FramebufferDisplay: Display {
                 Int(bitPattern: mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd.rawValue, 0))
             }
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
         mapping = UnsafeMutableRawPointer(bitPattern: address)
         mappingLength = length
@@ -230,7 +234,7 @@ public final class FramebufferDisplay: Display {
     /// Blanks the screen with FBIOBLANK FB_BLANK_POWERDOWN (4; the display is powered down, as
     /// DPMS off) or unblanks it with FB_BLANK_UNBLANK (0). The state is recorded even when the
     /// ioctl fails, so that the show still pauses and draws nothing while "off".
-    /// Throws ``DisplayError/system(_:)`` when FBIOBLANK fails: `ioctl FBIOBLANK PATH:
+    /// Throws ``DisplayError/system(_:advice:)`` when FBIOBLANK fails: `ioctl FBIOBLANK PATH:
     /// Inappropriate ioctl for device (errno 25)` on a regular file (a warning for the log, not fatal).
     public func setPower(on: Bool) throws(DisplayError) {
         guard mapping != nil else { return }
@@ -244,7 +248,7 @@ public final class FramebufferDisplay: Display {
             try fd.ioctl(off ? "FBIOBLANK FB_BLANK_POWERDOWN" : "FBIOBLANK FB_BLANK_UNBLANK", UInt(kc_FBIOBLANK),
                          value: off ? 4 : 0)
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
     }
 
@@ -271,7 +275,7 @@ public final class FramebufferDisplay: Display {
                 try fd.ioctl("FBIOPAN_DISPLAY", UInt(kc_FBIOPAN_DISPLAY), &info)
                 panInfo = info
             } catch {
-                throw .system(error.description)
+                throw .system(error)
             }
         }
         visibleYOffset = y
@@ -294,10 +298,10 @@ public final class FramebufferDisplay: Display {
             return .noDisplay(error.description)
         case EACCES, EPERM:
             let group = owningGroup(of: error.path) ?? "video"
-            return .system("\(error.description); the user needs to be in the `\(group)` group that owns"
+            return .system(error, advice: "the user needs to be in the `\(group)` group that owns"
                            + " \(error.path) (usermod -aG \(group) USER, then log in again)")
         default:
-            return .system(error.description)
+            return .system(error)
         }
     }
 

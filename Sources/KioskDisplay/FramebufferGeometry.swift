@@ -1,4 +1,4 @@
-import CKioskShim
+import CKioskSys
 
 /// What ``FramebufferDisplay`` needs from an fbdev device: the fields of `struct fb_var_screeninfo`
 /// (FBIOGET_VSCREENINFO) and `struct fb_fix_screeninfo` (FBIOGET_FSCREENINFO) from linux/fb.h,

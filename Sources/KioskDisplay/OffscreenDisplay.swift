@@ -16,6 +16,12 @@ public final class OffscreenDisplay: Display {
     public let width: Int
     /// Height of the frames in pixels.
     public let height: Int
+    /// The panel this display stands in for, pixels: the frame size turned back by the rotation
+    /// given at init (frames are still written as composed; a touchscreen read alongside maps
+    /// as if onto that panel).
+    public let panelWidth: Int
+    /// Panel height in pixels.
+    public let panelHeight: Int
     /// The directory the frames go to.
     public let directory: String
     /// How many frames ``present(_:showTime:)`` has written so far.
@@ -24,21 +30,23 @@ public final class OffscreenDisplay: Display {
     public var pacesFrames: Bool { false }
 
     /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
-    /// `width` x `height` pixels.
+    /// `width` x `height` pixels, standing in for a panel mounted with `rotation` (the panel size
+    /// only: frames are not turned).
     /// - Throws: ``DisplayError/unsupported(device:reason:)`` for a size that is not positive;
-    ///   ``DisplayError/system(_:)`` when the directory cannot be created
+    ///   ``DisplayError/system(_:advice:)`` when the directory cannot be created
     ///   (`mkdir /x/y: Permission denied (errno 13)`) or the path exists and is not a directory.
-    public init(directory: String, width: Int, height: Int) throws(DisplayError) {
+    public init(directory: String, width: Int, height: Int, rotation: Rotation = .none) throws(DisplayError) {
         guard width > 0, height > 0 else {
             throw .unsupported(device: "offscreen \(directory)", reason: "frame size \(width)x\(height) is not positive")
         }
         self.width = width
         self.height = height
+        (panelWidth, panelHeight) = rotation.panelSize(logicalWidth: width, logicalHeight: height)
         self.directory = directory
         do {
             try Self.makeDirectory(directory)
         } catch {
-            throw .system(error.description)
+            throw .system(error)
         }
     }
 

@@ -1,4 +1,4 @@
-import CKioskShim
+import CKioskSys
 
 /// The pixel layout of scanout memory, described the way fbdev describes it: bits per pixel and
 /// one bitfield (offset, length) per channel, as in `struct fb_var_screeninfo` (linux/fb.h).

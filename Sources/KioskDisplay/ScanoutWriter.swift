@@ -5,23 +5,10 @@ import KioskCore
 /// ordered dithering and the red/blue swap in one pass, the only per-frame work a display does
 /// besides showing the result.
 ///
-/// **Rotation** (``KioskCore/Rotation``, clockwise as the viewer sees it): the frame is drawn at the
-/// logical size and turned clockwise by the rotation's angle on its way to the panel. With
-/// `.clockwise90` the logical frame's top row ends up along the panel's *right* edge (its top-left
-/// pixel in the panel's top-right corner); with `.clockwise270` along the *left* edge (top-left pixel
-/// in the panel's bottom-left corner); with `.upsideDown` along the bottom edge, mirrored both ways.
-/// In panel coordinates (`px`, `py`) of a `Pw` x `Ph` panel, the logical pixel (`x`, `y`) lands at:
-///
-/// | rotation        | px         | py         |
-/// |-----------------|------------|------------|
-/// | `.none`         | x          | y          |
-/// | `.clockwise90`  | Pw - 1 - y | x          |
-/// | `.upsideDown`   | Pw - 1 - x | Ph - 1 - y |
-/// | `.clockwise270` | y          | Ph - 1 - x |
-///
-/// So `.clockwise90` is the right setting for a panel that has itself been turned 90 degrees
-/// counter-clockwise (its own top edge now at the viewer's left); the sense is the one fbcon calls
-/// FB_ROTATE_CW (`fbcon=rotate:1`).
+/// **Rotation** (clockwise as the viewer sees it): the frame is drawn at the logical size and
+/// turned by the rotation's angle on its way to the panel, walking the frame as
+/// ``KioskCore/Rotation/scan(logicalWidth:logicalHeight:)`` says; the exact map (which logical
+/// pixel lands on which panel pixel) is ``KioskCore/Rotation``'s.
 ///
 /// **Dithering**: ordered dithering with the 4x4 Bayer matrix (B. E. Bayer, "An optimum method for
 /// two-level rendition of continuous-tone pictures", IEEE ICC 1973), indexed by *panel* position,
@@ -47,7 +34,7 @@ public enum ScanoutWriter {
     ///   - stride: bytes from one panel row to the next (fbdev `line_length`, DRM pitch); at least
     ///     panel width x bytes per pixel.
     ///   - format: the scanout pixel format; must pass ``ScanoutFormat/validate(device:)``.
-    ///   - rotation: clockwise rotation, see the type's documentation for the exact mapping.
+    ///   - rotation: clockwise rotation, mapped as ``KioskCore/Rotation`` says.
     ///   - dither: ordered dithering for channels of fewer than 8 bits (RGB565 and the like).
     ///   - swapRedBlue: write red where the format says blue and the other way round (panels wired BGR).
     /// - Precondition: a valid format and a stride that holds a panel row; 16-bit and 32-bit formats
@@ -57,20 +44,14 @@ public enum ScanoutWriter {
         let target = swapRedBlue ? format.swappingRedBlue : format
         do { try target.validate(device: "scanout") } catch { preconditionFailure("\(error)") }
         let w = frame.width, h = frame.height
-        let panelWidth = rotation.swapsAxes ? h : w, panelHeight = rotation.swapsAxes ? w : h
+        let (panelWidth, panelHeight) = rotation.panelSize(logicalWidth: w, logicalHeight: h)
         precondition(stride >= panelWidth * target.bytesPerPixel,
                      "stride \(stride) is shorter than a \(panelWidth)-pixel row of \(target)")
         let kernel = Kernel(target, dither: dither)
 
         // The logical pixel at panel (0, 0) and how far (in pixels) one step right / down on the
-        // panel moves in the frame; see the table in the type's documentation.
-        let origin: Int, stepX: Int, stepY: Int
-        switch rotation {
-        case .none: (origin, stepX, stepY) = (0, 1, w)
-        case .upsideDown: (origin, stepX, stepY) = ((h - 1) * w + (w - 1), -1, -w)
-        case .clockwise90: (origin, stepX, stepY) = ((h - 1) * w, -w, 1)
-        case .clockwise270: (origin, stepX, stepY) = (w - 1, w, -1)
-        }
+        // panel moves in the frame.
+        let (origin, stepX, stepY) = rotation.scan(logicalWidth: w, logicalHeight: h)
         let src = UnsafePointer(frame.pixels) + origin
         let bpp = target.bytesPerPixel
 

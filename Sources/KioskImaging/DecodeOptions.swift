@@ -12,9 +12,14 @@ import KioskCore
 ///   8x8 block of each component, whatever the output scale (6 bytes per pixel at 4:4:4, 3 at
 ///   4:2:0, 2 for grayscale); the decoded image when it is held whole (4 bytes per pixel of the
 ///   DCT-scaled image, twice when its EXIF orientation turns it, as the turned copy is made
-///   beside it); the ring of rows a streamed image goes through (rows x width x 4 bytes). What
-///   the libraries need besides (a few rows, their tables) is small and not counted; the
-///   destination frame is the caller's and not counted either.
+///   beside it); the ring of rows a streamed image goes through (rows x width x 4 bytes); and
+///   everything libjpeg and libpng allocate themselves (their tables, row buffers, zlib's
+///   inflate state and window, the saved EXIF), counted as they ask for it through libjpeg's
+///   memory manager and libpng's allocator hooks and refused before it is allocated when it
+///   would pass what our buffers leave of the budget. Nothing ancillary is kept beyond a bound:
+///   of a PNG only an eXIf of at most 64 KiB (text, iCCP, sPLT and unknown chunks are skipped
+///   unread), of a JPEG only the first APP1 Exif segment. The destination frame is the
+///   caller's and not counted.
 public struct DecodeOptions: Sendable, Equatable {
     /// The largest stored image accepted, in pixels (`width * height` from the file header).
     /// Larger images are refused with ``ImageError/tooLarge(path:width:height:limit:)`` before
@@ -23,8 +28,8 @@ public struct DecodeOptions: Sendable, Equatable {
     /// The most working memory a decode may take, in bytes (see above for what counts).
     /// An image that needs more is refused with
     /// ``ImageError/overMemoryBudget(path:needed:limit:reason:)`` before the memory is
-    /// allocated; libjpeg is also given it as `max_memory_to_use`, a second check on its
-    /// whole-image buffers. Default ``defaultMaxDecoderBytes`` (192 MiB), which with the
+    /// allocated; what the libraries allocate themselves is refused beyond what our buffers
+    /// leave of it (libjpeg is also given that as `max_memory_to_use`). Default ``defaultMaxDecoderBytes`` (192 MiB), which with the
     /// frames a show holds stays under the systemd unit's `MemoryMax=256M`.
     ///
     /// What that admits with the defaults, shown with

@@ -1,13 +1,5 @@
 import KioskCore
 
-/// The container format, recognised from the first bytes of the data (never the file name).
-public enum ImageFormat: String, Sendable {
-    /// JPEG: starts with `FF D8` (SOI marker).
-    case jpeg
-    /// PNG: starts with the 8-byte signature `89 50 4E 47 0D 0A 1A 0A`.
-    case png
-}
-
 /// A decoded image, ready for the compositor.
 public struct DecodedImage: Sendable {
     /// The pixels, upright: the EXIF orientation is already applied (so for orientations 5-8
@@ -25,7 +17,7 @@ public struct DecodedImage: Sendable {
     /// The libjpeg DCT scale used: the output is M/8 of the stored size (1...8); 8 for PNG.
     public let scaleNumerator: Int
     /// Problems the library recovered from (libjpeg corrupt-data warnings, libpng warnings such
-    /// as a bad iCCP profile), for the log. The image is still good enough to show.
+    /// as a bad gAMA chunk), for the log. The image is still good enough to show.
     public let warnings: [String]
     /// JPEG or PNG.
     public let format: ImageFormat

@@ -69,7 +69,7 @@ extension ImageDecoder {
     ///     ``DecodeOptions/maxDecoderBytes``, ``DecodeOptions/maxSide``); its target size and
     ///     fit are replaced by `frame`'s size and `fit`.
     /// - Throws: ``ImageError`` with `path`, as ``decode(path:options:)``: `unreadable`,
-    ///   `notRegularFile`, `notAnImage`, `corrupt` (including a file that ends before the last
+    ///   `notRegularFile`, `otherFormat`, `corrupt` (including a file that ends before the last
     ///   row the frame needs, found mid-stream), `unsupported`, `sideTooLong`, `tooLarge`,
     ///   `overMemoryBudget` (from the header, before anything image-sized is allocated),
     ///   `outOfMemory`. The library's memory and the ring are freed on every path. After a

@@ -1,5 +1,6 @@
 import Glibc
 import CKioskShim
+import KioskSystem
 import KioskCore
 
 /// Decodes JPEG (libjpeg-turbo) and PNG (libpng 1.6) files into upright ``Bitmap``s.
@@ -31,7 +32,7 @@ public enum ImageDecoder {
     /// The whole image is held: for showing, ``decodeFitted(path:into:fit:background:options:)``
     /// needs less memory.
     /// - Throws: ``ImageError``: `unreadable` (with errno) when it cannot be opened or read (a
-    ///   directory is `EISDIR`), `notRegularFile` (FIFO, device, socket), `notAnImage`,
+    ///   directory is `EISDIR`), `notRegularFile` (FIFO, device, socket), `otherFormat`,
     ///   `corrupt` (empty, truncated, or rejected by the library, with its message),
     ///   `unsupported` (12-bit JPEG, more than 1000 scans), `sideTooLong`, `tooLarge`,
     ///   `overMemoryBudget`, `outOfMemory`.
@@ -48,7 +49,7 @@ public enum ImageDecoder {
     /// errors. The bytes are read in place, not copied.
     /// - Throws: as ``decode(path:options:)``, except `unreadable`.
     public static func decode(bytes: [UInt8], name: String, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> DecodedImage {
-        let format = try sniff(bytes.prefix(8), name: name)
+        let format = try sniff(bytes.prefix(FileFormat.sniffLength), name: name)
         let result = bytes.withUnsafeBytes { buffer -> Result<DecodedImage, ImageError> in
             do throws(ImageError) {
                 switch format {
@@ -79,38 +80,35 @@ public enum ImageDecoder {
     /// blocking (`O_RDONLY | O_NONBLOCK | O_CLOEXEC`, so a FIFO swapped in meanwhile cannot
     /// hang the decode worker, and a command the app starts does not inherit the file) and
     /// checked again with `fstat` (the file read is the file checked); its format is sniffed
-    /// from its first 8 bytes (`pread`, so nothing needs rewinding), then it is handed to stdio
+    /// from its first bytes (up to ``FileFormat/sniffLength``, `pread`, so nothing needs
+    /// rewinding), then it is handed to stdio
     /// for the decoder, which reads it in small blocks. The caller closes the stream.
     /// - Throws: `unreadable` (errno; `EISDIR` for a directory), `notRegularFile`, and the
     ///   errors of ``sniff(_:name:)``.
     static func openImageFile(_ path: String) throws(ImageError) -> (file: UnsafeMutablePointer<FILE>, format: ImageFormat) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
-        try requireRegularFile(info.st_mode, path: path)
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw .unreadable(path: path, errno: errno) }
-        var handedOver = false
-        defer { if !handedOver { close(fd) } }
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, errno: errno) }
-        try requireRegularFile(info.st_mode, path: path)
+        /// A failed call becomes `unreadable` with its errno.
+        func call<T>(_ body: () throws(SystemError) -> T) throws(ImageError) -> T {
+            do { return try body() } catch { throw .unreadable(path: path, errno: error.errno) }
+        }
+        try requireRegularFile(try call { () throws(SystemError) in try fileStatus(path) }.st_mode, path: path)
+        let fd = try call { () throws(SystemError) in try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) }
+        try requireRegularFile(try call { () throws(SystemError) in try fd.status() }.st_mode, path: path)
         // A regular file: blocking reads from here (O_NONBLOCK means nothing to a regular file
         // on Linux, but the stream should not carry it).
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        var magic = [UInt8](repeating: 0, count: 8)
+        try? fd.clearNonBlocking()
+        let magic = UnsafeMutableRawBufferPointer.allocate(byteCount: FileFormat.sniffLength, alignment: 1)
+        defer { magic.deallocate() }
         var count = 0
         while count < magic.count {
-            let n = magic.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + count, $0.count - count, off_t(count)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path: path, errno: errno)
+            let n = try call { () throws(SystemError) in
+                try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: magic[count...]), at: count)
             }
             if n == 0 { break }
             count += n
         }
-        let format = try sniff(magic[..<count], name: path)
-        guard let file = fdopen(fd, "rb") else { throw .unreadable(path: path, errno: errno) }
-        handedOver = true
+        let format = try sniff(Array(magic[..<count]), name: path)
+        guard let file = fdopen(fd.rawValue, "rb") else { throw .unreadable(path: path, errno: errno) }
+        _ = fd.release()  // the stream owns it now
         return (file, format)
     }
 
@@ -127,10 +125,12 @@ public enum ImageDecoder {
         }
     }
 
-    /// The format, or the error for data that is empty, a damaged PNG signature, or neither.
+    /// The format, or the error for data that is empty, a damaged PNG signature, or another
+    /// format (``FileFormat/identify(_:)``, from up to ``FileFormat/sniffLength`` bytes).
     static func sniff(_ header: some Collection<UInt8>, name: String) throws(ImageError) -> ImageFormat {
         if header.isEmpty { throw .corrupt(path: name, reason: "the file is empty (0 bytes)") }
-        if let format = format(ofHeader: header) { return format }
+        let identified = FileFormat.identify(header)
+        if let format = identified.decodable { return format }
         // A PNG whose signature was damaged (by a text-mode transfer turning CR LF into LF, a
         // flipped bit...): say so rather than "not an image". 6 of 8 bytes still in place.
         let bytes = Array(header.prefix(8))
@@ -139,7 +139,7 @@ public enum ImageDecoder {
             let hex = bytes.map { String($0, radix: 16).uppercased() }.map { $0.count < 2 ? "0" + $0 : $0 }
             throw .corrupt(path: name, reason: "damaged PNG signature \(hex.joined(separator: " ")) (expected 89 50 4E 47 0D 0A 1A 0A)")
         }
-        throw .notAnImage(path: name)
+        throw .otherFormat(path: name, format: identified)
     }
 }
 

@@ -13,8 +13,12 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// no writer, read as empty), a pipe cannot be read twice, and `/dev/zero` or
     /// `/dev/urandom` never end.
     case notRegularFile(path: String, kind: String)
-    /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature.
-    case notAnImage(path: String)
+    /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature: `format` is what they
+    /// are (``FileFormat``: GIF, WebP, HEIF, AVIF, BMP, TIFF, JPEG XL, JPEG 2000, SVG, ICO, PDF,
+    /// or unknown with its first bytes), e.g.
+    /// `photo.jpg: a GIF image (not shown: only JPEG and PNG are supported)`. A file that starts
+    /// as a JPEG or a PNG and goes on as something else is ``corrupt(path:reason:)`` instead.
+    case otherFormat(path: String, format: FileFormat)
     /// libjpeg or libpng rejected the data (or the file is empty or truncated); `reason` is the
     /// library's message, e.g. `Premature end of JPEG file (the file is truncated)`.
     case corrupt(path: String, reason: String)
@@ -44,7 +48,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The path or name the error is about.
     public var path: String {
         switch self {
-        case .unreadable(let path, _), .notRegularFile(let path, _), .notAnImage(let path), .corrupt(let path, _),
+        case .unreadable(let path, _), .notRegularFile(let path, _), .otherFormat(let path, _), .corrupt(let path, _),
              .unsupported(let path, _), .tooLarge(let path, _, _, _), .sideTooLong(let path, _, _, _),
              .overMemoryBudget(let path, _, _, _), .outOfMemory(let path, _), .writeFailed(let path, _):
             return path
@@ -58,8 +62,8 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
             return "cannot read: \(String(cString: strerror(code))) (errno \(code))"
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
-        case .notAnImage:
-            return "not an image (neither JPEG nor PNG)"
+        case .otherFormat(_, let format):
+            return "\(format) (not shown: only JPEG and PNG are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"
         case .unsupported(_, let reason):

@@ -4,14 +4,20 @@ import KioskCore
 
 /// JPEG through libjpeg-turbo (kc_jpeg.c): baseline, progressive, arithmetic-coded; grayscale,
 /// YCbCr, RGB, CMYK and YCCK (Adobe-inverted or not). 12-bit files are refused as unsupported,
-/// so are files with more than `KC_JPEG_MAX_SCANS` (1000) scans.
+/// so are files with more than `KC_JPEG_MAX_SCANS` (1000) scans or whose scans pass over the
+/// image's 8x8 blocks more than `KC_JPEG_MAX_BLOCK_PASSES` (32) times on average (the work of
+/// a decode is bounded, not only its memory). Of the APPn and COM segments only the first
+/// APP1 "Exif" is kept (at most 64 KiB, all a segment holds).
 ///
 /// Memory (``DecodeOptions/maxDecoderBytes``): a multi-scan file (progressive, or sequential
 /// with its components in separate scans) keeps every DCT coefficient of the image in libjpeg
 /// until its last scan, whatever the output scale; that buffer's size is known from the header
 /// (`kc_jpeg_header.coefficient_bytes`) and is checked, with what the decode holds besides (the
-/// decoded image, or the ring of a streamed one), before libjpeg allocates anything. libjpeg is
-/// also given the budget as `max_memory_to_use`.
+/// decoded image, or the ring of a streamed one), before libjpeg allocates anything. Everything
+/// libjpeg's memory manager is asked for is counted against the budget too (from the header
+/// on, the whole budget; from `jpeg_start_decompress` on, what our buffers leave of it), and is
+/// refused before it is allocated when it does not fit; libjpeg is also given that as
+/// `max_memory_to_use`.
 enum JPEGDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let decoded = try decodeStored(JPEGHandle.open(source, name: name, options: options), options: options)
@@ -148,12 +154,15 @@ final class JPEGHandle: RowSource {
         }
         guard let created else { throw .outOfMemory(path: name, reason: "cannot create a libjpeg decompressor") }
         // From here the handle owns the decompressor: every throw below destroys it.
+        // What the header makes libjpeg allocate counts against the whole budget.
+        kc_jpeg_set_memory_limit(created, max(1, options.maxDecoderBytes))
         var header = kc_jpeg_header()
         let code = kc_jpeg_read_header(created, &header)
         let orientation = header.exif.map {
             EXIFOrientation.parse(exifSegment: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
         let jpeg = JPEGHandle(handle: created, name: name, header: header, orientation: orientation)
+        jpeg.budget = options.maxDecoderBytes
         guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
         try checkHeader(width: jpeg.width, height: jpeg.height, options: options, name: name)
         return jpeg
@@ -165,7 +174,7 @@ final class JPEGHandle: RowSource {
         let message = String(cString: kc_jpeg_error(handle))
         if Int(code) == KC_IMG_OVER_BUDGET {
             return .overMemoryBudget(path: name, needed: reserved, limit: budget,
-                                     reason: "\(message) (\(coefficientUse.what), with libjpeg's own tables)")
+                                     reason: coefficientBytes > 0 ? "\(message) (\(coefficientUse.what), with libjpeg's own tables)" : message)
         }
         return imageError(code: code, message: message, name: name)
     }
@@ -182,11 +191,16 @@ final class JPEGHandle: RowSource {
                          bytes: coefficientBytes)
     }
 
-    /// Checks the decode's memory (``checkMemory(_:options:name:)``) before jpeg_start_decompress,
-    /// and gives libjpeg what is left of the budget for its own buffers (`max_memory_to_use`):
-    /// the limit less what the phase with the coefficients holds besides them.
+    /// Checks the decode's memory (``checkMemory(_:options:name:)``, with what libjpeg holds
+    /// after the header) before jpeg_start_decompress, and gives libjpeg what is left of the
+    /// budget for everything it allocates (``kc_jpeg_set_memory_limit``, also its
+    /// `max_memory_to_use`): the limit less what the phase with the coefficients holds besides
+    /// them, so that ours and libjpeg's together stay within it.
     func reserve(_ phases: [[MemoryUse]], options: DecodeOptions) throws(ImageError) {
-        reserved = try checkMemory(phases, options: options, name: name)
+        var counted = phases
+        let held = Int(kc_jpeg_memory_in_use(handle))
+        counted[0].append(MemoryUse(what: "what libjpeg holds after the header (\(byteSize(held)))", bytes: held))
+        reserved = try checkMemory(counted, options: options, name: name)
         budget = options.maxDecoderBytes
         let others = MemoryUse.total(phases[0]) - coefficientBytes
         kc_jpeg_set_memory_limit(handle, max(1, options.maxDecoderBytes - others))

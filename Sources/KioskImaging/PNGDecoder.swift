@@ -56,7 +56,7 @@ enum PNGDecoder {
                                            why: "the decoded image, held whole to be turned by its EXIF orientation \(png.orientation.rawValue)"))
         }
         let plan = Compositor.placement(imageWidth: png.width, imageHeight: png.height, into: frame, fit: fit)
-        try checkMemory([[RowRing.memoryUse(width: png.width, plan: plan)]], options: options, name: name)
+        try png.reserve([[RowRing.memoryUse(width: png.width, plan: plan)]], options: options)
         try png.start()
         let ring = try RowRing(png, width: png.width, plan: plan, flattenOver: png.hasAlpha ? background : nil, name: name)
         try Compositor.place(plan, into: frame, background: background) { (first, count, rows) throws(ImageError) in
@@ -85,7 +85,7 @@ enum PNGDecoder {
             phases.append([image, MemoryUse.image(width: turned.width, height: turned.height,
                                                   "its copy turned upright")])
         }
-        try checkMemory(phases, options: options, name: png.name)
+        try png.reserve(phases, options: options)
         let bitmap = try allocateImage(width: png.width, height: png.height, hasAlpha: png.hasAlpha, name: png.name)
         let code = kc_png_read_pixels(png.handle, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
@@ -107,6 +107,8 @@ final class PNGHandle: RowSource {
     /// The output has alpha (an alpha channel or tRNS).
     let hasAlpha: Bool
     let orientation: EXIFOrientation
+    /// What ``reserve(_:options:)`` counted, and the budget: for the error of libpng's limit.
+    private var reserved = 0, budget = 0
 
     private init(handle: OpaquePointer, name: String, header: kc_png_header, orientation: EXIFOrientation) {
         self.handle = handle
@@ -126,12 +128,15 @@ final class PNGHandle: RowSource {
         case .memory(let bytes): created = kc_png_create_memory(bytes.baseAddress, bytes.count)
         }
         guard let created else { throw .outOfMemory(path: name, reason: "cannot create a libpng reader") }
+        // Whatever the header's chunks make libpng allocate counts against the whole budget.
+        kc_png_set_memory_limit(created, max(1, options.maxDecoderBytes))
         var header = kc_png_header()
         let code = kc_png_read_header(created, &header)
         let orientation = header.exif.map {
             EXIFOrientation.parse(tiff: UnsafeRawBufferPointer(start: $0, count: header.exif_length))
         } ?? .topLeft
         let png = PNGHandle(handle: created, name: name, header: header, orientation: orientation)
+        png.budget = options.maxDecoderBytes
         guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
         try checkHeader(width: png.width, height: png.height, options: options, name: name)
         return png
@@ -139,8 +144,25 @@ final class PNGHandle: RowSource {
 
     deinit { kc_png_destroy(handle) }
 
+    /// Checks the decode's memory (``checkMemory(_:options:name:)``), with what libpng holds
+    /// already in the first phase, and gives libpng what is left of the budget besides our
+    /// buffers of that phase: its row buffers and zlib's window must fit there, so ours and
+    /// libpng's together stay within ``DecodeOptions/maxDecoderBytes``.
+    func reserve(_ phases: [[MemoryUse]], options: DecodeOptions) throws(ImageError) {
+        var counted = phases
+        let held = Int(kc_png_memory_in_use(handle))
+        counted[0].append(MemoryUse(what: "what libpng holds after the header (\(byteSize(held)))", bytes: held))
+        reserved = try checkMemory(counted, options: options, name: name)
+        let ours = MemoryUse.total(phases[0])
+        kc_png_set_memory_limit(handle, max(1, options.maxDecoderBytes - ours))
+    }
+
     func failure(_ code: Int32) -> ImageError {
-        imageError(code: code, message: String(cString: kc_png_error(handle)), name: name)
+        let message = String(cString: kc_png_error(handle))
+        if Int(code) == KC_IMG_OVER_BUDGET {
+            return .overMemoryBudget(path: name, needed: reserved, limit: budget, reason: message)
+        }
+        return imageError(code: code, message: message, name: name)
     }
 
     var warnings: [String] { collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) } }

@@ -47,25 +47,29 @@ final class EvdevDevice {
         let fd: FileDescriptor
         do { fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK) } catch { throw .system(error) }
         var dev: OpaquePointer?
-        let rc = libevdev_new_from_fd(fd.rawValue, &dev)
-        guard rc >= 0, let dev else {
-            throw .system(SystemError(operation: "libevdev_new_from_fd", path: path, errno: -rc))
+        do {
+            try negativeErrnoCall("libevdev_new_from_fd", path: path) { libevdev_new_from_fd(fd.rawValue, &dev) }
+        } catch {
+            throw .system(error)
         }
+        guard let dev else { throw .system(SystemError(operation: "libevdev_new_from_fd", path: path, errno: ENOMEM)) }
         return EvdevDevice(path: path, fd: fd, dev: dev)
     }
 
     /// Timestamps on `CLOCK_MONOTONIC` from now on (`EVIOCSCLOCKID`; the kernel drops events
     /// already queued on the old clock and queues a `SYN_DROPPED`, which libevdev resolves).
     func useMonotonicClock() throws(InputError) {
-        let rc = libevdev_set_clock_id(dev, CLOCK_MONOTONIC)
-        if rc < 0 { throw .system(SystemError(operation: "ioctl EVIOCSCLOCKID", path: path, errno: -rc)) }
+        do { try negativeErrnoCall("ioctl EVIOCSCLOCKID", path: path) { libevdev_set_clock_id(dev, CLOCK_MONOTONIC) } } catch {
+            throw .system(error)
+        }
     }
 
     /// Takes the device for this process alone (`EVIOCGRAB`): the console and other readers stop
     /// seeing its events. Released when the descriptor closes.
     func grab() throws(InputError) {
-        let rc = libevdev_grab(dev, LIBEVDEV_GRAB)
-        if rc < 0 { throw .system(SystemError(operation: "ioctl EVIOCGRAB", path: path, errno: -rc)) }
+        do { try negativeErrnoCall("ioctl EVIOCGRAB", path: path) { libevdev_grab(dev, LIBEVDEV_GRAB) } } catch {
+            throw .system(error)
+        }
     }
 
     /// Keys down now (libevdev's state, read at open).
@@ -93,18 +97,19 @@ final class EvdevDevice {
         let success = Int32(LIBEVDEV_READ_STATUS_SUCCESS.rawValue), sync = Int32(LIBEVDEV_READ_STATUS_SYNC.rawValue)
         while true {
             let flags = syncing ? LIBEVDEV_READ_FLAG_SYNC.rawValue : LIBEVDEV_READ_FLAG_NORMAL.rawValue
-            let rc = libevdev_next_event(dev, flags, &event)
+            let rc: Int32
+            do {
+                rc = try negativeErrnoCall("read", path: path) { libevdev_next_event(dev, flags, &event) }
+            } catch where error.errno == EAGAIN {
+                if syncing { syncing = false; continue }  // delta done; back to normal events
+                return
+            } catch {
+                throw .system(error)
+            }
             if rc == success || rc == sync {
                 if rc == sync { syncing = true }
                 let time = Duration.seconds(Int64(event.time.tv_sec)) + .microseconds(Int64(event.time.tv_usec))
                 handle(EvdevEvent(time: time, type: event.type, code: event.code, value: event.value))
-            } else if rc == -EAGAIN {
-                if syncing { syncing = false; continue }  // delta done; back to normal events
-                return
-            } else if rc == -EINTR {
-                continue
-            } else {
-                throw .system(SystemError(operation: "read", path: path, errno: -rc))
             }
         }
     }

@@ -6,11 +6,10 @@ import KioskCore
 ///    minimum maps to 0 and the maximum to 1 (libinput divides by `maximum - minimum + 1`; the
 ///    difference of one device unit is what lets the maximum reach the last pixel);
 /// 2. apply the ``TouchCalibration`` (normalized device → normalized panel);
-/// 3. undo the display rotation (normalized panel → normalized logical frame), the inverse of
-///    ``KioskCore/Rotation``'s copy to scanout. For `.clockwise90` the logical frame's top row lies
-///    along the panel's right edge, so logical x = panel y and logical y = 1 - panel x: a swipe
-///    towards the viewer's left (the panel's top edge) decreases logical x. `.clockwise270`:
-///    x = 1 - panel y, y = panel x; `.upsideDown`: both mirrored.
+/// 3. undo the display rotation (normalized panel → normalized logical frame) with
+///    ``KioskCore/Rotation/logicalPosition(panelX:panelY:)``, the inverse of the copy to scanout.
+///    For `.clockwise90` the logical frame's top row lies along the panel's right edge, so a swipe
+///    towards the viewer's left (the panel's top edge) decreases logical x.
 /// 4. scale to the logical size and clamp into `0 ..< width` and `0 ..< height`.
 public struct TouchMapping: Equatable, Sendable {
     /// The device axes positions come from (ABS_MT_POSITION_X/Y, else ABS_X/ABS_Y), device units.
@@ -46,13 +45,7 @@ public struct TouchMapping: Equatable, Sendable {
     public func logicalPoint(deviceX: Double, deviceY: Double) -> (x: Double, y: Double) {
         let device = normalized(deviceX: deviceX, deviceY: deviceY)
         let panel = calibration.apply(x: device.x, y: device.y)
-        let logical: (x: Double, y: Double)
-        switch rotation {
-        case .none: logical = panel
-        case .clockwise90: logical = (panel.y, 1 - panel.x)
-        case .upsideDown: logical = (1 - panel.x, 1 - panel.y)
-        case .clockwise270: logical = (1 - panel.y, panel.x)
-        }
+        let logical = rotation.logicalPosition(panelX: panel.x, panelY: panel.y)
         func clamp(_ v: Double, _ size: Int) -> Double {
             let top = Double(max(size, 1)).nextDown
             return v.isNaN ? 0 : min(max(v, 0), top)

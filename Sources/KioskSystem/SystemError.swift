@@ -1,5 +1,5 @@
 import Glibc
-import CKioskShim
+import CKioskSys
 
 /// A failed system call: the operation, the path or device it was about, and `errno`.
 /// Its description is the log line, e.g. `open /dev/fb0: Permission denied (errno 13)`.
@@ -39,6 +39,23 @@ public func syscall<T: FixedWidthInteger>(
     }
 }
 
+/// The funnel for library calls that return `-errno` on failure instead of setting `errno`
+/// (libdrm's xf86drmMode calls, libevdev): a negative result becomes ``SystemError`` with that
+/// errno; `EINTR` is retried; a result of 0 or more is returned. With `minusOneSetsErrno`
+/// (libdrm, where some calls return -1 and leave `errno` set, as `drmIoctl` does) a result of
+/// -1 is read from `errno` instead of as `-EPERM`.
+@discardableResult
+public func negativeErrnoCall(
+    _ operation: @autoclosure () -> String, path: String = "", minusOneSetsErrno: Bool = false, _ body: () -> Int32
+) throws(SystemError) -> Int32 {
+    try syscall(operation(), path: path) {
+        let r = body()
+        guard r < 0 else { return r }
+        if r != -1 || !minusOneSetsErrno { Glibc.errno = -r }
+        return -1
+    }
+}
+
 /// An open file descriptor that closes itself when the last reference goes.
 public final class FileDescriptor: @unchecked Sendable {
     /// The raw descriptor, valid until ``close()`` or deinit.
@@ -67,6 +84,14 @@ public final class FileDescriptor: @unchecked Sendable {
     public func ioctl(_ name: String, _ request: UInt, value: Int) throws(SystemError) -> Int32 {
         let fd = rawValue
         return try syscall("ioctl \(name)", path: path) { kc_ioctl_int(fd, request, UInt(bitPattern: value)) }
+    }
+
+    /// Hands the raw descriptor over (to `fdopen(3)`, say) without closing it: from here on the
+    /// caller owns it, and this object no longer closes it.
+    public func release() -> Int32 {
+        let fd = rawValue
+        rawValue = -1
+        return fd
     }
 
     /// Closes the descriptor now (idempotent).
@@ -119,8 +144,7 @@ public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry
 /// that report 0). Throws ``SystemError`` with the path (`open`, `fstat`, `read`).
 public func readRegularFile(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
     let fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK)
-    var info = stat()
-    try syscall("fstat", path: path) { fstat(fd.rawValue, &info) }
+    let info = try fd.status()
     guard (info.st_mode & S_IFMT) == S_IFREG else {
         throw SystemError(operation: "read (not a regular file)", path: path, errno: EINVAL)
     }

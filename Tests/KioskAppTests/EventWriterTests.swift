@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Testing
 @testable import KioskApp
+import KioskSystem
 
 @Test func shownEventIsOneJSONLineWithTheFieldsInOrder() throws {
     let line = EventWriter().line(event: "shown", index: 3, source: "/photos/a \"b\".jpg", time: .milliseconds(1234))

@@ -1,5 +1,6 @@
 import Testing
 @testable import KioskApp
+import KioskSystem
 
 @Test func aLogLineIsOneLineWhateverTheFileNameHolds() {
     let line = Log.line(.warning, "image skipped", path: "/photos/a\r\u{1B}[2Kb\tc\nd.jpg", reason: "bad \"data\"")

@@ -29,8 +29,6 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         ManifestItem(src: "https://cdn.example/b.png?x=1", duration: .milliseconds(2500), fit: .stretch, id: "promo",
                      sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
     ])
-    #expect(m.playlistItems == [PlaylistItem(source: "http://kiosk.example/shows/lobby/a.jpg"),
-                                PlaylistItem(source: "https://cdn.example/b.png?x=1", duration: .milliseconds(2500))])
 }
 
 @Test func theBannerForm() throws {

@@ -1,6 +1,6 @@
 import Testing
 import Glibc
-import CKioskShim
+import CKioskSys
 @testable import KioskDisplay
 
 /// Without a VT (as in CI) the guard declines politely; the switch itself (KD_GRAPHICS while

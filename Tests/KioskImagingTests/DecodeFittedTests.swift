@@ -327,7 +327,7 @@ import Testing
         #expect(throws: ImageError.unreadable(path: missing, errno: ENOENT)) {
             try ImageDecoder.decodeFitted(path: missing, into: frame, fit: .fit, background: .black)
         }
-        #expect(throws: ImageError.notAnImage(path: "x")) {
+        #expect(throws: ImageError.otherFormat(path: "x", format: .unknown(firstBytes: Array("not a pi".utf8)))) {
             try ImageDecoder.decodeFitted(bytes: Array("not a picture".utf8), name: "x", into: frame, fit: .fit, background: .black)
         }
         let twelveBit = Fixtures.path("libjpeg-turbo-testimages", "monkey12.jpg")

@@ -169,7 +169,9 @@ import Testing
             #expect(try ImageDecoder.decodeFitted(path: Fixtures.path("generated", "progressive.jpg"), into: Self.frame, fit: .fill,
                                                   background: .black).streamed)
             #expect(throws: ImageError.corrupt(path: empty, reason: "the file is empty (0 bytes)")) { try ImageDecoder.decode(path: empty) }
-            #expect(throws: ImageError.notAnImage(path: text)) { try ImageDecoder.decode(path: text) }
+            #expect(throws: ImageError.otherFormat(path: text, format: .unknown(firstBytes: Array("hello".utf8)))) {
+                try ImageDecoder.decode(path: text)
+            }
             #expect(throws: ImageError.unreadable(path: directory, errno: EISDIR)) { try ImageDecoder.decode(path: directory) }
             #expect(throws: ImageError.unreadable(path: directory + "/none", errno: ENOENT)) {
                 try ImageDecoder.decodeFitted(path: directory + "/none", into: Self.frame, fit: .fit, background: .black)

@@ -103,18 +103,23 @@ extension ImageDecoderPNGTests {
         #expect(try ImageDecoder.decode(bytes: small, name: "small.png", options: DecodeOptions(maxPixels: 1024)).bitmap.width == 32)
     }
 
-    /// A broken iCCP chunk is a libpng warning: the image still decodes, the warning is reported.
+    /// A broken gAMA chunk (3 bytes instead of 4) is a libpng warning: the image still
+    /// decodes, the warning is reported. A broken iCCP chunk is not even read (libpng skips
+    /// every chunk the picture does not need): no warning.
     @Test func libpngWarningsAreCollectedNotThrown() throws {
         let original = try Fixtures.bytes(Self.suite, "basn2c08.png")
-        // After the signature (8) and IHDR (25), insert iCCP: name, NUL, method 0, then bytes
-        // that are not a zlib stream.
-        let iccp = pngChunk("iCCP", Array("broken".utf8) + [0, 0] + [0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02])
-        let bytes = Array(original[0..<33]) + iccp + Array(original[33...])
-        let broken = try ImageDecoder.decode(bytes: bytes, name: "iccp.png")
+        // After the signature (8) and IHDR (25), insert the chunk.
+        func inserting(_ chunk: [UInt8]) -> [UInt8] { Array(original[0..<33]) + chunk + Array(original[33...]) }
+        let broken = try ImageDecoder.decode(bytes: inserting(pngChunk("gAMA", [0, 0, 0])), name: "gama.png")
         let clean = try ImageDecoder.decode(bytes: original, name: "clean.png")
         #expect(clean.warnings.isEmpty)
-        #expect(broken.warnings.contains { $0.contains("iCCP") }, "\(broken.warnings)")
+        #expect(broken.warnings.contains { $0.contains("gAMA") }, "\(broken.warnings)")
         #expect(maxDifference(broken.bitmap, clean.bitmap) == 0)
+        // iCCP: name, NUL, method 0, then bytes that are not a zlib stream.
+        let iccp = pngChunk("iCCP", Array("broken".utf8) + [0, 0] + [0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02])
+        let skipped = try ImageDecoder.decode(bytes: inserting(iccp), name: "iccp.png")
+        #expect(skipped.warnings.isEmpty, "\(skipped.warnings)")
+        #expect(maxDifference(skipped.bitmap, clean.bitmap) == 0)
     }
 
     @Test func alphaIsReportedForAlphaChannelsAndTRNS() throws {

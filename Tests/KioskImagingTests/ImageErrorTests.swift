@@ -7,7 +7,7 @@ import Testing
     @Test func descriptionsAreTheLogLines() {
         let cases: [(ImageError, String)] = [
             (.unreadable(path: "/p/a.jpg", errno: EACCES), "/p/a.jpg: cannot read: Permission denied (errno 13)"),
-            (.notAnImage(path: "/p/b.txt"), "/p/b.txt: not an image (neither JPEG nor PNG)"),
+            (.otherFormat(path: "/p/b.jpg", format: .gif), "/p/b.jpg: a GIF image (not shown: only JPEG and PNG are supported)"),
             (.corrupt(path: "/p/c.png", reason: "IDAT: CRC error"), "/p/c.png: corrupt image: IDAT: CRC error"),
             (.unsupported(path: "/p/d.jpg", reason: "12-bit JPEG (data precision 12) is not supported"),
              "/p/d.jpg: unsupported image: 12-bit JPEG (data precision 12) is not supported"),
@@ -46,8 +46,9 @@ import Testing
     }
 
     @Test func equalityComparesTheContext() {
-        #expect(ImageError.notAnImage(path: "a") == .notAnImage(path: "a"))
-        #expect(ImageError.notAnImage(path: "a") != .notAnImage(path: "b"))
+        #expect(ImageError.otherFormat(path: "a", format: .gif) == .otherFormat(path: "a", format: .gif))
+        #expect(ImageError.otherFormat(path: "a", format: .gif) != .otherFormat(path: "b", format: .gif))
+        #expect(ImageError.otherFormat(path: "a", format: .gif) != .otherFormat(path: "a", format: .webp))
         #expect(ImageError.tooLarge(path: "a", width: 1, height: 2, limit: 1) != .tooLarge(path: "a", width: 2, height: 1, limit: 1))
     }
 }

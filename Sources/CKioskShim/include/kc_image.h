@@ -51,6 +51,16 @@ typedef struct kc_jpeg kc_jpeg;
 /// A normal progressive JPEG has about 10 scans. Scan 1001 is refused (KC_IMG_UNSUPPORTED).
 #define KC_JPEG_MAX_SCANS 1000
 
+/// The most passes a JPEG's scans may make over its 8x8 blocks, on average: each scan costs a
+/// pass over every block of the components it carries (a tiny scan of one coefficient bit as
+/// much as a full one), so the sum over the scans of their components' blocks, counted through
+/// libjpeg's progress monitor as each SOS marker is read, may not pass this many times the
+/// blocks of the whole image. libjpeg's own progressive script makes about 5 passes per block
+/// (6 over luma, 4 over chroma), a sequential file 1. The scan that would pass the limit is
+/// refused (KC_IMG_UNSUPPORTED) before its data is decoded, so a decode costs at most this
+/// many passes over an image the memory budget admits.
+#define KC_JPEG_MAX_BLOCK_PASSES 32
+
 /// JPEG colour spaces as libjpeg's J_COLOR_SPACE names them (jpeg_color_space).
 enum {
     KC_JPEG_CS_UNKNOWN = 0,
@@ -96,7 +106,8 @@ kc_jpeg *kc_jpeg_create_file(FILE *file);
 /// A decompressor reading `size` bytes at `data` (jpeg_mem_src). The bytes are not copied and
 /// must stay valid until kc_jpeg_destroy. NULL only when out of memory.
 kc_jpeg *kc_jpeg_create_memory(const void *data, size_t size);
-/// jpeg_read_header, keeping APP1 segments (jpeg_save_markers JPEG_APP0+1, 0xFFFF) for EXIF.
+/// jpeg_read_header, keeping the first APP1 "Exif" segment (at most 65533 bytes, all a segment
+/// holds); every other APPn and COM segment is skipped unread.
 /// A file that ends inside its headers is "Premature end of JPEG file (the file is truncated)".
 int kc_jpeg_read_header(kc_jpeg *jpeg, kc_jpeg_header *header);
 /// Limits libjpeg's working memory (cinfo->mem->max_memory_to_use) to `bytes`, 0 for no
@@ -104,7 +115,16 @@ int kc_jpeg_read_header(kc_jpeg *jpeg, kc_jpeg_header *header);
 /// in jpeg_start_decompress; one that does not fit would need a backing store, which this
 /// build does not have, and kc_jpeg_start fails with KC_IMG_OVER_BUDGET before the buffer is
 /// allocated. Call before kc_jpeg_start.
+///
+/// The same limit bounds everything libjpeg's memory manager is asked for (the decoder's
+/// modules, tables, row buffers, the saved EXIF, the whole-image buffers), counted when asked
+/// for, what the pools already hold included: a request that would pass it fails the call
+/// with KC_IMG_OVER_BUDGET before it is allocated. May be called before kc_jpeg_read_header.
 void kc_jpeg_set_memory_limit(kc_jpeg *jpeg, size_t bytes);
+/// The bytes libjpeg's memory manager was asked for and still holds (not its few bytes of
+/// pool headers), and the most it held at once so far.
+size_t kc_jpeg_memory_in_use(const kc_jpeg *jpeg);
+size_t kc_jpeg_memory_peak(const kc_jpeg *jpeg);
 /// Sets the DCT scale `scale_num`/8 (1...16, libjpeg-turbo's supported factors), the output
 /// colour space and calls jpeg_start_decompress. The output size is ceil(width * scale_num / 8)
 /// x ceil(height * scale_num / 8) pixels (jpeg_calc_output_dimensions) and is stored in
@@ -154,6 +174,14 @@ void kc_jpeg_destroy(kc_jpeg *jpeg);
 /// A libpng reader plus its error state. Opaque.
 typedef struct kc_png kc_png;
 
+/// The largest eXIf chunk kept, in bytes: 64 KiB, what a JPEG APP1 segment can hold (a PNG's
+/// EXIF is almost always a JPEG's, carried over). A longer one is skipped with a warning and
+/// the image is shown unturned.
+#define KC_PNG_EXIF_MAX 65536
+/// png_set_chunk_cache_max: how many text, sPLT or unknown chunks libpng would store at most.
+/// The reader skips them all unread (see kc_png.c), so this is only a second guard.
+#define KC_PNG_CHUNK_CACHE_MAX 16
+
 /// What png_read_info found (IHDR and the chunks before IDAT).
 typedef struct kc_png_header {
     /// IHDR width x height in pixels.
@@ -174,7 +202,11 @@ typedef struct kc_png_header {
     size_t exif_length;
 } kc_png_header;
 
-/// A reader taking bytes from `file` (fread). The caller keeps ownership of `file` and keeps it
+/// A reader taking bytes from `file` (fread). libpng keeps nothing but what the picture needs:
+/// IHDR, PLTE, tRNS, gAMA, sRGB and an eXIf of at most KC_PNG_EXIF_MAX bytes; every other chunk
+/// (tEXt, zTXt, iTXt, iCCP, sPLT, unknown chunks...) is skipped unread, never inflated, and the
+/// chunks after the image data are not read. Every byte libpng allocates (with zlib's inflate
+/// state) is counted against the limit of kc_png_set_memory_limit. The caller keeps ownership of `file` and keeps it
 /// open until kc_png_destroy. NULL only when out of memory.
 kc_png *kc_png_create_file(FILE *file);
 /// A reader taking `size` bytes at `data`, not copied, valid until kc_png_destroy.
@@ -196,8 +228,17 @@ int kc_png_start(kc_png *png);
 /// converted as kc_png_read_pixels does. Asking for more rows than are left is KC_IMG_MISUSE;
 /// a truncated or corrupt file is an error as in kc_png_read_pixels.
 int kc_png_read_rows(kc_png *png, uint8_t *const *rows, int count);
+/// Limits what libpng may hold at once, in bytes, counting what it holds already (0: no
+/// limit, the default). An allocation that would pass it is refused: for what libpng needs, the
+/// call fails with KC_IMG_OVER_BUDGET; for an ancillary chunk, the chunk is dropped with a
+/// warning. May be called at any time (before kc_png_read_header to bound the header's chunks).
+void kc_png_set_memory_limit(kc_png *png, size_t bytes);
+/// The bytes libpng holds now (its structures, zlib's state and window, row buffers, eXIf).
+size_t kc_png_memory_in_use(const kc_png *png);
+/// The most it held at once so far, in bytes.
+size_t kc_png_memory_peak(const kc_png *png);
 const char *kc_png_error(const kc_png *png);
-/// Warnings from libpng (png_warning, benign errors such as a bad iCCP profile).
+/// Warnings from libpng (png_warning, benign errors such as a bad gAMA chunk).
 int kc_png_warning_count(const kc_png *png);
 const char *kc_png_warning(const kc_png *png, int index);
 /// png_destroy_read_struct and free. NULL is allowed.

@@ -1,9 +1,7 @@
-// CKioskShim: the few C functions with bodies that Swift cannot express directly.
-// Every symbol carries the prefix kc_. Sub-headers by area:
-//   kc_image.h  setjmp-guarded libjpeg-turbo / libpng decode and PNG encode
-//   kc_ioctl.h  ioctl request macros (fbdev, KD, DRM, evdev) as functions and constants
+// CKioskShim: the imaging C with bodies that Swift cannot express directly (setjmp-guarded
+// libjpeg-turbo / libpng decode and PNG encode, kc_image.h). Every symbol carries the prefix
+// kc_. The system calls are in CKioskSys, the libdrm page flip in CKioskDRM.
 #ifndef KC_SHIM_H
 #define KC_SHIM_H
 #include "kc_image.h"
-#include "kc_ioctl.h"
 #endif

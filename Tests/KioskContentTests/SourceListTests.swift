@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import KioskApp
+@testable import KioskContent
 
 private func makeTempDirectory() -> String {
     var template = Array("/tmp/kiosk-sources-XXXXXX".utf8CString)

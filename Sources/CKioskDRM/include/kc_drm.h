@@ -2,8 +2,8 @@
 #define KC_DRM_H
 // DRM/KMS helpers for KioskDisplay's DRMDisplay: the page-flip event trampoline and the
 // few libdrm values that are function-like C macros Swift cannot import.
-// This header deliberately includes no libdrm header, so every module that imports
-// CKioskShim compiles without libdrm's include path; only kc_drm.c includes libdrm.
+// This header deliberately includes no libdrm header, so a module that imports CKioskDRM
+// compiles without libdrm's include path; only kc_drm.c includes libdrm.
 #include <stdint.h>
 
 /// DRM_FORMAT_XRGB8888 from drm_fourcc.h (fourcc 'X','R','2','4' = 0x34325258):

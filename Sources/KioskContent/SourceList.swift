@@ -1,5 +1,4 @@
 import Glibc
-import KioskContent
 import KioskCore
 import KioskSystem
 

@@ -1,7 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
-import KioskContent
 import KioskCore
 import KioskSystem
 
@@ -10,8 +9,8 @@ import KioskSystem
 /// still being copied in only once complete), local playlist files (`.json`, a manifest that may
 /// name files and URLs) and a remote manifest (`--manifest URL`, polled with conditional GETs,
 /// offline first: the last good one is stored and the show starts from it before any network
-/// answer). Remote images go through the disk cache (``Fetcher``); every playlist is prefetched
-/// in the background so the whole show survives going offline.
+/// answer). Remote images go through the ``ImageStore`` (disk cache and fetcher); every
+/// playlist is prefetched in the background so the whole show survives going offline.
 ///
 /// Owned by the frame loop's thread: the watches and the poller run on their own threads and
 /// post into mailboxes whose descriptors the loop polls (``wakeDescriptors``); nothing here
@@ -29,24 +28,55 @@ public final class ContentService {
         case manifest(ManifestPoller, manifest: Manifest?)
     }
 
+    /// Where the show's content comes from and where it is kept (the command line's SOURCE
+    /// arguments, `--manifest`, `--manifest-interval`, `--cache-dir`, `--state-dir`,
+    /// `--cache-size`, `--ca-file`, `--proxy`).
+    public struct Configuration: Sendable {
+        /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
+        public var sources: [String] = []
+        /// The remote manifest's http(s) URL, polled.
+        public var manifest: URL?
+        /// Time between manifest polls (±10 % jitter); default 60 s.
+        public var manifestInterval: Duration = .seconds(60)
+        /// The disk cache of downloaded images.
+        public var cacheDirectory: String
+        /// Where the last good manifest is kept.
+        public var stateDirectory: String
+        /// Bound of the disk cache, bytes; default 500 MB.
+        public var cacheBytes = 500_000_000
+        /// Largest image download, bytes; default 50 MB.
+        public var maxImageBytes = 50_000_000
+        /// `--ca-file`: PEM CA certificates trusted for https besides the system's; default none.
+        public var caFile: String?
+        /// `--proxy`: the proxy of every download; default none (`http_proxy`, `https_proxy`,
+        /// `no_proxy` from the environment).
+        public var proxy: String?
+
+        public init(sources: [String] = [], manifest: URL? = nil, cacheDirectory: String, stateDirectory: String) {
+            self.sources = sources; self.manifest = manifest
+            self.cacheDirectory = cacheDirectory; self.stateDirectory = stateDirectory
+        }
+    }
+
     /// Show-wide settings a manifest may give (`interval`, `fade`, `fit`).
     public struct ShowSettings: Equatable, Sendable {
         public var interval: Duration?
         public var fade: Duration?
         public var fit: FitMode?
+        public init(interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil) {
+            self.interval = interval; self.fade = fade; self.fit = fit
+        }
     }
 
     private var sources: [Source]
-    /// The disk cache and its fetcher; nil when no source is remote.
-    public let fetcher: Fetcher?
+    /// The remote images (disk cache and fetcher); nil when no source is remote.
+    public let images: ImageStore?
     private let reloads: Mailbox<(index: Int, source: Source)>
     private let reloadQueue = DispatchQueue(label: "kiosk-carousel.content-reload")
     /// The playlist as last composed.
     public private(set) var items: [PlaylistItem] = []
     /// The manifest's show-wide settings (the remote manifest's, else a local playlist's).
     public private(set) var showSettings = ShowSettings()
-    /// SHA-256 the manifests give for image URLs (checked on the disk cache entries).
-    private var checksums: [String: String] = [:]
     /// True until the remote manifest's first poll has ended (an offscreen run on the virtual
     /// clock waits for it).
     public private(set) var awaitingFirstAnswer = false
@@ -57,7 +87,7 @@ public final class ContentService {
     /// before the show starts (blocking I/O is fine here). Problems are logged and leave the
     /// source empty; only a remote source whose cache or state directory cannot be made throws.
     /// - Throws: ``ContentError`` naming the directory.
-    public init(settings: Settings) throws(ContentError) {
+    public init(configuration settings: Configuration) throws(ContentError) {
         reloads = try Mailbox()
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
         if remote {
@@ -70,7 +100,7 @@ public final class ContentService {
                     throw ContentError.system(SystemError(operation: "access W_OK", path: settings.cacheDirectory, errno: errno))
                 }
             } catch {
-                let fallback = (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/kiosk-carousel-cache-\(getuid())"
+                let fallback = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/kiosk-carousel-cache-\(getuid())"
                 Log.warning("disk cache unusable, using a temporary one for this run", path: settings.cacheDirectory,
                             reason: "\(error); using \(fallback)")
                 cache = try DiskCache(.init(directory: fallback, maxBytes: settings.cacheBytes))
@@ -79,19 +109,19 @@ public final class ContentService {
             configuration.maxImageBytes = settings.maxImageBytes
             configuration.caFile = settings.caFile
             configuration.proxy = settings.proxy
-            fetcher = Fetcher(cache: cache, configuration: configuration)
+            images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: settings.cacheDirectory,
                      detail: "\(cache.count) files, \(cache.totalBytes / 1_000_000) MB"
                          + (removed > 0 ? ", \(removed) expired removed" : ""))
         } else {
-            fetcher = nil
+            images = nil
         }
         sources = []
         for argument in settings.sources {
             sources.append(Self.makeSource(argument))
         }
-        if let url = settings.manifest, let fetcher {
+        if let url = settings.manifest, let images {
             let store: ManifestStore?
             do {
                 store = try ManifestStore(directory: settings.stateDirectory)
@@ -113,7 +143,7 @@ public final class ContentService {
             }
             var schedule = PollSchedule.Configuration()
             schedule.interval = settings.manifestInterval
-            let poller = try ManifestPoller(url: url, fetcher: fetcher, store: store, schedule: schedule)
+            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule)
             sources.append(.manifest(poller, manifest: stored))
             awaitingFirstAnswer = true
         }
@@ -137,7 +167,7 @@ public final class ContentService {
             default: break
             }
         }
-        fetcher?.shutdown()
+        images?.shutdown()
     }
 
     /// Descriptors readable when something arrived (for the frame loop's poll).
@@ -240,9 +270,6 @@ public final class ContentService {
         }
     }
 
-    /// The SHA-256 a manifest gave for `url`, if any.
-    public func checksum(for url: String) -> String? { checksums[url] }
-
     // MARK: Internals
 
     /// A SOURCE argument: an image URL, a `.json` playlist, a directory, or an image file.
@@ -279,11 +306,10 @@ public final class ContentService {
     private func compose() -> [PlaylistItem] {
         var out: [PlaylistItem] = []
         var settings = ShowSettings()
-        var sums: [String: String] = [:]
         func add(_ manifest: Manifest) {
             for item in manifest.items {
-                out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit))
-                if let sha = item.sha256 { sums[item.src] = sha }
+                out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit,
+                                        sha256: item.sha256))
             }
             settings = ShowSettings(interval: manifest.interval ?? settings.interval, fade: manifest.fade ?? settings.fade,
                                     fit: manifest.fit ?? settings.fit)
@@ -305,16 +331,10 @@ public final class ContentService {
             }
         }
         showSettings = settings
-        checksums = sums
         return out
     }
 
-    /// Gets every remote image of the playlist into the disk cache in the background (bounded
-    /// by the fetcher's concurrency; one request per URL), so the whole show plays offline later.
-    private func prefetch() {
-        guard let fetcher else { return }
-        for item in items where ManifestItem.isRemote(item.source) {
-            fetcher.fetchImage(item.source, sha256: checksums[item.source]) { _ in }
-        }
-    }
+    /// Gets every remote image of the playlist into the disk cache in the background, so the
+    /// whole show plays offline later.
+    private func prefetch() { images?.prefetch(items) }
 }

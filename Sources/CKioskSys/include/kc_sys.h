@@ -1,0 +1,13 @@
+// CKioskSys: the C with bodies that POSIX glue needs and Swift cannot express, on libc and
+// kernel headers alone. Every symbol carries the prefix kc_. Sub-headers by area:
+//   kc_ioctl.h    ioctl(2) wrappers (ioctl is variadic)
+//   kc_fbdev.h    fbdev request numbers (<linux/fb.h>)
+//   kc_console.h  VT console mode requests and the async-signal-safe restore
+//   kc_time.h     the wall-clock timerfd of the display-off schedule
+#ifndef KC_SYS_H
+#define KC_SYS_H
+#include "kc_ioctl.h"
+#include "kc_fbdev.h"
+#include "kc_console.h"
+#include "kc_time.h"
+#endif

@@ -1,0 +1,38 @@
+import Glibc
+import KioskContent
+import KioskCore
+import Testing
+
+private func openImage(_ store: ImageStore, _ item: PlaylistItem) throws -> Result<ImageStore.OpenImage, ContentError> {
+    try waitFor { done in store.image(for: item, urgent: true) { done($0) } }
+}
+
+/// The store hands out an open file that keeps its bytes when the entry goes; `invalidate`
+/// makes the next request download again; the item's `sha256` is checked.
+@Test func theStoreHandsOutOpenFilesAndForgetsWhatItIsTold() throws {
+    let nginx = try Nginx()
+    defer { nginx.stop() }
+    let jpeg = jpegBytes(30_000)
+    try nginx.put("a.jpg", jpeg)
+    let store = ImageStore(cache: try DiskCache(.init(directory: makeTempDirectory("store-cache"))))
+    defer { store.shutdown() }
+    let url = nginx.base + "/a.jpg"
+
+    let file = try openImage(store, PlaylistItem(source: url, sha256: SHA256.hex(ofBytes: jpeg))).get()
+    #expect(file.url == url && file.path.hasPrefix("/proc/self/fd/"))
+    store.invalidate(url: url)
+    #expect(readFile(file.path) == jpeg, "the open file keeps its bytes after the entry is gone")
+    file.close()
+
+    // Forgotten: the next request is a transfer, not a cache hit.
+    let again = try openImage(store, PlaylistItem(source: url)).get()
+    #expect(readFile(again.path) == jpeg)
+    #expect(nginx.accessLog().count == 2 && store.statistics.cacheHits == 0)
+    // Still cached now: answered without a transfer.
+    _ = try openImage(store, PlaylistItem(source: url)).get()
+    #expect(nginx.accessLog().count == 2 && store.statistics.cacheHits == 1)
+
+    // A sha256 the bytes do not have: refused.
+    let wrong = try openImage(store, PlaylistItem(source: url + "?x", sha256: String(repeating: "a", count: 64)))
+    #expect(wrong.failureKind == "hash-mismatch")
+}

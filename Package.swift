@@ -59,6 +59,7 @@ let package = Package(
                           exclude: ["reference"]),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        .testTarget(name: "KioskSystemTests", dependencies: ["KioskSystem"]),
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
                     exclude: ["pil_reference.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskSystem
 
 // The frame loop's side of the control socket (issue 6 item 4) and of systemd's READY/STATUS
 // (item 2). Called from a few one-line hooks in FrameLoop.swift, marked "issue 6".
@@ -8,7 +9,7 @@ extension FrameLoop {
     /// the loop) and hands the replies back. Never blocks.
     func performControlRequests() {
         guard let control else { return }
-        for request in control.takeRequests() {
+        for request in control.requests.take() {
             switch request.parsed {
             case .success(let command): control.answer(request, perform(command))
             case .failure(let failure): control.answer(request, .failure(failure))

@@ -88,7 +88,7 @@ public final class ContentService {
     /// source empty; only a remote source whose cache or state directory cannot be made throws.
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
-        reloads = try Mailbox()
+        do { reloads = try Mailbox() } catch { throw .system(error) }
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
         if remote {
             // An unusable cache directory (a file, read-only, missing permissions) must not stop

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import KioskSystem
 
 /// Keeps a remote manifest current (issue 5 §3, §7) on its own serial queue: at ``start()`` the
 /// stored last good manifest is posted at once (offline first), then the URL is polled with
@@ -57,7 +58,7 @@ public final class ManifestPoller: @unchecked Sendable {
         self.fetcher = fetcher
         self.store = store
         self.maxItems = maxItems
-        events = try Mailbox()
+        do { events = try Mailbox() } catch { throw .system(error) }
         origin = clock.now
         self.schedule = PollSchedule(configuration: schedule, now: .zero)
     }

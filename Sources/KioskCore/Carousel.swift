@@ -37,6 +37,17 @@ public struct CarouselConfig: Equatable, Sendable {
 
     /// ``flickVelocity`` or its default.
     public var effectiveFlickVelocity: Double { flickVelocity ?? max(300, Double(screenWidth) / 3) }
+
+    /// The fade as run: ``fade``, but never longer than ``interval`` (the one place that rule
+    /// is kept, with ``applyOverrides(interval:fade:)``).
+    public var effectiveFade: Duration { min(fade, interval) }
+
+    /// Applies a manifest's show-wide `interval` and `fade` over these settings (nil keeps the
+    /// current one; the interval first); a fade given is cut to the interval then in force.
+    public mutating func applyOverrides(interval: Duration?, fade: Duration?) {
+        if let interval { self.interval = interval }
+        if let fade { self.fade = min(fade, self.interval) }
+    }
 }
 
 /// A move through the playlist: to the next item or the previous one (wrapping both ways).
@@ -211,7 +222,7 @@ public struct Carousel: Sendable {
     /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
     public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
-    private var fade: Duration { min(config.fade, config.interval) }
+    private var fade: Duration { config.effectiveFade }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
 
     // MARK: Events

@@ -329,7 +329,7 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
                                  .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))]
     let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200), clock: clock,
                          carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
-                         preparer: SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
+                         preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
                          background: .black, events: events, runFor: .milliseconds(1000),
                          touch: ScriptedFeed(tap, clock: clock))
     loop.control = server

@@ -7,6 +7,21 @@
 //     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
 //       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The first line of the top-level VERSION file, the one place the version is written. The C
+/// shim embeds the file itself (#embed, rebuilt when it changes); this copy is only for a
+/// compiler without #embed.
+let version: String = {
+    let path = String(#filePath.dropLast("Package.swift".count)) + "VERSION"
+    guard let file = fopen(path, "r") else { return "unknown" }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 64)
+    guard fgets(&line, Int32(line.count), file) != nil else { return "unknown" }
+    return String(cString: line).split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
+}()
 
 let package = Package(
     name: "kiosk-carousel",
@@ -31,7 +46,7 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         // The only C with bodies: setjmp-guarded libjpeg/libpng steps and ioctl request macros.
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibDRM"],
-                cSettings: [.unsafeFlags(["-O2"])]),
+                cSettings: [.unsafeFlags(["-O2"]), .define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskShim"]),
@@ -39,7 +54,8 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskShim"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
+                                                 "CLibJPEG", "CLibPNG"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),

@@ -34,6 +34,10 @@ public enum KioskApp {
             print(CommandLineParser.help)
             return 0
         }
+        if arguments.contains("--version") {
+            print(KioskVersion.report)
+            return 0
+        }
         let settings: Settings
         do {
             settings = try CommandLineParser.parse(arguments)

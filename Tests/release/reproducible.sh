@@ -43,10 +43,24 @@ if cmp "$first" "$second"; then
     echo "reproducible.sh: PASS: $(basename "$first") built twice from $commit is byte-identical ($(wc -c < "$first") bytes, sha256 $(sha256sum "$first" | cut -c1-16)...)"
     exit 0
 fi
+# Which packaged files differ, and for an ELF file which sections.
+for n in 1 2; do dpkg-deb -x "$work/out$n"/*.deb "$work/x$n"; dpkg-deb -e "$work/out$n"/*.deb "$work/x$n/DEBIAN"; done
+(cd "$work/x1" && find . -type f | LC_ALL=C sort) | while read -r file; do
+    cmp -s "$work/x1/$file" "$work/x2/$file" && continue
+    echo "reproducible.sh: differs: $file"
+    if [ "$(head -c 4 "$work/x1/$file" | od -An -c | tr -d ' ')" = "177ELF" ]; then
+        cmp -l "$work/x1/$file" "$work/x2/$file" 2>/dev/null | awk '{ print $1 - 1 }' > "$work/offsets"
+        readelf -S -W "$work/x1/$file" | awk -v list="$work/offsets" '
+            function hex(h,  v, i) { v = 0; for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
+            /^ *\[ *[0-9]+\]/ { sub(/^ *\[ *[0-9]+\]/, ""); if (NF >= 6) { n++; name[n] = $1; off[n] = hex($4); size[n] = hex($5) } }
+            END { while ((getline o < list) > 0) { for (i = 1; i <= n; i++) if (o >= off[i] && o < off[i] + size[i]) { hits[name[i]]++; break } }
+                  for (s in hits) printf "reproducible.sh:   section %s: %d bytes differ\n", s, hits[s] }'
+    fi
+done
 if command -v diffoscope >/dev/null 2>&1; then
-    diffoscope --text - "$first" "$second" | head -n 400 || true
+    # diffoscope on a 60 MB binary can take many minutes: its report is cut after 10 minutes.
+    timeout 600 diffoscope --text - "$first" "$second" | head -n 400 || true
 else
-    echo "reproducible.sh: (diffoscope not installed: apt-get install diffoscope for a full report)"
-    for deb in "$first" "$second"; do dpkg-deb -c "$deb" | sed "s|^|$(basename "$(dirname "$deb")"): |"; done
+    echo "reproducible.sh: (diffoscope not installed: apt-get install diffoscope-minimal for a full report)"
 fi
 fail "$(basename "$first") differs between the two builds"

@@ -64,11 +64,13 @@ command -v dpkg-deb >/dev/null || die "dpkg-deb missing: apt-get install -y dpkg
 
 if [ -z "${BINARY:-}" ]; then
     scratch=${SCRATCH_PATH:-$repo/.build}
-    # The build paths are mapped to fixed names, so they leave no trace in the binary, and
-    # swiftc's incremental LLVM code generation is off: it stores a hash of each module's IR
-    # (section .swift_modhash) that differs from one checkout path to another.
+    # The build paths are mapped to fixed names, so they leave no trace in the binary; no
+    # debug information is made (the package strips it anyway, and the linker's build id,
+    # a hash taken before stripping, would carry its path differences); swiftc's incremental
+    # LLVM code generation is off: it stores a hash of each module's IR (section
+    # .swift_modhash) that differs from one checkout path to another.
     (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel --scratch-path "$scratch" \
-        -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen \
+        -debug-info-format none -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen \
         -Xswiftc -file-prefix-map -Xswiftc "$repo=/usr/src/kiosk-carousel" \
         -Xswiftc -file-prefix-map -Xswiftc "$scratch=/usr/src/kiosk-carousel/.build" \
         -Xcc "-ffile-prefix-map=$repo=/usr/src/kiosk-carousel" \

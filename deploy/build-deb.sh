@@ -109,8 +109,12 @@ newest=$(sed -n 's/^## \[\{0,1\}\([^] ]*\).*/\1/p' "$repo/CHANGELOG.md" | head -
         printf '%s (%s) bookworm; urgency=medium\n\n  * Built from the repository at version %s (not in CHANGELOG.md yet).\n\n -- %s  %s\n\n' \
             kiosk-carousel "$debversion" "$version" "$maintainer" "$date"
     fi
+    # Each entry must be dated after the one below it (lintian), so an Unreleased entry under
+    # that one is a second older.
+    unreleased_date=$date
+    [ "$newest" = "$version" ] || unreleased_date=$(LC_ALL=C date -u -R -d "@$((SOURCE_DATE_EPOCH - 1))")
     LC_ALL=C awk -v package=kiosk-carousel -v distribution=bookworm -v "maintainer=$maintainer" \
-        -v "fallback_date=$date" -v "revision=$revision" -f "$here/changelog-to-debian.awk" "$repo/CHANGELOG.md"
+        -v "fallback_date=$unreleased_date" -v "revision=$revision" -f "$here/changelog-to-debian.awk" "$repo/CHANGELOG.md"
 } > "$work/changelog.Debian"
 gzip -9n < "$work/changelog.Debian" > "$root/usr/share/doc/kiosk-carousel/changelog.Debian.gz"
 gzip -9n < "$repo/CHANGELOG.md" > "$root/usr/share/doc/kiosk-carousel/changelog.gz"

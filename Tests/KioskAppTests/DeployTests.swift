@@ -217,7 +217,7 @@ private func unitText() throws -> String {
 private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throws -> (Output, URL) {
     let out = try run("/bin/sh", [deploy.appendingPathComponent("build-deb.sh").path],
                       environment: ["BINARY": binary.path, "VERSION": version, "OUTDIR": dir.path,
-                                    "SOURCE_DATE_EPOCH": "1700000000"])
+                                    "SOURCE_DATE_EPOCH": "1800000000"])  // 2027, after CHANGELOG.md's dates
     return (out, dir.appendingPathComponent("kiosk-carousel_\(version)-1_amd64.deb"))
 }
 

@@ -6,8 +6,8 @@
 # (apt-get install diffoscope), else the differing bytes' offset and the two file lists.
 # Uncommitted changes are not in the clones: commit first.
 #
-# Takes two clean release builds: about 3 minutes alone on 2 cores (more when the machine is
-# busy). Needs git, swift and what deploy/apt-deps.sh installs (dpkg-dev for dpkg-shlibdeps).
+# Takes two clean release builds: measured 4.7 to 8.5 minutes in all on 2 cores shared with
+# other compilers (each build 130-300 s; a build alone on them is nearer 70 s). Needs git, swift and what deploy/apt-deps.sh installs (dpkg-dev for dpkg-shlibdeps).
 # The last line says PASS or FAIL; the exit status is 0 on PASS.
 #   Tests/release/reproducible.sh            # KEEP=1 keeps the scratch folder
 set -eu

@@ -7,6 +7,21 @@
 //     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
 //       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The first line of the top-level VERSION file, the one place the version is written. The C
+/// shim embeds the file itself (#embed, rebuilt when it changes); this copy is only for a
+/// compiler without #embed.
+let version: String = {
+    let path = String(#filePath.dropLast("Package.swift".count)) + "VERSION"
+    guard let file = fopen(path, "r") else { return "unknown" }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 64)
+    guard fgets(&line, Int32(line.count), file) != nil else { return "unknown" }
+    return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
+}()
 
 let package = Package(
     name: "kiosk-carousel",
@@ -34,7 +49,7 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         // The only C with bodies, in three small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
-        .target(name: "CKioskSys"),
+        .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
         // the page-flip event handler (libdrm),
         .target(name: "CKioskDRM", dependencies: ["CLibDRM"]),
         // setjmp-guarded libjpeg/libpng steps.
@@ -50,7 +65,8 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

@@ -62,6 +62,7 @@ extension FrameLoop {
             "interval_ms": .int(carousel.config.interval.wholeMilliseconds),
             "frames": .int(Int64(framesPresented)),
             "t": .int(now.wholeMilliseconds),
+            "version": .string(KioskVersion.string),
         ]
         if let item = carousel.currentItem {
             fields["index"] = .int(Int64(item))

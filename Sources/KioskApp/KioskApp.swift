@@ -117,6 +117,10 @@ public enum KioskApp {
             print(CommandLineParser.help)
             return .exit(0)
         }
+        if arguments.contains("--version") {
+            print(KioskVersion.report)
+            return .exit(0)
+        }
         let settings: Settings
         do {
             settings = try CommandLineParser.parse(arguments)

@@ -73,6 +73,8 @@ public struct Settings: Sendable {
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
     public var showHelp = false
+    /// `--version`: print ``KioskVersion/report`` and exit.
+    public var showVersion = false
 
     public init() {}
 }
@@ -217,6 +219,7 @@ public enum CommandLineParser {
             }
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
+        OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },
     ]
 
     private static func seconds(_ v: String, option: String, range: ClosedRange<Double>) throws(UsageError) -> Duration {
@@ -272,13 +275,13 @@ public enum CommandLineParser {
             given.append((spec, value))
         }
         // The configuration file first (the last --config given), then the command line over it.
-        if !given.contains(where: { $0.spec.name == "--help" }) {
+        if !given.contains(where: { $0.spec.name == "--help" || $0.spec.name == "--version" }) {
             for (spec, value) in given where spec.name == "--config" { try spec.apply(&settings, value) }
             if let file = settings.configFile { try applyConfigFile(file, to: &settings) }
         }
         for (spec, value) in given { try spec.apply(&settings, value) }
         if !sources.isEmpty { settings.sources = sources }
-        if settings.showHelp { return settings }
+        if settings.showHelp || settings.showVersion { return settings }
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
@@ -398,7 +401,7 @@ extension CommandLineParser {
                 sources.append(value)
                 continue
             }
-            if name == "config" || name == "help" {
+            if name == "config" || name == "help" || name == "version" {
                 throw UsageError(at + "--\(name) is not allowed in a configuration file")
             }
             guard let spec = options.first(where: { $0.name == "--" + name }) else {

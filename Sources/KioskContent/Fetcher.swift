@@ -3,6 +3,7 @@ import CLibCurl
 import Dispatch
 import FoundationEssentials
 import Glibc
+import KioskSystem
 import Synchronization
 
 /// The validators of a stored manifest, sent back as `If-None-Match` / `If-Modified-Since`
@@ -59,8 +60,9 @@ public enum ManifestResponse: Equatable, Sendable {
 /// Every method returns at once; completion handlers run on an internal serial queue (post
 /// their results to a ``Mailbox`` to reach the frame loop).
 public final class Fetcher: @unchecked Sendable {
-    /// `kiosk-carousel/VERSION`, the default `User-Agent`.
-    public static let userAgent = "kiosk-carousel/0.1.0"
+    /// `kiosk-carousel/VERSION` (``ProgramVersion``, the top-level VERSION file), the
+    /// `User-Agent` of every request.
+    public static let userAgent = "kiosk-carousel/\(ProgramVersion.string)"
 
     public struct Configuration: Sendable {
         /// Transfers at once; default 4.

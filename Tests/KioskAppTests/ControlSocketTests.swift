@@ -100,6 +100,7 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(data["paused"] as? Bool == false)
     #expect(data["playlist_length"] as? Int == 5)
     #expect(data["display"] as? String == "on")
+    #expect(data["version"] as? String == releaseVersionFile(), "status gives the VERSION file's version")
 
     // next, previous, goto: each answered, each followed by its `shown` event on the socket.
     #expect(try client.request(#"{"command":["next"],"request_id":"n"}"#)["error"] as? String == "success")

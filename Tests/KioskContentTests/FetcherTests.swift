@@ -212,3 +212,21 @@ extension Result where Failure == ContentError {
     var failureKind: String? { if case .failure(let e) = self { return e.kind }; return nil }
     var failureDescription: String { if case .failure(let e) = self { return e.description }; return "(success)" }
 }
+
+@Test func everyRequestSaysWhoAsksWithTheVersionFileAndAsksForNoEncoding() throws {
+    let server = try FaultServer()
+    let (fetcher, _) = try makeFetcher()
+    defer { fetcher.shutdown() }
+    let answer: Result<ManifestResponse, ContentError> = try waitFor { done in
+        fetcher.fetchManifest(URL(string: server.base + "/headers")!) { done($0) }
+    }
+    guard case .success(.modified(let download)) = answer else { Issue.record("GET /headers: \(answer)"); return }
+    let json = try JSONSerialization.jsonObject(with: Data(download.body)) as! [String: Any]
+    // The top-level VERSION file is the one source of the version (README, "Install").
+    let versionFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../VERSION").standardized
+    let version = try String(contentsOf: versionFile, encoding: .utf8).split(separator: "\n").first.map(String.init) ?? ""
+    #expect(!version.isEmpty)
+    #expect(json["user-agent"] as? String == "kiosk-carousel/\(version)")
+    #expect(json["accept-encoding"] as? String == "identity")
+}

@@ -326,6 +326,10 @@ final class FetchEngine: @unchecked Sendable {
                     nearest = min(nearest, job.totalDeadline)
                 }
             }
+            // A transfer that ended in this turn freed a place: start what waits before sleeping
+            // (with none left running, the sleep below would otherwise be the idle one).
+            let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
+            if canStartMore { continue }
             // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
             curl_multi_poll(multi, nil, 0, Int32(wait), nil)

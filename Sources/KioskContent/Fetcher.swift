@@ -33,7 +33,7 @@ public enum ManifestResponse: Equatable, Sendable {
 }
 
 /// Downloads images into the ``DiskCache`` and manifests into memory, over URLSession
-/// (FoundationNetworking, libcurl underneath), within limits (issue 5 §5):
+/// (FoundationNetworking, libcurl underneath), within limits (README "Content"):
 ///
 /// - at most ``Configuration/maxConcurrent`` transfers at once, the rest queued in order;
 /// - one transfer per URL: a request for a URL already in flight joins it and gets its result;

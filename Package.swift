@@ -9,7 +9,8 @@
 //     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
 //        KioskInput (evdev touchscreens, libevdev)
-//        KioskContent (sources, playlist, manifest, disk cache and downloads; libcrypto)
+//        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
+//          through CKioskCurl)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd; libsystemd)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
@@ -37,7 +38,10 @@ let package = Package(
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
-        // The only C with bodies, in three small targets by what they link:
+        // The fetcher's HTTP(S) client (runtime: libcurl4).
+        .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
         .target(name: "CKioskSys"),
         // the page-flip event handler (libdrm),
@@ -46,16 +50,19 @@ let package = Package(
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
+        // Typed wrappers of libcurl's varargs setopt/getinfo calls.
+        .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
+
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
-        .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent"]),
+        .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
                           exclude: ["reference"]),

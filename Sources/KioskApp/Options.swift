@@ -46,6 +46,11 @@ public struct Settings: Sendable {
     public var cacheBytes = 500_000_000
     /// Largest image download, bytes (50 MB).
     public var maxImageBytes = 50_000_000
+    /// `--ca-file PATH`: PEM CA certificates trusted for https besides the system's store.
+    public var caFile: String?
+    /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
+    /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
+    public var proxy: String?
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -53,6 +58,8 @@ public struct Settings: Sendable {
         c.manifestInterval = manifestInterval
         c.cacheBytes = cacheBytes
         c.maxImageBytes = maxImageBytes
+        c.caFile = caFile
+        c.proxy = proxy
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -152,6 +159,14 @@ public enum CommandLineParser {
         },
         OptionSpec(name: "--manifest-interval", value: "SECONDS", help: "time between manifest polls, with 10 % jitter (default 60); SIGHUP polls at once") { s, v throws(UsageError) in
             s.manifestInterval = try seconds(v, option: "--manifest-interval", range: 1...86_400)
+        },
+        OptionSpec(name: "--ca-file", value: "PATH", help: "PEM file of CA certificates trusted for https besides the system's (a private CA)") { s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--ca-file: expected an absolute path, got '\(v)'") }
+            s.caFile = v
+        },
+        OptionSpec(name: "--proxy", value: "URL", help: "HTTP proxy for every download, e.g. http://proxy.lan:3128 (default: http_proxy, https_proxy and no_proxy from the environment)") { s, v throws(UsageError) in
+            guard v.hasPrefix("http://") || v.hasPrefix("https://") else { throw UsageError("--proxy: expected an http:// or https:// URL, got '\(v)'") }
+            s.proxy = v
         },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import KioskSystem
 
@@ -46,7 +46,7 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let lock = NSLock()
+    private let lock = PthreadLock()
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import KioskSystem
 
 /// Keeps a remote manifest current (README "Content") on its own serial queue: at ``start()`` the

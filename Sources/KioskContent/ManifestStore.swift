@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The last good manifest, as stored for an offline start (README "Content", offline first).
 public struct StoredManifest: Equatable, Sendable, Codable {

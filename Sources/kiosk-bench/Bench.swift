@@ -31,6 +31,7 @@ final class Bench {
         var warmStartRuns = 5
         /// `--warm-start-only`: run section 6 alone.
         var warmStartOnly = false
+        var hugeBodyOnly = false
         var photo: String?
         var keepScratch = false
     }
@@ -116,6 +117,19 @@ final class Bench {
             section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
             warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
+        if settings.hugeBodyOnly {
+            let (app, appPrefix, appNote) = appCommand()
+            if let appNote { notes.append(appNote) }
+            if let gcc = tool("gcc") {
+                let binary = scratch + "/rusage_runner"
+                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
+                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
+            }
+            section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
+            hugeBody(app: app, prefix: appPrefix)
             printTable()
             return failures == 0 ? 0 : 1
         }
@@ -212,6 +226,10 @@ final class Bench {
         // 6. Start to first frame from the disk cache, offline.
         section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
         warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
+
+        // 7. Every byte from the network bounded.
+        section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
+        hugeBody(app: app, prefix: appPrefix)
 
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")

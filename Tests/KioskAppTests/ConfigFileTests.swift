@@ -92,7 +92,7 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
         "--run-for": "3", "--manifest": "http://x.example/m.json", "--manifest-interval": "30",
         "--cache-dir": "/c", "--state-dir": "/s", "--cache-size": "7", "--clock": "virtual",
         "--input": "none", "--touch-calibration": "swap-xy,invert-x", "--on-tap": "echo a b",
-        "--display-off": "22:00-07:00",
+        "--display-off": "22:00-07:00", "--ca-file": "/etc/kiosk-carousel/ca.pem", "--proxy": "http://proxy.lan:3128",
     ]
     for option in CommandLineParser.options where option.name != "--config" && option.name != "--help" {
         let name = String(option.name.dropFirst(2))

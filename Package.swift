@@ -2,10 +2,19 @@
 //
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
-// Layers (dependencies point one way):
-//   KioskCore (pure Swift: carousel, timing, compositing)
-//     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
-//       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
+// Layers (dependencies point one way; README "How it is built" has the map and the data path):
+//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
+//   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
+//     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
+//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; PNG writing)
+//        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
+//        KioskInput (evdev touchscreens, libevdev)
+//        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
+//          through CKioskCurl)
+//       <- KioskApp (options, frame loop, decode worker, control socket, systemd; libsystemd)
+//         <- kiosk-carousel (main.swift only)
+// Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
+// and one test target per module (KioskCoreTests ... KioskAppTests) testing that module's types.
 import PackageDescription
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +56,7 @@ let package = Package(
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // The only C with bodies, in three small targets by what they link:
+        // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
         // the page-flip event handler (libdrm),

@@ -278,7 +278,7 @@ public enum KioskApp {
         }
     }
 
-    // MARK: VT switching and display power (issue 6 items 3 and 5)
+    // MARK: VT switching and display power (see ``DisplayControl``)
 
     /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
     /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's

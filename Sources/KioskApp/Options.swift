@@ -4,7 +4,7 @@ import KioskCore
 import KioskInput
 import KioskSystem
 
-/// Everything the command line sets, with the defaults of SPEC section 6.
+/// Everything the command line sets, with the defaults of README "Usage".
 public struct Settings: Sendable {
     /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
     public var display = "auto"
@@ -30,7 +30,7 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// `--display-off`: daily ranges of local time when the screen is off (issue 6 item 5).
+    /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
     public var displayOff: DisplaySchedule?
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
@@ -67,7 +67,7 @@ public struct Settings: Sendable {
     /// `--config FILE`: the configuration file read before the command line (see
     /// ``CommandLineParser/applyConfigFile(_:to:)``).
     public var configFile: String?
-    /// `--control PATH`: the control socket (issue 6; README "Control socket"); nil for none.
+    /// `--control PATH`: the control socket (README "Control socket"); nil for none.
     /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]

@@ -226,7 +226,7 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
         guard let first = example.first, first.isLetter, first.isLowercase else { continue }  // prose
         let name = String(example.prefix { $0 != " " && $0 != "=" })
         if !known.contains(name) {
-            // The display-off option arrives with the display-power work (issue 6 item 5).
+            // Only display-off was ever allowed here, before it joined the option table.
             #expect(name == "display-off", "example '\(example)' names no option of the table")
             continue
         }

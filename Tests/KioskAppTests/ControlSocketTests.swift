@@ -7,7 +7,7 @@ import KioskImaging
 @testable import KioskApp
 import KioskSystem
 
-// Issue 6 item 4: the control socket, and the signals, end to end: the real executable in
+// The control socket (README "Control socket") and the signals, end to end: the real executable in
 // offscreen mode on the real clock with a long interval, so nothing moves unless asked to.
 
 /// Starts a show of the five samples that would stand still for a minute (offscreen runs stop

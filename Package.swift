@@ -4,7 +4,7 @@
 //
 // Layers (dependencies point one way):
 //   KioskCore (pure Swift: carousel, timing, compositing)
-//     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
+//     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng, libwebp, libheif, giflib), KioskDisplay (fbdev, DRM, offscreen)
 //       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
 import PackageDescription
 
@@ -26,6 +26,12 @@ let package = Package(
                        providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
+                       providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CLibHeif", pkgConfig: "libheif",
+                       providers: [.apt(["libheif-dev"])]),
+        // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
+        .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
@@ -40,10 +46,11 @@ let package = Package(
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys"]),
-        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
+                                                     "CLibGif"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CLibCrypto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.

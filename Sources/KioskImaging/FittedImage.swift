@@ -28,7 +28,7 @@ public struct FittedImage: Sendable, Equatable {
     public let streamed: Bool
     /// Problems the library recovered from, for the log (see ``DecodedImage/warnings``).
     public let warnings: [String]
-    /// JPEG or PNG.
+    /// The format decoded.
     public let format: ImageFormat
 }
 
@@ -88,7 +88,7 @@ extension ImageDecoder {
     public static func decodeFitted(bytes: [UInt8], name: String, into frame: Bitmap, fit: FitMode,
                                     background: RGBColor,
                                     options: DecodeOptions = DecodeOptions()) throws(ImageError) -> FittedImage {
-        let format = try sniff(bytes.prefix(8), name: name)
+        let format = try sniff(bytes.prefix(FileFormat.sniffLength), name: name)
         let result = bytes.withUnsafeBytes { buffer -> Result<FittedImage, ImageError> in
             do throws(ImageError) {
                 return .success(try decodeFitted(.memory(buffer), format: format, name: name, into: frame, fit: fit,
@@ -113,6 +113,15 @@ extension ImageDecoder {
             targeted.fit = fit
             return try PNGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
                                                options: targeted)
+        case .webp:
+            return try WebPDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
+                                                options: options)
+        case .heif, .avif:
+            return try HEIFDecoder.decodeFitted(source, format: format, name: name, into: frame, fit: fit,
+                                                background: background, options: options)
+        case .gif:
+            return try GIFDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
+                                               options: options)
         }
     }
 }

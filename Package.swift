@@ -28,8 +28,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CLibHeif", pkgConfig: "libheif",
-                       providers: [.apt(["libheif-dev"])]),
+        // libheif's header only: the library is opened on first use (HEIFLibrary.swift).
+        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).

@@ -62,6 +62,7 @@ enum HEIFDecoder {
 /// bytes then reordered in place to B, G, R, A (ARGB8888, straight alpha), so that each row
 /// is a row of ``Bitmap`` pixels. Owns the `heif_image` (released on deinit).
 final class HEIFImage {
+    private let library: HEIFLibrary
     private let image: OpaquePointer
     private let plane: UnsafeMutablePointer<UInt8>
     /// Bytes from one row to the next in libheif's buffer.
@@ -70,8 +71,9 @@ final class HEIFImage {
     let width: Int, height: Int
     let hasAlpha: Bool
 
-    private init(image: OpaquePointer, plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
+    private init(library: HEIFLibrary, image: OpaquePointer, plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
                  hasAlpha: Bool) {
+        self.library = library
         self.image = image
         self.plane = plane
         self.stride = stride
@@ -80,7 +82,7 @@ final class HEIFImage {
         self.hasAlpha = hasAlpha
     }
 
-    deinit { heif_image_release(image) }
+    deinit { library.imageRelease(image) }
 
     /// Row `y`: `width` pixels, 0xAARRGGBB.
     func row(_ y: Int) -> UnsafeMutablePointer<UInt32> {
@@ -93,29 +95,38 @@ final class HEIFImage {
                        handedOut: Bool) throws(ImageError) -> HEIFImage {
         let file = try EncodedBytes.load(source, name: name, options: options)
         defer { withExtendedLifetime(file) {} }  // the library reads the bytes in place
-        guard let context = heif_context_alloc() else {
+        // The primary image's size from its ispe box, before libheif is even loaded.
+        if let stored = ISOMediaHeader.primaryImageSize(file.bytes) {
+            try checkHeader(width: stored.width, height: stored.height, options: options, name: name)
+        }
+        let lib: HEIFLibrary
+        switch HEIFLibrary.shared {
+        case .success(let loaded): lib = loaded
+        case .failure(let error): throw .unsupported(path: name, reason: error.message)
+        }
+        guard let context = lib.contextAlloc() else {
             throw .outOfMemory(path: name, reason: "cannot create a libheif context")
         }
-        defer { heif_context_free(context) }
-        heif_context_set_maximum_image_size_limit(context, Int32(DecodeOptions.maxSide))
-        var error = heif_context_read_from_memory_without_copy(context, file.bytes.baseAddress, file.bytes.count, nil)
+        defer { lib.contextFree(context) }
+        lib.setMaximumImageSizeLimit(context, Int32(DecodeOptions.maxSide))
+        var error = lib.readFromMemoryWithoutCopy(context, file.bytes.baseAddress, file.bytes.count, nil)
         guard error.code == heif_error_Ok else { throw failure(error, name: name, reading: true) }
         var handle: OpaquePointer?
-        error = heif_context_get_primary_image_handle(context, &handle)
+        error = lib.primaryImageHandle(context, &handle)
         guard error.code == heif_error_Ok, let handle else { throw failure(error, name: name, reading: true) }
-        defer { heif_image_handle_release(handle) }
+        defer { lib.handleRelease(handle) }
 
-        let storedWidth = Int(heif_image_handle_get_ispe_width(handle))
-        let storedHeight = Int(heif_image_handle_get_ispe_height(handle))
+        let storedWidth = Int(lib.handleIspeWidth(handle))
+        let storedHeight = Int(lib.handleIspeHeight(handle))
         try checkHeader(width: storedWidth, height: storedHeight, options: options, name: name)
-        let width = Int(heif_image_handle_get_width(handle)), height = Int(heif_image_handle_get_height(handle))
+        let width = Int(lib.handleWidth(handle)), height = Int(lib.handleHeight(handle))
         try checkHeader(width: width, height: height, options: options, name: name)
-        let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
-        let bits = Int(heif_image_handle_get_luma_bits_per_pixel(handle))
+        let hasAlpha = lib.handleHasAlpha(handle) != 0
+        let bits = Int(lib.handleLumaBits(handle))
         let sampleBytes = bits > 0 && bits <= 8 ? 1 : 2
 
         let codec = format == .avif ? heif_compression_AV1 : heif_compression_HEVC
-        guard heif_have_decoder_for_format(codec) != 0 else {
+        guard lib.haveDecoderForFormat(codec) != 0 else {
             let which = format == .avif ? "an AV1 decoder (Debian's libheif1 uses dav1d or libaom)"
                 : "an HEVC decoder (Debian's libheif1 uses libde265)"
             throw .unsupported(path: name, reason: "this libheif has no \(which)")
@@ -132,24 +143,24 @@ final class HEIFImage {
         if handedOut { last = [rgba, MemoryUse.image(width: width, height: height, "the bitmap handed out")] }
         try checkMemory([[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba], last], options: options, name: name)
 
-        guard let decoding = heif_decoding_options_alloc() else {
+        guard let decoding = lib.decodingOptionsAlloc() else {
             throw .outOfMemory(path: name, reason: "cannot allocate libheif's decoding options")
         }
-        defer { heif_decoding_options_free(decoding) }
+        defer { lib.decodingOptionsFree(decoding) }
         decoding.pointee.convert_hdr_to_8bit = 1
         var decoded: OpaquePointer?
-        error = heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding)
+        error = lib.decodeImage(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, UnsafePointer(decoding))
         guard error.code == heif_error_Ok, let decoded else { throw failure(error, name: name, reading: false) }
         var stride: Int32 = 0
-        let outWidth = Int(heif_image_get_width(decoded, heif_channel_interleaved))
-        let outHeight = Int(heif_image_get_height(decoded, heif_channel_interleaved))
-        guard let plane = heif_image_get_plane(decoded, heif_channel_interleaved, &stride),
+        let outWidth = Int(lib.imageWidth(decoded, heif_channel_interleaved))
+        let outHeight = Int(lib.imageHeight(decoded, heif_channel_interleaved))
+        guard let plane = lib.imagePlane(decoded, heif_channel_interleaved, &stride),
               outWidth > 0, outHeight > 0, Int(stride) >= outWidth * 4,
-              Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved)) == 8 else {
-            heif_image_release(decoded)
+              Int(lib.imageBitsPerPixelRange(decoded, heif_channel_interleaved)) == 8 else {
+            lib.imageRelease(decoded)
             throw .corrupt(path: name, reason: "libheif gave no 8-bit RGBA image")
         }
-        let result = HEIFImage(image: decoded, plane: plane, stride: Int(stride), width: outWidth, height: outHeight,
+        let result = HEIFImage(library: lib, image: decoded, plane: plane, stride: Int(stride), width: outWidth, height: outHeight,
                                hasAlpha: hasAlpha)
         // R, G, B, A bytes (0xAABBGGRR read as a little-endian UInt32) to 0xAARRGGBB.
         for y in 0..<outHeight {

@@ -11,7 +11,8 @@ public struct FittedImage: Sendable, Equatable {
     /// The orientation read from the file and applied (anything but ``EXIFOrientation/topLeft``
     /// means the image was decoded whole, then turned).
     public let orientation: EXIFOrientation
-    /// The libjpeg DCT scale used: the decoded image is M/8 of the stored size (1...8); 8 for PNG.
+    /// The libjpeg DCT scale used: the decoded image is M/8 of the stored size (1...8); 8 for the
+    /// other formats (a WebP decoded at its placed size says so in ``decodedWidth``).
     public let scaleNumerator: Int
     /// Size in pixels of the upright decoded image that was resampled into the frame (the
     /// stored size times the DCT scale, width and height swapped for orientations 5...8).

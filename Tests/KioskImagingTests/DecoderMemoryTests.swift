@@ -200,7 +200,12 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         ]
         for (header, expected) in cases {
             #expect(FileFormat.identify(header) == expected, "\(header.prefix(12))")
-            #expect((FileFormat.identify(header).decodable != nil) == (expected == .jpeg || expected == .png))
+            let shown: Bool
+            switch expected {
+            case .jpeg, .png, .webp, .heif, .avif, .gif: shown = true
+            default: shown = false
+            }
+            #expect((FileFormat.identify(header).decodable != nil) == shown)
         }
         #expect(FileFormat.unknown(firstBytes: [0x3C, 0x68]).description == "an unknown format (first bytes 3C 68)")
         #expect(FileFormat.heif(brand: "heic").description == "a HEIF image (brand heic)")
@@ -210,11 +215,16 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
     @Test func theErrorNamesTheFormat() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let webp = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 30)
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 30)
         let path = directory + "/holiday.jpg"
-        try Data(webp).write(to: URL(fileURLWithPath: path))
-        #expect(throws: ImageError.otherFormat(path: path, format: .webp)) { try ImageDecoder.decode(path: path) }
-        #expect(throws: ImageError.otherFormat(path: "d", format: .webp)) { try ImageDecoder.decode(bytes: webp, name: "d") }
+        try Data(tiff).write(to: URL(fileURLWithPath: path))
+        #expect(throws: ImageError.otherFormat(path: path, format: .tiff)) { try ImageDecoder.decode(path: path) }
+        #expect(throws: ImageError.otherFormat(path: "d", format: .tiff)) { try ImageDecoder.decode(bytes: tiff, name: "d") }
+        // A WebP of zeros named .jpg is a WebP, and a damaged one.
+        let webp = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 30)
+        #expect(throws: ImageError.corrupt(path: "w", reason: "libwebp: bitstream error (the WebP data is damaged)")) {
+            try ImageDecoder.decode(bytes: webp, name: "w")
+        }
         #expect(ImageError.otherFormat(path: "d", format: .pdf).description == "d: a PDF document (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
     }
 

@@ -1,178 +1,14 @@
-import FoundationEssentials
 import Glibc
 import KioskSystem
-import Synchronization
 
-// The control socket (issue 6 item 4, README "Control socket"): a local stream socket taking
-// JSON lines in the manner of mpv's IPC.
+// The control socket (README "Control socket"): a local stream socket taking JSON lines in the
+// manner of mpv's IPC (the protocol is in ControlProtocol.swift).
 //
-//   → {"command":["goto",2],"request_id":7}
-//   ← {"data":null,"error":"success","request_id":7}
-//   ← {"event":"shown","index":2,"src":"/photos/c.jpg","t":61234}
-//
-// Threads: the socket is served by a thread of its own (accept, read, parse, write), never by
-// the frame loop. A parsed request goes to the loop through a queue and a wake pipe the loop
-// polls; the loop carries it out between frames and hands the reply back through another queue
-// and wake pipe. Neither thread ever blocks on the other or on a client.
-
-/// A JSON value as read from a request (and written back, for `request_id`). Decoded with
-/// Foundation's `JSONDecoder`: a number is never taken for a boolean or the other way round.
-public enum JSONValue: Codable, Equatable, Sendable {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Int64.self) { self = .int(v) }
-        else if let v = try? c.decode(Double.self) { self = .double(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .null: try c.encodeNil()
-        case .bool(let v): try c.encode(v)
-        case .int(let v): try c.encode(v)
-        case .double(let v): try c.encode(v)
-        case .string(let v): try c.encode(v)
-        case .array(let v): try c.encode(v)
-        case .object(let v): try c.encode(v)
-        }
-    }
-
-    /// The value as JSON text (for error messages).
-    var text: String {
-        guard let data = try? ControlProtocol.encoder.encode(self) else { return "?" }
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// What a client can ask for.
-public enum ControlCommand: Equatable, Sendable {
-    case next, previous, pause, resume, status
-    /// `["goto", INDEX]`: the index in the playlist as given (as in `shown` events).
-    case goto(Int)
-    /// `["display", "on"|"off"]`.
-    case display(on: Bool)
-}
-
-/// The wire format: parsing request lines, writing reply lines.
-public enum ControlProtocol {
-    /// The command names, for the "unknown command" error.
-    public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display"]
-
-    static let encoder: JSONEncoder = {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return e
-    }()
-
-    private struct Request: Decodable {
-        var command: JSONValue?
-        var request_id: JSONValue?
-    }
-
-    private struct Reply: Encodable {
-        var request_id: JSONValue?
-        var error: String
-        var data: JSONValue?
-    }
-
-    /// Parses one request line (without its newline). On failure, the error message and the
-    /// request's `request_id` when it could be read.
-    public static func parse(_ line: [UInt8]) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-        let value: JSONValue
-        do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(line))
-        } catch {
-            return .failure(ControlFailure(id: nil, message: "invalid JSON: \(shortReason(error))"))
-        }
-        guard case .object(let fields) = value else {
-            return .failure(ControlFailure(id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
-        }
-        let id = fields["request_id"]
-        func fail(_ message: String) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-            .failure(ControlFailure(id: id, message: message))
-        }
-        guard let command = fields["command"] else { return fail("invalid request: no \"command\" (expected {\"command\":[NAME, ARGUMENTS...]})") }
-        guard case .array(let words) = command, let first = words.first else {
-            return fail("invalid request: \"command\" must be an array [NAME, ARGUMENTS...], got \(command.text)")
-        }
-        guard case .string(let name) = first else {
-            return fail("invalid request: the command name must be a string, got \(first.text)")
-        }
-        let arguments = Array(words.dropFirst())
-        func noArguments(_ c: ControlCommand) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
-            arguments.isEmpty ? .success((id, c)) : fail("\(name): takes no arguments, got \(arguments.count)")
-        }
-        switch name {
-        case "next": return noArguments(.next)
-        case "previous": return noArguments(.previous)
-        case "pause": return noArguments(.pause)
-        case "resume": return noArguments(.resume)
-        case "status": return noArguments(.status)
-        case "goto":
-            guard arguments.count == 1 else { return fail("goto: expected one argument, the INDEX (a whole number), got \(arguments.count)") }
-            guard case .int(let index) = arguments[0], let i = Int(exactly: index) else {
-                return fail("goto: bad index \(arguments[0].text): expected a whole number")
-            }
-            return .success((id, .goto(i)))
-        case "display":
-            guard arguments.count == 1, case .string(let state) = arguments[0], state == "on" || state == "off" else {
-                return fail("display: expected \"on\" or \"off\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
-            }
-            return .success((id, .display(on: state == "on")))
-        default:
-            return fail("unknown command \(first.text) (commands: \(commandNames.joined(separator: ", ")))")
-        }
-    }
-
-    /// A reply line with its newline: `{"data":…,"error":"success","request_id":…}`; `data` and
-    /// `request_id` are left out when nil (`request_id` only when the request had one).
-    public static func reply(id: JSONValue?, error: String, data: JSONValue? = nil) -> [UInt8] {
-        let encoded = (try? encoder.encode(Reply(request_id: id, error: error, data: data)))
-            ?? Data("{\"error\":\"reply could not be encoded\"}".utf8)
-        return Array(encoded) + [UInt8(ascii: "\n")]
-    }
-
-    private static func shortReason(_ error: Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            if let underlying = context.underlyingError {
-                let text = "\(underlying)"
-                return text.count > 200 ? String(text.prefix(200)) + "…" : text
-            }
-            return context.debugDescription
-        }
-        return "\(error)"
-    }
-}
-
-/// A request that could not be carried out: the message goes back as the reply's `error`.
-public struct ControlFailure: Error, Equatable, Sendable {
-    public var id: JSONValue?
-    public var message: String
-    public init(id: JSONValue?, message: String) { self.id = id; self.message = message }
-}
-
-/// A parsed request on its way to the frame loop.
-public struct ControlRequest: Sendable {
-    /// Which connection it came from (its reply goes back there).
-    let client: Int
-    public let id: JSONValue?
-    /// The command, or why the line was refused: a refusal behind requests still waiting for
-    /// the loop goes through the loop too, so that a client gets its replies in order.
-    public let parsed: Result<ControlCommand, ControlFailure>
-}
+// Threads: the socket is served by a ``WorkerThread`` (accept, read, parse, write), never by
+// the frame loop. A parsed request goes to the loop through a ``Mailbox`` the loop polls
+// (``ControlServer/requests``); the loop carries it out between frames and hands the reply back
+// through another (the outbox) that wakes the server thread. Neither thread ever blocks on the
+// other or on a client.
 
 /// The control socket's server: listens on a local stream socket, serves its clients on a
 /// thread of its own and hands parsed requests to the frame loop.
@@ -195,21 +31,16 @@ public final class ControlServer: @unchecked Sendable {
     private let listener: Int32
     /// The socket file as bound (device and inode): removed at exit only if it is still ours.
     private let boundFile: (dev: UInt, ino: UInt)
-    /// Readable when requests wait for the loop (polled by the frame loop).
-    public let loopWakeDescriptor: Int32
-    private let loopWakeWrite: Int32
-    /// Wakes the server thread (replies, events, stop).
-    private let serverWakeRead: Int32
-    private let serverWakeWrite: Int32
-
-    private struct Shared {
-        var requests: [ControlRequest] = []
-        /// Lines for the clients: (client, line); nil client = every client (events).
-        var outbox: [(client: Int?, line: [UInt8])] = []
-        var stopping = false
+    /// Requests for the frame loop, oldest first (it polls the descriptor and takes them).
+    public let requests: Mailbox<ControlRequest>
+    /// A line for the clients: `client` nil for every client (events).
+    private struct Outgoing: Sendable {
+        var client: Int?
+        var line: [UInt8]
     }
-    private let shared = Mutex(Shared())
-    private var thread: pthread_t?
+    /// Replies and events for the server thread (its descriptor wakes the thread).
+    private let outbox: Mailbox<Outgoing>
+    private let worker: WorkerThread
 
     /// Opens the socket at `path`: an old socket file there is removed first when nothing
     /// listens on it any more (one another process still listens on is left alone: EADDRINUSE;
@@ -257,10 +88,10 @@ public final class ControlServer: @unchecked Sendable {
             close(fd)
             throw error
         }
-        let loopWake: (read: Int32, write: Int32), serverWake: (read: Int32, write: Int32)
         do {
-            loopWake = try makeWakePipe()
-            serverWake = try makeWakePipe()
+            requests = try Mailbox()
+            outbox = try Mailbox()
+            worker = try WorkerThread(name: "control socket \(path)")
         } catch {
             close(fd)
             unlink(path)
@@ -269,43 +100,22 @@ public final class ControlServer: @unchecked Sendable {
         self.path = path
         listener = fd
         boundFile = (UInt(st.st_dev), UInt(st.st_ino))
-        loopWakeDescriptor = loopWake.read
-        loopWakeWrite = loopWake.write
-        serverWakeRead = serverWake.read
-        serverWakeWrite = serverWake.write
     }
 
     deinit {
         stop()
-        for fd in [listener, loopWakeDescriptor, loopWakeWrite, serverWakeRead, serverWakeWrite] { close(fd) }
+        close(listener)
     }
 
-    /// Starts the server thread (once).
+    /// Starts the server thread (once). Throws ``SystemError`` (`pthread_create`).
     public func start() throws(SystemError) {
-        guard thread == nil else { return }
-        var tid = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&tid, nil, { raw in
-            let server = Unmanaged<ControlServer>.fromOpaque(raw!).takeRetainedValue()
-            server.serve()
-            return nil
-        }, context)
-        if rc != 0 {
-            Unmanaged<ControlServer>.fromOpaque(context).release()
-            throw SystemError(operation: "pthread_create", path: path, errno: rc)
-        }
-        thread = tid
+        try worker.start { self.serve() }
     }
 
     /// Stops the server thread, closes every connection and removes the socket file (if it is
     /// still the one this server made).
     public func stop() {
-        if let tid = thread {
-            shared.withLock { $0.stopping = true }
-            wake(serverWakeWrite)
-            pthread_join(tid, nil)
-            thread = nil
-        }
+        worker.stop()
         var st = stat()
         if lstat(path, &st) == 0, UInt(st.st_dev) == boundFile.dev, UInt(st.st_ino) == boundFile.ino {
             unlink(path)
@@ -313,16 +123,6 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     // MARK: The frame loop's side (never blocks)
-
-    /// Takes the requests waiting for the loop, oldest first, and drains its wake pipe.
-    public func takeRequests() -> [ControlRequest] {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(loopWakeDescriptor, &buffer, buffer.count) > 0 {}
-        return shared.withLock { s in
-            defer { s.requests.removeAll() }
-            return s.requests
-        }
-    }
 
     /// Answers `request`: `{"error":"success","data":…}` or the failure's message.
     public func answer(_ request: ControlRequest, _ result: Result<JSONValue?, ControlFailure>) {
@@ -340,13 +140,7 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     private func post(client: Int?, _ line: [UInt8]) {
-        shared.withLock { $0.outbox.append((client, line)) }
-        wake(serverWakeWrite)
-    }
-
-    private func wake(_ fd: Int32) {
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)  // a full pipe already wakes the reader
+        outbox.post(Outgoing(client: client, line: line))
     }
 
     // MARK: The server thread
@@ -354,9 +148,7 @@ public final class ControlServer: @unchecked Sendable {
     private final class Client {
         let id: Int
         let fd: Int32
-        var input: [UInt8] = []
-        /// Discarding an over-long line up to its newline.
-        var discarding = false
+        var input = ControlLineReader(maxLineBytes: ControlServer.maxLineBytes)
         var output: [UInt8] = []
         var outputStart = 0
         var inFlight = 0
@@ -375,8 +167,9 @@ public final class ControlServer: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         defer { for c in clients.values { close(c.fd) } }
         while true {
-            var fds = [pollfd(fd: serverWakeRead, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: outbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
             let order = clients.keys.sorted()
             for id in order {
                 let c = clients[id]!
@@ -387,16 +180,9 @@ public final class ControlServer: @unchecked Sendable {
             }
             if poll(&fds, nfds_t(fds.count), -1) < 0 && errno != EINTR { usleep(10_000) }
 
+            if fds[2].revents != 0 { return }
             // Replies and events from the loop.
-            if fds[0].revents != 0 {
-                while read(serverWakeRead, &buffer, buffer.count) > 0 {}
-            }
-            let (outbox, stopping) = shared.withLock { s -> ([(client: Int?, line: [UInt8])], Bool) in
-                defer { s.outbox.removeAll() }
-                return (s.outbox, s.stopping)
-            }
-            if stopping { return }
-            for (target, line) in outbox {
+            for (target, line) in outbox.take().map({ ($0.client, $0.line) }) {
                 if let target {
                     guard let c = clients[target] else { continue }  // gone: the reply is dropped
                     c.inFlight -= 1
@@ -428,7 +214,7 @@ public final class ControlServer: @unchecked Sendable {
             // Reading and writing.
             for (i, id) in order.enumerated() {
                 guard let c = clients[id], !c.closed else { continue }
-                let revents = Int32(fds[2 + i].revents)
+                let revents = Int32(fds[3 + i].revents)
                 if revents & Int32(POLLOUT) != 0 { flush(c) }
                 if !c.closed, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0, !c.readClosed {
                     // Hung up altogether: what it sent before is still carried out (its replies
@@ -437,8 +223,8 @@ public final class ControlServer: @unchecked Sendable {
                     repeat {
                         let n = recv(c.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
                         if n > 0 {
-                            c.input += buffer[0..<n]
-                            if c.input.count > 4 * Self.maxLineBytes { break }
+                            c.input.append(buffer[0..<n])
+                            if c.input.bufferedBytes > 4 * Self.maxLineBytes { break }
                         } else if n == 0 {
                             c.readClosed = true
                         } else if errno == EINTR {
@@ -467,59 +253,32 @@ public final class ControlServer: @unchecked Sendable {
     /// Parses the complete lines a client sent (as long as it has room for more requests in
     /// flight): bad ones are answered here, good ones go to the loop.
     private func processLines(_ c: Client) {
-        var start = 0
-        var forwarded = false
-        while c.inFlight < Self.maxInFlight, !c.closed {
-            guard let newline = c.input[start...].firstIndex(of: UInt8(ascii: "\n")) else {
-                // No newline yet. Over the limit: drop what came so far and skip to the next newline.
-                if c.input.count - start > Self.maxLineBytes {
-                    if !c.discarding { forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded }
-                    c.discarding = true
-                    start = c.input.count
-                } else if c.readClosed, start < c.input.count, !c.discarding {
-                    // The last line, without a newline (`printf '…' | socat`): taken as it is.
-                    c.input.append(UInt8(ascii: "\n"))
-                    continue
-                }
-                break
-            }
-            var line = Array(c.input[start..<newline])
-            start = newline + 1
-            if c.discarding {
-                c.discarding = false
+        while c.inFlight < Self.maxInFlight, !c.closed, let line = c.input.next(endOfInput: c.readClosed) {
+            guard case .request(let bytes) = line else {
+                refuse(ControlFailure(id: nil, message: tooLong), of: c)
                 continue
             }
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // empty lines are ignored
-            if line.count > Self.maxLineBytes {
-                forwarded = refuse(ControlFailure(id: nil, message: tooLong), of: c) || forwarded
-                continue
-            }
-            switch ControlProtocol.parse(line) {
+            switch ControlProtocol.parse(bytes) {
             case .failure(let failure):
-                forwarded = refuse(failure, of: c) || forwarded
+                refuse(failure, of: c)
             case .success(let (id, command)):
                 c.inFlight += 1
-                shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: id, parsed: .success(command))) }
-                forwarded = true
+                requests.post(ControlRequest(client: c.id, id: id, parsed: .success(command)))
             }
         }
-        if start > 0 { c.input.removeFirst(start) }
-        if forwarded { wake(loopWakeWrite) }
     }
 
     private var tooLong: String { "request line too long (more than \(Self.maxLineBytes) bytes): discarded" }
 
     /// Answers a line that cannot be carried out: at once when nothing of that client waits for
-    /// the loop, else behind what waits (through the loop). Returns true when it went to the loop.
-    private func refuse(_ failure: ControlFailure, of c: Client) -> Bool {
+    /// the loop, else behind what waits (through the loop).
+    private func refuse(_ failure: ControlFailure, of c: Client) {
         guard c.inFlight > 0 else {
             enqueue(ControlProtocol.reply(id: failure.id, error: failure.message), to: c)
-            return false
+            return
         }
         c.inFlight += 1
-        shared.withLock { $0.requests.append(ControlRequest(client: c.id, id: failure.id, parsed: .failure(failure))) }
-        return true
+        requests.post(ControlRequest(client: c.id, id: failure.id, parsed: .failure(failure)))
     }
 
     /// Queues a line for a client; one that lets too much pile up unread is dropped.

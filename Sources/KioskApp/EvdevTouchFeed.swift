@@ -5,10 +5,10 @@ final class EvdevTouchFeed: TouchFeed {
     let input: TouchInput
     init(_ input: TouchInput) { self.input = input }
 
-    var wakeDescriptor: Int32 { input.wakeDescriptor }
+    var wakeDescriptor: Int32 { input.events.wakeDescriptor }
 
-    func takeTouchEvents() -> [TouchFeedEvent] {
-        input.takeEvents().map { event in
+    func take() -> [TouchFeedEvent] {
+        input.events.take().map { event in
             switch event {
             case .sample(let s): return .sample(s)
             case .attached(let info):

@@ -20,12 +20,13 @@ public final class MonotonicClock: ShowClock {
     }
 }
 
-/// Where the frame loop reads touches from (the evdev reader, or a test's own feed).
+/// Where the frame loop reads touches from (the evdev reader, or a test's own feed): a
+/// ``WakeSource`` of ``TouchFeedEvent``s, drained like the loop's other sources.
 public protocol TouchFeed: AnyObject {
     /// Readable while events are waiting (polled with the loop's other descriptors).
     var wakeDescriptor: Int32 { get }
     /// Takes the waiting events, oldest first; never blocks.
-    func takeTouchEvents() -> [TouchFeedEvent]
+    func take() -> [TouchFeedEvent]
 }
 
 /// What a ``TouchFeed`` reports.
@@ -43,15 +44,15 @@ public enum TouchFeedEvent: Equatable, Sendable {
     case warning(String)
 }
 
-/// What asks the frame loop to stop or move, set from signal handlers through a pipe
-/// (handlers only write one byte; the loop does the work, as fbi does).
+/// What asks the frame loop to stop or move, set from signal handlers through the
+/// ``SignalPipe`` (handlers only write one byte; the loop does the work, as fbi does).
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
-    /// SIGHUP: reload the sources (SPEC section 6).
+    /// SIGHUP: reload the sources (README "Signals").
     case reload
     /// The VT is being switched away (VT_PROCESS release signal): give the display up, then
-    /// acknowledge (issue 6 item 3; see ``DisplayControl``).
+    /// acknowledge (see ``DisplayControl``).
     case releaseDisplay
     /// The VT was switched back to (VT_PROCESS acquire signal): take the display back and redraw.
     case acquireDisplay
@@ -80,13 +81,14 @@ public final class FrameLoop {
     /// Stop once the first image shown comes around again (the offscreen default: one round).
     let stopAfterOneRound: Bool
     private var firstShownItem: Int?
-    /// Readable when a signal arrived (see ``LoopRequest``); -1 for none.
-    let requestDescriptor: Int32
-    let decodeRequest: (UInt8) -> LoopRequest?
+    /// The signals caught (see ``LoopRequest``); nil for none.
+    let signals: SignalPipe?
+    let decodeSignal: (Int32) -> LoopRequest?
     /// systemd's watchdog, kept fed from the loop (real clock only).
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
-    /// The control socket (issue 6; requests carried out in FrameLoop+Control.swift), or nil.
+    /// The control socket (README "Control socket"; its requests are carried out in
+    /// FrameLoop+Control.swift), or nil.
     var control: ControlServer?
 
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
@@ -116,12 +118,13 @@ public final class FrameLoop {
     /// contact or a hung controller must not freeze a kiosk (60 s).
     public var stuckTouchLimit: Duration = .seconds(60)
 
-    /// VT switching and display power: who may draw now (see ``DisplayControl``, end of this file).
+    /// VT switching and display power: who may draw now (see ``DisplayControl``, DisplayControl.swift).
     public let displayControl = DisplayControl()
 
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
-    private var lastScene: Scene?
+    /// The scene last presented (nil: draw the next one whatever it is).
+    var lastScene: Scene?
     /// `shown` events waiting for the frame that shows them to be presented.
     private var pendingShown: [(item: Int, source: String, at: Duration)] = []
     /// Frames presented so far.
@@ -129,7 +132,7 @@ public final class FrameLoop {
 
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
-                requestDescriptor: Int32 = -1, decodeRequest: @escaping (UInt8) -> LoopRequest? = { _ in nil },
+                signals: SignalPipe? = nil, decodeSignal: @escaping (Int32) -> LoopRequest? = { _ in nil },
                 notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil,
                 content: ContentService? = nil) {
         self.notifier = notifier
@@ -149,8 +152,8 @@ public final class FrameLoop {
         self.events = events
         self.runFor = runFor
         self.stopAfterOneRound = stopAfterOneRound
-        self.requestDescriptor = requestDescriptor
-        self.decodeRequest = decodeRequest
+        self.signals = signals
+        self.decodeSignal = decodeSignal
     }
 
     /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out).
@@ -159,10 +162,10 @@ public final class FrameLoop {
         handle(carousel.start(at: clock.now))
         while true {
             // 1. Requests from signals.
-            for request in pendingRequests() {
+            for request in (signals?.take() ?? []).compactMap(decodeSignal) {
                 switch request {
                 case .stop(let signal): return signal
-                case .releaseDisplay: releaseDisplayForVT()   // issue 6 item 3
+                case .releaseDisplay: releaseDisplayForVT()   // VT_PROCESS release signal
                 case .acquireDisplay: acquireDisplayForVT()
                 case .next: handle(carousel.move(.forward, at: clock.now))
                 case .previous: handle(carousel.move(.backward, at: clock.now))
@@ -172,13 +175,13 @@ public final class FrameLoop {
                     retryFailed(at: clock.now, force: true)
                 }
             }
-            // 1-. Requests from the control socket (issue 6).
+            // 1-. Requests from the control socket.
             performControlRequests()
-            // 1c. The display: a VT acquire to retry, the --display-off schedule (issue 6 items 3, 5).
+            // 1c. The display: a VT acquire to retry, the --display-off schedule.
             serviceDisplayControl()
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
-                applyShowSettings(content.showSettings)
+                carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
                 playlist = items
                 handle(carousel.replaceItems(items, at: clock.now))
             }
@@ -194,7 +197,7 @@ public final class FrameLoop {
             // 2. Finished decodes. With the virtual clock, wait for every outstanding one first
             //    (a signal still gets through).
             let results = virtualClock != nil
-                ? preparer.waitForResults(interrupt: requestDescriptor) : preparer.takeResults()
+                ? preparer.waitForResults(interrupt: signals?.wakeDescriptor ?? -1) : preparer.takeResults()
             accept(results)
             if virtualClock != nil, preparer.outstanding > 0 { continue }
 
@@ -222,17 +225,17 @@ public final class FrameLoop {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 framesPresented += 1
-                if framesPresented == 1 { firstFramePresented() }  // READY=1 (issue 6)
+                if framesPresented == 1 { firstFramePresented() }  // READY=1
                 lastScene = scene
                 lastPresentAt = now
                 if let presented { presented(clock.now, unshownTouch) }
                 unshownTouch = nil
             }
-            if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start (issue 6)
+            if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start
             var roundDone = false
             for s in pendingShown {
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
-                publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS= (issue 6)
+                publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS=
                 if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
             }
             pendingShown.removeAll()
@@ -280,18 +283,12 @@ public final class FrameLoop {
         handle(carousel.replaceItems(playlist, at: now))
     }
 
-    /// A manifest's `interval` and `fade` replace the command line's.
-    private func applyShowSettings(_ settings: ContentService.ShowSettings) {
-        if let interval = settings.interval { carousel.config.interval = interval }
-        if let fade = settings.fade { carousel.config.fade = min(fade, carousel.config.interval) }
-    }
-
     /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out
     /// as `tap` events (and to `--on-tap`). Carousel times are the loop's clock, so they never
     /// run back; the samples' own kernel timestamps time the gestures.
     private func readTouches() {
         guard let touch else { return }
-        for event in touch.takeTouchEvents() {
+        for event in touch.take() {
             switch event {
             case .attached(let name, let path, let ppmm, let detail):
                 gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm))
@@ -328,7 +325,7 @@ public final class FrameLoop {
                 events.emit(event: "tap", index: item, source: source, time: at,
                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))
                 publishEvent("tap", index: item, source: source, time: at,
-                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))  // control socket (issue 6)
+                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))  // control socket
                 tapCommand?.run(index: item, source: source)
             }
             handle(carousel.touchEnded(velocity: nil, at: now))
@@ -388,28 +385,23 @@ public final class FrameLoop {
         }
     }
 
-    private func pendingRequests() -> [LoopRequest] {
-        guard requestDescriptor >= 0 else { return [] }
-        var out: [LoopRequest] = []
-        var buffer = [UInt8](repeating: 0, count: 16)
-        while true {
-            let n = read(requestDescriptor, &buffer, buffer.count)
-            if n <= 0 { break }
-            for b in buffer[0..<n] { if let r = decodeRequest(b) { out.append(r) } }
-        }
-        return out
+    /// The descriptors of everything that hands the loop work: finished decodes, signals,
+    /// touches, control requests, content, the display-off timer.
+    private var wakeDescriptors: [Int32] {
+        var fds = [preparer.results.wakeDescriptor]
+        if let signals { fds.append(signals.wakeDescriptor) }
+        if let touch { fds.append(touch.wakeDescriptor) }
+        if let control { fds.append(control.requests.wakeDescriptor) }
+        fds += content?.wakeDescriptors ?? []
+        if let fd = displayControl.wakeDescriptor { fds.append(fd) }
+        return fds
     }
 
-    /// Sleeps until `deadline` (nil = until woken), waking early for finished decodes and signals.
+    /// Sleeps until `deadline` (nil = until woken), waking early when any source has work.
     private func sleep(until deadline: Duration?, now: Duration) {
-        var fds = [pollfd(fd: preparer.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-        if requestDescriptor >= 0 { fds.append(pollfd(fd: requestDescriptor, events: Int16(POLLIN), revents: 0)) }
-        if let touch { fds.append(pollfd(fd: touch.wakeDescriptor, events: Int16(POLLIN), revents: 0)) }
-        if let control { fds.append(pollfd(fd: control.loopWakeDescriptor, events: Int16(POLLIN), revents: 0)) }  // issue 6
-        for fd in content?.wakeDescriptors ?? [] { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-        if let fd = displayControl.wakeDescriptor { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }  // issue 6
+        var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var timeout: Int32 = -1
-        // issue 6: a VT acquire that failed is tried again at acquireRetryAt.
+        // A VT acquire that failed is tried again at acquireRetryAt.
         let deadline = [deadline, displayControl.acquireRetryAt].compactMap { $0 }.min()
         if let deadline {
             let ns = max(0, (deadline - now).wholeNanoseconds)
@@ -419,170 +411,11 @@ public final class FrameLoop {
     }
 }
 
-// MARK: - Control socket bridge (issue 6 item 4; the rest is in FrameLoop+Control.swift)
+// MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)
 
 extension FrameLoop {
     /// Carousel actions from a control command go through the loop's own handling.
     func handleControlActions(_ actions: [CarouselAction]) { handle(actions) }
     /// The playlist's length as given (what `goto` indexes and `status` reports).
     var controlPlaylistCount: Int { playlist.count }
-}
-
-// MARK: - Display ownership: VT switching and display power (issue 6 items 3 and 5)
-
-/// Who may draw on the screen now, for the ``FrameLoop``: the VT (switched away or not; see
-/// ``ConsoleGuard/enableProcessSwitching(releaseSignal:acquireSignal:)``) and the screen's power
-/// (`--display-off` schedule, `display on|off` on the control socket). Frames are drawn only
-/// while ``canDraw``; the show keeps its time (a VT switched away does not stop it), but pauses
-/// while the screen is off.
-public final class DisplayControl {
-    /// The VT whose switches the loop acknowledges (VT_RELDISP); nil when there is none.
-    public var console: ConsoleGuard?
-    /// When the screen is switched off (`--display-off`); nil: only `display on|off` switches it.
-    public var schedule: DisplaySchedule? { didSet { evaluate = true } }
-    /// False between a VT release and the next acquire.
-    public internal(set) var vtActive = true
-    /// False while the screen is switched off.
-    public internal(set) var powerOn = true
-    /// Frames go to the display only when the VT is ours and the screen is on.
-    public var canDraw: Bool { vtActive && powerOn }
-    /// `display on|off`: the state asked for and whether the schedule said "off" then; it holds
-    /// until the schedule's state changes.
-    var manual: (on: Bool, scheduledOff: Bool)?
-    /// The carousel was already paused (control socket) when the screen went off: it stays so.
-    var wasPaused = false
-    /// The schedule must be looked at (start, timer expired, clock set).
-    var evaluate = true
-    var timer: DisplayScheduleTimer?
-    var timerUnavailable = false
-    /// When to try a failed VT acquire again (loop clock).
-    public internal(set) var acquireRetryAt: Duration?
-
-    public init() {}
-
-    /// The schedule timer's descriptor for the loop's poll set.
-    var wakeDescriptor: Int32? { timer?.descriptor }
-}
-
-extension FrameLoop {
-    /// True while the screen is on (`status` on the control socket).
-    var isDisplayPowerOn: Bool { displayControl.powerOn }
-
-    /// Switches the screen off or on by hand (`display on|off` on the control socket): a manual
-    /// override of `--display-off` that holds until the schedule's next change. Off pauses the
-    /// show; on resumes it with a full interval (unless it was paused before) and redraws at once.
-    /// `reason` goes into the log line.
-    public func setDisplayPower(on: Bool, reason: String) {
-        let dc = displayControl
-        if let schedule = dc.schedule {
-            let now = DisplayScheduleTimer.localNow()
-            dc.manual = (on, schedule.isOff(minuteOfDay: now.minuteOfDay))
-        }
-        guard on != dc.powerOn else {
-            Log.info("display already \(on ? "on" : "off")", detail: reason)
-            return
-        }
-        applyDisplayPower(on: on, reason: reason + (dc.schedule == nil ? "" : ", until the next change of --display-off \(dc.schedule!)"))
-    }
-
-    /// The VT is being switched away: stop drawing, give the display up (DRM: drop master), then
-    /// VT_RELDISP 1 so the switch goes ahead. Always acknowledged, even if releasing failed:
-    /// refusing would hold the whole console hostage.
-    func releaseDisplayForVT() {
-        let dc = displayControl
-        if dc.vtActive {
-            dc.vtActive = false
-            dc.acquireRetryAt = nil
-            do { try display.release() } catch { Log.warning("display release incomplete", reason: error.description) }
-        }
-        do { try dc.console?.acknowledgeRelease() } catch { Log.warning("VT release not acknowledged", reason: error.description) }
-        Log.info("display released", detail: "VT switched away; drawing stops until it is switched back")
-    }
-
-    /// The VT was switched back to: VT_RELDISP VT_ACKACQ, take the display back (DRM: master,
-    /// CRTC) and redraw the current scene at once. If taking it back fails (another process holds
-    /// DRM master) it is tried again every second.
-    func acquireDisplayForVT() {
-        let dc = displayControl
-        do { try dc.console?.acknowledgeAcquire() } catch { Log.warning("VT acquire not acknowledged", reason: error.description) }
-        takeDisplayBack()
-    }
-
-    private func takeDisplayBack() {
-        let dc = displayControl
-        do {
-            try display.acquire()
-        } catch {
-            if dc.acquireRetryAt == nil { Log.warning("display not taken back", reason: error.description + "; trying again every second") }
-            dc.acquireRetryAt = clock.now + .seconds(1)
-            return
-        }
-        dc.acquireRetryAt = nil
-        dc.vtActive = true
-        lastScene = nil   // the other VT drew over the screen: redraw now
-        Log.info("display acquired", detail: "VT switched back; redrawing")
-    }
-
-    /// Once per loop turn: a VT acquire to retry; the schedule when its timer fired (or at the
-    /// start, or after the clock was set): switch the screen as it says (a manual override ends
-    /// when the schedule's state changes) and arm the timer for the next change.
-    func serviceDisplayControl() {
-        let dc = displayControl
-        if let retry = dc.acquireRetryAt, clock.now >= retry { takeDisplayBack() }
-        guard let schedule = dc.schedule, virtualClock == nil else { return }
-        if dc.timer == nil && !dc.timerUnavailable {
-            var err: Int32 = 0
-            dc.timer = DisplayScheduleTimer(error: &err)
-            if dc.timer == nil {
-                dc.timerUnavailable = true
-                Log.warning("--display-off not followed", reason: "timerfd_create: \(String(cString: strerror(err)))")
-                return
-            }
-        }
-        if let timer = dc.timer, timer.consume() { dc.evaluate = true }
-        guard dc.evaluate, let timer = dc.timer else { return }
-        dc.evaluate = false
-        let now = DisplayScheduleTimer.localNow()
-        let scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
-        if let manual = dc.manual, manual.scheduledOff != scheduledOff {
-            dc.manual = nil
-            Log.info("display override ended", detail: "--display-off \(schedule) says \(scheduledOff ? "off" : "on") now")
-        }
-        let on = dc.manual?.on ?? !scheduledOff
-        if on != dc.powerOn {
-            applyDisplayPower(on: on, reason: "--display-off \(schedule)")
-        }
-        if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
-            if !timer.arm(at: now.epoch + seconds) {
-                Log.warning("--display-off timer not armed", reason: String(cString: strerror(errno)))
-            }
-        }
-    }
-
-    /// Switches the screen and pauses or resumes the show; logs the change.
-    private func applyDisplayPower(on: Bool, reason: String) {
-        let dc = displayControl
-        guard on != dc.powerOn else { return }
-        let now = clock.now
-        dc.powerOn = on
-        if !on {
-            dc.wasPaused = carousel.isPaused
-            carousel.pause(at: now)
-        } else if !dc.wasPaused {
-            carousel.resume(at: now)
-        }
-        var warning: String?
-        do { try display.setPower(on: on) } catch { warning = error.description }
-        if on { lastScene = nil }   // draw the current scene at once
-        var detail = reason + (on ? (dc.wasPaused ? "; the show stays paused" : "; the show resumes with a full interval")
-                                  : "; the show pauses")
-        if let drm = display as? DRMDisplay, let dpms = drm.dpmsState {
-            detail += "; DPMS \(["On", "Standby", "Suspend", "Off"][Int(min(dpms, 3))])"
-        }
-        Log.info(on ? "display on" : "display off", detail: detail)
-        if let warning {
-            Log.warning("display power not switched \(on ? "on" : "off")",
-                        reason: warning + "; the show \(on ? "resumes" : "pauses") anyway")
-        }
-    }
 }

@@ -7,8 +7,6 @@ import KioskImaging
 import KioskInput
 import KioskSystem
 
-/// Write end of the signal pipe; the handlers write the signal number into it.
-nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
 /// The fatal-signal actions in place before ours, indexed by signal number (read in handlers).
 nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigaction> = {
     let p = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
@@ -24,6 +22,8 @@ public enum KioskApp {
     public static let exitUsage: Int32 = 64, exitUnavailable: Int32 = 69
 
     /// Runs kiosk-carousel with `arguments` (without the program name); returns the exit status.
+    /// The steps: catch signals, read the command line, open the display, start the content,
+    /// take the console, start touch, run the frame loop; each `defer` puts its part back.
     public static func main(_ arguments: [String]) -> Int32 {
         reopenClosedStandardDescriptors()
         // Signals are caught from the first thing main does: one sent while the display opens
@@ -31,56 +31,15 @@ public enum KioskApp {
         // show cleanly) instead of killing the process with its default action. (Before main,
         // while the dynamic loader runs, nothing can catch them.)
         installSignalHandlers()
-        if arguments.contains("--help") {
-            print(CommandLineParser.help)
-            return 0
-        }
-        let settings: Settings
-        do {
-            settings = try CommandLineParser.parse(arguments)
-        } catch {
-            fputs("kiosk-carousel: \(error.description)\n", stderr)
-            return exitUsage
-        }
-        if settings.showHelp {
-            print(CommandLineParser.help)
-            return 0
+        let settings: Settings, spec: DisplaySpec
+        switch readCommandLine(arguments) {
+        case .exit(let status): return status
+        case .run(let s, let d): (settings, spec) = (s, d)
         }
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        let spec: DisplaySpec
-        do {
-            spec = try DisplaySpec.parse(settings.display)
-        } catch {
-            fputs("kiosk-carousel: --display: \(error.description)\n", stderr)
-            return exitUsage
-        }
-
-        // The display. `auto` falls back to offscreen frames when the machine has no screen.
-        var display: Display
-        var clock: ShowClock = MonotonicClock()
-        let runFor = settings.runFor
-        do {
-            display = try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
-                                      offscreenSize: settings.size)
-        } catch {
-            guard case .auto = spec, case .noDisplay = error else {
-                Log.error("display unavailable", reason: error.description)
-                return exitUnavailable
-            }
-            var cwd = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let base = getcwd(&cwd, cwd.count) != nil ? String(cString: cwd) : "."
-            let directory = (base == "/" ? "" : base) + "/kiosk-frames"
-            Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
-            do {
-                display = try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height,
-                                               rotation: settings.rotation)
-            } catch {
-                Log.error("display unavailable", reason: error.description)
-                return exitUnavailable
-            }
-        }
+        guard let display = openTheDisplay(spec, settings: settings) else { return exitUnavailable }
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
@@ -90,25 +49,8 @@ public enum KioskApp {
             return exitUnavailable
         }
         defer { content.stop() }
-        var items = content.items
-        // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
-        // one round of the playlist: until the first image shown comes around again (images
-        // that fail do not count; one image or none: its first frame).
-        let oneRound = display is OffscreenDisplay && runFor == nil
-        // Touch: looked for on a real display (`--input auto`), or read from the device named.
-        // An offscreen run with a device named follows wall time, as the finger does.
-        let touchDevice: String? = settings.input == "none" ? nil : (settings.input == "auto" ? nil : settings.input)
-        let wantsTouch = settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice != nil)
-        if display is OffscreenDisplay && !wantsTouch && settings.realClock != true { clock = VirtualClock() }
-        if settings.realClock == false && !(display is OffscreenDisplay) {
-            Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
-        }
-        if clock is VirtualClock && content.awaitingFirstAnswer {
-            // Virtual time must not run ahead of the network: wait for the manifest's answer.
-            content.start()
-            content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signalPipeRead)
-            items = content.items
-        }
+        let clock = chooseClock(settings: settings, display: display)
+        let items = startContent(content, clock: clock)
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
@@ -124,59 +66,180 @@ public enum KioskApp {
         }
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
-        if let interval = content.showSettings.interval { config.interval = interval }
-        if let fade = content.showSettings.fade { config.fade = min(fade, config.interval) }
-        let preparer = SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
-                                    background: settings.background, maxPixels: settings.maxPixels)
+        config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
+        let preparer: SlotPreparer
+        do {
+            preparer = try SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
+                                        background: settings.background, maxPixels: settings.maxPixels)
+        } catch {
+            Log.error("decoder unavailable", reason: error.description)
+            return exitUnavailable
+        }
         preparer.images = content.images
-        if items.isEmpty && content.awaitingFirstAnswer {
+        logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
+        let notifier = SystemdNotifier()
+        // READY=1 is sent by the frame loop once the first frame is on screen.
+        defer { notifier.stopping() }
+        let events = EventWriter()
+        defer { events.flush() }
+        let touch = startTouch(settings: settings, display: display, clock: clock)
+        defer { touch?.input.stop() }
+        let tapCommand = makeTapCommand(settings.onTap)
+        // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
+        // one round of the playlist: until the first image shown comes around again (images
+        // that fail do not count; one image or none: its first frame).
+        let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
+                             preparer: preparer, background: settings.background, events: events,
+                             runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
+                             signals: signals, decodeSignal: request(for:),
+                             notifier: notifier.isActive ? notifier : nil, touch: touch,
+                             tapCommand: tapCommand, content: content)
+        setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
+        content.start()
+        defer { tapCommand?.stop() }
+        // The control socket (ControlServer.swift, README "Control socket").
+        let control = openControlSocket(settings.controlPath)
+        defer { control?.stop() }
+        loop.control = control
+        return run(loop, display: display)
+    }
+
+    /// What the command line asks for: run with these settings, or exit at once with a status
+    /// (`--help`: 0, a usage error: 64, said on stderr).
+    enum CommandLineOutcome {
+        case run(Settings, DisplaySpec)
+        case exit(Int32)
+    }
+
+    /// Parses the command line (and `--config`) and the `--display` value.
+    static func readCommandLine(_ arguments: [String]) -> CommandLineOutcome {
+        if arguments.contains("--help") {
+            print(CommandLineParser.help)
+            return .exit(0)
+        }
+        if arguments.contains("--version") {
+            print(KioskVersion.report)
+            return .exit(0)
+        }
+        let settings: Settings
+        do {
+            settings = try CommandLineParser.parse(arguments)
+        } catch {
+            fputs("kiosk-carousel: \(error.description)\n", stderr)
+            return .exit(exitUsage)
+        }
+        if settings.showHelp {
+            print(CommandLineParser.help)
+            return .exit(0)
+        }
+        do {
+            return .run(settings, try DisplaySpec.parse(settings.display))
+        } catch {
+            fputs("kiosk-carousel: --display: \(error.description)\n", stderr)
+            return .exit(exitUsage)
+        }
+    }
+
+    /// Opens the display `spec` names. `auto` falls back to offscreen frames in ./kiosk-frames
+    /// when the machine has no screen. Nil (logged) when there is none to be had.
+    static func openTheDisplay(_ spec: DisplaySpec, settings: Settings) -> Display? {
+        do {
+            return try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+                                   offscreenSize: settings.size)
+        } catch {
+            guard case .auto = spec, case .noDisplay = error else {
+                Log.error("display unavailable", reason: error.description)
+                return nil
+            }
+            var cwd = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let base = getcwd(&cwd, cwd.count) != nil ? String(cString: cwd) : "."
+            let directory = (base == "/" ? "" : base) + "/kiosk-frames"
+            Log.warning("no display found, writing frames instead", path: directory, reason: error.description)
+            do {
+                return try OffscreenDisplay(directory: directory, width: settings.size.width, height: settings.size.height,
+                                            rotation: settings.rotation)
+            } catch {
+                Log.error("display unavailable", reason: error.description)
+                return nil
+            }
+        }
+    }
+
+    /// Whether touch is read: looked for on a real display (`--input auto`), or read from the
+    /// device named (an offscreen run with a device named follows wall time, as the finger does).
+    static func wantsTouch(_ settings: Settings, display: Display) -> Bool {
+        settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice(settings) != nil)
+    }
+
+    /// The device `--input` names, nil for `auto` and `none`.
+    static func touchDevice(_ settings: Settings) -> String? {
+        settings.input == "none" || settings.input == "auto" ? nil : settings.input
+    }
+
+    /// The show's clock: virtual for an offscreen run without touch (unless `--clock real`),
+    /// else the monotonic clock.
+    static func chooseClock(settings: Settings, display: Display) -> ShowClock {
+        let offscreen = display is OffscreenDisplay
+        if settings.realClock == false && !offscreen {
+            Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
+        }
+        if offscreen && !wantsTouch(settings, display: display) && settings.realClock != true { return VirtualClock() }
+        return MonotonicClock()
+    }
+
+    /// The first playlist. On the virtual clock with a manifest still to answer, the content is
+    /// started and its first answer awaited (virtual time must not run ahead of the network).
+    static func startContent(_ content: ContentService, clock: ShowClock) -> [PlaylistItem] {
+        guard clock is VirtualClock && content.awaitingFirstAnswer else { return content.items }
+        content.start()
+        content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signals?.wakeDescriptor ?? -1)
+        return content.items
+    }
+
+    /// The "show started" line, after a note when there is nothing to show yet.
+    static func logShowStart(items: [PlaylistItem], config: CarouselConfig, settings: Settings, awaitingManifest: Bool) {
+        if items.isEmpty && awaitingManifest {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
                      detail: "nothing stored yet; the placeholder shows until it arrives")
         } else if items.isEmpty {
             Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
         }
         Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
-        let notifier = SystemdNotifier()
-        // READY=1 is sent by the frame loop once the first frame is on screen (issue 6).
-        defer { notifier.stopping() }
-        let events = EventWriter()
-        defer { events.flush() }
-        var touch: EvdevTouchFeed?
-        if !wantsTouch && settings.input == "auto" && display is OffscreenDisplay {
-            Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
-        }
-        if let program = settings.onTap?.first, !programExists(program) {
+    }
+
+    /// `--on-tap`, with a warning when its program cannot be found (it is still tried).
+    static func makeTapCommand(_ arguments: [String]?) -> TapCommand? {
+        if let program = arguments?.first, !programExists(program) {
             Log.warning("--on-tap program not found", path: program,
                         reason: program.contains("/") ? "no such executable file" : "not an executable on PATH")
         }
-        let tapCommand = settings.onTap.map { TapCommand(arguments: $0) }
-        if wantsTouch, let monotonic = clock as? MonotonicClock {
-            let configuration = TouchInputConfiguration(devicePath: touchDevice, panelWidth: display.panelWidth,
-                                                        panelHeight: display.panelHeight,
-                                                        rotation: settings.rotation, calibration: settings.touchCalibration,
-                                                        showStart: monotonic.origin)
-            do {
-                let input = try TouchInput(configuration: configuration)
-                try input.start()
-                touch = EvdevTouchFeed(input)
-            } catch {
-                Log.warning("touch input unavailable", reason: error.description)
-            }
+        return arguments.map { TapCommand(arguments: $0) }
+    }
+
+    /// Starts the touchscreen reader when touch is wanted and the show runs on the monotonic
+    /// clock (sample times are relative to its origin). Trouble is logged; the show goes on.
+    static func startTouch(settings: Settings, display: Display, clock: ShowClock) -> EvdevTouchFeed? {
+        let wanted = wantsTouch(settings, display: display)
+        if !wanted && settings.input == "auto" && display is OffscreenDisplay {
+            Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
         }
-        defer { touch?.input.stop() }
-        let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
-                             preparer: preparer, background: settings.background, events: events,
-                             runFor: runFor, stopAfterOneRound: oneRound,
-                             requestDescriptor: signalPipeRead, decodeRequest: request(for:),
-                             notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content)
-        setUpDisplayControl(loop, console: console, schedule: settings.displayOff)   // issue 6 items 3, 5
-        content.start()
-        defer { tapCommand?.stop() }
-        // The control socket (issue 6; ControlServer.swift, README "Control socket").
-        let control = openControlSocket(settings.controlPath)
-        defer { control?.stop() }
-        loop.control = control
+        guard wanted, let monotonic = clock as? MonotonicClock else { return nil }
+        let configuration = TouchInputConfiguration(devicePath: touchDevice(settings), panelWidth: display.panelWidth,
+                                                    panelHeight: display.panelHeight,
+                                                    rotation: settings.rotation, calibration: settings.touchCalibration,
+                                                    showStart: monotonic.origin)
+        do {
+            let input = try TouchInput(configuration: configuration)
+            try input.start()
+            return EvdevTouchFeed(input)
+        } catch {
+            Log.warning("touch input unavailable", reason: error.description)
+            return nil
+        }
+    }
+
+    /// Runs the frame loop to its end and says how it ended; returns the exit status.
+    static func run(_ loop: FrameLoop, display: Display) -> Int32 {
         do {
             let signal = try loop.run()
             if signal != 0 {
@@ -199,7 +262,8 @@ public enum KioskApp {
         return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 
-    nonisolated(unsafe) private static var signalPipeRead: Int32 = -1
+    /// The signals the show answers, caught into the process's ``SignalPipe`` (nil: no pipe).
+    nonisolated(unsafe) private static var signals: SignalPipe?
 
     /// A program started with stdin, stdout or stderr closed would hand those numbers to the
     /// next files it opens (the framebuffer, say) and write events or logs into them: each
@@ -214,7 +278,7 @@ public enum KioskApp {
         }
     }
 
-    // MARK: VT switching and display power (issue 6 items 3 and 5)
+    // MARK: VT switching and display power (see ``DisplayControl``)
 
     /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
     /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's
@@ -229,7 +293,7 @@ public enum KioskApp {
         loop.displayControl.schedule = schedule
         if let schedule { Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off") }
         guard let console else { return }
-        guard signalPipeRead >= 0 else {
+        guard signals != nil else {
             Log.warning("VT switching not taken part in", reason: "no signal pipe")
             return
         }
@@ -244,44 +308,30 @@ public enum KioskApp {
         }
     }
 
-    private static func request(for byte: UInt8) -> LoopRequest? {
-        switch Int32(byte) {
-        case SIGTERM, SIGINT: return .stop(signal: Int32(byte))
+    private static func request(for signal: Int32) -> LoopRequest? {
+        switch signal {
+        case SIGTERM, SIGINT: return .stop(signal: signal)
         case SIGUSR1: return .next
         case SIGUSR2: return .previous
         case SIGHUP: return .reload
-        case vtReleaseSignal: return .releaseDisplay     // issue 6 item 3
+        case vtReleaseSignal: return .releaseDisplay
         case vtAcquireSignal: return .acquireDisplay
         default: return nil
         }
     }
 
-    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP write their number into a pipe the frame loop polls
-    /// (handlers do nothing else). Fatal signals put the console back into text mode
-    /// (`kc_console_restore_now`, async-signal-safe) first.
+    /// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP and the VT signals go into the ``SignalPipe``
+    /// the frame loop polls (handlers do nothing else). Fatal signals put the console back into
+    /// text mode (`kc_console_restore_now`, async-signal-safe) first.
     private static func installSignalHandlers() {
-        guard let fds = try? makeWakePipe() else { return }
-        signalPipeRead = fds.read
-        signalPipeWrite = fds.write
+        guard let pipe = try? SignalPipe.install([SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal]) else { return }
+        signals = pipe
         // A parent may have started us with signals blocked (the mask is inherited): unblock
-        // the ones the show answers, or SIGTERM would wait forever.
+        // the fatal ones too (the pipe's own are unblocked by install).
         var handled = sigset_t()
         sigemptyset(&handled)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal,
-                    SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
-            sigaddset(&handled, sig)
-        }
+        for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] { sigaddset(&handled, sig) }
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
-        for sig in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, vtReleaseSignal, vtAcquireSignal] {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { signo in
-                var byte = UInt8(truncatingIfNeeded: signo)
-                _ = write(signalPipeWrite, &byte, 1)
-            }
-            sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_RESTART
-            sigaction(sig, &action, nil)
-        }
         for sig in [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE] {
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { signo, info, _ in

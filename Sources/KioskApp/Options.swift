@@ -4,7 +4,7 @@ import KioskCore
 import KioskInput
 import KioskSystem
 
-/// Everything the command line sets, with the defaults of SPEC section 6.
+/// Everything the command line sets, with the defaults of README "Usage".
 public struct Settings: Sendable {
     /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
     public var display = "auto"
@@ -30,7 +30,7 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// `--display-off`: daily ranges of local time when the screen is off (issue 6 item 5).
+    /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
     public var displayOff: DisplaySchedule?
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
@@ -46,6 +46,11 @@ public struct Settings: Sendable {
     public var cacheBytes = 500_000_000
     /// Largest image download, bytes (50 MB).
     public var maxImageBytes = 50_000_000
+    /// `--ca-file PATH`: PEM CA certificates trusted for https besides the system's store.
+    public var caFile: String?
+    /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
+    /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
+    public var proxy: String?
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -53,6 +58,8 @@ public struct Settings: Sendable {
         c.manifestInterval = manifestInterval
         c.cacheBytes = cacheBytes
         c.maxImageBytes = maxImageBytes
+        c.caFile = caFile
+        c.proxy = proxy
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -60,12 +67,14 @@ public struct Settings: Sendable {
     /// `--config FILE`: the configuration file read before the command line (see
     /// ``CommandLineParser/applyConfigFile(_:to:)``).
     public var configFile: String?
-    /// `--control PATH`: the control socket (issue 6; README "Control socket"); nil for none.
+    /// `--control PATH`: the control socket (README "Control socket"); nil for none.
     /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
     public var showHelp = false
+    /// `--version`: print ``KioskVersion/report`` and exit.
+    public var showVersion = false
 
     public init() {}
 }
@@ -153,6 +162,14 @@ public enum CommandLineParser {
         OptionSpec(name: "--manifest-interval", value: "SECONDS", help: "time between manifest polls, with 10 % jitter (default 60); SIGHUP polls at once") { s, v throws(UsageError) in
             s.manifestInterval = try seconds(v, option: "--manifest-interval", range: 1...86_400)
         },
+        OptionSpec(name: "--ca-file", value: "PATH", help: "PEM file of CA certificates trusted for https besides the system's (a private CA)") { s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--ca-file: expected an absolute path, got '\(v)'") }
+            s.caFile = v
+        },
+        OptionSpec(name: "--proxy", value: "URL", help: "HTTP proxy for every download, e.g. http://proxy.lan:3128 (default: http_proxy, https_proxy and no_proxy from the environment)") { s, v throws(UsageError) in
+            guard v.hasPrefix("http://") || v.hasPrefix("https://") else { throw UsageError("--proxy: expected an http:// or https:// URL, got '\(v)'") }
+            s.proxy = v
+        },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }
             s.cacheDirectory = v
@@ -202,6 +219,7 @@ public enum CommandLineParser {
             }
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
+        OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },
     ]
 
     private static func seconds(_ v: String, option: String, range: ClosedRange<Double>) throws(UsageError) -> Duration {
@@ -257,13 +275,13 @@ public enum CommandLineParser {
             given.append((spec, value))
         }
         // The configuration file first (the last --config given), then the command line over it.
-        if !given.contains(where: { $0.spec.name == "--help" }) {
+        if !given.contains(where: { $0.spec.name == "--help" || $0.spec.name == "--version" }) {
             for (spec, value) in given where spec.name == "--config" { try spec.apply(&settings, value) }
             if let file = settings.configFile { try applyConfigFile(file, to: &settings) }
         }
         for (spec, value) in given { try spec.apply(&settings, value) }
         if !sources.isEmpty { settings.sources = sources }
-        if settings.showHelp { return settings }
+        if settings.showHelp || settings.showVersion { return settings }
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
@@ -384,7 +402,7 @@ extension CommandLineParser {
                 sources.append(value)
                 continue
             }
-            if name == "config" || name == "help" {
+            if name == "config" || name == "help" || name == "version" {
                 throw UsageError(at + "--\(name) is not allowed in a configuration file")
             }
             guard let spec = options.first(where: { $0.name == "--" + name }) else {

@@ -10,11 +10,10 @@ import Synchronization
 /// scaling close to the frame size), composites alpha over the background and resamples it
 /// into a new screen-sized XRGB8888 frame (a JPEG is streamed into it row by row). One
 /// background worker, jobs in the order asked (the carousel asks for the current image first).
-/// Finished jobs wait in a queue and a byte is written to ``wakeDescriptor`` so a sleeping
-/// frame loop wakes up.
+/// Finished jobs wait in ``results`` (a ``Mailbox``), whose descriptor wakes a sleeping frame loop.
 public final class SlotPreparer: @unchecked Sendable {
     /// What a finished job produced.
-    public struct Result {
+    public struct Result: Sendable {
         public var slot: Int
         public var ticket: Int
         public var item: Int
@@ -24,7 +23,7 @@ public final class SlotPreparer: @unchecked Sendable {
     }
 
     /// How a job ended.
-    public enum Outcome {
+    public enum Outcome: Sendable {
         /// The prepared frame; ownership passes to the caller.
         case frame(Bitmap)
         /// The image could not be decoded.
@@ -60,13 +59,12 @@ public final class SlotPreparer: @unchecked Sendable {
     public let fit: FitMode
     public let background: RGBColor
     public let maxPixels: Int
-    /// Read end of the wake-up pipe: readable when results are waiting.
-    public let wakeDescriptor: Int32
-    private let wakeWrite: Int32
+    /// Finished jobs, in completion order: the frame loop polls its ``Mailbox/wakeDescriptor``
+    /// and takes them with ``takeResults()`` (which keeps ``outstanding`` right).
+    public let results: Mailbox<Result>
 
     private let queue = DispatchQueue(label: "kiosk-carousel.decode", qos: .userInitiated)
     private struct Shared {
-        var results: [Result] = []
         var pending = 0
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
@@ -79,23 +77,16 @@ public final class SlotPreparer: @unchecked Sendable {
     public static let defaultMemoryCacheBytes = 32 << 20
 
     /// - Parameter memoryCacheBytes: bound of the memory cache of prepared frames, bytes (0: none).
+    /// - Throws: ``SystemError`` when the results' wake-up pipe cannot be made.
     public init(width: Int, height: Int, fit: FitMode, background: RGBColor, maxPixels: Int,
-                memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) {
+                memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
+        results = try Mailbox()
         shared = Mutex(Shared(frames: FrameCache(budget: memoryCacheBytes)))
         self.width = width
         self.height = height
         self.fit = fit
         self.background = background
         self.maxPixels = maxPixels
-        // Without a pipe there is no show at all: fail loudly at start-up.
-        let fds = try! makeWakePipe()
-        wakeDescriptor = fds.read
-        wakeWrite = fds.write
-    }
-
-    deinit {
-        close(wakeDescriptor)
-        close(wakeWrite)
     }
 
     /// Frames and bytes in the memory cache.
@@ -144,11 +135,7 @@ public final class SlotPreparer: @unchecked Sendable {
         decode(job)
     }
 
-    private func finish(_ result: Result) {
-        shared.withLock { $0.results.append(result) }
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
-    }
+    private func finish(_ result: Result) { results.post(result) }
 
     /// Decodes on the worker. `holding`: the open file to close afterwards. `cached`: the image
     /// came from that store; if it does not decode, the store forgets it so the next try
@@ -195,29 +182,20 @@ public final class SlotPreparer: @unchecked Sendable {
         }
     }
 
-    /// Takes the finished results (in completion order) and drains the wake-up pipe.
+    /// Takes the finished results (in completion order). Never blocks.
     public func takeResults() -> [Result] {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(wakeDescriptor, &buffer, buffer.count) > 0 {}
-        return shared.withLock {
-            let r = $0.results
-            $0.results.removeAll()
-            $0.pending -= r.count
-            return r
-        }
+        let taken = results.take()
+        if !taken.isEmpty { shared.withLock { $0.pending -= taken.count } }
+        return taken
     }
 
     /// Blocks until at least one result is waiting (or none is outstanding, or `interrupt` — a
     /// descriptor such as the signal pipe — becomes readable), then takes the results.
     /// Used by the virtual-clock loop, where time must not move on while an image is decoding.
     public func waitForResults(interrupt: Int32 = -1) -> [Result] {
-        while true {
-            let (ready, pending) = shared.withLock { ($0.results.count, $0.pending) }
-            if ready > 0 || pending == 0 { return takeResults() }
-            var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&fds, nfds_t(fds.count), 1000)
-            if fds.count > 1, fds[1].revents != 0 { return takeResults() }
+        while outstanding > 0 {
+            if results.waitForValues(timeout: .seconds(1), interrupt: interrupt) != .timedOut { break }
         }
+        return takeResults()
     }
 }

@@ -44,6 +44,9 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     case hashMismatch(url: String, expected: String, actual: String)
     /// The URL is not an absolute http or https URL.
     case unsupportedURL(url: String)
+    /// The server at `url` redirected to `location` (resolved), whose scheme is not http or
+    /// https (`file:`, `ftp:`, `gopher:`, ...): not followed.
+    case redirectRefused(url: String, location: String)
     /// The fetcher was shut down before the request finished.
     case cancelled(url: String)
 
@@ -58,7 +61,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
         case .httpStatus(let u, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
              .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
-             .unsupportedURL(let u), .cancelled(let u):
+             .unsupportedURL(let u), .redirectRefused(let u, _), .cancelled(let u):
             return u
         case .system(let e): return e.path
         }
@@ -80,6 +83,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAnImage: return "not-an-image"
         case .hashMismatch: return "hash-mismatch"
         case .unsupportedURL: return "unsupported-url"
+        case .redirectRefused: return "redirect-refused"
         case .cancelled: return "cancelled"
         case .system: return "system"
         }
@@ -95,19 +99,24 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .transport(_, let r, let n): return n > 0 ? "\(r) (after \(n) bytes)" : r
         case .timedOut(_, let phase, let s, let n):
             let limit = s == s.rounded() ? String(Int(s)) : String(s)
-            return phase == "connect" ? "no response within the connect timeout of \(limit) s"
-                                      : "transfer not finished within the total timeout of \(limit) s (\(n) bytes received)"
+            switch phase {
+            case "connect": return "no response within the connect timeout of \(limit) s"
+            case "low-speed": return "body slower than the low-speed limit for \(limit) s (\(n) bytes received)"
+            default: return "transfer not finished within the total timeout of \(limit) s (\(n) bytes received)"
+            }
         case .tooManyRedirects(_, let chain, let limit, let loop):
             let path = chain.joined(separator: " -> ")
             return loop ? "redirect loop: \(path)" : "more than \(limit) redirects: \(path)"
         case .bodyTooLarge(_, let limit, let declared, let received):
-            if let declared, declared > limit { return "Content-Length \(declared) bytes is over the cap of \(limit) bytes" }
-            return "body over the cap of \(limit) bytes (cut after \(received) bytes)"
+            if let declared, declared > limit { return "Content-Length \(declared) bytes is over \(byteSize(limit))" }
+            return "body over \(byteSize(limit)), cut after \(received) bytes"
         case .truncated(_, let expected, let received):
             return "body cut off: \(received) of \(expected) bytes received"
         case .notAnImage(_, let first): return "not an image this program shows (first bytes \(first))"
         case .hashMismatch(_, let expected, let actual): return "SHA-256 \(actual) is not the manifest's \(expected)"
         case .unsupportedURL: return "not an absolute http or https URL"
+        case .redirectRefused(_, let location):
+            return "redirect to \(location) refused: only http and https redirects are followed"
         case .cancelled: return "cancelled"
         case .system(let e): return e.description
         }
@@ -118,4 +127,11 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .system(let e) = self { return e.description }
         return "\(subject): \(reason)"
     }
+}
+
+/// A byte cap as people say it: `50 MB (50000000 bytes)`, `8 MiB (8388608 bytes)`, `1500 bytes`.
+func byteSize(_ bytes: Int) -> String {
+    if bytes >= 1_000_000 && bytes % 1_000_000 == 0 { return "\(bytes / 1_000_000) MB (\(bytes) bytes)" }
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB (\(bytes) bytes)" }
+    return "\(bytes) bytes"
 }

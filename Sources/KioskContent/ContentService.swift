@@ -4,7 +4,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// The show's playlist from its sources, kept current (SPEC section 5): image files, image
+/// The show's playlist from its sources, kept current (README "Content"): image files, image
 /// URLs, directories (watched with inotify: files added, removed or renamed show up; a file
 /// still being copied in only once complete), local playlist files (`.json`, a manifest that may
 /// name files and URLs) and a remote manifest (`--manifest URL`, polled with conditional GETs,
@@ -30,7 +30,7 @@ public final class ContentService {
 
     /// Where the show's content comes from and where it is kept (the command line's SOURCE
     /// arguments, `--manifest`, `--manifest-interval`, `--cache-dir`, `--state-dir`,
-    /// `--cache-size`).
+    /// `--cache-size`, `--ca-file`, `--proxy`).
     public struct Configuration: Sendable {
         /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
         public var sources: [String] = []
@@ -46,6 +46,11 @@ public final class ContentService {
         public var cacheBytes = 500_000_000
         /// Largest image download, bytes; default 50 MB.
         public var maxImageBytes = 50_000_000
+        /// `--ca-file`: PEM CA certificates trusted for https besides the system's; default none.
+        public var caFile: String?
+        /// `--proxy`: the proxy of every download; default none (`http_proxy`, `https_proxy`,
+        /// `no_proxy` from the environment).
+        public var proxy: String?
 
         public init(sources: [String] = [], manifest: URL? = nil, cacheDirectory: String, stateDirectory: String) {
             self.sources = sources; self.manifest = manifest
@@ -83,7 +88,7 @@ public final class ContentService {
     /// source empty; only a remote source whose cache or state directory cannot be made throws.
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
-        reloads = try Mailbox()
+        do { reloads = try Mailbox() } catch { throw .system(error) }
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
         if remote {
             // An unusable cache directory (a file, read-only, missing permissions) must not stop
@@ -102,6 +107,8 @@ public final class ContentService {
             }
             var configuration = Fetcher.Configuration()
             configuration.maxImageBytes = settings.maxImageBytes
+            configuration.caFile = settings.caFile
+            configuration.proxy = settings.proxy
             images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: settings.cacheDirectory,

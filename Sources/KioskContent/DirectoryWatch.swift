@@ -2,7 +2,7 @@ import Glibc
 import KioskSystem
 
 /// Watches one directory with inotify(7) and publishes its sorted list of image files whenever
-/// it changes (issue 5 §1), on its own thread: the caller only polls ``changes``'s
+/// it changes (README "Content"), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
 /// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,
@@ -29,9 +29,8 @@ public final class DirectoryWatch: @unchecked Sendable {
     /// The image files found at the start.
     public let initialFiles: [String]
 
-    private let inotify: Int32
-    private let stopRead: Int32, stopWrite: Int32
-    private var thread: pthread_t?
+    private let inotify: InotifyReader
+    private let worker: WorkerThread
 
     // Owned by the watch thread.
     private var complete: Set<String> = []
@@ -43,55 +42,24 @@ public final class DirectoryWatch: @unchecked Sendable {
     public init(path: String, debounce: Duration = .milliseconds(200)) throws(ContentError) {
         self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         self.debounce = debounce
-        changes = try Mailbox()
-        do {
-            inotify = try syscall("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
-        } catch { throw .system(error) }
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_MODIFY
                            | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
-        let fd = inotify
-        let dir = self.path
         do {
-            try syscall("inotify_add_watch", path: dir) { inotify_add_watch(fd, dir, mask) }
-            let pipe = try makeWakePipe()
-            stopRead = pipe.read
-            stopWrite = pipe.write
-        } catch {
-            close(fd)
-            throw .system(error)
-        }
-        // Scan after the watch is in place, so nothing falls between the two.
-        do { complete = Set(try Self.imageNames(in: self.path)) } catch {
-            close(fd); close(stopRead); close(stopWrite)
-            throw .system(error)
-        }
+            changes = try Mailbox()
+            inotify = try InotifyReader()
+            try inotify.addWatch(self.path, mask: mask)
+            worker = try WorkerThread(name: "directory watch \(self.path)")
+            // Scan after the watch is in place, so nothing falls between the two.
+            complete = Set(try Self.imageNames(in: self.path))
+        } catch { throw .system(error) }
         published = Self.sortedPaths(complete, in: self.path)
         initialFiles = published
-        var tid = pthread_t()
-        let box = Unmanaged.passRetained(self)
-        let rc = pthread_create(&tid, nil, { arg in
-            let watch = Unmanaged<DirectoryWatch>.fromOpaque(arg!).takeRetainedValue()
-            watch.run()
-            return nil
-        }, box.toOpaque())
-        guard rc == 0 else {
-            box.release()
-            close(fd); close(stopRead); close(stopWrite)
-            throw .system(SystemError(operation: "pthread_create", path: self.path, errno: rc))
-        }
-        thread = tid
+        do { try worker.start { self.run() } } catch { throw .system(error) }
     }
 
-    /// Stops the watch thread and waits for it, and closes the inotify descriptor. Idempotent.
-    /// Call it when done: the running thread keeps the watch alive until then.
-    public func stop() {
-        guard let tid = thread else { return }
-        thread = nil
-        var byte: UInt8 = 1
-        _ = write(stopWrite, &byte, 1)
-        pthread_join(tid, nil)
-        close(inotify); close(stopRead); close(stopWrite)
-    }
+    /// Stops the watch thread and waits for it. Idempotent. Call it when done: the running
+    /// thread keeps the watch alive until then.
+    public func stop() { worker.stop() }
 
     deinit { stop() }
 
@@ -99,29 +67,21 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     private func run() {
         var deadline: ContinuousClock.Instant?
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
-            var timeout: Int32 = -1
-            if let deadline {
-                let left = ContinuousClock.now.duration(to: deadline)
-                timeout = left <= .zero ? 0 : Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            }
+            var fds = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
+            let timeout = deadline.map { pollTimeout(ContinuousClock.now.duration(to: $0)) } ?? -1
             let n = poll(&fds, 2, timeout)
             if n < 0 && errno != EINTR { return }
             if fds[1].revents != 0 { return }
             if fds[0].revents != 0 {
-                let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    switch handle(buffer, count: count) {
-                    case .changed: deadline = ContinuousClock.now + debounce
-                    case .gone:
-                        complete.removeAll(); writing.removeAll()
-                        if !published.isEmpty { published = []; changes.post([]) }
-                        return
-                    case .nothing: break
-                    }
+                switch handle(inotify.readEvents()) {
+                case .changed: deadline = ContinuousClock.now + debounce
+                case .gone:
+                    complete.removeAll(); writing.removeAll()
+                    if !published.isEmpty { published = []; changes.post([]) }
+                    return
+                case .nothing: break
                 }
             }
             if let d = deadline, ContinuousClock.now >= d {
@@ -137,18 +97,12 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     private enum Handled { case nothing, changed, gone }
 
-    /// Applies a buffer of `struct inotify_event`s (16-byte header: wd, mask, cookie, len; then
-    /// `len` bytes of NUL-padded name).
-    private func handle(_ buffer: [UInt8], count: Int) -> Handled {
+    /// Applies the events read (``InotifyEvent``s of the one watch).
+    private func handle(_ events: [InotifyEvent]) -> Handled {
         var result = Handled.nothing
-        var offset = 0
-        while offset + 16 <= count {
-            let (mask, length) = buffer.withUnsafeBytes { raw in
-                (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                 Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
-            }
-            let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-            offset += 16 + length
+        for event in events {
+            let mask = event.mask
+            let nameBytes = event.name
             if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { return .gone }
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                 complete = Set((try? Self.imageNames(in: path)) ?? [])

@@ -1,8 +1,8 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import KioskSystem
 
-/// A disk cache of downloaded image files (issue 5 §6), bounded in bytes, least recently used
+/// A disk cache of downloaded image files (README "Content"), bounded in bytes, least recently used
 /// evicted on write, entries expiring some time after their last use.
 ///
 /// Layout: one file per entry, named `KEY.LENGTH` in ``Configuration/directory``, where KEY is
@@ -46,7 +46,7 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let lock = NSLock()
+    private let lock = PthreadLock()
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]

@@ -1,9 +1,11 @@
+import CKioskCurl
+import CLibCurl
 import Dispatch
+import FoundationEssentials
+import Glibc
 import KioskImaging
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import KioskSystem
+import Synchronization
 
 /// The validators of a stored manifest, sent back as `If-None-Match` / `If-Modified-Since`
 /// (RFC 9110 §13.1) so that an unchanged manifest costs a `304 Not Modified`.
@@ -33,24 +35,36 @@ public enum ManifestResponse: Equatable, Sendable {
     case modified(ManifestDownload)
 }
 
-/// Downloads images into the ``DiskCache`` and manifests into memory, over URLSession
-/// (FoundationNetworking, libcurl underneath), within limits (issue 5 §5):
+/// Downloads images into the ``DiskCache`` and manifests into memory with libcurl's multi
+/// interface, on the fetcher's own thread, within limits that hold as the bytes arrive:
 ///
 /// - at most ``Configuration/maxConcurrent`` transfers at once, the rest queued in order;
 /// - one transfer per URL: a request for a URL already in flight joins it and gets its result;
-/// - a connect timeout (no response headers in time) and a total timeout, each a
-///   ``ContentError/timedOut(url:phase:seconds:receivedBytes:)``;
-/// - at most ``Configuration/maxRedirects`` redirects, a loop stopped at once
-///   (``ContentError/tooManyRedirects(url:chain:limit:loop:)``);
-/// - a byte cap enforced while the body streams in (a `Content-Length` over it is refused at
-///   the headers, a body without one is cut when it passes the cap);
+/// - a connect timeout (no response headers in time), a total timeout (each a
+///   ``ContentError/timedOut(url:phase:seconds:receivedBytes:)``), and a low-speed limit
+///   (`CURLOPT_LOW_SPEED_LIMIT` / `CURLOPT_LOW_SPEED_TIME`: phase `low-speed`);
+/// - `http` and `https` only, for the request and every redirect (`CURLOPT_PROTOCOLS_STR`,
+///   `CURLOPT_REDIR_PROTOCOLS_STR`; a redirect elsewhere is
+///   ``ContentError/redirectRefused(url:location:)``); at most ``Configuration/maxRedirects``
+///   redirects, a loop stopped at once (``ContentError/tooManyRedirects(url:chain:limit:loop:)``);
+/// - a byte cap enforced in libcurl's write callback: a `Content-Length` over it is refused at
+///   the headers (and by `CURLOPT_MAXFILESIZE_LARGE`), a body without one is cut the moment it
+///   passes the cap; memory held per transfer is libcurl's buffers (and, for a manifest, the
+///   body up to its cap), never an image body;
 /// - an image body must start with a JPEG (`FF D8 FF`) or PNG (`89 50 4E 47 0D 0A 1A 0A`)
-///   signature, and is streamed into a ``CacheWriter`` (never held whole in memory), committed
-///   only once whole and checked.
+///   signature, and is written straight into a ``CacheWriter``'s temporary file, committed
+///   only once whole and checked;
+/// - TLS verified against the system's CA store (`ca-certificates`) plus
+///   ``Configuration/caFile``; proxies from `http_proxy` / `https_proxy` / `no_proxy` (libcurl's
+///   rules) or ``Configuration/proxy``; IPv6 and IPv4 (libcurl's happy eyeballs).
 ///
 /// Every method returns at once; completion handlers run on an internal serial queue (post
-/// their results to a ``Mailbox`` to reach the frame loop). No `URLCache`: caching is ours.
-public final class Fetcher: NSObject, @unchecked Sendable {
+/// their results to a ``Mailbox`` to reach the frame loop).
+public final class Fetcher: @unchecked Sendable {
+    /// `kiosk-carousel/VERSION` (``ProgramVersion``, the top-level VERSION file), the
+    /// `User-Agent` of every request.
+    public static let userAgent = "kiosk-carousel/\(ProgramVersion.string)"
+
     public struct Configuration: Sendable {
         /// Transfers at once; default 4.
         public var maxConcurrent: Int = 4
@@ -58,31 +72,31 @@ public final class Fetcher: NSObject, @unchecked Sendable {
         public var connectTimeout: Duration = .seconds(10)
         /// Time for a whole transfer; default 120 s.
         public var totalTimeout: Duration = .seconds(120)
+        /// A body slower than ``lowSpeedLimit`` bytes per second for ``lowSpeedTime`` is
+        /// dropped (and retried later by whoever asked); default 1024 bytes/s for 30 s.
+        public var lowSpeedLimit: Int = 1024
+        /// See ``lowSpeedLimit``; whole seconds (at least 1); default 30 s.
+        public var lowSpeedTime: Duration = .seconds(30)
         /// Redirects followed per request; default 5.
         public var maxRedirects: Int = 5
         /// Largest image body, bytes; default 50 MB.
         public var maxImageBytes: Int = 50_000_000
         /// Largest manifest body, bytes; default 8 MiB.
         public var maxManifestBytes: Int = 8 << 20
-        /// `User-Agent` header.
-        public var userAgent: String = "kiosk-carousel"
+        /// `User-Agent` header; default ``Fetcher/userAgent``.
+        public var userAgent: String = Fetcher.userAgent
+        /// A PEM file of CA certificates trusted besides the system's (`--ca-file`): a private
+        /// CA of a signage network. Default none.
+        public var caFile: String?
+        /// A proxy for every request (`--proxy`, `http://host:port`); default none: libcurl
+        /// takes `http_proxy`, `https_proxy` and `no_proxy` from the environment.
+        /// `no_proxy` applies to this one too.
+        public var proxy: String?
         public init() {}
     }
 
     public let configuration: Configuration
     public let cache: DiskCache
-
-    private var session: URLSession!
-    private let lock = NSLock()
-    /// Jobs running or queued, by request key (`image URL` / `manifest URL`).
-    private var jobs: [String: Job] = [:]
-    private var byTask: [Int: Job] = [:]
-    private var waiting: [Job] = []
-    private var running = 0
-    private var closed = false
-    private let timerQueue = DispatchQueue(label: "kiosk-carousel.fetch.timers")
-    private let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
-    private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
 
     /// Counters, for tests and logs.
     public struct Statistics: Equatable, Sendable {
@@ -95,27 +109,21 @@ public final class Fetcher: NSObject, @unchecked Sendable {
         /// The most transfers that ran at once.
         public var peakConcurrent = 0
     }
-    private var stats = Statistics()
-    public var statistics: Statistics { lock.withLock { stats } }
+    public var statistics: Statistics { engine.state.withLock { $0.stats } }
 
+    private let engine: FetchEngine
+    private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
+
+    /// Starts the fetcher's thread. Ends it (cancelling what runs) in ``shutdown()`` or when
+    /// the fetcher is released.
     public init(cache: DiskCache, configuration: Configuration = Configuration()) {
         self.cache = cache
         self.configuration = configuration
-        super.init()
-        let config = URLSessionConfiguration.ephemeral
-        config.urlCache = nil
-        config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.httpMaximumConnectionsPerHost = max(1, configuration.maxConcurrent)
-        // Backstops only: our own timers give the typed errors.
-        config.timeoutIntervalForRequest = seconds(configuration.totalTimeout) + 5
-        config.timeoutIntervalForResource = seconds(configuration.totalTimeout) + 5
-        // Bodies uncompressed only: a compressed body would be inflated (and buffered) by the
-        // transport before our byte cap could see it, so a small gzip bomb could cost gigabytes.
-        config.httpAdditionalHeaders = ["User-Agent": configuration.userAgent, "Accept-Encoding": "identity"]
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: config, delegate: self, delegateQueue: delegateQueue)
+        engine = FetchEngine(cache: cache, configuration: configuration)
+        engine.start()
     }
+
+    deinit { engine.shutdown() }
 
     /// Gets the image at `url` into the disk cache: a valid cache entry (length, and `sha256`
     /// when given) is returned without a transfer; otherwise it is downloaded, checked and
@@ -125,13 +133,13 @@ public final class Fetcher: NSObject, @unchecked Sendable {
     /// moves a waiting request for the same URL there too.
     public func fetchImage(_ url: String, sha256: String? = nil, useCache: Bool = true, urgent: Bool = false,
                            completion: @escaping @Sendable (Result<DiskCache.Entry, ContentError>) -> Void) {
-        workQueue.async { [self] in
+        workQueue.async { [engine, cache] in
             if useCache, let entry = cache.entry(for: url, sha256: sha256) {
-                lock.withLock { stats.cacheHits += 1 }
-                callbackQueue.async { completion(.success(entry)) }
+                engine.state.withLock { $0.stats.cacheHits += 1 }
+                engine.callbackQueue.async { completion(.success(entry)) }
                 return
             }
-            enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { result in
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { result in
                 completion(result.map { if case .entry(let e) = $0 { return e }; fatalError("image job gave a manifest") })
             }
         }
@@ -142,208 +150,18 @@ public final class Fetcher: NSObject, @unchecked Sendable {
     /// RFC 9111 §4.3.1). A 304 gives ``ManifestResponse/notModified``. Returns at once.
     public func fetchManifest(_ url: URL, validators: ManifestValidators? = nil,
                               completion: @escaping @Sendable (Result<ManifestResponse, ContentError>) -> Void) {
-        workQueue.async { [self] in
-            enqueue(key: "manifest " + url.absoluteString + " " + (validators?.etag ?? "") + " " + (validators?.lastModified ?? ""),
-                    url: url.absoluteString, kind: .manifest(validators)) { result in
+        workQueue.async { [engine] in
+            engine.enqueue(key: "manifest " + url.absoluteString + " " + (validators?.etag ?? "") + " " + (validators?.lastModified ?? ""),
+                           url: url.absoluteString, kind: .manifest(validators)) { result in
                 completion(result.map { if case .manifest(let m) = $0 { return m }; fatalError("manifest job gave an image") })
             }
         }
     }
 
     /// Cancels every transfer (their completions get ``ContentError/cancelled(url:)``) and
-    /// refuses new ones.
-    public func shutdown() {
-        let all: [Job] = lock.withLock {
-            closed = true
-            let list = Array(jobs.values)
-            return list
-        }
-        for job in all { finish(job, .failure(.cancelled(url: job.url))) }
-        session.invalidateAndCancel()
-    }
-
-    // MARK: - Jobs
-
-    enum Kind { case image(sha256: String?), manifest(ManifestValidators?) }
-    enum Payload { case entry(DiskCache.Entry), manifest(ManifestResponse) }
-
-    final class Job {
-        let key: String
-        let url: String
-        let kind: Kind
-        var completions: [@Sendable (Result<Payload, ContentError>) -> Void] = []
-        var task: URLSessionDataTask?
-        var chain: [String]
-        var response: HTTPURLResponse?
-        var declared: Int?
-        var received = 0
-        var head: [UInt8] = []
-        var body: [UInt8] = []
-        var writer: CacheWriter?
-        var outcome: Result<Payload, ContentError>?
-        var done = false
-        var timers: [DispatchSourceTimer] = []
-        init(key: String, url: String, kind: Kind) { self.key = key; self.url = url; self.kind = kind; chain = [url] }
-    }
-
-    private func enqueue(key: String, url: String, kind: Kind, urgent: Bool = false,
-                         completion: @escaping @Sendable (Result<Payload, ContentError>) -> Void) {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              parsed.host != nil else {
-            callbackQueue.async { completion(.failure(.unsupportedURL(url: url))) }
-            return
-        }
-        let start: Job? = lock.withLock {
-            if closed { return nil }
-            if let job = jobs[key] {
-                job.completions.append(completion)
-                stats.joined += 1
-                if urgent, let i = waiting.firstIndex(where: { $0 === job }), i > 0 {
-                    waiting.remove(at: i)
-                    waiting.insert(job, at: 0)
-                }
-                return nil
-            }
-            let job = Job(key: key, url: url, kind: kind)
-            job.completions.append(completion)
-            jobs[key] = job
-            if urgent { waiting.insert(job, at: 0) } else { waiting.append(job) }
-            return job
-        }
-        if start == nil, lock.withLock({ closed }) {
-            callbackQueue.async { completion(.failure(.cancelled(url: url))) }
-            return
-        }
-        startWaiting()
-    }
-
-    private func startWaiting() {
-        while true {
-            let next: Job? = lock.withLock {
-                guard running < configuration.maxConcurrent, !waiting.isEmpty, !closed else { return nil }
-                running += 1
-                stats.started += 1
-                stats.peakConcurrent = max(stats.peakConcurrent, running)
-                return waiting.removeFirst()
-            }
-            guard let job = next else { return }
-            start(job)
-        }
-    }
-
-    private func start(_ job: Job) {
-        var request = URLRequest(url: URL(string: job.url)!)
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        request.timeoutInterval = seconds(configuration.totalTimeout) + 5
-        if case .manifest(let validators?) = job.kind {
-            if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-            if let date = validators.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
-        }
-        if case .image = job.kind {
-            do {
-                job.writer = try cache.makeWriter(url: job.url)
-            } catch {
-                lock.withLock { running -= 1 }
-                finish(job, .failure(error))
-                startWaiting()
-                return
-            }
-        }
-        let task = session.dataTask(with: request)
-        lock.withLock {
-            job.task = task
-            byTask[task.taskIdentifier] = job
-        }
-        arm(job, after: configuration.connectTimeout) { [self] in
-            if lock.withLock({ job.response == nil }) {
-                fail(job, .timedOut(url: job.url, phase: "connect", seconds: seconds(configuration.connectTimeout), receivedBytes: 0))
-            }
-        }
-        arm(job, after: configuration.totalTimeout) { [self] in
-            let received = lock.withLock { job.received }
-            fail(job, .timedOut(url: job.url, phase: "total", seconds: seconds(configuration.totalTimeout), receivedBytes: received))
-        }
-        task.resume()
-    }
-
-    private func arm(_ job: Job, after delay: Duration, _ action: @escaping @Sendable () -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: timerQueue)
-        let (s, atto) = delay.components
-        timer.schedule(deadline: .now() + .nanoseconds(Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000)))
-        timer.setEventHandler(handler: action)
-        lock.withLock { job.timers.append(timer) }
-        timer.resume()
-    }
-
-    /// Records `error` as the job's outcome (unless it has one) and cancels its transfer; the
-    /// completion runs when URLSession reports the task complete.
-    private func fail(_ job: Job, _ error: ContentError) {
-        let task: URLSessionDataTask? = lock.withLock {
-            if job.outcome == nil { job.outcome = .failure(error) }
-            return job.task
-        }
-        task?.cancel()
-    }
-
-    /// Delivers the outcome to every joiner, once, and frees the slot.
-    private func finish(_ job: Job, _ result: Result<Payload, ContentError>) {
-        let completions: [@Sendable (Result<Payload, ContentError>) -> Void]? = lock.withLock {
-            if job.done { return nil }
-            job.done = true
-            if jobs[job.key] === job { jobs[job.key] = nil }
-            if let task = job.task {
-                byTask[task.taskIdentifier] = nil
-                running -= 1
-            } else {
-                waiting.removeAll { $0 === job }
-            }
-            for timer in job.timers { timer.cancel() }
-            job.timers.removeAll()
-            return job.completions
-        }
-        guard let completions else { return }
-        job.writer?.abort()
-        job.writer = nil
-        callbackQueue.async { for c in completions { c(result) } }
-        startWaiting()
-    }
-
-    private func job(for task: URLSessionTask) -> Job? { lock.withLock { byTask[task.taskIdentifier] } }
-
-    /// The byte cap for a job's body.
-    private func limit(_ job: Job) -> Int {
-        if case .image = job.kind { return configuration.maxImageBytes }
-        return configuration.maxManifestBytes
-    }
-
-    /// Called when the transfer has ended without an error of ours: checks and commits.
-    private func complete(_ job: Job) -> Result<Payload, ContentError> {
-        guard let response = job.response else {
-            return .failure(.transport(url: job.url, reason: "no response", receivedBytes: job.received))
-        }
-        if let declared = job.declared, declared != job.received {
-            return .failure(.truncated(url: job.url, expectedBytes: declared, receivedBytes: job.received))
-        }
-        switch job.kind {
-        case .manifest:
-            let headers = response.allHeaderFields
-            let validators = ManifestValidators(etag: header(headers, "ETag"), lastModified: header(headers, "Last-Modified"))
-            let finalURL = response.url ?? URL(string: job.chain.last!)!
-            return .success(.manifest(.modified(ManifestDownload(url: finalURL, body: job.body, validators: validators))))
-        case .image(let sha256):
-            if let bad = Self.magicProblem(job.head, complete: true) {
-                return .failure(.notAnImage(url: job.url, firstBytes: bad))
-            }
-            guard let writer = job.writer else { return .failure(.cancelled(url: job.url)) }
-            job.writer = nil
-            do {
-                return .success(.entry(try writer.commit(expectedSHA256: sha256)))
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
+    /// refuses new ones; the fetcher's thread has closed its connections when this returns
+    /// (it waits at most 1 s for that).
+    public func shutdown() { engine.shutdown() }
 
     /// The first bytes of a body kept to judge it: enough for an ISO BMFF `ftyp` box with a
     /// few compatible brands (HEIF, AVIF).
@@ -359,129 +177,250 @@ public final class Fetcher: NSObject, @unchecked Sendable {
     }
 }
 
-// MARK: - URLSession delegate (runs on the session's serial delegate queue)
+/// The queue of jobs and the thread that runs libcurl's multi interface.
+final class FetchEngine: @unchecked Sendable {
+    struct State {
+        /// Jobs running or queued, by request key (`image URL` / `manifest URL ...`).
+        var jobs: [String: FetchJob] = [:]
+        var waiting: [FetchJob] = []
+        var closed = false
+        var stats = Fetcher.Statistics()
+    }
+    let state = Mutex(State())
+    let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
+    let cache: DiskCache
+    let configuration: Fetcher.Configuration
+    /// Set once in ``start()``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
+    /// called only under the state lock while not closed, so never after the clean-up.
+    private var multi: UnsafeMutableRawPointer?
+    private let ended = DispatchSemaphore(value: 0)
+    /// Owned by the fetcher's thread.
+    private var active: [FetchJob] = []
 
-extension Fetcher: URLSessionDataDelegate {
-    public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                           newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        guard let job = job(for: task), let next = request.url?.absoluteString else { completionHandler(nil); return }
-        let problem: ContentError? = lock.withLock {
-            if job.chain.contains(next) {
-                return .tooManyRedirects(url: job.url, chain: job.chain + [next], limit: configuration.maxRedirects, loop: true)
-            }
-            if job.chain.count > configuration.maxRedirects {
-                return .tooManyRedirects(url: job.url, chain: job.chain + [next], limit: configuration.maxRedirects, loop: false)
-            }
-            let scheme = request.url?.scheme?.lowercased()
-            if scheme != "http" && scheme != "https" { return .unsupportedURL(url: next) }
-            job.chain.append(next)
-            return nil
-        }
-        if let problem {
-            completionHandler(nil)
-            fail(job, problem)
-        } else {
-            completionHandler(request)
-        }
+    /// `curl_global_init` once per process, before any handle (curl_global_init(3)).
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    init(cache: DiskCache, configuration: Fetcher.Configuration) {
+        self.cache = cache
+        self.configuration = configuration
     }
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                           completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        guard let job = job(for: dataTask), let http = response as? HTTPURLResponse else {
-            completionHandler(.cancel)
+    func start() {
+        _ = Self.globalInit
+        multi = curl_multi_init()
+        guard multi != nil else {
+            state.withLock { $0.closed = true }
+            ended.signal()
             return
         }
-        let problem: ContentError? = lock.withLock {
-            job.response = http
-            if case .manifest = job.kind, http.statusCode == 304 {
-                job.outcome = .success(.manifest(.notModified))
-                return nil
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, { context in
+            let engine = Unmanaged<FetchEngine>.fromOpaque(context!).takeRetainedValue()
+            engine.run()
+            return nil
+        }, context)
+        if rc == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<FetchEngine>.fromOpaque(context).release()
+            state.withLock { $0.closed = true }
+            curl_multi_cleanup(multi)
+            ended.signal()
+        }
+    }
+
+    func enqueue(key: String, url: String, kind: FetchJob.Kind, urgent: Bool = false, completion: @escaping FetchJob.Completion) {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              parsed.host != nil else {
+            callbackQueue.async { completion(.failure(.unsupportedURL(url: url))) }
+            return
+        }
+        let refused: Bool = state.withLock { state in
+            if state.closed { return true }
+            if let job = state.jobs[key] {
+                job.completions.append(completion)
+                state.stats.joined += 1
+                if urgent, let i = state.waiting.firstIndex(where: { $0 === job }), i > 0 {
+                    state.waiting.remove(at: i)
+                    state.waiting.insert(job, at: 0)
+                }
+                return false
             }
-            guard (200..<300).contains(http.statusCode) else { return .httpStatus(url: job.url, status: http.statusCode) }
-            let encoding = header(http.allHeaderFields, "Content-Encoding")?.lowercased()
-            if let encoding, encoding != "identity" {
-                // We asked for identity; an inflated body would escape the byte cap.
-                return .transport(url: job.url, reason: "the server sent a \(encoding)-encoded body although only identity was accepted", receivedBytes: 0)
+            let isImage: Bool
+            if case .image = kind { isImage = true } else { isImage = false }
+            let job = FetchJob(key: key, url: url, kind: kind,
+                               cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
+                               maxRedirects: configuration.maxRedirects)
+            job.completions.append(completion)
+            state.jobs[key] = job
+            if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
+            curl_multi_wakeup(multi)
+            return false
+        }
+        if refused { callbackQueue.async { completion(.failure(.cancelled(url: url))) } }
+    }
+
+    func shutdown() {
+        let (all, wasClosed): ([FetchJob], Bool) = state.withLock { state in
+            let wasClosed = state.closed
+            state.closed = true
+            if !wasClosed, let multi { curl_multi_wakeup(multi) }
+            return (Array(state.jobs.values), wasClosed)
+        }
+        for job in all { finish(job, .failure(.cancelled(url: job.url))) }
+        if !wasClosed {
+            _ = ended.wait(timeout: .now() + .seconds(1))
+        }
+    }
+
+    /// Delivers the outcome to every joiner, once.
+    private func finish(_ job: FetchJob, _ result: Result<FetchJob.Payload, ContentError>) {
+        let completions: [FetchJob.Completion]? = state.withLock { state in
+            if job.done { return nil }
+            job.done = true
+            if state.jobs[job.key] === job { state.jobs[job.key] = nil }
+            state.waiting.removeAll { $0 === job }
+            return job.completions
+        }
+        guard let completions else { return }
+        callbackQueue.async { for c in completions { c(result) } }
+    }
+
+    // MARK: - The fetcher's thread
+
+    private func run() {
+        while true {
+            let next: [FetchJob]? = state.withLock { state in
+                if state.closed { return nil }
+                var list: [FetchJob] = []
+                while active.count + list.count < configuration.maxConcurrent, !state.waiting.isEmpty {
+                    list.append(state.waiting.removeFirst())
+                }
+                state.stats.started += list.count
+                state.stats.peakConcurrent = max(state.stats.peakConcurrent, active.count + list.count)
+                return list
             }
-            if http.expectedContentLength >= 0 {
-                job.declared = Int(http.expectedContentLength)
-                if job.declared! > limit(job) {
-                    return .bodyTooLarge(url: job.url, limit: limit(job), declaredBytes: job.declared, receivedBytes: 0)
+            guard let next else { break }
+            for job in next { begin(job) }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                      let job = active.first(where: { $0.easy == easy }) else { continue }
+                end(job, job.result(kc_curl_message_result(message), connectTimeout: configuration.connectTimeout,
+                                    lowSpeedTime: configuration.lowSpeedTime))
+            }
+            // Our own deadlines: they give the typed phase and the bytes received.
+            let now = ContinuousClock.now
+            var nearest = now + .seconds(1)
+            for job in active {
+                if !job.gotHeaders && now >= job.connectDeadline {
+                    end(job, .failure(.timedOut(url: job.url, phase: "connect", seconds: seconds(configuration.connectTimeout), receivedBytes: 0)))
+                } else if now >= job.totalDeadline {
+                    end(job, .failure(.timedOut(url: job.url, phase: "total", seconds: seconds(configuration.totalTimeout),
+                                                receivedBytes: job.received)))
+                } else {
+                    if !job.gotHeaders { nearest = min(nearest, job.connectDeadline) }
+                    nearest = min(nearest, job.totalDeadline)
                 }
             }
-            return nil
+            // A transfer that ended in this turn freed a place: start what waits before sleeping
+            // (with none left running, the sleep below would otherwise be the idle one).
+            let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
+            if canStartMore { continue }
+            // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
+            let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
+            curl_multi_poll(multi, nil, 0, Int32(wait), nil)
         }
-        if let problem {
-            completionHandler(.cancel)
-            fail(job, problem)
-        } else if lock.withLock({ job.outcome != nil }) {
-            completionHandler(.cancel)  // 304: nothing more to read
-        } else {
-            completionHandler(.allow)
-        }
+        for job in active { end(job, .failure(.cancelled(url: job.url))) }
+        curl_multi_cleanup(multi)
+        ended.signal()
     }
 
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let job = job(for: dataTask) else { return }
-        let cap = limit(job)
-        let problem: ContentError? = lock.withLock {
-            if job.outcome != nil { return nil }
-            let before = job.received
-            job.received += data.count
-            if job.received > cap {
-                return .bodyTooLarge(url: job.url, limit: cap, declaredBytes: job.declared, receivedBytes: before)
-            }
-            if job.head.count < Self.magicLength { job.head += data.prefix(Self.magicLength - job.head.count) }
-            if case .image = job.kind, let bad = Self.magicProblem(job.head, complete: false) {
-                return .notAnImage(url: job.url, firstBytes: bad)
-            }
-            return nil
-        }
-        if let problem { fail(job, problem); return }
-        if lock.withLock({ job.outcome != nil }) { return }
-        switch job.kind {
-        case .manifest:
-            job.body += data
-        case .image:
+    /// Makes the job's easy handle and adds it to the multi handle.
+    private func begin(_ job: FetchJob) {
+        if state.withLock({ _ in job.done }) { return }  // cancelled while waiting
+        if job.isImage {
             do {
-                try data.withUnsafeBytes { raw in Result { () throws(ContentError) in try job.writer?.append(raw) } }.get()
+                job.writer = try cache.makeWriter(url: job.url)
             } catch {
-                fail(job, error)
+                finish(job, .failure(error))
+                return
             }
+        }
+        guard let easy = curl_easy_init() else {
+            job.writer?.abort()
+            finish(job, .failure(.transport(url: job.url, reason: "curl_easy_init failed", receivedBytes: 0)))
+            return
+        }
+        job.easy = easy
+        let now = ContinuousClock.now
+        job.connectDeadline = now + configuration.connectTimeout
+        job.totalDeadline = now + configuration.totalTimeout
+        var headers = ["Accept-Encoding: identity"]
+        if case .manifest(let validators?) = job.kind {
+            if let etag = validators.etag { headers.append("If-None-Match: " + etag) }
+            if let date = validators.lastModified { headers.append("If-Modified-Since: " + date) }
+        }
+        for line in headers { job.headerList = curl_slist_append(job.headerList, line) }
+        let c = configuration
+        var ok = true
+        func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
+        set(kc_curl_setopt_string(easy, CURLOPT_URL, job.url))
+        set(kc_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(kc_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        set(kc_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
+        set(kc_curl_setopt_long(easy, CURLOPT_MAXREDIRS, c.maxRedirects))
+        set(kc_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        set(kc_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(c.connectTimeout)))
+        // A backstop only: our own deadline gives the typed error first.
+        set(kc_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, milliseconds(c.totalTimeout) + 2000))
+        set(kc_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, c.lowSpeedLimit))
+        set(kc_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(c.lowSpeedTime.components.seconds))))
+        set(kc_curl_setopt_off(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(job.cap)))
+        set(kc_curl_setopt_string(easy, CURLOPT_USERAGENT, c.userAgent))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, job.headerList))
+        set(kc_curl_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, job.errorBuffer))
+        if let caFile = c.caFile {
+            set(kc_curl_setopt_string(easy, CURLOPT_CAINFO, caFile))
+            set(kc_curl_setopt_string(easy, CURLOPT_CAPATH, "/etc/ssl/certs"))  // the system store as well
+        }
+        if let proxy = c.proxy { set(kc_curl_setopt_string(easy, CURLOPT_PROXY, proxy)) }
+        let context = Unmanaged.passUnretained(job).toOpaque()
+        set(kc_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION, { data, size, count, context in
+            let job = Unmanaged<FetchJob>.fromOpaque(context!).takeUnretainedValue()
+            let n = size * count
+            return job.header(UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: n)) ? n : 0
+        }))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
+        set(kc_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION, { data, size, count, context in
+            let job = Unmanaged<FetchJob>.fromOpaque(context!).takeUnretainedValue()
+            let n = size * count
+            return job.body(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
+        }))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        active.append(job)
+        if !ok || curl_multi_add_handle(multi, easy) != CURLM_OK {
+            end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options (\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",
+                                         receivedBytes: 0)))
         }
     }
 
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let job = job(for: task) else { return }
-        let decided = lock.withLock { job.outcome }
-        let result: Result<Payload, ContentError>
-        if let decided {
-            result = decided
-        } else if let error {
-            let received = lock.withLock { job.received }
-            if let declared = job.declared, received < declared {
-                result = .failure(.truncated(url: job.url, expectedBytes: declared, receivedBytes: received))
-            } else {
-                let ns = error as NSError
-                let reason = (ns.userInfo[NSLocalizedDescriptionKey] as? String) ?? "\(error)"
-                result = .failure(.transport(url: job.url, reason: reason + " (URLError \(ns.code))", receivedBytes: received))
-            }
-        } else {
-            result = complete(job)
+    /// Ends a running job: frees its handle, drops an unfinished cache file, delivers `result`.
+    private func end(_ job: FetchJob, _ result: Result<FetchJob.Payload, ContentError>) {
+        active.removeAll { $0 === job }
+        if let easy = job.easy {
+            curl_multi_remove_handle(multi, easy)
+            curl_easy_cleanup(easy)
+            job.easy = nil
         }
+        curl_slist_free_all(job.headerList)
+        job.headerList = nil
+        job.writer?.abort()
+        job.writer = nil
         finish(job, result)
     }
-}
-
-/// A header's value, looked up case-insensitively.
-private func header(_ headers: [AnyHashable: Any], _ name: String) -> String? {
-    for (key, value) in headers {
-        if let k = key as? String, k.caseInsensitiveCompare(name) == .orderedSame { return value as? String }
-    }
-    return nil
-}
-
-/// A `Duration` as seconds (`TimeInterval`).
-func seconds(_ d: Duration) -> Double {
-    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }

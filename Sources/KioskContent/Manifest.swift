@@ -51,7 +51,7 @@ public struct ManifestItem: Equatable, Sendable {
     }
 }
 
-/// A parsed, validated playlist manifest (SPEC section 5, issue 5 "Manifest format").
+/// A parsed, validated playlist manifest (README "The manifest").
 ///
 /// Two JSON forms are read, UTF-8 with or without a byte-order mark:
 ///
@@ -108,10 +108,10 @@ public struct Manifest: Equatable, Sendable {
         let body = try utf8Body(bytes, source: source)
         let root: JSONValue
         do {
-            root = try JSONDecoder().decode(JSONValue.self, from: Data(body))
+            root = try JSONValue.parse(body)
         } catch {
             // JSONSerialization's message says where (line and column); JSONDecoder's does not.
-            var reason = syntaxReason(error)
+            var reason = syntaxReason(error.underlying)
             do { _ = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) } catch {
                 if let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String {
                     reason = (detail.hasSuffix(".") ? String(detail.dropLast()) : detail) + lineAndColumn(detail, in: body)
@@ -186,36 +186,6 @@ public struct Manifest: Equatable, Sendable {
     }
 }
 
-/// A JSON value as decoded by `JSONDecoder` (Bool is tried before numbers, so `true` is never 1).
-enum JSONValue: Decodable {
-    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let n = try? c.decode(Double.self) { self = .number(n) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else if let o = try? c.decode([String: JSONValue].self) { self = .object(o) }
-        else {
-            // In practice a number too large for a Double (1e999).
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "a value that cannot be read (a number out of range?)")
-        }
-    }
-
-    var typeName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "a boolean"
-        case .number: return "a number"
-        case .string: return "a string"
-        case .array: return "an array"
-        case .object: return "an object"
-        }
-    }
-}
-
 /// Walks the JSON tree, validating as it goes; every error names its path.
 private struct Reader {
     let source: String
@@ -233,7 +203,7 @@ private struct Reader {
     func number(_ value: JSONValue?, _ path: String, _ range: ClosedRange<Double>, excludingLower: Bool,
                 unit: String) throws(ContentError) -> Double? {
         guard let value, case let v = value, !isNull(v) else { return nil }
-        guard case .number(let n) = v else { throw fail(path, "expected a number (\(unit)), found \(v.typeName)") }
+        guard let n = v.number else { throw fail(path, "expected a number (\(unit)), found \(v.typeName)") }
         let low = excludingLower ? "more than \(format(range.lowerBound))" : "at least \(format(range.lowerBound))"
         guard n.isFinite, n <= range.upperBound, excludingLower ? n > range.lowerBound : n >= range.lowerBound else {
             throw fail(path, "\(format(n)) \(unit) is out of range (\(low) and at most \(format(range.upperBound)))")

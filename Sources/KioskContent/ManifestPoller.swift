@@ -1,7 +1,8 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import KioskSystem
 
-/// Keeps a remote manifest current (issue 5 §3, §7) on its own serial queue: at ``start()`` the
+/// Keeps a remote manifest current (README "Content") on its own serial queue: at ``start()`` the
 /// stored last good manifest is posted at once (offline first), then the URL is polled with
 /// conditional GETs on the ``PollSchedule`` (interval with jitter, backoff on failure,
 /// ``pollNow()`` for SIGHUP). Results reach the frame loop through ``events`` (a ``Mailbox``
@@ -57,7 +58,7 @@ public final class ManifestPoller: @unchecked Sendable {
         self.fetcher = fetcher
         self.store = store
         self.maxItems = maxItems
-        events = try Mailbox()
+        do { events = try Mailbox() } catch { throw .system(error) }
         origin = clock.now
         self.schedule = PollSchedule(configuration: schedule, now: .zero)
     }

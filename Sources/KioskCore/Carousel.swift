@@ -1,4 +1,4 @@
-/// The carousel's settings (SPEC section 3).
+/// The carousel's settings (README "The carousel").
 public struct CarouselConfig: Equatable, Sendable {
     /// Time from one image being fully shown to the next being fully shown (default 5 s); an
     /// item's own ``PlaylistItem/duration`` overrides it. The cross-fade is part of it.
@@ -37,6 +37,17 @@ public struct CarouselConfig: Equatable, Sendable {
 
     /// ``flickVelocity`` or its default.
     public var effectiveFlickVelocity: Double { flickVelocity ?? max(300, Double(screenWidth) / 3) }
+
+    /// The fade as run: ``fade``, but never longer than ``interval`` (the one place that rule
+    /// is kept, with ``applyOverrides(interval:fade:)``).
+    public var effectiveFade: Duration { min(fade, interval) }
+
+    /// Applies a manifest's show-wide `interval` and `fade` over these settings (nil keeps the
+    /// current one; the interval first); a fade given is cut to the interval then in force.
+    public mutating func applyOverrides(interval: Duration?, fade: Duration?) {
+        if let interval { self.interval = interval }
+        if let fade { self.fade = min(fade, self.interval) }
+    }
 }
 
 /// A move through the playlist: to the next item or the previous one (wrapping both ways).
@@ -60,8 +71,9 @@ public enum CarouselAction: Equatable, Sendable {
 }
 
 /// The carousel as a value: playlist position, three slots, auto-advance timing and fades
-/// (SPEC section 3). It takes events with their show time and returns ``CarouselAction``s; it
-/// holds no clock, no thread and no pixels, so tests drive it with any times they like.
+/// (README "The carousel"). It takes events with their show time and returns
+/// ``CarouselAction``s; it holds no clock, no thread and no pixels, so tests drive it with any
+/// times they like.
 ///
 /// Slots: three physical slots (0, 1, 2) play the roles previous, current and next. After a
 /// move the roles rotate and only the slot that came into the far position is prepared again;
@@ -102,7 +114,7 @@ public struct Carousel: Sendable {
         var elapsed: Duration
     }
 
-    /// A finger is down (SPEC section 4).
+    /// A finger is down (README "Touch").
     struct Hold: Equatable {
         var picture: Picture
         /// Where the picture sat when the finger landed (non-zero when it caught a settle).
@@ -211,7 +223,7 @@ public struct Carousel: Sendable {
     /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
     public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
-    private var fade: Duration { min(config.fade, config.interval) }
+    private var fade: Duration { config.effectiveFade }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
 
     // MARK: Events
@@ -322,7 +334,7 @@ public struct Carousel: Sendable {
         return actions
     }
 
-    // MARK: A new playlist (SPEC section 5)
+    // MARK: A new playlist (README "Content")
 
     /// Replaces the playlist at `now` (a new manifest, a changed directory) without a black
     /// frame. The image on screen stays. If the new list has it (same source), the show goes on
@@ -409,7 +421,7 @@ public struct Carousel: Sendable {
         }
     }
 
-    // MARK: Touch (SPEC section 4)
+    // MARK: Touch (README "Touch")
 
     /// A finger landed at `now`. The show holds where it is: auto-advance pauses, a cross-fade or
     /// fade-in stops at its current blend, a settling picture stops where it is. Nothing jumps.
@@ -628,7 +640,7 @@ public struct Carousel: Sendable {
             return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
         }
         let direction: Direction = s.to < 0 ? .forward : .backward
-        config.direction = direction  // auto-advance follows the last swipe (SPEC section 3)
+        config.direction = direction  // auto-advance follows the last swipe (README "The carousel")
         stepCursor(direction)
         currentSince = end
         announced = false

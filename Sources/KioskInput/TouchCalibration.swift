@@ -40,7 +40,8 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
 
     /// The six numbers, `a b c d e f`.
     public var description: String {
-        [a, b, c, d, e, f].map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int($0)) : String($0) }.joined(separator: " ")
+        func number(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v) }
+        return [a, b, c, d, e, f].map(number).joined(separator: " ")
     }
 
     /// Parses a `--touch-calibration` value: six finite numbers separated by white space or

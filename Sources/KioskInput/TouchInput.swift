@@ -2,7 +2,6 @@ import Glibc
 import CLibEvdev
 import KioskCore
 import KioskSystem
-import Synchronization
 
 /// What ``TouchInput`` reports to the app.
 public enum TouchInputEvent: Equatable, Sendable {
@@ -71,8 +70,8 @@ public struct TouchInputConfiguration: Sendable {
 }
 
 /// Reads the touchscreen on its own thread and queues ``TouchInputEvent``s for the frame loop,
-/// which never blocks on it: poll ``wakeDescriptor`` (readable while events wait) and call
-/// ``takeEvents()``.
+/// which never blocks on it: poll ``events``' ``Mailbox/wakeDescriptor`` (readable while events
+/// wait) and ``Mailbox/take()`` them.
 ///
 /// The thread polls the device and an inotify watch on the device directory (`IN_CREATE`,
 /// `IN_ATTRIB` for permissions udev settles after creation, `IN_DELETE`), so a touchscreen plugged
@@ -82,20 +81,13 @@ public struct TouchInputConfiguration: Sendable {
 /// ``TouchInputEvent/problem(_:)`` or ``TouchInputEvent/lost(path:reason:)``.
 public final class TouchInput: @unchecked Sendable {
     public let configuration: TouchInputConfiguration
-    /// Read end of the wake pipe: readable while events wait; drained by ``takeEvents()``.
-    public let wakeDescriptor: Int32
-    private let wakeWrite: Int32
-    private let stopRead: Int32, stopWrite: Int32
     /// Largest number of waiting events; beyond it `.move` samples are dropped (downs, ups and
-    /// device events are always kept).
+    /// device events are always kept), with one ``TouchInputEvent/problem(_:)`` saying so.
     public static let queueLimit = 4096
-
-    private struct Shared {
-        var events: [TouchInputEvent] = []
-        var overflowReported = false
-    }
-    private let shared = Mutex(Shared())
-    private var thread: pthread_t?
+    /// The events for the frame loop, oldest first (bounded by ``queueLimit``; the wake-up byte
+    /// is written only when the queue was empty, so the pipe never fills).
+    public let events: Mailbox<TouchInputEvent>
+    private let worker: WorkerThread
 
     // Worker-thread state.
     private var device: EvdevDevice?
@@ -104,82 +96,33 @@ public final class TouchInput: @unchecked Sendable {
     /// missing device retried every 2 s does not flood the log.
     private var reportedProblems: Set<String> = []
 
-    /// Creates the pipes; reads nothing until ``start()``.
+    /// Creates the queue and the thread's stop pipe; reads nothing until ``start()``.
     /// - Throws: ``InputError/system(_:)`` when a pipe cannot be made.
     public init(configuration: TouchInputConfiguration) throws(InputError) {
         self.configuration = configuration
-        let wake: (read: Int32, write: Int32), stop: (read: Int32, write: Int32)
-        do { wake = try makeWakePipe() } catch { throw .system(error) }
-        do { stop = try makeWakePipe() } catch {
-            close(wake.read); close(wake.write)
-            throw .system(error)
-        }
-        (wakeDescriptor, wakeWrite, stopRead, stopWrite) = (wake.read, wake.write, stop.read, stop.write)
+        do {
+            events = try Mailbox(bound: Self.queueLimit, overflow: .dropNew(where: { event in
+                if case .sample(let s) = event { return s.phase == .move }
+                return false
+            }, notice: .problem("touch events are not being taken: moves dropped")), wake: .whenEmpty)
+            worker = try WorkerThread(name: "touch input")
+        } catch { throw .system(error) }
     }
 
-    deinit {
-        stop()
-        for fd in [wakeDescriptor, wakeWrite, stopRead, stopWrite] { close(fd) }
-    }
+    deinit { stop() }
 
     /// Starts the reader thread (once; later calls do nothing).
     /// - Throws: ``InputError/system(_:)`` when the thread cannot be created.
     public func start() throws(InputError) {
-        guard thread == nil else { return }
-        var tid = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&tid, nil, { raw in
-            let input = Unmanaged<TouchInput>.fromOpaque(raw!).takeRetainedValue()
-            input.run()
-            return nil
-        }, context)
-        if rc != 0 {
-            Unmanaged<TouchInput>.fromOpaque(context).release()
-            throw .system(SystemError(operation: "pthread_create", path: "", errno: rc))
-        }
-        thread = tid
+        do { try worker.start { self.run() } } catch { throw .system(error) }
     }
 
     /// Stops the reader thread and waits for it; the device is closed (and its grab released).
-    public func stop() {
-        guard let tid = thread else { return }
-        var byte: UInt8 = 1
-        _ = write(stopWrite, &byte, 1)
-        pthread_join(tid, nil)
-        thread = nil
-    }
-
-    /// Takes the waiting events, oldest first, and drains the wake pipe.
-    public func takeEvents() -> [TouchInputEvent] {
-        shared.withLock { state in
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeDescriptor, &buffer, buffer.count) > 0 {}
-            let events = state.events
-            state.events.removeAll()
-            state.overflowReported = false
-            return events
-        }
-    }
+    public func stop() { worker.stop() }
 
     private func post(_ events: [TouchInputEvent]) {
         guard !events.isEmpty else { return }
-        shared.withLock { state in
-            let wasEmpty = state.events.isEmpty
-            for event in events {
-                if state.events.count >= Self.queueLimit, case .sample(let s) = event, s.phase == .move {
-                    if !state.overflowReported {
-                        state.overflowReported = true
-                        state.events.append(.problem("touch events are not being taken: moves dropped"))
-                    }
-                    continue
-                }
-                state.events.append(event)
-            }
-            if wasEmpty && !state.events.isEmpty {
-                var byte: UInt8 = 1
-                _ = write(wakeWrite, &byte, 1)
-            }
-        }
+        self.events.post(contentsOf: events)
     }
 
     /// Posts a problem unless it was already posted since the last attach (no log flooding
@@ -198,25 +141,25 @@ public final class TouchInput: @unchecked Sendable {
     }
 
     private func run() {
-        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if inotify < 0 { problem(SystemError(operation: "inotify_init1", path: "", errno: errno).description) }
-        defer { if inotify >= 0 { close(inotify) } }
+        var inotify: InotifyReader?
+        do { inotify = try InotifyReader() } catch { problem(error.description) }
         var watch: Int32 = -1
         var needScan = true
         var retry = false
         while true {
-            if inotify >= 0 && watch < 0 {
-                watch = inotify_add_watch(inotify, watchDirectory, UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
-                if watch < 0 {
-                    problem(SystemError(operation: "inotify_add_watch", path: watchDirectory, errno: errno).description)
+            if let inotify, watch < 0 {
+                do {
+                    watch = try inotify.addWatch(watchDirectory, mask: UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
+                } catch {
+                    problem(error.description)
                 }
             }
             if device == nil && needScan {
                 needScan = false
                 retry = !attach()
             }
-            var fds = [pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: inotify?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
             if let device { fds.append(pollfd(fd: device.fd.rawValue, events: Int16(POLLIN), revents: 0)) }
             let timeout: Int32 = (device == nil && retry) || watch < 0 ? 2000 : -1
             let n = poll(&fds, nfds_t(fds.count), timeout)
@@ -228,8 +171,8 @@ public final class TouchInput: @unchecked Sendable {
             }
             if fds[0].revents != 0 { break }
             if n == 0 { needScan = true; continue }  // retry timer
-            if fds[1].revents != 0 {
-                let (changed, lostWatch) = drainInotify(inotify)
+            if fds[1].revents != 0, let inotify {
+                let (changed, lostWatch) = examine(inotify.readEvents())
                 if changed { needScan = true }
                 if lostWatch { watch = -1; needScan = true }
                 // Found by itself on a lesser device (no INPUT_PROP_DIRECT: a tablet, a touch
@@ -251,29 +194,16 @@ public final class TouchInput: @unchecked Sendable {
         if device != nil { detach(reason: nil) }
     }
 
-    /// Reads inotify events; returns whether one concerns a node we might want, and whether the
-    /// watch went away (directory deleted: `IN_IGNORED`).
-    private func drainInotify(_ fd: Int32) -> (changed: Bool, lostWatch: Bool) {
+    /// Whether the inotify events concern a node we might want, and whether the watch went
+    /// away (directory deleted: `IN_IGNORED`).
+    private func examine(_ events: [InotifyEvent]) -> (changed: Bool, lostWatch: Bool) {
         var changed = false, lost = false
-        var buffer = [UInt8](repeating: 0, count: 4096)
         let wanted = configuration.devicePath.map { path in path.split(separator: "/").last.map(String.init) ?? path }
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            var offset = 0
-            // struct inotify_event: int wd; uint32_t mask, cookie, len; char name[len] (sys/inotify.h).
-            while offset + 16 <= count {
-                let (mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let nameBytes = buffer[(offset + 16) ..< min(count, offset + 16 + length)].prefix { $0 != 0 }
-                let name = String(decoding: nameBytes, as: UTF8.self)
-                if mask & UInt32(IN_IGNORED) != 0 { lost = true }
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
-                if let wanted { if name == wanted { changed = true } } else if name.hasPrefix("event") { changed = true }
-                offset += 16 + length
-            }
+        for event in events {
+            let name = String(decoding: event.name, as: UTF8.self)
+            if event.has(IN_IGNORED) { lost = true }
+            if event.has(IN_Q_OVERFLOW) { changed = true }
+            if let wanted { if name == wanted { changed = true } } else if name.hasPrefix("event") { changed = true }
         }
         return (changed, lost)
     }

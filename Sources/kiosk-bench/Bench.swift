@@ -31,6 +31,7 @@ final class Bench {
         var warmStartRuns = 5
         /// `--warm-start-only`: run section 6 alone.
         var warmStartOnly = false
+        var hugeBodyOnly = false
         /// `--formats-only`: run section 3b (HEIC and WebP) alone.
         var formatsOnly = false
         var photo: String?
@@ -121,10 +122,28 @@ final class Bench {
             printTable()
             return failures == 0 ? 0 : 1
         }
+        if settings.hugeBodyOnly {
+            let (app, appPrefix, appNote) = appCommand()
+            if let appNote { notes.append(appNote) }
+            if let gcc = tool("gcc") {
+                let binary = scratch + "/rusage_runner"
+                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
+                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
+            }
+            section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
+            hugeBody(app: app, prefix: appPrefix)
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
         let gcc = tool("gcc"), vipsthumbnail = tool("vipsthumbnail"), vips = tool("vips")
         if settings.formatsOnly {
             let (app, appPrefix, appNote) = appCommand()
             if let appNote { notes.append(appNote) }
+            if let gcc {
+                let binary = scratch + "/rusage_runner"
+                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
+                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
+            }
             section("3b. HEIC and WebP: decode + fit to 1920x1080 (whole process, median of \(settings.decodeRuns) runs), whole program at 1080p")
             formatSection(volna: volna, vips: vips, vipsthumbnail: vipsthumbnail, app: app, prefix: appPrefix)
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
@@ -209,7 +228,7 @@ final class Bench {
         section("3b. HEIC and WebP: decode + fit to 1920x1080 (whole process, median of \(settings.decodeRuns) runs), whole program at 1080p")
         formatSection(volna: volna, vips: vips, vipsthumbnail: vipsthumbnail, app: app, prefix: appPrefix)
 
-        // 4. Issue 3: compose and copy-to-scanout.
+        // 4. Compose and copy-to-scanout.
         section("4. per-frame compose and copy-to-scanout, 1080p")
         if let blend {
             compare("compose: blend into a frame (= 2)", ours: blend.ours, ms(blend.ours),
@@ -220,13 +239,17 @@ final class Bench {
         kernelPair("copy-to-scanout XRGB8888 pitch 7680, rot 90", ours: ["xrgb", "90"], c: reference, cKernel: "xrgb-rot90",
                    cLabel: "C per-pixel loop, gcc -O3", target: nil)
 
-        // 5. Issue 4: touch to screen.
+        // 5. Touch to screen.
         section("5. touch to screen: input timestamp -> frame presented, 1920x1080 fbdev path, 125 Hz reports (median of frames)")
         touchLatency()
 
-        // 6. Issue 5: start to first frame from the disk cache, offline.
+        // 6. Start to first frame from the disk cache, offline.
         section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
         warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
+
+        // 7. Every byte from the network bounded.
+        section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
+        hugeBody(app: app, prefix: appPrefix)
 
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")
@@ -421,7 +444,7 @@ final class Bench {
         return (om, rm)
     }
 
-    /// Issue 4's latency figure: median and 95th percentile against one 60 Hz frame.
+    /// The drag latency figure: median and 95th percentile against one 60 Hz frame.
     func touchLatency() {
         let photos = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "fallenleaf-1920x1200.jpg"]
             .map { root + "/deploy/samples/" + $0 }

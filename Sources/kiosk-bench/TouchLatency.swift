@@ -2,9 +2,9 @@ import Glibc
 import KioskApp
 import KioskCore
 import KioskDisplay
-import Synchronization
+import KioskSystem
 
-/// Input-to-screen latency of a drag (issue 4's benchmark), in process: the real frame loop,
+/// Input-to-screen latency of a drag (README "Benchmarks"), in process: the real frame loop,
 /// gesture recogniser, carousel, renderer and fbdev present path at 1920x1080 XRGB8888 (a
 /// regular file in /dev/shm mapped as the framebuffer, so the scanout copy is real), fed by a
 /// thread that reports a finger every 8 ms (a 125 Hz touchscreen) with timestamps on the
@@ -34,20 +34,35 @@ enum TouchLatency {
             return 1
         }
         let clock = MonotonicClock()
-        let feed = SwipeFeed(clock: clock, width: Double(width), swipes: swipes)
+        let feed: SwipeFeed
+        do {
+            feed = try SwipeFeed(clock: clock, width: Double(width), swipes: swipes)
+        } catch {
+            fputs("touch-latency: \(error)\n", stderr)
+            return 1
+        }
         let items = photos.map { PlaylistItem(source: $0) }
         let end = feed.endTime + .milliseconds(500)
+        let preparer: SlotPreparer
+        do {
+            preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 100_000_000)
+        } catch {
+            fputs("touch-latency: \(error)\n", stderr)
+            return 1
+        }
         let loop = FrameLoop(display: display, clock: clock,
                              carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(600))),
-                             preparer: SlotPreparer(width: width, height: height, fit: .fit, background: .black,
-                                                    maxPixels: 100_000_000),
+                             preparer: preparer,
                              background: .black, events: EventWriter(descriptor: open("/dev/null", O_WRONLY)),
                              runFor: end, touch: feed)
         var latencies: [Double] = []
         loop.presented = { at, touchTime in
             if let touchTime { latencies.append(Double((at - touchTime).wholeNanoseconds) / 1e6) }
         }
-        feed.start()
+        do { try feed.start() } catch {
+            fputs("touch-latency: \(error)\n", stderr)
+            return 1
+        }
         do { _ = try loop.run() } catch {
             fputs("touch-latency: \(error)\n", stderr)
             return 1
@@ -65,21 +80,18 @@ private func fixed3(_ v: Double) -> String { String(Double((v * 1000).rounded())
 /// Reports a finger sweeping from 85 % to 15 % of the width and back, every 8 ms, `swipes`
 /// times, starting 1.5 s in (when the first images are decoded), with a 600 ms rest between.
 private final class SwipeFeed: TouchFeed {
-    let wakeDescriptor: Int32
-    private let writeEnd: Int32
-    private let pending = Mutex<[TouchFeedEvent]>([])
+    private let pending: Mailbox<TouchFeedEvent>
+    private let finger: WorkerThread
+    var wakeDescriptor: Int32 { pending.wakeDescriptor }
     private let clock: MonotonicClock
     private let width: Double
     private let swipes: Int
     static let start: Duration = .milliseconds(1500), swipeLength = 50, period: Duration = .milliseconds(8)
     static let rest: Duration = .milliseconds(600)
 
-    init(clock: MonotonicClock, width: Double, swipes: Int) {
-        var fds: [Int32] = [-1, -1]
-        pipe(&fds)
-        for f in fds { _ = fcntl(f, F_SETFL, O_NONBLOCK) }
-        wakeDescriptor = fds[0]
-        writeEnd = fds[1]
+    init(clock: MonotonicClock, width: Double, swipes: Int) throws(SystemError) {
+        pending = try Mailbox()
+        finger = try WorkerThread(name: "touch-latency finger")
         self.clock = clock
         self.width = width
         self.swipes = swipes
@@ -89,9 +101,9 @@ private final class SwipeFeed: TouchFeed {
         Self.start + (Self.period * (Self.swipeLength + 1) + Self.rest) * swipes
     }
 
-    func start() {
-        let thread = Thread { [self] in generate() }
-        thread.start()
+    /// Starts the finger's thread (it ends by itself after the last swipe).
+    func start() throws(SystemError) {
+        try finger.start { [self] in generate() }
     }
 
     private func sleep(until t: Duration) {
@@ -101,9 +113,7 @@ private final class SwipeFeed: TouchFeed {
 
     private func report(_ phase: TouchSample.Phase, x: Double) {
         let sample = TouchSample(phase, x: x, y: 540, time: clock.now)
-        pending.withLock { $0.append(.sample(sample)) }
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
+        pending.post(.sample(sample))
     }
 
     private func generate() {
@@ -121,28 +131,5 @@ private final class SwipeFeed: TouchFeed {
         }
     }
 
-    func takeTouchEvents() -> [TouchFeedEvent] {
-        var drain = [UInt8](repeating: 0, count: 256)
-        while read(wakeDescriptor, &drain, drain.count) > 0 {}
-        return pending.withLock { events in
-            defer { events.removeAll() }
-            return events
-        }
-    }
-}
-
-/// A plain pthread running a closure (Foundation's Thread is not imported here).
-private final class Thread {
-    private let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
-    func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var tid = pthread_t()
-        pthread_create(&tid, nil, { arg in
-            let me = Unmanaged<Thread>.fromOpaque(arg!).takeRetainedValue()
-            me.body()
-            return nil
-        }, box)
-        pthread_detach(tid)
-    }
+    func take() -> [TouchFeedEvent] { pending.take() }
 }

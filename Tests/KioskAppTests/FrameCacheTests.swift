@@ -30,7 +30,7 @@ import KioskImaging
     let path = NSTemporaryDirectory() + "kc-framecache-\(getpid()).png"
     defer { unlink(path) }
     try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF11_2233), to: path)
-    let preparer = SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
+    let preparer = try SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
     guard case .frame(let first) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
         Issue.record("first prepare failed"); return
     }

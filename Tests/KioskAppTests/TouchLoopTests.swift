@@ -35,7 +35,7 @@ final class ScriptedFeed: TouchFeed {
     }
     deinit { timer.cancel(); close(wakeDescriptor); close(writeEnd) }
 
-    func takeTouchEvents() -> [TouchFeedEvent] {
+    func take() -> [TouchFeedEvent] {
         var drain = [UInt8](repeating: 0, count: 256)
         while read(wakeDescriptor, &drain, drain.count) > 0 {}
         let now = clock.now
@@ -89,7 +89,7 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
     let events = EventWriter(descriptor: fds[1])
     let loop = FrameLoop(display: display, clock: clock,
                          carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
-                         preparer: SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
+                         preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
                          background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)),
                          touch: ScriptedFeed(script, clock: clock), tapCommand: tapCommand)
     if let stuckTouchLimit { loop.stuckTouchLimit = stuckTouchLimit }

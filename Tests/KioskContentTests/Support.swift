@@ -78,10 +78,14 @@ final class Nginx {
     let port: Int
     let process: Child
     var root: String { prefix + "/www" }
-    var base: String { "http://127.0.0.1:\(port)" }
+    let tls: Bool
+    var base: String { (tls ? "https" : "http") + "://127.0.0.1:\(port)" }
 
     /// Starts nginx; with `restarting`, on that server's prefix and port again (after its stop).
-    init(restarting previous: Nginx? = nil) throws {
+    /// With `tls` (PEM paths), it speaks https with that certificate; with `ipv6`, it listens
+    /// on `[::1]` too (same port).
+    init(restarting previous: Nginx? = nil, tls: (certificate: String, key: String)? = nil, ipv6: Bool = false) throws {
+        self.tls = tls != nil
         let binary = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw Failure("nginx is not installed (\(binary)): run `apt-get install nginx-light` (deploy/apt-deps.sh --tests)")
@@ -110,7 +114,9 @@ final class Nginx {
                 types { image/jpeg jpg; image/png png; application/json json; }
                 default_type application/octet-stream;
                 server {
-                    listen 127.0.0.1:\(port);
+                    listen 127.0.0.1:\(port)\(tls != nil ? " ssl" : "");
+                    \(ipv6 ? "listen [::1]:\(port);" : "")
+                    \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
                     root \(prefix)/www;
                     location = /moved.json { return 301 /show.json; }
                 }
@@ -217,7 +223,14 @@ final class FaultServer {
     }
 
     func stats() throws -> (peak: Int, count: [String: Int]) {
-        let data = try Data(contentsOf: URL(string: base + "/stats")!)
+        // Read with the project's own fetcher (a manifest-sized body into memory).
+        let fetcher = Fetcher(cache: try DiskCache(.init(directory: makeTempDirectory("stats-cache"))))
+        defer { fetcher.shutdown() }
+        let answer: Result<ManifestResponse, ContentError> = try waitFor { done in
+            fetcher.fetchManifest(URL(string: base + "/stats")!) { done($0) }
+        }
+        guard case .success(.modified(let download)) = answer else { throw Failure("GET /stats: \(answer)") }
+        let data = Data(download.body)
         let json = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         return (json["peak"] as! Int, json["count"] as! [String: Int])
     }

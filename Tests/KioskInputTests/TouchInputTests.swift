@@ -10,9 +10,9 @@ import KioskInput
         var all: [TouchInputEvent] = []
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
-            var fds = [pollfd(fd: input.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: input.events.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 1, 200)
-            all += input.takeEvents()
+            all += input.events.take()
             if done(all) { break }
         }
         return all
@@ -53,7 +53,7 @@ import KioskInput
         #expect(problems(events).contains(wanted), "\(events)")
         // Retried every 2 s, but said once.
         usleep(4_500_000)
-        let later = input.takeEvents()
+        let later = input.events.take()
         #expect(problems(later).isEmpty, "\(later)")
         input.stop()
     }

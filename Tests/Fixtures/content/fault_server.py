@@ -10,12 +10,18 @@ Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:
   /big            200 without Content-Length, streams JPEG-looking bytes until the client goes
                   (at most 200 MB)
   /big-declared   200 with Content-Length 60000000, streams until the client goes
+  /huge          200 without Content-Length, streams JPEG-looking bytes until the client goes
+                  (at most 1 GB)
+  /lying         200 with Content-Length 40000000, then streams up to 1 GB (more than it said)
+  /go?URL        302 to URL (percent-decoded): file:///etc/passwd, ftp://..., anything
   /hold/NAME      200, a 3000-byte JPEG-looking body after 400 ms; counts concurrent requests
   /status/N       answers status N with a short text body
+  /headers        JSON {"user-agent": ..., "accept-encoding": ...}: the request's headers
   /stats          JSON {"peak": most concurrent /hold requests, "count": {path: requests}}
 Stops on SIGTERM or when stdin closes.
 """
 import http.server
+import urllib.parse
 import json
 import socketserver
 import sys
@@ -61,6 +67,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             counts[self.path] = counts.get(self.path, 0) + 1
         try:
+            if path == "/headers":
+                echo = {"user-agent": self.headers.get("User-Agent"),
+                        "accept-encoding": self.headers.get("Accept-Encoding")}
+                self.send_body(200, json.dumps(echo).encode(), "application/json")
+                return
             if path == "/slow":
                 self.send_response(200)
                 self.send_header("Content-Type", "image/jpeg")
@@ -105,6 +116,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 for _ in range(200 * 16):
                     self.wfile.write(chunk)
                 self.close_connection = True
+            elif path in ("/huge", "/lying"):
+                self.send_response(200)
+                self.send_header("Content-Type", "image/jpeg")
+                if path == "/lying":
+                    self.send_header("Content-Length", "40000000")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                chunk = jpeg_bytes(1 << 20)
+                for _ in range(1024):
+                    self.wfile.write(chunk)
+                self.close_connection = True
+            elif path == "/go":
+                self.redirect(urllib.parse.unquote(self.path.split("?", 1)[1]))
             elif path.startswith("/hold/"):
                 with lock:
                     active += 1

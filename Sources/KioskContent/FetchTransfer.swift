@@ -1,0 +1,287 @@
+import CKioskCurl
+import CLibCurl
+import FoundationEssentials
+import Glibc
+
+/// One request (and everyone who joined it) and, while it runs, its libcurl easy handle. The
+/// handle and every field below `completions` belong to the fetcher's thread: libcurl calls
+/// ``header(_:)`` and ``body(_:)`` from `curl_multi_perform` there, as the bytes arrive, and
+/// they enforce the byte cap, the redirect rules and the signature check at once.
+final class FetchJob {
+    enum Kind { case image(sha256: String?), manifest(ManifestValidators?) }
+    enum Payload { case entry(DiskCache.Entry), manifest(ManifestResponse) }
+    typealias Completion = @Sendable (Result<Payload, ContentError>) -> Void
+
+    let key: String
+    let url: String
+    let kind: Kind
+    /// Guarded by the fetcher's state lock.
+    var completions: [Completion] = []
+    var done = false
+
+    // Owned by the fetcher's thread.
+    var easy: UnsafeMutableRawPointer?
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// The URLs visited: the request's, then each redirect's `Location`, resolved.
+    var chain: [String]
+    /// The status of the response being read (each redirect's, then the final one).
+    var status = 0
+    /// Header fields of that response, by lower-case name (only the ones used).
+    var fields: [String: String] = [:]
+    /// True once a whole header block (of any response) has come: the connect timeout no
+    /// longer applies.
+    var gotHeaders = false
+    /// True once the final (2xx) response's headers have been accepted.
+    var accepted = false
+    var declared: Int?
+    var received = 0
+    var head: [UInt8] = []
+    var body: [UInt8] = []
+    var writer: CacheWriter?
+    /// Decided by us (a cap passed, a refused redirect, a 304, a timeout): wins over what
+    /// libcurl reports when the transfer ends.
+    var outcome: Result<Payload, ContentError>?
+    var connectDeadline = ContinuousClock.now
+    var totalDeadline = ContinuousClock.now
+    /// The byte cap of the body.
+    let cap: Int
+    let maxRedirects: Int
+
+    init(key: String, url: String, kind: Kind, cap: Int, maxRedirects: Int) {
+        self.key = key; self.url = url; self.kind = kind; self.cap = cap; self.maxRedirects = maxRedirects
+        chain = [url]
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    var isImage: Bool { if case .image = kind { return true }; return false }
+
+    /// libcurl's message for a failed transfer (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
+    func curlMessage(_ code: CURLcode) -> String {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+    }
+
+    // MARK: - libcurl callbacks (the fetcher's thread)
+
+    /// One header line (`CURLOPT_HEADERFUNCTION`: status line, field, or the empty line that
+    /// ends a block). Returns false to end the transfer (``outcome`` says why).
+    func header(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        var end = raw.count
+        while end > 0 && (raw[end - 1] == 0x0D || raw[end - 1] == 0x0A) { end -= 1 }  // CR LF
+        let line = String(decoding: raw[..<end], as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            fields = [:]
+            return true
+        }
+        if !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { return true }
+            let name = line[..<colon].lowercased()
+            if ["location", "etag", "last-modified", "content-length", "content-encoding"].contains(name) {
+                fields[name] = line[line.index(after: colon)...].trimmingASCIISpaces()
+            }
+            return true
+        }
+        // The end of a header block.
+        if (100..<200).contains(status) { return true }  // 100 Continue and the like
+        gotHeaders = true
+        if [301, 302, 303, 307, 308].contains(status), let location = fields["location"] {
+            return redirect(to: location)
+        }
+        if case .manifest = kind, status == 304 {
+            outcome = .success(.manifest(.notModified))
+            return false
+        }
+        guard (200..<300).contains(status) else {
+            outcome = .failure(.httpStatus(url: url, status: status))
+            return false
+        }
+        if let encoding = fields["content-encoding"]?.lowercased(), encoding != "identity" {
+            // We asked for identity; an inflated body would escape the byte cap.
+            outcome = .failure(.transport(url: url, reason: "the server sent a \(encoding)-encoded body although only identity was accepted",
+                                          receivedBytes: 0))
+            return false
+        }
+        if let length = fields["content-length"].flatMap({ Int($0) }), length >= 0 {
+            declared = length
+            if length > cap {
+                outcome = .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: length, receivedBytes: 0))
+                return false
+            }
+        }
+        accepted = true
+        return true
+    }
+
+    /// A redirect's `Location`, resolved against the URL that sent it (RFC 3986 §5.2, by
+    /// libcurl's URL parser): a loop, one too many, or a scheme other than http(s) ends the
+    /// transfer; otherwise libcurl follows it.
+    private func redirect(to location: String) -> Bool {
+        guard let next = resolve(location, against: chain[chain.count - 1]) else {
+            outcome = .failure(.httpStatus(url: url, status: status))
+            return false
+        }
+        if chain.contains(next.url) {
+            outcome = .failure(.tooManyRedirects(url: url, chain: chain + [next.url], limit: maxRedirects, loop: true))
+            return false
+        }
+        if chain.count > maxRedirects {
+            outcome = .failure(.tooManyRedirects(url: url, chain: chain + [next.url], limit: maxRedirects, loop: false))
+            return false
+        }
+        if next.scheme != "http" && next.scheme != "https" {
+            outcome = .failure(.redirectRefused(url: url, location: next.url))
+            return false
+        }
+        chain.append(next.url)
+        return true
+    }
+
+    /// Body bytes (`CURLOPT_WRITEFUNCTION`). Returns false to end the transfer.
+    func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if outcome != nil { return false }
+        guard accepted else { return true }  // the body of a redirect libcurl is following
+        let before = received
+        received += bytes.count
+        if received > cap {
+            outcome = .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: declared, receivedBytes: before))
+            return false
+        }
+        if head.count < Fetcher.magicLength { head += bytes.prefix(Fetcher.magicLength - head.count) }
+        switch kind {
+        case .manifest:
+            body += bytes
+        case .image:
+            if let bad = Fetcher.magicProblem(head, complete: false) {
+                outcome = .failure(.notAnImage(url: url, firstBytes: bad))
+                return false
+            }
+            do {
+                try writer?.append(bytes)
+            } catch {
+                outcome = .failure(error)
+                return false
+            }
+        }
+        return true
+    }
+
+    // MARK: - The end of a transfer
+
+    /// What a transfer that libcurl ended with `code` gives.
+    func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
+        if let outcome { return outcome }
+        if let declared, received < declared, code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR {
+            return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
+        }
+        let host = hostOf(chain[chain.count - 1])
+        switch code {
+        case CURLE_OK:
+            return complete()
+        case CURLE_OPERATION_TIMEDOUT:
+            return gotHeaders
+                ? .failure(.timedOut(url: url, phase: "low-speed", seconds: seconds(lowSpeedTime), receivedBytes: received))
+                : .failure(.timedOut(url: url, phase: "connect", seconds: seconds(connectTimeout), receivedBytes: 0))
+        case CURLE_FILESIZE_EXCEEDED:
+            // libcurl checks CURLOPT_MAXFILESIZE_LARGE as the Content-Length line arrives.
+            let said = declared ?? fields["content-length"].flatMap { Int($0) }
+            return .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: said, receivedBytes: received))
+        case CURLE_TOO_MANY_REDIRECTS:
+            return .failure(.tooManyRedirects(url: url, chain: chain, limit: maxRedirects, loop: false))
+        case CURLE_UNSUPPORTED_PROTOCOL where chain.count > 1 || status != 0:
+            return .failure(.redirectRefused(url: url, location: fields["location"] ?? curlMessage(code)))
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return .failure(.transport(url: url, reason: "cannot resolve host \(host) (DNS): \(curlMessage(code))", receivedBytes: received))
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return .failure(.transport(url: url, reason: "cannot resolve the proxy (DNS): \(curlMessage(code))", receivedBytes: received))
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM:
+            return .failure(.transport(url: url, reason: "TLS with \(host) failed, certificate not accepted: \(curlMessage(code))",
+                                       receivedBytes: received))
+        default:
+            return .failure(.transport(url: url, reason: "\(curlMessage(code)) (libcurl error \(code.rawValue))", receivedBytes: received))
+        }
+    }
+
+    /// A transfer libcurl finished without error: checks and commits.
+    private func complete() -> Result<Payload, ContentError> {
+        guard accepted else { return .failure(.transport(url: url, reason: "no response", receivedBytes: received)) }
+        if let declared, declared != received {
+            return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
+        }
+        switch kind {
+        case .manifest:
+            var effective: UnsafeMutablePointer<CChar>?
+            let final = easy.flatMap { kc_curl_getinfo_string($0, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK ? effective : nil }
+                .map { String(cString: $0) } ?? chain[chain.count - 1]
+            guard let finalURL = URL(string: final) ?? URL(string: chain[chain.count - 1]) else {
+                return .failure(.unsupportedURL(url: final))
+            }
+            let validators = ManifestValidators(etag: fields["etag"], lastModified: fields["last-modified"])
+            return .success(.manifest(.modified(ManifestDownload(url: finalURL, body: body, validators: validators))))
+        case .image(let sha256):
+            if let bad = Fetcher.magicProblem(head, complete: true) {
+                return .failure(.notAnImage(url: url, firstBytes: bad))
+            }
+            guard let writer else { return .failure(.cancelled(url: url)) }
+            self.writer = nil
+            do {
+                return .success(.entry(try writer.commit(expectedSHA256: sha256)))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+}
+
+/// `reference` resolved against `base` by libcurl's URL parser (RFC 3986 §5.2), any scheme
+/// allowed (so that a refused one can be named), with its lower-case scheme.
+func resolve(_ reference: String, against base: String) -> (url: String, scheme: String)? {
+    guard let handle = curl_url() else { return nil }
+    defer { curl_url_cleanup(handle) }
+    let flags = UInt32(CURLU_NON_SUPPORT_SCHEME)
+    guard curl_url_set(handle, CURLUPART_URL, base, flags) == CURLUE_OK,
+          curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
+    func part(_ which: CURLUPart) -> String? {
+        var text: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, which, &text, 0) == CURLUE_OK, let text else { return nil }
+        defer { curl_free(text) }
+        return String(cString: text)
+    }
+    guard let url = part(CURLUPART_URL), let scheme = part(CURLUPART_SCHEME) else { return nil }
+    return (url, scheme.lowercased())
+}
+
+/// The host of an absolute URL (for messages), or the URL itself.
+func hostOf(_ url: String) -> String {
+    guard let handle = curl_url() else { return url }
+    defer { curl_url_cleanup(handle) }
+    var text: UnsafeMutablePointer<CChar>?
+    guard curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
+          curl_url_get(handle, CURLUPART_HOST, &text, 0) == CURLUE_OK, let text else { return url }
+    defer { curl_free(text) }
+    return String(cString: text)
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
+    func trimmingASCIISpaces() -> String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// A `Duration` as seconds.
+func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+/// A `Duration` as whole milliseconds (at least 1).
+func milliseconds(_ d: Duration) -> Int {
+    max(1, Int(d.components.seconds) * 1000 + Int(d.components.attoseconds / 1_000_000_000_000_000))
+}

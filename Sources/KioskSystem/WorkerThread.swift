@@ -1,0 +1,71 @@
+import Glibc
+
+/// A thread of its own for a loop that polls descriptors (a directory watch, the touchscreen
+/// reader, the control socket): ``start(_:)`` runs the body once on a new pthread, ``stop()``
+/// makes ``stopDescriptor`` readable and joins the thread. The body must include
+/// ``stopDescriptor`` in every `poll(2)` it blocks in and return once it is readable
+/// (``isStopRequested``).
+///
+/// The body's closure is held until the thread ends: whatever it captures (the owner, usually)
+/// lives at least that long, so an owner that starts one must call ``stop()`` when done.
+public final class WorkerThread: @unchecked Sendable {
+    /// What the thread is for, in error messages (`pthread_create NAME`).
+    public let name: String
+    /// Read end of the stop pipe: readable once ``stop()`` was called (non-blocking, close-on-exec).
+    public let stopDescriptor: Int32
+    private let stopWrite: Int32
+    private var thread: pthread_t?
+
+    /// Makes the stop pipe; starts nothing. Throws ``SystemError`` (`pipe`).
+    public init(name: String) throws(SystemError) {
+        self.name = name
+        let fds = try makeWakePipe()
+        stopDescriptor = fds.read
+        stopWrite = fds.write
+    }
+
+    deinit {
+        stop()
+        close(stopDescriptor)
+        close(stopWrite)
+    }
+
+    /// Whether the thread runs (started and not yet stopped).
+    public var isRunning: Bool { thread != nil }
+
+    /// Whether ``stop()`` was called (``stopDescriptor`` is readable). Never blocks.
+    public var isStopRequested: Bool {
+        var fd = pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, 0) > 0
+    }
+
+    /// Runs `body` on a new thread (once; later calls while it runs do nothing).
+    /// Throws ``SystemError`` (`pthread_create NAME`) when the thread cannot be created.
+    public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        guard thread == nil else { return }
+        final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+        var tid = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        let rc = pthread_create(&tid, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, context)
+        if rc != 0 {
+            Unmanaged<Box>.fromOpaque(context).release()
+            throw SystemError(operation: "pthread_create", path: name, errno: rc)
+        }
+        thread = tid
+    }
+
+    /// Asks the thread to end (``stopDescriptor`` becomes readable) and waits for it. Idempotent.
+    /// Called on the worker itself (its owner released there last), it detaches instead of
+    /// waiting for itself.
+    public func stop() {
+        guard let tid = thread else { return }
+        thread = nil
+        var byte: UInt8 = 1
+        _ = write(stopWrite, &byte, 1)
+        if pthread_equal(tid, pthread_self()) != 0 { pthread_detach(tid) } else { pthread_join(tid, nil) }
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Glibc
+import KioskContent
+import Testing
+
+// The fetcher's limits against hostile or broken servers, proxies and TLS, all on loopback:
+// the project's fault server, nginx, Debian's tinyproxy, and a test CA made with openssl.
+
+private func makeFetcher(_ configure: (inout Fetcher.Configuration) -> Void = { _ in }) throws -> Fetcher {
+    let cache = try DiskCache(.init(directory: makeTempDirectory("fetch-limits")))
+    var config = Fetcher.Configuration()
+    configure(&config)
+    return Fetcher(cache: cache, configuration: config)
+}
+
+private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache.Entry, ContentError> {
+    try waitFor { done in fetcher.fetchImage(url) { done($0) } }
+}
+
+/// Runs `tool` with `arguments` and `environment` (nothing inherited), returns its stdout.
+private func run(_ tool: String, _ arguments: [String], environment: [String: String] = ["PATH": "/usr/bin:/bin"]) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: tool)
+    p.arguments = arguments
+    p.environment = environment
+    let output = Pipe()
+    p.standardOutput = output
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// One image fetched by the Fetcher in a process of its own (`kiosk-cache-writer --fetch`):
+/// its result line (`ok LENGTH` / `failed KIND: ...`) and its peak RSS in KiB.
+private func fetchInChild(_ url: String, _ options: [String] = [], environment: [String: String] = [:]) throws -> (line: String, peakKiB: Int) {
+    let text = try run(builtExecutable("kiosk-cache-writer"), ["--fetch", makeTempDirectory("child-cache"), url] + options,
+                       environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
+    let lines = text.split(separator: "\n").map(String.init)
+    guard lines.count == 2, lines[1].hasPrefix("VmHWM "), let peak = Int(lines[1].dropFirst(6)) else {
+        throw Failure("kiosk-cache-writer --fetch said: \(text)")
+    }
+    return (lines[0], peak)
+}
+
+/// 1 GB without a Content-Length: cut at 50 MB in the write callback, the process's peak RSS
+/// stays far below the body (it went to the cache's temporary file, then was dropped). A
+/// Content-Length that lies (40 MB said, 1 GB sent): libcurl reads what was said, no more.
+@Test func aGigabyteBodyIsCutAndMemoryStaysBounded() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let huge = try fetchInChild(faults.base + "/huge")
+    #expect(huge.line.hasPrefix("failed too-large: \(faults.base)/huge: body over 50 MB"), "\(huge.line)")
+    #expect(huge.peakKiB <= 64 << 10, "peak RSS \(huge.peakKiB) KiB")
+    let lying = try fetchInChild(faults.base + "/lying")
+    #expect(lying.line == "ok 40000000", "\(lying.line)")
+    #expect(lying.peakKiB <= 64 << 10, "peak RSS \(lying.peakKiB) KiB")
+}
+
+/// A body that trickles (one byte per 200 ms) is dropped by the low-speed limit.
+@Test func aTrickleIsDroppedByTheLowSpeedLimit() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher { $0.lowSpeedTime = .seconds(2) }
+    let start = ContinuousClock.now
+    let r = try image(fetcher, faults.base + "/slow")
+    guard case .failure(.timedOut(_, "low-speed", 2, let received)) = r else { Issue.record("\(r)"); return }
+    #expect(received > 0 && received < 30)
+    #expect(ContinuousClock.now - start < .seconds(4))
+    #expect(r.failureDescription.contains("low-speed limit"))
+}
+
+/// Redirects to file: and ftp: are refused and say so; a loop is stopped.
+@Test func redirectsOutsideHTTPAreRefused() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher()
+    let file = try image(fetcher, faults.base + "/go?file:///etc/passwd")
+    #expect(file == .failure(.redirectRefused(url: faults.base + "/go?file:///etc/passwd", location: "file:///etc/passwd")))
+    #expect(file.failureDescription.contains("redirect to file:///etc/passwd refused"), "\(file.failureDescription)")
+    let ftp = try image(fetcher, faults.base + "/go?ftp://127.0.0.1:21/photo.jpg")
+    #expect(ftp == .failure(.redirectRefused(url: faults.base + "/go?ftp://127.0.0.1:21/photo.jpg", location: "ftp://127.0.0.1:21/photo.jpg")))
+    let loop = try image(fetcher, faults.base + "/loop/b")
+    guard case .failure(.tooManyRedirects(_, let chain, 5, true)) = loop else { Issue.record("\(loop)"); return }
+    #expect(chain == [faults.base + "/loop/b", faults.base + "/loop/a", faults.base + "/loop/b"])
+}
+
+/// Debian's tinyproxy on a free loopback port, with its own configuration and log.
+private final class TinyProxy {
+    let directory = makeTempDirectory("tinyproxy")
+    let port = freePort()
+    let process: Child
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        let binary = "/usr/bin/tinyproxy"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw Failure("tinyproxy is not installed (\(binary)): run `apt-get install tinyproxy` (deploy/apt-deps.sh --tests)")
+        }
+        let conf = """
+        Port \(port)
+        Listen 127.0.0.1
+        Timeout 30
+        LogFile "\(directory)/tinyproxy.log"
+        LogLevel Info
+        PidFile "\(directory)/tinyproxy.pid"
+        MaxClients 20
+        Allow 127.0.0.1
+        """
+        try conf.write(toFile: directory + "/tinyproxy.conf", atomically: true, encoding: .utf8)
+        process = try Child(binary, ["-d", "-c", directory + "/tinyproxy.conf"])
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && process.isRunning && !canConnect(port) { usleep(10_000) }
+        guard process.isRunning && canConnect(port) else {
+            throw Failure("tinyproxy did not start: \(log)")
+        }
+    }
+
+    var log: String { (try? String(contentsOfFile: directory + "/tinyproxy.log", encoding: .utf8)) ?? "" }
+    func stop() { process.stop() }
+}
+
+/// Downloads go through a proxy given with --proxy or in http_proxy; no_proxy bypasses it.
+@Test func proxiesFromTheOptionAndTheEnvironment() throws {
+    let nginx = try Nginx()
+    defer { nginx.stop() }
+    let proxy = try TinyProxy()
+    defer { proxy.stop() }
+    for name in ["option.jpg", "env.jpg", "bypass.jpg", "dead.jpg"] { try nginx.put(name, jpegBytes(3000)) }
+    let dead = "http://127.0.0.1:\(freePort())"
+
+    let option = try fetchInChild(nginx.base + "/option.jpg", ["--proxy", proxy.url])
+    #expect(option.line == "ok 3000", "\(option.line)")
+    let environment = try fetchInChild(nginx.base + "/env.jpg", environment: ["http_proxy": proxy.url])
+    #expect(environment.line == "ok 3000", "\(environment.line)")
+    usleep(100_000)
+    #expect(proxy.log.contains("/option.jpg") && proxy.log.contains("/env.jpg"), "\(proxy.log)")
+    // A proxy that is down: the download fails, unless no_proxy names the host.
+    let down = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": dead])
+    #expect(down.line.hasPrefix("failed transport:"), "\(down.line)")
+    let bypass = try fetchInChild(nginx.base + "/bypass.jpg", ["--proxy", dead], environment: ["no_proxy": "127.0.0.1"])
+    #expect(bypass.line == "ok 3000", "\(bypass.line)")
+    #expect(!proxy.log.contains("/bypass.jpg"))
+}
+
+/// https against nginx with a certificate of a test CA: refused (host and reason named)
+/// without --ca-file, accepted with it.
+@Test func tlsWithAPrivateCA() throws {
+    let dir = makeTempDirectory("test-ca")
+    let openssl = "/usr/bin/openssl"
+    let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _ = try run(openssl, ["req", "-x509"] + curve + ["-keyout", dir + "/ca.key", "-out", dir + "/ca.pem", "-days", "2",
+                "-subj", "/CN=kiosk-carousel test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+    _ = try run(openssl, ["req"] + curve + ["-keyout", dir + "/server.key", "-out", dir + "/server.csr", "-subj", "/CN=127.0.0.1"])
+    try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: dir + "/ext.cnf", atomically: true, encoding: .utf8)
+    _ = try run(openssl, ["x509", "-req", "-in", dir + "/server.csr", "-CA", dir + "/ca.pem", "-CAkey", dir + "/ca.key",
+                          "-CAcreateserial", "-out", dir + "/server.pem", "-days", "2", "-extfile", dir + "/ext.cnf"])
+    let nginx = try Nginx(tls: (dir + "/server.pem", dir + "/server.key"))
+    defer { nginx.stop() }
+    #expect(nginx.base.hasPrefix("https://"))
+    try nginx.put("secure.jpg", jpegBytes(4000))
+
+    let refused = try image(try makeFetcher(), nginx.base + "/secure.jpg")
+    #expect(refused.failureKind == "transport", "\(refused)")
+    #expect(refused.failureDescription.contains("TLS with 127.0.0.1 failed"), "\(refused.failureDescription)")
+    #expect(refused.failureDescription.contains("certificate"), "\(refused.failureDescription)")
+    let accepted = try image(try makeFetcher { $0.caFile = dir + "/ca.pem" }, nginx.base + "/secure.jpg")
+    #expect(try accepted.get().length == 4000)
+
+    // Through https_proxy: a CONNECT tunnel, TLS end to end with nginx.
+    let proxy = try TinyProxy()
+    defer { proxy.stop() }
+    let tunnelled = try fetchInChild(nginx.base + "/secure.jpg", ["--ca-file", dir + "/ca.pem"], environment: ["https_proxy": proxy.url])
+    #expect(tunnelled.line == "ok 4000", "\(tunnelled.line)")
+    usleep(100_000)
+    #expect(proxy.log.contains("CONNECT 127.0.0.1:\(nginx.port)"), "\(proxy.log)")
+}
+
+/// An IPv6 literal URL over `[::1]`.
+@Test func ipv6Loopback() throws {
+    let nginx = try Nginx(ipv6: true)
+    defer { nginx.stop() }
+    try nginx.put("six.jpg", jpegBytes(2000))
+    let r = try image(try makeFetcher(), "http://[::1]:\(nginx.port)/six.jpg")
+    #expect(try r.get().length == 2000)
+}
+
+/// shutdown() ends a transfer that is waiting on a silent server at once.
+@Test func shutdownCancelsWithinASecond() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher()
+    let box = ResultBox<Result<DiskCache.Entry, ContentError>>()
+    fetcher.fetchImage(faults.base + "/stall") { box.set($0) }
+    usleep(300_000)
+    let start = ContinuousClock.now
+    fetcher.shutdown()
+    #expect(box.wait(timeout: 2) == .failure(.cancelled(url: faults.base + "/stall")))
+    #expect(ContinuousClock.now - start < .seconds(1))
+}
+
+/// The manifest's cap holds the same way: a body without Content-Length is cut as it passes it.
+@Test func aManifestOverItsCapIsCut() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher { $0.maxManifestBytes = 100_000 }
+    let r: Result<ManifestResponse, ContentError> = try waitFor { done in fetcher.fetchManifest(URL(string: faults.base + "/big")!) { done($0) } }
+    guard case .failure(.bodyTooLarge(_, 100_000, nil, let received)) = r else { Issue.record("\(r)"); return }
+    #expect(received <= 100_000)
+}
+
+/// A host that does not resolve: one transport error that says DNS and names the host.
+@Test func aHostThatDoesNotResolveSaysSo() throws {
+    let r = try image(try makeFetcher(), "http://kiosk-carousel-test.invalid/a.jpg")
+    #expect(r.failureKind == "transport", "\(r)")
+    #expect(r.failureDescription.contains("cannot resolve host kiosk-carousel-test.invalid (DNS)"), "\(r.failureDescription)")
+}

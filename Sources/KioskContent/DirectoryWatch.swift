@@ -5,8 +5,8 @@ import KioskSystem
 /// it changes (README "Content"), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
-/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe` or `.png` (any
-///   case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
+/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,
+///   `.heic`, `.heif`, `.avif` or `.gif` (any case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
 ///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
 /// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
 ///   modified (`IN_MODIFY`) is held back until it is closed after writing
@@ -156,7 +156,7 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     /// Extensions taken, compared case-insensitively: the one rule for what in a directory is
     /// an image (the watch, and KioskApp's `SourceList` for a directory that cannot be watched).
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
+    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "heic", "heif", "avif", "gif"]
 
     /// The image files of `path` once, without watching: full paths sorted byte-wise, and how
     /// many names were left out because they are not UTF-8 (they could not be opened again

@@ -32,6 +32,8 @@ final class Bench {
         /// `--warm-start-only`: run section 6 alone.
         var warmStartOnly = false
         var hugeBodyOnly = false
+        /// `--formats-only`: run section 3b (HEIC and WebP) alone.
+        var formatsOnly = false
         var photo: String?
         var keepScratch = false
     }
@@ -134,6 +136,20 @@ final class Bench {
             return failures == 0 ? 0 : 1
         }
         let gcc = tool("gcc"), vipsthumbnail = tool("vipsthumbnail"), vips = tool("vips")
+        if settings.formatsOnly {
+            let (app, appPrefix, appNote) = appCommand()
+            if let appNote { notes.append(appNote) }
+            if let gcc {
+                let binary = scratch + "/rusage_runner"
+                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
+                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
+            }
+            section("3b. HEIC and WebP: decode + fit to 1920x1080 (whole process, median of \(settings.decodeRuns) runs), whole program at 1080p")
+            formatSection(volna: volna, vips: vips, vipsthumbnail: vipsthumbnail, app: app, prefix: appPrefix)
+            notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
         let djpeg = tool("djpeg"), cjpeg = tool("cjpeg")
         if let gcc {
             let binary = scratch + "/rusage_runner"
@@ -207,6 +223,10 @@ final class Bench {
         } else {
             failRow("whole program, baseline re-encode", "input not generated")
         }
+
+        // 3b. HEIC and WebP.
+        section("3b. HEIC and WebP: decode + fit to 1920x1080 (whole process, median of \(settings.decodeRuns) runs), whole program at 1080p")
+        formatSection(volna: volna, vips: vips, vipsthumbnail: vipsthumbnail, app: app, prefix: appPrefix)
 
         // 4. Compose and copy-to-scanout.
         section("4. per-frame compose and copy-to-scanout, 1080p")

@@ -239,8 +239,10 @@ public final class ContentService {
     }
 
     /// SIGHUP: polls the manifest now, reads local playlists again, rescans directories (a
-    /// directory missing at start is watched once it exists). Returns at once.
+    /// directory missing at start is watched once it exists), and asks again for images whose
+    /// download failed less than a minute ago. Returns at once.
     public func reload() {
+        images?.forgetFailures()
         for (i, source) in sources.enumerated() {
             switch source {
             case .manifest(let poller, _):

@@ -1,6 +1,7 @@
 import Glibc
 import KioskCore
 import KioskSystem
+import Synchronization
 
 /// The one door to remote images: the ``DiskCache`` and the ``Fetcher`` that fills it, behind
 /// three calls (get an image's file, prefetch a playlist, forget a bad entry). Modelled on
@@ -32,6 +33,12 @@ public final class ImageStore: @unchecked Sendable {
 
     let cache: DiskCache
     let fetcher: Fetcher
+    /// How long a failed download is answered from memory instead of asked again: 60 s, the
+    /// show's retry interval (README, "Content"), so neither a prefetch nor a slot asks a broken
+    /// server again before the show's own retry comes.
+    public static let failureMemory: Duration = .seconds(60)
+    /// The last failure of each URL and when it came (``ContinuousClock``).
+    private let failures = Mutex<[String: (error: ContentError, at: ContinuousClock.Instant)]>([:])
 
     /// A store over `cache`, filled by a fetcher with `configuration`.
     public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration()) {
@@ -52,16 +59,47 @@ public final class ImageStore: @unchecked Sendable {
     public func image(for item: PlaylistItem, urgent: Bool,
                       completion: @escaping @Sendable (Result<OpenImage, ContentError>) -> Void) {
         let url = item.source
-        fetcher.fetchImage(url, sha256: item.sha256, urgent: urgent) { result in
+        if let error = recentFailure(url) {
+            completion(.failure(error))
+            return
+        }
+        fetcher.fetchImage(url, sha256: item.sha256, urgent: urgent) { [weak self] result in
+            self?.remember(url, result)
             completion(result.map { OpenImage(url: url, entryPath: $0.path) })
         }
     }
 
+    /// Notes a download failure of `url` (and forgets an older one on success).
+    private func remember<T>(_ url: String, _ result: Result<T, ContentError>) {
+        switch result {
+        case .failure(let error) where error.isDownloadFailure:
+            failures.withLock { $0[url] = (error, ContinuousClock.now) }
+        case .success:
+            failures.withLock { $0[url] = nil }
+        default:
+            break
+        }
+    }
+
+    /// The failure of `url` within the last ``failureMemory``, if any.
+    func recentFailure(_ url: String) -> ContentError? {
+        failures.withLock { failures in
+            guard let last = failures[url] else { return nil }
+            if ContinuousClock.now - last.at < Self.failureMemory { return last.error }
+            failures[url] = nil
+            return nil
+        }
+    }
+
+    /// Forgets every remembered failure (SIGHUP: the person asked for everything again now).
+    public func forgetFailures() { failures.withLock { $0.removeAll() } }
+
     /// Gets every remote image of `items` into the disk cache in the background (bounded by
     /// the fetcher's concurrency; one request per URL), so the whole show plays offline later.
     public func prefetch(_ items: [PlaylistItem]) {
-        for item in items where ManifestItem.isRemote(item.source) {
-            fetcher.fetchImage(item.source, sha256: item.sha256) { _ in }
+        for item in items where ManifestItem.isRemote(item.source) && recentFailure(item.source) == nil {
+            let url = item.source
+            fetcher.fetchImage(url, sha256: item.sha256) { [weak self] result in self?.remember(url, result) }
         }
     }
 
@@ -74,4 +112,16 @@ public final class ImageStore: @unchecked Sendable {
 
     /// The fetcher's counters (transfers started, joined, cache hits), for tests and logs.
     public var statistics: Fetcher.Statistics { fetcher.statistics }
+}
+
+extension ContentError {
+    /// What the server or the network did (a status, a cut, a timeout, a body that is not an
+    /// image...), remembered for ``ImageStore/failureMemory``; not a cancellation at shutdown
+    /// nor a local error of the cache, which say nothing about the next request.
+    var isDownloadFailure: Bool {
+        switch self {
+        case .cancelled, .system, .manifestEncoding, .manifestSyntax, .manifestInvalid: return false
+        default: return true
+        }
+    }
 }

@@ -36,3 +36,30 @@ private func openImage(_ store: ImageStore, _ item: PlaylistItem) throws -> Resu
     let wrong = try openImage(store, PlaylistItem(source: url + "?x", sha256: String(repeating: "a", count: 64)))
     #expect(wrong.failureKind == "hash-mismatch")
 }
+
+/// A download that failed is answered from memory for a minute (the show's retry interval):
+/// the playlist's prefetch and the slot that needs the image ask the broken server once, not
+/// once each; `forgetFailures` (SIGHUP) asks again at once.
+@Test func aFailedDownloadIsNotAskedForAgainWithinAMinute() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let store = ImageStore(cache: try DiskCache(.init(directory: makeTempDirectory("store-failures"))))
+    defer { store.shutdown() }
+    let item = PlaylistItem(source: faults.base + "/status/503")
+    store.prefetch([item])
+    var first: Result<ImageStore.OpenImage, ContentError>? = nil
+    for _ in 0..<100 where first == nil {
+        usleep(50_000)
+        let answer = try openImage(store, item)
+        if case .failure(.httpStatus(_, 503)) = answer { first = answer }
+    }
+    #expect(first != nil)
+    for _ in 0..<3 {
+        let again = try openImage(store, item)
+        #expect(again.failureKind == first?.failureKind)
+    }
+    #expect(try faults.stats().count["/status/503"] == 1, "one request for a prefetch and four asks")
+    store.forgetFailures()
+    _ = try openImage(store, item)
+    #expect(try faults.stats().count["/status/503"] == 2)
+}

@@ -29,6 +29,9 @@ let package = Package(
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).
+        .systemLibrary(name: "CLibJansson", pkgConfig: "jansson",
+                       providers: [.apt(["libjansson-dev"])]),
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -45,7 +48,7 @@ let package = Package(
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
 
         .target(name: "KioskCore"),
-        .target(name: "KioskSystem", dependencies: ["CKioskSys"]),
+        .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),

@@ -7,7 +7,7 @@
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libsystemd-dev libcurl4-openssl-dev pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libsystemd-dev libcurl4-openssl-dev libjansson-dev pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
         --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian" ;;

@@ -28,7 +28,7 @@ version=${VERSION:-0.1.0}
 arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 maintainer=${MAINTAINER:-kiosk-carousel maintainers <kiosk-carousel@example.org>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, libjansson4, zlib1g"
 die() { echo "build-deb.sh: $*" >&2; exit 1; }
 
 case "$version" in

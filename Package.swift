@@ -2,11 +2,35 @@
 //
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
-// Layers (dependencies point one way):
-//   KioskCore (pure Swift: carousel, timing, compositing)
-//     <- KioskSystem (POSIX glue), KioskImaging (libjpeg-turbo, libpng), KioskDisplay (fbdev, DRM, offscreen)
-//       <- KioskApp (options, frame loop, logging) <- kiosk-carousel (main.swift only)
+// Layers (dependencies point one way; README "How it is built" has the map and the data path):
+//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
+//   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
+//     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
+//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; PNG writing)
+//        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
+//        KioskInput (evdev touchscreens, libevdev)
+//        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
+//          through CKioskCurl)
+//       <- KioskApp (options, frame loop, decode worker, control socket, systemd; libsystemd)
+//         <- kiosk-carousel (main.swift only)
+// Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
+// and one test target per module (KioskCoreTests ... KioskAppTests) testing that module's types.
 import PackageDescription
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The first line of the top-level VERSION file, the one place the version is written. The C
+/// shim embeds the file itself (#embed, rebuilt when it changes); this copy is only for a
+/// compiler without #embed.
+let version: String = {
+    let path = String(#filePath.dropLast("Package.swift".count)) + "VERSION"
+    guard let file = fopen(path, "r") else { return "unknown" }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 64)
+    guard fgets(&line, Int32(line.count), file) != nil else { return "unknown" }
+    return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
+}()
 
 let package = Package(
     name: "kiosk-carousel",
@@ -35,9 +59,9 @@ let package = Package(
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // The only C with bodies, in three small targets by what they link:
+        // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
-        .target(name: "CKioskSys"),
+        .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
         // the page-flip event handler (libdrm),
         .target(name: "CKioskDRM", dependencies: ["CLibDRM"]),
         // setjmp-guarded libjpeg/libpng steps.
@@ -53,7 +77,8 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd"]),
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

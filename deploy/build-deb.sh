@@ -1,11 +1,13 @@
 #!/bin/sh
-# Builds kiosk-carousel_VERSION_ARCH.deb with dpkg-deb (no debhelper needed):
+# Builds kiosk-carousel_VERSION-REVISION_ARCH.deb with dpkg-deb (no debhelper needed):
 #   /usr/bin/kiosk-carousel                       the release binary (static Swift stdlib), stripped
 #   /lib/systemd/system/kiosk-carousel.service    the unit, enabled by postinst
 #   /etc/kiosk-carousel/kiosk-carousel.conf       the options (a conffile: dpkg keeps your edits)
 #   /usr/share/kiosk-carousel/samples/            the sample photos (copied into
 #                                                 /var/lib/kiosk-carousel/images on first install)
-#   /usr/share/doc/kiosk-carousel/                copyright, changelog.gz, README.md.gz
+#   /usr/share/doc/kiosk-carousel/                copyright, changelog.Debian.gz (made from
+#                                                 CHANGELOG.md), changelog.gz (CHANGELOG.md
+#                                                 itself), README.md.gz
 #   /usr/share/man/man1/kiosk-carousel.1.gz       the manual page
 # Depends is computed from the binary's shared libraries with dpkg-shlibdeps (each library
 # must come from a Debian package: build with --static-swift-stdlib), plus adduser and
@@ -16,30 +18,63 @@
 #
 #   deploy/build-deb.sh                          # swift build -c release here, then package
 #   BINARY=path/to/kiosk-carousel deploy/build-deb.sh
-# Environment: BINARY (default: build it), VERSION (0.1.0), OUTDIR (the current directory),
-# ARCH (dpkg --print-architecture), MAINTAINER, STRIP=0 to keep symbols,
-# SCRATCH_PATH (swift build's, default .build in the repository).
+# Environment: BINARY (default: build it), VERSION (default: the top-level VERSION file, the
+# one place the version is written), REVISION (the Debian revision, 1), OUTDIR (the current
+# directory), ARCH (dpkg --print-architecture), MAINTAINER, STRIP=0 to keep symbols,
+# SCRATCH_PATH (swift build's, default .build in the repository), SOURCE_DATE_EPOCH (default:
+# the time of the repository's last commit).
+#
+# Reproducible (https://reproducible-builds.org/docs/): the same commit gives the same .deb,
+# byte for byte, wherever the repository and the scratch path are. Every file time is
+# SOURCE_DATE_EPOCH, owners are root/root (--root-owner-group), modes are set by umask and
+# install, dpkg-deb sorts the archive members, gzip gets -n, and the compilers map the build
+# paths to fixed names (-file-prefix-map for swiftc, -ffile-prefix-map for clang) so no path
+# of the build machine is in the binary.
 # A BINARY that is not an ELF file (a test's stand-in script) gets Depends from a fixed list
 # of the libraries the real binary links (printed as a warning).
 set -eu
+die() { echo "build-deb.sh: $*" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-version=${VERSION:-0.1.0}
+if [ -z "${VERSION:-}" ]; then
+    VERSION=$(head -n 1 "$repo/VERSION")
+fi
+version=$VERSION
+revision=${REVISION:-1}
+debversion="$version-$revision"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+    SOURCE_DATE_EPOCH=$(git -C "$repo" log -1 --format=%ct 2>/dev/null || true)
+    [ -n "$SOURCE_DATE_EPOCH" ] || die "SOURCE_DATE_EPOCH unset and $repo is not a git checkout: set it (seconds since 1970)"
+fi
+export SOURCE_DATE_EPOCH
 arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
-maintainer=${MAINTAINER:-kiosk-carousel maintainers <kiosk-carousel@example.org>}
+# The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
+maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
 fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, libjansson4, zlib1g"
-die() { echo "build-deb.sh: $*" >&2; exit 1; }
 
 case "$version" in
     [0-9]*) ;;
     *) die "VERSION=$version: a Debian version starts with a digit" ;;
 esac
+case "$version$revision" in
+    *[!0-9A-Za-z.+~]*) die "VERSION=$version REVISION=$revision: only digits, letters and . + ~ are allowed" ;;
+esac
 command -v dpkg-deb >/dev/null || die "dpkg-deb missing: apt-get install -y dpkg"
 
 if [ -z "${BINARY:-}" ]; then
     scratch=${SCRATCH_PATH:-$repo/.build}
-    (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel --scratch-path "$scratch")
+    # The build paths are mapped to fixed names, so they leave no trace in the binary; no
+    # debug information is made (the package strips it anyway, and the linker's build id,
+    # a hash taken before stripping, would carry its path differences); swiftc's incremental
+    # LLVM code generation is off: it stores a hash of each module's IR (section
+    # .swift_modhash) that differs from one checkout path to another.
+    (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk-carousel --scratch-path "$scratch" \
+        -debug-info-format none -Xswiftc -Xfrontend -Xswiftc -disable-incremental-llvm-codegen \
+        -Xswiftc -file-prefix-map -Xswiftc "$repo=/usr/src/kiosk-carousel" \
+        -Xswiftc -file-prefix-map -Xswiftc "$scratch=/usr/src/kiosk-carousel/.build" \
+        -Xcc "-ffile-prefix-map=$repo=/usr/src/kiosk-carousel" \
+        -Xcc "-ffile-prefix-map=$scratch=/usr/src/kiosk-carousel/.build")
     BINARY="$scratch/release/kiosk-carousel"
 fi
 [ -f "$BINARY" ] && [ -x "$BINARY" ] || die "BINARY=$BINARY is not an executable file"
@@ -64,16 +99,26 @@ install -m 0644 "$here/copyright" "$root/usr/share/doc/kiosk-carousel/copyright"
 gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk-carousel/README.md.gz"
 gzip -9n < "$here/kiosk-carousel.1" > "$root/usr/share/man/man1/kiosk-carousel.1.gz"
 chmod 0644 "$root/usr/share/doc/kiosk-carousel/README.md.gz" "$root/usr/share/man/man1/kiosk-carousel.1.gz"
-date=$(date -R ${SOURCE_DATE_EPOCH:+-d @$SOURCE_DATE_EPOCH})
-cat > "$work/changelog" <<EOF
-kiosk-carousel ($version) bookworm; urgency=medium
-
-  * Built by deploy/build-deb.sh from the kiosk-carousel repository.
-
- -- $maintainer  $date
-EOF
-gzip -9n < "$work/changelog" > "$root/usr/share/doc/kiosk-carousel/changelog.gz"
-chmod 0644 "$root/usr/share/doc/kiosk-carousel/changelog.gz"
+# changelog.Debian.gz from CHANGELOG.md (an entry per version; the one marked Unreleased
+# gets SOURCE_DATE_EPOCH's date); a VERSION that CHANGELOG.md does not have yet gets an
+# entry of its own on top. changelog.gz is CHANGELOG.md itself (the upstream changelog).
+date=$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")
+newest=$(sed -n 's/^## \[\{0,1\}\([^] ]*\).*/\1/p' "$repo/CHANGELOG.md" | head -n 1)
+{
+    if [ "$newest" != "$version" ]; then
+        printf '%s (%s) bookworm; urgency=medium\n\n  * Built from the repository at version %s (not in CHANGELOG.md yet).\n\n -- %s  %s\n\n' \
+            kiosk-carousel "$debversion" "$version" "$maintainer" "$date"
+    fi
+    # Each entry must be dated after the one below it (lintian), so an Unreleased entry under
+    # that one is a second older.
+    unreleased_date=$date
+    [ "$newest" = "$version" ] || unreleased_date=$(LC_ALL=C date -u -R -d "@$((SOURCE_DATE_EPOCH - 1))")
+    LC_ALL=C awk -v package=kiosk-carousel -v distribution=bookworm -v "maintainer=$maintainer" \
+        -v "fallback_date=$unreleased_date" -v "revision=$revision" -f "$here/changelog-to-debian.awk" "$repo/CHANGELOG.md"
+} > "$work/changelog.Debian"
+gzip -9n < "$work/changelog.Debian" > "$root/usr/share/doc/kiosk-carousel/changelog.Debian.gz"
+gzip -9n < "$repo/CHANGELOG.md" > "$root/usr/share/doc/kiosk-carousel/changelog.gz"
+chmod 0644 "$root/usr/share/doc/kiosk-carousel/changelog.Debian.gz" "$root/usr/share/doc/kiosk-carousel/changelog.gz"
 
 # Depends: the packages of the shared libraries the binary links.
 if [ "$is_elf" = yes ]; then
@@ -114,7 +159,7 @@ depends="adduser, ca-certificates, $lib_depends"
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF
 Package: kiosk-carousel
-Version: $version
+Version: $debversion
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $installed_size
@@ -218,7 +263,10 @@ for script in postinst prerm postrm; do sh -n "$root/DEBIAN/$script"; done
     | LC_ALL=C sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control" "$root/DEBIAN/conffiles"
 
+# Every file and folder gets SOURCE_DATE_EPOCH as its time (dpkg-deb also clamps to it).
+find "$root" -depth -exec touch --no-dereference --date="@$SOURCE_DATE_EPOCH" {} +
+
 mkdir -p "$outdir"
-deb="$outdir/kiosk-carousel_${version}_${arch}.deb"
+deb="$outdir/kiosk-carousel_${debversion}_${arch}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
 echo "$deb"

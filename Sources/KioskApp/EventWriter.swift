@@ -4,7 +4,7 @@ import Glibc
 import KioskSystem
 import Synchronization
 
-/// Writes events to stdout as JSON lines (SPEC sections 3, 4 and 6), e.g.
+/// Writes events to stdout as JSON lines (README "Events and logs", "Touch"), e.g.
 /// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}` and
 /// `{"event":"tap","index":0,"src":"/photos/a.jpg","x":512,"y":300,"t":2345}`; `t` is the show
 /// time in milliseconds, `x` and `y` the tap's position in logical screen pixels.

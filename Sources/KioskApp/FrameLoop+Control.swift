@@ -1,8 +1,8 @@
 import KioskCore
 import KioskSystem
 
-// The frame loop's side of the control socket (issue 6 item 4) and of systemd's READY/STATUS
-// (item 2). Called from a few one-line hooks in FrameLoop.swift, marked "issue 6".
+// The frame loop's side of the control socket (README "Control socket") and of systemd's
+// READY/STATUS (``SystemdNotifier``). Called from a few one-line hooks in FrameLoop.swift.
 
 extension FrameLoop {
     /// Carries out the requests the control socket received (beside the signals, step 1 of
@@ -62,6 +62,7 @@ extension FrameLoop {
             "interval_ms": .int(carousel.config.interval.wholeMilliseconds),
             "frames": .int(Int64(framesPresented)),
             "t": .int(now.wholeMilliseconds),
+            "version": .string(KioskVersion.string),
         ]
         if let item = carousel.currentItem {
             fields["index"] = .int(Int64(item))
@@ -79,7 +80,7 @@ extension FrameLoop {
         }
     }
 
-    /// After the first frame is presented: READY=1 (issue 6: not before the first frame is on screen).
+    /// After the first frame is presented: READY=1 (never before the first frame is on screen).
     func firstFramePresented() {
         let count = controlPlaylistCount
         notifier?.ready(status: "first frame on \(display.summary); \(count) \(count == 1 ? "image" : "images")")

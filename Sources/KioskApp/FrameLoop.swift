@@ -49,10 +49,10 @@ public enum TouchFeedEvent: Equatable, Sendable {
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
-    /// SIGHUP: reload the sources (SPEC section 6).
+    /// SIGHUP: reload the sources (README "Signals").
     case reload
     /// The VT is being switched away (VT_PROCESS release signal): give the display up, then
-    /// acknowledge (issue 6 item 3; see ``DisplayControl``).
+    /// acknowledge (see ``DisplayControl``).
     case releaseDisplay
     /// The VT was switched back to (VT_PROCESS acquire signal): take the display back and redraw.
     case acquireDisplay
@@ -87,7 +87,8 @@ public final class FrameLoop {
     /// systemd's watchdog, kept fed from the loop (real clock only).
     let notifier: SystemdNotifier?
     private var lastWatchdog: Duration = .zero
-    /// The control socket (issue 6; requests carried out in FrameLoop+Control.swift), or nil.
+    /// The control socket (README "Control socket"; its requests are carried out in
+    /// FrameLoop+Control.swift), or nil.
     var control: ControlServer?
 
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
@@ -164,7 +165,7 @@ public final class FrameLoop {
             for request in (signals?.take() ?? []).compactMap(decodeSignal) {
                 switch request {
                 case .stop(let signal): return signal
-                case .releaseDisplay: releaseDisplayForVT()   // issue 6 item 3
+                case .releaseDisplay: releaseDisplayForVT()   // VT_PROCESS release signal
                 case .acquireDisplay: acquireDisplayForVT()
                 case .next: handle(carousel.move(.forward, at: clock.now))
                 case .previous: handle(carousel.move(.backward, at: clock.now))
@@ -174,9 +175,9 @@ public final class FrameLoop {
                     retryFailed(at: clock.now, force: true)
                 }
             }
-            // 1-. Requests from the control socket (issue 6).
+            // 1-. Requests from the control socket.
             performControlRequests()
-            // 1c. The display: a VT acquire to retry, the --display-off schedule (issue 6 items 3, 5).
+            // 1c. The display: a VT acquire to retry, the --display-off schedule.
             serviceDisplayControl()
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
@@ -224,17 +225,17 @@ public final class FrameLoop {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 framesPresented += 1
-                if framesPresented == 1 { firstFramePresented() }  // READY=1 (issue 6)
+                if framesPresented == 1 { firstFramePresented() }  // READY=1
                 lastScene = scene
                 lastPresentAt = now
                 if let presented { presented(clock.now, unshownTouch) }
                 unshownTouch = nil
             }
-            if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start (issue 6)
+            if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start
             var roundDone = false
             for s in pendingShown {
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
-                publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS= (issue 6)
+                publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS=
                 if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
             }
             pendingShown.removeAll()
@@ -324,7 +325,7 @@ public final class FrameLoop {
                 events.emit(event: "tap", index: item, source: source, time: at,
                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))
                 publishEvent("tap", index: item, source: source, time: at,
-                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))  // control socket (issue 6)
+                             point: (Int(x.rounded(.down)), Int(y.rounded(.down))))  // control socket
                 tapCommand?.run(index: item, source: source)
             }
             handle(carousel.touchEnded(velocity: nil, at: now))
@@ -400,7 +401,7 @@ public final class FrameLoop {
     private func sleep(until deadline: Duration?, now: Duration) {
         var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var timeout: Int32 = -1
-        // issue 6: a VT acquire that failed is tried again at acquireRetryAt.
+        // A VT acquire that failed is tried again at acquireRetryAt.
         let deadline = [deadline, displayControl.acquireRetryAt].compactMap { $0 }.min()
         if let deadline {
             let ns = max(0, (deadline - now).wholeNanoseconds)
@@ -410,7 +411,7 @@ public final class FrameLoop {
     }
 }
 
-// MARK: - Control socket bridge (issue 6 item 4; the rest is in FrameLoop+Control.swift)
+// MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)
 
 extension FrameLoop {
     /// Carousel actions from a control command go through the loop's own handling.

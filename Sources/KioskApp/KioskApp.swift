@@ -117,6 +117,10 @@ public enum KioskApp {
             print(CommandLineParser.help)
             return .exit(0)
         }
+        if arguments.contains("--version") {
+            print(KioskVersion.report)
+            return .exit(0)
+        }
         let settings: Settings
         do {
             settings = try CommandLineParser.parse(arguments)
@@ -274,7 +278,7 @@ public enum KioskApp {
         }
     }
 
-    // MARK: VT switching and display power (issue 6 items 3 and 5)
+    // MARK: VT switching and display power (see ``DisplayControl``)
 
     /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
     /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's

@@ -5,7 +5,7 @@ import KioskCore
 import KioskInput
 import KioskSystem
 
-/// Everything the command line sets, with the defaults of SPEC section 6.
+/// Everything the command line sets, with the defaults of README "Usage".
 public struct Settings: Sendable {
     /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
     public var display = "auto"
@@ -31,7 +31,7 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// `--display-off`: daily ranges of local time when the screen is off (issue 6 item 5).
+    /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
     public var displayOff: DisplaySchedule?
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
@@ -68,12 +68,14 @@ public struct Settings: Sendable {
     /// `--config FILE`: the configuration file read before the command line (see
     /// ``CommandLineParser/applyConfigFile(_:to:)``).
     public var configFile: String?
-    /// `--control PATH`: the control socket (issue 6; README "Control socket"); nil for none.
+    /// `--control PATH`: the control socket (README "Control socket"); nil for none.
     /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
     public var showHelp = false
+    /// `--version`: print ``KioskVersion/report`` and exit.
+    public var showVersion = false
 
     public init() {}
 }
@@ -218,6 +220,7 @@ public enum CommandLineParser {
             }
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
+        OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },
     ]
 
     private static func seconds(_ v: String, option: String, range: ClosedRange<Double>) throws(UsageError) -> Duration {
@@ -273,13 +276,13 @@ public enum CommandLineParser {
             given.append((spec, value))
         }
         // The configuration file first (the last --config given), then the command line over it.
-        if !given.contains(where: { $0.spec.name == "--help" }) {
+        if !given.contains(where: { $0.spec.name == "--help" || $0.spec.name == "--version" }) {
             for (spec, value) in given where spec.name == "--config" { try spec.apply(&settings, value) }
             if let file = settings.configFile { try applyConfigFile(file, to: &settings) }
         }
         for (spec, value) in given { try spec.apply(&settings, value) }
         if !sources.isEmpty { settings.sources = sources }
-        if settings.showHelp { return settings }
+        if settings.showHelp || settings.showVersion { return settings }
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
@@ -399,7 +402,7 @@ extension CommandLineParser {
                 sources.append(value)
                 continue
             }
-            if name == "config" || name == "help" {
+            if name == "config" || name == "help" || name == "version" {
                 throw UsageError(at + "--\(name) is not allowed in a configuration file")
             }
             guard let spec = options.first(where: { $0.name == "--" + name }) else {

@@ -6,7 +6,7 @@ import Glibc
 /// the socket named by `$NOTIFY_SOCKET`). Does nothing at all when `$NOTIFY_SOCKET` is unset
 /// or empty (the program was not started by systemd).
 ///
-/// Who sends what (SPEC section 6, issue 6):
+/// Who sends what (README "Check"):
 /// - `READY=1`: the ``FrameLoop``, right after the first frame was presented (not before);
 /// - `WATCHDOG=1`: the ``FrameLoop`` itself, every half of ``watchdogInterval`` (so a loop that
 ///   hangs stops feeding it and systemd restarts the service; no helper thread feeds it);

@@ -1,4 +1,4 @@
-/// Where the disk cache and the state (the last good manifest) live by default (issue 5 §9),
+/// Where the disk cache and the state (the last good manifest) live by default (README "Usage"),
 /// for `--cache-dir` and `--state-dir`: systemd's `$CACHE_DIRECTORY` / `$STATE_DIRECTORY`
 /// (set by `CacheDirectory=` / `StateDirectory=` in the unit; when it lists several paths
 /// separated by `:`, the first), else the XDG base directories of the user running it

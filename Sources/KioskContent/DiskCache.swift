@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import KioskSystem
 
-/// A disk cache of downloaded image files (issue 5 §6), bounded in bytes, least recently used
+/// A disk cache of downloaded image files (README "Content"), bounded in bytes, least recently used
 /// evicted on write, entries expiring some time after their last use.
 ///
 /// Layout: one file per entry, named `KEY.LENGTH` in ``Configuration/directory``, where KEY is

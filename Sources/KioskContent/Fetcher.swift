@@ -3,6 +3,7 @@ import CLibCurl
 import Dispatch
 import FoundationEssentials
 import Glibc
+import KioskSystem
 import Synchronization
 
 /// The validators of a stored manifest, sent back as `If-None-Match` / `If-Modified-Since`
@@ -59,8 +60,9 @@ public enum ManifestResponse: Equatable, Sendable {
 /// Every method returns at once; completion handlers run on an internal serial queue (post
 /// their results to a ``Mailbox`` to reach the frame loop).
 public final class Fetcher: @unchecked Sendable {
-    /// `kiosk-carousel/VERSION`, the default `User-Agent`.
-    public static let userAgent = "kiosk-carousel/0.1.0"
+    /// `kiosk-carousel/VERSION` (``ProgramVersion``, the top-level VERSION file), the
+    /// `User-Agent` of every request.
+    public static let userAgent = "kiosk-carousel/\(ProgramVersion.string)"
 
     public struct Configuration: Sendable {
         /// Transfers at once; default 4.
@@ -324,6 +326,10 @@ final class FetchEngine: @unchecked Sendable {
                     nearest = min(nearest, job.totalDeadline)
                 }
             }
+            // A transfer that ended in this turn freed a place: start what waits before sleeping
+            // (with none left running, the sleep below would otherwise be the idle one).
+            let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
+            if canStartMore { continue }
             // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
             curl_multi_poll(multi, nil, 0, Int32(wait), nil)

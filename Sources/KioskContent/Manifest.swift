@@ -51,7 +51,7 @@ public struct ManifestItem: Equatable, Sendable {
     }
 }
 
-/// A parsed, validated playlist manifest (SPEC section 5, issue 5 "Manifest format").
+/// A parsed, validated playlist manifest (README "The manifest").
 ///
 /// Two JSON forms are read, UTF-8 with or without a byte-order mark:
 ///

@@ -2,7 +2,7 @@ import Dispatch
 import FoundationEssentials
 import KioskSystem
 
-/// Keeps a remote manifest current (issue 5 §3, §7) on its own serial queue: at ``start()`` the
+/// Keeps a remote manifest current (README "Content") on its own serial queue: at ``start()`` the
 /// stored last good manifest is posted at once (offline first), then the URL is polled with
 /// conditional GETs on the ``PollSchedule`` (interval with jitter, backoff on failure,
 /// ``pollNow()`` for SIGHUP). Results reach the frame loop through ``events`` (a ``Mailbox``

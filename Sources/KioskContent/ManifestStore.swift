@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The last good manifest, as stored for an offline start (issue 5 §7).
+/// The last good manifest, as stored for an offline start (README "Content", offline first).
 public struct StoredManifest: Equatable, Sendable, Codable {
     /// The URL that answered (the base for its relative `src`).
     public var url: String

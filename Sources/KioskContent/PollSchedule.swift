@@ -1,4 +1,4 @@
-/// When to poll the manifest next (issue 5 §3), as a value driven by the caller's clock: no
+/// When to poll the manifest next (README "Content"), as a value driven by the caller's clock: no
 /// timers, no threads, so tests drive it by hand.
 ///
 /// - The first poll is due at once.

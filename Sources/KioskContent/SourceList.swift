@@ -2,7 +2,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// Expands the SOURCE arguments into playlist items (SPEC section 5, local sources) once,
+/// Expands the SOURCE arguments into playlist items (README "Content", local sources) once,
 /// without watching (for a directory that cannot be watched): a directory gives its image files
 /// by ``DirectoryWatch``'s rule (JPEG and PNG by extension, hidden files left out, byte-wise
 /// name order, so `img10` sorts before `img2` as `ls` does in the C locale); a file is taken as

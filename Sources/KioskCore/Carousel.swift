@@ -1,4 +1,4 @@
-/// The carousel's settings (SPEC section 3).
+/// The carousel's settings (README "The carousel").
 public struct CarouselConfig: Equatable, Sendable {
     /// Time from one image being fully shown to the next being fully shown (default 5 s); an
     /// item's own ``PlaylistItem/duration`` overrides it. The cross-fade is part of it.
@@ -71,8 +71,9 @@ public enum CarouselAction: Equatable, Sendable {
 }
 
 /// The carousel as a value: playlist position, three slots, auto-advance timing and fades
-/// (SPEC section 3). It takes events with their show time and returns ``CarouselAction``s; it
-/// holds no clock, no thread and no pixels, so tests drive it with any times they like.
+/// (README "The carousel"). It takes events with their show time and returns
+/// ``CarouselAction``s; it holds no clock, no thread and no pixels, so tests drive it with any
+/// times they like.
 ///
 /// Slots: three physical slots (0, 1, 2) play the roles previous, current and next. After a
 /// move the roles rotate and only the slot that came into the far position is prepared again;
@@ -113,7 +114,7 @@ public struct Carousel: Sendable {
         var elapsed: Duration
     }
 
-    /// A finger is down (SPEC section 4).
+    /// A finger is down (README "Touch").
     struct Hold: Equatable {
         var picture: Picture
         /// Where the picture sat when the finger landed (non-zero when it caught a settle).
@@ -333,7 +334,7 @@ public struct Carousel: Sendable {
         return actions
     }
 
-    // MARK: A new playlist (SPEC section 5)
+    // MARK: A new playlist (README "Content")
 
     /// Replaces the playlist at `now` (a new manifest, a changed directory) without a black
     /// frame. The image on screen stays. If the new list has it (same source), the show goes on
@@ -420,7 +421,7 @@ public struct Carousel: Sendable {
         }
     }
 
-    // MARK: Touch (SPEC section 4)
+    // MARK: Touch (README "Touch")
 
     /// A finger landed at `now`. The show holds where it is: auto-advance pauses, a cross-fade or
     /// fade-in stops at its current blend, a settling picture stops where it is. Nothing jumps.
@@ -639,7 +640,7 @@ public struct Carousel: Sendable {
             return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
         }
         let direction: Direction = s.to < 0 ? .forward : .backward
-        config.direction = direction  // auto-advance follows the last swipe (SPEC section 3)
+        config.direction = direction  // auto-advance follows the last swipe (README "The carousel")
         stepCursor(direction)
         currentSince = end
         announced = false

@@ -1,4 +1,4 @@
-/// How an image is placed in the frame (SPEC section 2).
+/// How an image is placed in the frame (`--fit`, README "Images").
 public enum FitMode: String, CaseIterable, Sendable {
     /// The whole image, scaled to touch two edges, letterboxed (or pillarboxed) on the background colour.
     case fit

@@ -1,5 +1,5 @@
-/// One image of the show (SPEC section 5): where it comes from and, optionally, how long it
-/// stays on screen.
+/// One image of the show (README "Content", "The manifest"): where it comes from and,
+/// optionally, how long it stays on screen.
 public struct PlaylistItem: Equatable, Sendable {
     /// A file path or a URL, exactly as reported in `shown` and `tap` events.
     public var source: String

@@ -1,5 +1,5 @@
 /// Clockwise rotation of the picture on a screen mounted in portrait or upside down
-/// (`--rotate`, SPEC section 1). The compositor draws at the *logical* size (width and height
+/// (`--rotate`, README "Displays"). The compositor draws at the *logical* size (width and height
 /// swapped for 90 and 270); the display turns the frame by the rotation's angle while copying it
 /// to the *panel* (scanout), and touch positions on the panel are turned back the other way.
 ///

@@ -1,4 +1,4 @@
-/// One report of the driving finger, already mapped to the screen (SPEC section 4).
+/// One report of the driving finger, already mapped to the screen (README "Touch").
 ///
 /// Produced by the evdev reader from one `SYN_REPORT` frame of the touchscreen; consumed by
 /// ``GestureRecognizer``. Only the first finger on the glass is reported: a second finger

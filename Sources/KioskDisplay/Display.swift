@@ -1,7 +1,7 @@
 import KioskCore
 import KioskSystem
 
-/// Where frames go: DRM/KMS, the Linux framebuffer, or files (SPEC section 1).
+/// Where frames go: DRM/KMS, the Linux framebuffer, or files (README "Displays", "Offscreen").
 ///
 /// The frame loop composes each frame at the display's *logical* size (``width`` x ``height``,
 /// already swapped for a 90/270 rotation) as an XRGB8888 ``Bitmap`` and hands it to

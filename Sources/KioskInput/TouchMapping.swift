@@ -1,6 +1,6 @@
 import KioskCore
 
-/// The way from device units to logical screen pixels (SPEC section 4):
+/// The way from device units to logical screen pixels (README "Touch"):
 ///
 /// 1. normalize with the device's own axis range: `(value - minimum) / (maximum - minimum)`, so the
 ///    minimum maps to 0 and the maximum to 1 (libinput divides by `maximum - minimum + 1`; the

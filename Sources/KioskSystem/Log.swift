@@ -1,6 +1,6 @@
 import Glibc
 
-/// One line per event on stderr, so journald keeps them (SPEC section 6):
+/// One line per event on stderr, so journald keeps them (README "Events and logs"):
 /// `kiosk-carousel: LEVEL WHAT[ path=PATH][ detail="..."][ reason="..."]`.
 public enum Log {
     public enum Level: String, Sendable { case info, warning, error }

@@ -215,7 +215,7 @@ final class Bench {
             failRow("whole program, baseline re-encode", "input not generated")
         }
 
-        // 4. Issue 3: compose and copy-to-scanout.
+        // 4. Compose and copy-to-scanout.
         section("4. per-frame compose and copy-to-scanout, 1080p")
         if let blend {
             compare("compose: blend into a frame (= 2)", ours: blend.ours, ms(blend.ours),
@@ -226,11 +226,11 @@ final class Bench {
         kernelPair("copy-to-scanout XRGB8888 pitch 7680, rot 90", ours: ["xrgb", "90"], c: reference, cKernel: "xrgb-rot90",
                    cLabel: "C per-pixel loop, gcc -O3", target: nil)
 
-        // 5. Issue 4: touch to screen.
+        // 5. Touch to screen.
         section("5. touch to screen: input timestamp -> frame presented, 1920x1080 fbdev path, 125 Hz reports (median of frames)")
         touchLatency()
 
-        // 6. Issue 5: start to first frame from the disk cache, offline.
+        // 6. Start to first frame from the disk cache, offline.
         section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
         warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
 
@@ -438,7 +438,7 @@ final class Bench {
         return (om, rm)
     }
 
-    /// Issue 4's latency figure: median and 95th percentile against one 60 Hz frame.
+    /// The drag latency figure: median and 95th percentile against one 60 Hz frame.
     func touchLatency() {
         let photos = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "fallenleaf-1920x1200.jpg"]
             .map { root + "/deploy/samples/" + $0 }

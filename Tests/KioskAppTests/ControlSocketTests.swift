@@ -7,7 +7,7 @@ import KioskImaging
 @testable import KioskApp
 import KioskSystem
 
-// Issue 6 item 4: the control socket, and the signals, end to end: the real executable in
+// The control socket (README "Control socket") and the signals, end to end: the real executable in
 // offscreen mode on the real clock with a long interval, so nothing moves unless asked to.
 
 /// Starts a show of the five samples that would stand still for a minute (offscreen runs stop
@@ -100,6 +100,7 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(data["paused"] as? Bool == false)
     #expect(data["playlist_length"] as? Int == 5)
     #expect(data["display"] as? String == "on")
+    #expect(data["version"] as? String == releaseVersionFile(), "status gives the VERSION file's version")
 
     // next, previous, goto: each answered, each followed by its `shown` event on the socket.
     #expect(try client.request(#"{"command":["next"],"request_id":"n"}"#)["error"] as? String == "success")

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-// Helpers for the issue 6 end-to-end tests (control socket, sd_notify, signals): the real
+// Helpers for the end-to-end tests of the control socket, sd_notify and the signals: the real
 // `kiosk-carousel` executable in a child process, a client of its control socket, and a
 // datagram socket standing in for systemd's notify socket.
 

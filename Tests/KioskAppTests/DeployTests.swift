@@ -217,8 +217,8 @@ private func unitText() throws -> String {
 private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throws -> (Output, URL) {
     let out = try run("/bin/sh", [deploy.appendingPathComponent("build-deb.sh").path],
                       environment: ["BINARY": binary.path, "VERSION": version, "OUTDIR": dir.path,
-                                    "SOURCE_DATE_EPOCH": "1700000000"])
-    return (out, dir.appendingPathComponent("kiosk-carousel_\(version)_amd64.deb"))
+                                    "SOURCE_DATE_EPOCH": "1800000000"])  // 2027, after CHANGELOG.md's dates
+    return (out, dir.appendingPathComponent("kiosk-carousel_\(version)-1_amd64.deb"))
 }
 
 @Test func theDebHasTheFilesTheFieldsAndTheScripts() throws {
@@ -249,6 +249,7 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
         "/etc/kiosk-carousel/kiosk-carousel.conf": "-rw-r--r--",
         "/usr/share/doc/kiosk-carousel/copyright": "-rw-r--r--",
         "/usr/share/doc/kiosk-carousel/changelog.gz": "-rw-r--r--",
+        "/usr/share/doc/kiosk-carousel/changelog.Debian.gz": "-rw-r--r--",
         "/usr/share/doc/kiosk-carousel/README.md.gz": "-rw-r--r--",
         "/usr/share/kiosk-carousel/samples/README.md": "-rw-r--r--",
         "/usr/share/man/man1/kiosk-carousel.1.gz": "-rw-r--r--",
@@ -266,7 +267,8 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
         try run("dpkg-deb", ["-f", deb.path, name]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
     #expect(try field("Package") == "kiosk-carousel")
-    #expect(try field("Version") == "1.2.3")
+    #expect(try field("Version") == "1.2.3-1")
+    #expect(try field("Maintainer") == "kiosk-carousel developers <maintainers@kiosk-carousel.invalid>")
     #expect(try field("Architecture") == "amd64")
     let depends = Set(try field("Depends").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
     for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libdrm2", "libevdev2",

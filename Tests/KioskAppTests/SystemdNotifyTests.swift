@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import KioskApp
 
-// Issue 6 item 2: sd_notify through libsystemd, end to end. The test plays systemd: it owns an
+// sd_notify through libsystemd (README "Check"), end to end. The test plays systemd: it owns an
 // AF_UNIX datagram socket bound in a temporary directory, starts the real executable with
 // NOTIFY_SOCKET pointing at it and WATCHDOG_USEC / WATCHDOG_PID set (WATCHDOG_PID is the
 // child's own pid, as systemd sets it), and reads what arrives.

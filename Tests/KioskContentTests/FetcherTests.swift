@@ -212,3 +212,45 @@ extension Result where Failure == ContentError {
     var failureKind: String? { if case .failure(let e) = self { return e.kind }; return nil }
     var failureDescription: String { if case .failure(let e) = self { return e.description }; return "(success)" }
 }
+
+@Test func everyRequestSaysWhoAsksWithTheVersionFileAndAsksForNoEncoding() throws {
+    let server = try FaultServer()
+    let (fetcher, _) = try makeFetcher()
+    defer { fetcher.shutdown() }
+    let answer: Result<ManifestResponse, ContentError> = try waitFor { done in
+        fetcher.fetchManifest(URL(string: server.base + "/headers")!) { done($0) }
+    }
+    guard case .success(.modified(let download)) = answer else { Issue.record("GET /headers: \(answer)"); return }
+    let json = try JSONSerialization.jsonObject(with: Data(download.body)) as! [String: Any]
+    // The top-level VERSION file is the one source of the version (README, "Install").
+    let versionFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../VERSION").standardized
+    let version = try String(contentsOf: versionFile, encoding: .utf8).split(separator: "\n").first.map(String.init) ?? ""
+    #expect(!version.isEmpty)
+    #expect(json["user-agent"] as? String == "kiosk-carousel/\(version)")
+    #expect(json["accept-encoding"] as? String == "identity")
+}
+
+@Test func aQueuedRequestStartsAsSoonAsTheLastRunningOneEnds() throws {
+    // With one transfer at a time, each end leaves none running and one waiting: the fetcher's
+    // thread must start it rather than fall into its idle sleep (60 s).
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let (fetcher, _) = try makeFetcher { $0.maxConcurrent = 1 }
+    defer { fetcher.shutdown() }
+    let group = DispatchGroup()
+    let lock = NSLock()
+    nonisolated(unsafe) var ok = 0
+    let start = ContinuousClock.now
+    for i in 0..<3 {
+        group.enter()
+        fetcher.fetchImage(faults.base + "/hold/queued-\(i)") { r in
+            if case .success = r { lock.withLock { ok += 1 } }
+            group.leave()
+        }
+    }
+    #expect(group.wait(timeout: .now() + 20) == .success)
+    #expect(lock.withLock { ok } == 3)
+    // Three 400 ms answers one after another; far below the idle sleep.
+    #expect(ContinuousClock.now - start < .seconds(10), "\(ContinuousClock.now - start)")
+}

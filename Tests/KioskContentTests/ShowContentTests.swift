@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// End-to-end tests of issue 5 (remote manifest and caches): the real `kiosk-carousel`
+/// End-to-end tests of the content (README "Content": remote manifest and caches): the real `kiosk-carousel`
 /// executable on the offscreen backend at 320x200, against nginx on loopback (and the scripted
 /// fault server for a 500), with per-test cache and state directories. Each test reads the
 /// program's `shown` events (stdout JSON lines) and log lines (stderr) as they arrive, and

@@ -16,7 +16,7 @@ the same photos at the same size on the host:
   * an unavailable mode is refused with the list of available modes;
   * touch (bochs-800x480 boot, with a virtio tablet and uinput): QMP input-send-event drags and
     taps on the tablet, and evemu recordings replayed through uinput (evemu-replay.c), must give
-    the `shown`/`tap` events and screens SPEC section 4 describes; evdump.c shows the events
+    the `shown`/`tap` events and screens README "Touch" describes; evdump.c shows the events
     reach the guest as sent without the program.
 
 Stdlib + Pillow only (Debian: python3-pil). Usage (see README.md):
@@ -427,7 +427,7 @@ def run_missing_mode_case(vm, case, args, size):
     return f"exit status {rc}, console in text mode: {line}"
 
 
-# -- VT switching and display power (issue 6 items 3 and 5) --
+# -- VT switching and display power (--display-off, README "Configure") --
 VT_OTHER = 2              # the VT switched to while the show runs on tty1
 VT_TEXT = "KIOSK-CAROUSEL KERNEL SUITE: TTY2, THE OTHER CONSOLE"
 
@@ -584,7 +584,7 @@ def run_display_off_case(vm, case, args, size):
     return "; ".join(notes)
 
 
-# -- touch (SPEC section 4): QMP on a virtio tablet, evemu recordings replayed through uinput --
+# -- touch (README "Touch"): QMP on a virtio tablet, evemu recordings replayed through uinput --
 # The bochs-800x480 boot also has `-device virtio-tablet-pci,display=video0`: bound to the display,
 # so QMP `input-send-event` with device=video0 reaches the tablet, never the PS/2 mouse. Its
 # axes are 0..32767 in QEMU and in the guest (ABS_X/ABS_Y), its finger is BTN_LEFT.

@@ -4,10 +4,12 @@
 //   kc_fbdev.h    fbdev request numbers (<linux/fb.h>)
 //   kc_console.h  VT console mode requests and the async-signal-safe restore
 //   kc_time.h     the wall-clock timerfd of the display-off schedule
+//   kc_version.h  the program's version (the top-level VERSION file) and the loaded libraries
 #ifndef KC_SYS_H
 #define KC_SYS_H
 #include "kc_ioctl.h"
 #include "kc_fbdev.h"
 #include "kc_console.h"
 #include "kc_time.h"
+#include "kc_version.h"
 #endif

@@ -16,6 +16,7 @@ Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:
   /go?URL        302 to URL (percent-decoded): file:///etc/passwd, ftp://..., anything
   /hold/NAME      200, a 3000-byte JPEG-looking body after 400 ms; counts concurrent requests
   /status/N       answers status N with a short text body
+  /headers        JSON {"user-agent": ..., "accept-encoding": ...}: the request's headers
   /stats          JSON {"peak": most concurrent /hold requests, "count": {path: requests}}
 Stops on SIGTERM or when stdin closes.
 """
@@ -66,6 +67,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             counts[self.path] = counts.get(self.path, 0) + 1
         try:
+            if path == "/headers":
+                echo = {"user-agent": self.headers.get("User-Agent"),
+                        "accept-encoding": self.headers.get("Accept-Encoding")}
+                self.send_body(200, json.dumps(echo).encode(), "application/json")
+                return
             if path == "/slow":
                 self.send_response(200)
                 self.send_header("Content-Type", "image/jpeg")

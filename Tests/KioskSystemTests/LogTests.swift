@@ -1,5 +1,4 @@
 import Testing
-@testable import KioskApp
 import KioskSystem
 
 @Test func aLogLineIsOneLineWhateverTheFileNameHolds() {

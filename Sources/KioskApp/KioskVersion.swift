@@ -1,0 +1,71 @@
+import CKioskSys
+import CLibCurl
+import CLibJPEG
+import CLibPNG
+import KioskSystem
+
+/// The program's version and the libraries it runs with, for `--version` and the control
+/// socket's `status`.
+public enum KioskVersion {
+    /// The version of kiosk-carousel, e.g. "0.2.0": the first line of the repository's
+    /// top-level VERSION file, compiled into the C shim (the .deb's version comes from the same
+    /// file).
+    public static var string: String { ProgramVersion.string }
+
+    /// One library: its name, the version it reports at run time (nil when it has no call for
+    /// that), the version of the headers it was built with (nil when they do not say), and the
+    /// file the dynamic loader mapped (nil when not loaded).
+    public struct Library: Equatable, Sendable {
+        public var name: String
+        public var running: String?
+        public var builtWith: String?
+        public var loadedFile: String?
+    }
+
+    /// The libraries, in `--version`'s order. Each is found among the loaded shared objects by
+    /// the start of its file name (the soname's stem, as Debian installs it).
+    public static var libraries: [Library] {
+        // LIBJPEG_TURBO_VERSION_NUMBER is MMMmmmppp (jconfig.h); libjpeg-turbo 2.1 has no
+        // run-time version call, so only the headers' version can be shown.
+        let turbo = Int(LIBJPEG_TURBO_VERSION_NUMBER)
+        let jpegBuilt = "\(turbo / 1_000_000).\(turbo / 1000 % 1000).\(turbo % 1000) (libjpeg API \(JPEG_LIB_VERSION))"
+        return [
+            Library(name: "libjpeg-turbo", running: nil, builtWith: jpegBuilt, loadedFile: loaded("libjpeg.so")),
+            // png_get_libpng_ver returns the version string compiled into the library that is
+            // loaded (png.c), PNG_LIBPNG_VER_STRING the headers' (png.h).
+            Library(name: "libpng", running: png_get_libpng_ver(nil).map { String(cString: $0) },
+                    builtWith: PNG_LIBPNG_VER_STRING, loadedFile: loaded("libpng16.so")),
+            // libdrm and libevdev have no version call and no version in their headers.
+            Library(name: "libdrm", running: nil, builtWith: nil, loadedFile: loaded("libdrm.so")),
+            Library(name: "libevdev", running: nil, builtWith: nil, loadedFile: loaded("libevdev.so")),
+            // curl_version_info describes the library that is loaded (its `version` field is in
+            // every layout, so the first one is asked for: CURLVERSION_NOW is a macro Swift
+            // cannot import); LIBCURL_VERSION is the headers' (curl/curlver.h).
+            Library(name: "libcurl", running: curl_version_info(CURLVERSION_FIRST)?.pointee.version.map { String(cString: $0) },
+                    builtWith: LIBCURL_VERSION, loadedFile: loaded("libcurl")),
+        ]
+    }
+
+    /// `kiosk-carousel --version`: the version on the first line, then one line per library
+    /// (in the manner of `ffmpeg -version`).
+    public static var report: String {
+        var lines = ["kiosk-carousel \(string)"]
+        let libraries = libraries
+        let width = libraries.map(\.name.count).max() ?? 0
+        for library in libraries {
+            var parts: [String] = []
+            if let running = library.running { parts.append("running \(running)") }
+            if let built = library.builtWith { parts.append("built with \(built)") }
+            if library.running == nil && library.builtWith == nil { parts.append("reports no version") }
+            parts.append(library.loadedFile.map { "loaded from \($0)" } ?? "not loaded")
+            lines.append(library.name + String(repeating: " ", count: width + 2 - library.name.count) + parts.joined(separator: ", "))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func loaded(_ prefix: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard kc_loaded_library(prefix, &buffer, buffer.count) == 1 else { return nil }
+        return String(cString: buffer)
+    }
+}

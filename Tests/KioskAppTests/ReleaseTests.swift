@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// The release: one version (the top-level VERSION file) in `--version` and in the .deb,
+/// changelog.Debian.gz made from CHANGELOG.md and readable by dpkg, the maintainer a marked
+/// placeholder. (Reproducibility of the whole .deb is Tests/release/reproducible.sh: it needs
+/// two release builds, too long for this suite.)
+private let repository = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The first line of the repository's VERSION file.
+func releaseVersionFile() -> String {
+    let text = (try? String(contentsOf: repository.appendingPathComponent("VERSION"), encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").first.map(String.init) ?? ""
+}
+
+private func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+@Test func versionPrintsTheVersionFileAndTheLibraries() throws {
+    let version = releaseVersionFile()
+    #expect(version.split(separator: ".").count == 3 && version.allSatisfy { $0.isNumber || $0 == "." }, "VERSION: '\(version)'")
+    let out = try runProgram(kioskExecutable(), ["--version"])
+    #expect(out.status == 0, "\(out.stderr)")
+    let lines = out.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.first == "kiosk-carousel \(version)", "\(out.stdout)")
+    // libpng reports the version of the library that is loaded; it is Debian's 1.6.
+    let png = lines.first { $0.hasPrefix("libpng ") } ?? ""
+    #expect(png.contains("running 1.6."), "\(png)")
+    #expect(png.contains("loaded from /") && png.contains("libpng16.so.16"), "\(png)")
+    let jpeg = lines.first { $0.hasPrefix("libjpeg-turbo ") } ?? ""
+    #expect(jpeg.contains("built with 2.") && jpeg.contains("libjpeg.so.62"), "\(jpeg)")
+    // libcurl reports the version of the library that is loaded; Debian 12's is 7.88.
+    let curl = lines.first { $0.hasPrefix("libcurl ") } ?? ""
+    #expect(curl.contains("running 7.") || curl.contains("running 8."), "\(curl)")
+    for name in ["libdrm", "libevdev", "libcurl"] {
+        let line = lines.first { $0.hasPrefix(name + " ") } ?? ""
+        #expect(line.contains("loaded from /") && line.contains(name), "\(name): '\(line)'")
+    }
+    // --version wins over everything else, as --help does, and needs no SOURCE.
+    let withOthers = try runProgram(kioskExecutable(), ["--interval", "bad", "--version"])
+    #expect(withOthers.status == 0 && withOthers.stdout.hasPrefix("kiosk-carousel \(version)\n"))
+}
+
+@Test func versionIsRefusedInAConfigurationFile() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-version-conf-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let conf = dir.appendingPathComponent("kiosk.conf")
+    try Data("version\n".utf8).write(to: conf)
+    let out = try runProgram(kioskExecutable(), ["--config", conf.path, "deploy/samples"])
+    #expect(out.status == 64)
+    #expect(out.stderr.contains("kiosk.conf:1: --version is not allowed in a configuration file"), "\(out.stderr)")
+}
+
+/// build-deb.sh with the VERSION file's version: the package's version and file name come
+/// from it, and changelog.Debian.gz parses with dpkg-parsechangelog, newest entry first,
+/// one entry per version of CHANGELOG.md.
+@Test func theDebTakesTheVersionFileAndItsChangelogParses() throws {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-deb"),
+          FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-parsechangelog") else {
+        Issue.record("dpkg-deb and dpkg-parsechangelog needed: apt-get install -y dpkg-dev")
+        return
+    }
+    let version = releaseVersionFile()
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-release-deb-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let stub = dir.appendingPathComponent("kiosk-carousel")
+    try Data("#!/bin/sh\necho stand-in\n".utf8).write(to: stub)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
+    let built = try runProgram("/bin/sh", [repository.appendingPathComponent("deploy/build-deb.sh").path],
+                               environment: ["BINARY": stub.path, "OUTDIR": dir.path, "VERSION": "", "SOURCE_DATE_EPOCH": ""])
+    #expect(built.status == 0, "\(built.stderr)")
+    let deb = dir.appendingPathComponent("kiosk-carousel_\(version)-1_amd64.deb")
+    #expect(built.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == deb.path)
+    #expect(try runProgram("/usr/bin/dpkg-deb", ["-f", deb.path, "Version"]).stdout == "\(version)-1\n")
+
+    let unpacked = dir.appendingPathComponent("unpacked")
+    #expect(try runProgram("/usr/bin/dpkg-deb", ["-x", deb.path, unpacked.path]).status == 0)
+    let doc = unpacked.appendingPathComponent("usr/share/doc/kiosk-carousel")
+    let changelog = dir.appendingPathComponent("changelog.Debian")
+    let gunzip = try runProgram("/bin/gzip", ["-dc", doc.appendingPathComponent("changelog.Debian.gz").path])
+    #expect(gunzip.status == 0)
+    try Data(gunzip.stdout.utf8).write(to: changelog)
+    let parsed = try runProgram("/usr/bin/dpkg-parsechangelog", ["-l", changelog.path, "--format", "rfc822", "--all"])
+    #expect(parsed.status == 0, "\(parsed.stderr)")
+    let markdown = try String(contentsOf: repository.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+    let released = markdown.split(separator: "\n").filter { $0.hasPrefix("## ") }.map {
+        String($0.dropFirst(3).split(separator: " ")[0]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")) + "-1"
+    }
+    #expect(released.first == "\(version)-1", "CHANGELOG.md's newest entry is VERSION's")
+    let versions = parsed.stdout.split(separator: "\n").filter { $0.hasPrefix("Version: ") }.map { String($0.dropFirst(9)) }
+    #expect(versions == released, "\(parsed.stdout)")
+    let newest = try runProgram("/usr/bin/dpkg-parsechangelog", ["-l", changelog.path, "-S", "Maintainer"])
+    #expect(newest.stdout == "kiosk-carousel developers <maintainers@kiosk-carousel.invalid>\n")
+    // changelog.gz is CHANGELOG.md itself; copyright names Apache-2.0 for the project's files.
+    #expect(try runProgram("/bin/gzip", ["-dc", doc.appendingPathComponent("changelog.gz").path]).stdout == markdown)
+    let copyright = try String(contentsOf: doc.appendingPathComponent("copyright"), encoding: .utf8)
+    #expect(copyright.contains("Files: *\nCopyright: 2026 kiosk-carousel developers\nLicense: Apache-2.0\n"))
+}

@@ -68,11 +68,13 @@ let package = Package(
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
+        // jansson's allocations counted, with a budget per parse.
+        .target(name: "CKioskJSON", dependencies: ["CLibJansson"]),
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
 
         .target(name: "KioskCore"),
-        .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson"]),
+        .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),

@@ -1,5 +1,6 @@
 // Internal: no jansson type appears in KioskSystem's interface.
 internal import CLibJansson
+internal import CKioskJSON
 
 /// A JSON value (RFC 8259) as the program reads it: a manifest or playlist, a control-socket
 /// request. Read only through ``parse(_:)``, written with ``serialized()``.
@@ -44,6 +45,11 @@ public enum JSONValue: Equatable, Sendable {
     /// strings would carry it into paths and URLs), no text after the value, valid UTF-8 with
     /// no lone surrogate escapes, at most 2048 levels of nesting (jansson's limit).
     ///
+    /// Memory: jansson builds the whole tree before it is converted (about 40 bytes per number,
+    /// so an 8 MiB text of `[0,0,...]` would be 160 MiB); its allocations during the parse are
+    /// limited to ``maxTreeBytes`` (counted in the allocator jansson calls, kc_json.c), past
+    /// which the text is refused. The converted value takes about as much again.
+    ///
     /// A whole number past `Int64` is read as a `Double` (jansson refuses it as an integer, so
     /// the text is read again with `JSON_DECODE_INT_AS_REAL`; every number of that text is then
     /// a `Double`, exact up to 2^53, mapped back to ``int(_:)`` when it is whole).
@@ -52,16 +58,35 @@ public enum JSONValue: Equatable, Sendable {
         let text = Array(bytes)
         let flags = Int(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES)
         var error = json_error_t()
-        var root = text.withUnsafeBufferPointer { json_loadb($0.baseAddress, $0.count, flags, &error) }
-        if root == nil, json_error_code(&error) == json_error_numeric_overflow, Self.message(of: &error).hasPrefix("too big") {
+        var exceeded: Int32 = 0
+        func load(_ flags: Int, _ error: inout json_error_t) -> UnsafeMutablePointer<json_t>? {
+            text.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) {
+                    kc_json_loadb($0.baseAddress, $0.count, flags, maxTreeBytes, &error, &exceeded)
+                }
+            }
+        }
+        var root = load(flags, &error)
+        if root == nil, exceeded == 0, json_error_code(&error) == json_error_numeric_overflow,
+           Self.message(of: &error).hasPrefix("too big") {
             var again = json_error_t()
-            root = text.withUnsafeBufferPointer { json_loadb($0.baseAddress, $0.count, flags | Int(JSON_DECODE_INT_AS_REAL), &again) }
+            root = load(flags | Int(JSON_DECODE_INT_AS_REAL), &again)
             if root == nil { error = again }
         }
-        guard let root else { throw syntaxError(&error, in: text) }
+        guard let root else {
+            if exceeded != 0 {
+                throw SyntaxError(message: "too large to read: its JSON tree would take more than \(maxTreeBytes >> 20) MiB"
+                                  + " (\(text.count) bytes of text)", line: 0, column: 0, position: 0)
+            }
+            throw syntaxError(&error, in: text)
+        }
         defer { json_decref(root) }
         return value(of: root)
     }
+
+    /// The most bytes jansson may allocate for one parse (its tree and lexer buffers): 64 MiB,
+    /// over a thousand times what a 10,000-item manifest takes.
+    public static let maxTreeBytes = 64 << 20
 
     /// The value of a jansson tree (not consumed: the caller still owns `json`).
     private static func value(of json: UnsafeMutablePointer<json_t>) -> JSONValue {
@@ -144,6 +169,7 @@ public enum JSONValue: Equatable, Sendable {
     /// fewest significant digits that read back to the same value (`0.1`, not
     /// `0.10000000000000001`); a non-finite double, which JSON cannot hold, as `null`.
     public func serialized() -> [UInt8] {
+        kc_json_prepare()
         var digits: Int32 = 1
         guard let json = makeJSON(&digits) else { return Array("null".utf8) }
         defer { json_decref(json) }

@@ -62,7 +62,23 @@ private func parse(_ text: String) throws(JSONValue.SyntaxError) -> JSONValue { 
     #expect(JSONValue.string("a/b é\n\u{1}").text == #""a/b é\n\u0001""#)
     #expect(JSONValue.array([.double(0.1), .double(1.5), .double(-2.5e-7), .double(1e300), .double(.nan), .double(.infinity)]).text
             == "[0.1,1.5,-2.5e-7,1e300,null,null]", "shortest digits; JSON has no NaN")
-    let doubles = JSONValue.array([.double(0.1), .double(123456.789), .double(5e-324), .double(1.7976931348623157e308), .double(2.0 / 3)])
+    let doubles = JSONValue.array([.double(0.1), .double(123456.789), .double(.leastNonzeroMagnitude), .double(1.7976931348623157e308), .double(2.0 / 3)])
     #expect(try JSONValue.parse(doubles.serialized()) == doubles)
     #expect(JSONValue.int(.min).text == "-9223372036854775808")
+}
+
+@Test func aTextWhoseTreeWouldBeHugeIsRefusedBeforeItIsBuilt() throws {
+    // 8 MiB of `[0,0,...]`: 4 million numbers, some 160 MiB as jansson values.
+    var text: [UInt8] = [UInt8(ascii: "[")]
+    text.reserveCapacity(8 << 20)
+    for _ in 0..<(4 << 20) - 1 { text += [UInt8(ascii: "0"), UInt8(ascii: ",")] }
+    text += [UInt8(ascii: "0"), UInt8(ascii: "]")]
+    do { _ = try JSONValue.parse(text); Issue.record("4 million values read") } catch {
+        #expect(error.reason.hasPrefix("too large to read: its JSON tree would take more than 64 MiB"), "\(error.reason)")
+    }
+    // The budget is per parse: the next text is read as usual, a large one within it too.
+    #expect(try parse(#"{"a":[1,2]}"#) == .object(["a": .array([.int(1), .int(2)])]))
+    let tenThousand = "[" + Array(repeating: #"{"src":"https://cdn.example/a.jpg","duration":5}"#, count: 10_000).joined(separator: ",") + "]"
+    guard case .array(let items) = try parse(tenThousand) else { Issue.record("not an array"); return }
+    #expect(items.count == 10_000)
 }

@@ -6,11 +6,12 @@
 //   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
 //   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
-//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; PNG writing)
+//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; libwebp, giflib; libheif opened
+//          on first use; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
 //        KioskInput (evdev touchscreens, libevdev)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
-//          through CKioskCurl)
+//          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd; libsystemd)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
@@ -50,6 +51,12 @@ let package = Package(
                        providers: [.apt(["libevdev-dev"])]),
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
+                       providers: [.apt(["libwebp-dev"])]),
+        // libheif's header only: the library is opened on first use (HEIFLibrary.swift).
+        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev"])]),
+        // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
+        .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
@@ -75,23 +82,24 @@ let package = Package(
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
-        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
+                                                     "CLibGif"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
-                                                 "CLibJPEG", "CLibPNG", "CLibCurl"]), // CLib*: their versions for --version
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CLibJansson"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
-                          dependencies: ["KioskCore", "KioskImaging", "KioskDisplay", "KioskApp"],
+                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskApp"],
                           exclude: ["reference"]),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskSystemTests", dependencies: ["KioskSystem"]),
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
-                    exclude: ["pil_reference.py"]), // run by the tests with /usr/bin/python3
+                    exclude: ["pil_reference.py", "make_formats.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),

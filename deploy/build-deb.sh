@@ -154,7 +154,7 @@ else
     echo "build-deb.sh: warning: $BINARY is not an ELF file; Depends from the fixed list: $fallback_depends" >&2
     lib_depends=$fallback_depends
 fi
-depends="adduser, ca-certificates, $lib_depends"
+depends="adduser, ca-certificates, libheif1 (>= 1.15.1), $lib_depends"  # libheif is dlopen()ed: not seen by dpkg-shlibdeps
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

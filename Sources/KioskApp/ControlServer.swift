@@ -1,4 +1,5 @@
 import Glibc
+import KioskCore
 import KioskSystem
 
 // The control socket (README "Control socket"): a local stream socket taking JSON lines in the
@@ -166,6 +167,13 @@ public final class ControlServer: @unchecked Sendable {
         var nextID = 1
         var buffer = [UInt8](repeating: 0, count: 65_536)
         defer { for c in clients.values { close(c.fd) } }
+        // Refused clients (too many connected): at most one log line a second, with a count.
+        var refusals = LogThrottle(period: .seconds(1))
+        func logRefused(_ count: Int) {
+            Log.warning("control client refused", path: path,
+                        reason: "\(Self.maxClients) clients are connected already"
+                            + (count > 1 ? "; \(count) clients refused since the last such line" : ""))
+        }
         while true {
             var fds = [pollfd(fd: outbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
@@ -178,7 +186,13 @@ public final class ControlServer: @unchecked Sendable {
                 if c.pendingOutput > 0 { events |= Int32(POLLOUT) }
                 fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
             }
-            if poll(&fds, nfds_t(fds.count), -1) < 0 && errno != EINTR { usleep(10_000) }
+            var timeout: Int32 = -1
+            if let flushAt = refusals.flushDeadline {
+                let ns = max(0, (flushAt - MonotonicClock.raw()).wholeNanoseconds)
+                timeout = Int32(clamping: (ns + 999_999) / 1_000_000)
+            }
+            if poll(&fds, nfds_t(fds.count), timeout) < 0 && errno != EINTR { usleep(10_000) }
+            if let n = refusals.flush(at: MonotonicClock.raw()) { logRefused(n) }
 
             if fds[2].revents != 0 { return }
             // Replies and events from the loop.
@@ -203,7 +217,7 @@ public final class ControlServer: @unchecked Sendable {
                         let line = ControlProtocol.reply(id: nil, error: "too many clients (at most \(Self.maxClients) at a time)")
                         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                         close(fd)
-                        Log.warning("control client refused", path: path, reason: "\(Self.maxClients) clients are connected already")
+                        if let n = refusals.note(at: MonotonicClock.raw()) { logRefused(n) }
                         continue
                     }
                     clients[nextID] = Client(id: nextID, fd: fd)

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskSystem
 
 /// The memory cache of prepared, screen-sized frames (README "Content"): the last frames made,
 /// least recently used first out, bounded in bytes. A frame moving back into a slot (a swipe
@@ -8,12 +9,14 @@ import KioskCore
 /// into its own scratch frames), so the cache and a slot may hold the same ``Bitmap``. Not
 /// thread-safe: the ``SlotPreparer`` calls it under its lock.
 struct FrameCache {
-    /// A frame is the image of a source fitted one way. For a local file, `version` is its
-    /// modification time and size, so a file rewritten in place is decoded again.
+    /// A frame is the image of a source fitted one way. For a local file, `version` is the
+    /// identity of its content when it was read (device, inode, size, times in ns), so a file
+    /// renamed over, rewritten in place or copied over under the same name is decoded again,
+    /// never served from an older frame.
     struct Key: Hashable {
         var source: String
         var fit: FitMode
-        var version = ""
+        var version: FileIdentity?
     }
 
     /// Most bytes of pixels held (width x height x 4 per frame).

@@ -40,6 +40,12 @@ extension FrameLoop {
                                        : "goto: bad index \(index): the playlist has \(count) \(count == 1 ? "item" : "items") (0...\(count - 1))")
             }
             guard !carousel.isHeld else { return fail(held) }
+            guard carousel.isInShow(item: index) else {
+                // An item that failed (a download, a decode) left the show until its retry.
+                let source = index < carousel.items.count ? " (\(carousel.items[index].source))" : ""
+                return fail("goto: item \(index)\(source) is not in the show: it could not be loaded;"
+                            + " tried again every \(retryInterval.wholeMilliseconds / 1000) s and on SIGHUP")
+            }
             handleControlActions(carousel.goto(item: index, at: now))
             return .success(nil)
         case .status:

@@ -86,7 +86,8 @@ public final class FrameLoop {
     let decodeSignal: (Int32) -> LoopRequest?
     /// systemd's watchdog, kept fed from the loop (real clock only).
     let notifier: SystemdNotifier?
-    private var lastWatchdog: Duration = .zero
+    /// Every timed duty of the loop, with its deadline: the loop sleeps until the earliest.
+    var deadlines = Deadlines<LoopDuty>()
     /// The control socket (README "Control socket"; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
     var control: ControlServer?
@@ -95,10 +96,9 @@ public final class FrameLoop {
     let content: ContentService?
     /// The playlist last given to the carousel (items that failed are in it, to be tried again).
     private var playlist: [PlaylistItem]
-    /// Items that failed (a download, a decode) are tried again this often, by giving the
-    /// carousel the playlist again (60 s).
+    /// Items that failed (a download, a decode) are tried again this long after the failure, by
+    /// giving the carousel the playlist again (60 s; the retry is a deadline the loop wakes for).
     public var retryInterval: Duration = .seconds(60)
-    private var lastRetry: Duration = .zero
     /// Sources whose failure was logged (logged again only after they worked once).
     private var failedSources: Set<String> = []
 
@@ -123,6 +123,11 @@ public final class FrameLoop {
 
     /// The prepared frame of each physical slot.
     private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
+    /// The local file behind each slot's frame, with the identity it was read with.
+    private var slotFiles: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
+    /// How often the files behind the slots are looked at for a change of content (1 s; a
+    /// directory's watch reports its own changes as they happen).
+    public var fileCheckInterval: Duration = .seconds(1)
     /// The scene last presented (nil: draw the next one whatever it is).
     var lastScene: Scene?
     /// `shown` events waiting for the frame that shows them to be presented.
@@ -172,7 +177,7 @@ public final class FrameLoop {
                 case .reload:
                     Log.info("SIGHUP received", detail: content == nil ? "nothing to reload" : "reloading the sources")
                     content?.reload()
-                    retryFailed(at: clock.now, force: true)
+                    retryFailed(at: clock.now)
                 }
             }
             // 1-. Requests from the control socket.
@@ -185,11 +190,14 @@ public final class FrameLoop {
                 playlist = items
                 handle(carousel.replaceItems(items, at: clock.now))
             }
-            retryFailed(at: clock.now, force: false)
+            if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
+            // 1d. Files behind the slots that changed under the same name.
+            checkSlotFiles(at: clock.now)
             // 1b. Touches.
             readTouches()
             tapCommand?.reap()
             if gestures.isTouching, clock.now - lastTouchAt >= stuckTouchLimit {
+                deadlines[.stuckTouch] = nil
                 Log.warning("touch released", reason: "a finger held \(stuckTouchLimit.wholeMilliseconds / 1000) s without a single report (a stuck contact?); the show goes on")
                 for gesture in gestures.cancel(at: clock.now) { apply(gesture) }
             }
@@ -245,42 +253,76 @@ public final class FrameLoop {
             if let end = runFor, now >= end { return 0 }
             let wake = carousel.wake
             if wake != .animating && !carousel.isHeld { renderer.releaseScratch() }
-            var next: Duration?
-            switch wake {
-            case .animating: next = display.pacesFrames && displayControl.canDraw ? now : now + Self.framePeriod
-            case .at(let t): next = t
-            case .idle: next = nil
-            }
-            if let drawLater { next = min(next ?? drawLater, drawLater) }
-            if gestures.isTouching {
-                let release = lastTouchAt + stuckTouchLimit
-                next = min(next ?? release, release)
-            }
-            if let end = runFor { next = min(next ?? end, end) }
-            if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
-                if now - lastWatchdog >= period / 2 || framesPresented == 1 {
-                    notifier.watchdog()
-                    lastWatchdog = now
-                }
-                next = min(next ?? (now + period / 2), now + period / 2)
-            }
+            scheduleDeadlines(wake: wake, drawLater: drawLater, now: now)
             if let vc = virtualClock {
-                guard let next else { return 0 }  // nothing will ever change: the show is done
+                // Retries are for the real clock: on the virtual clock a show with nothing else
+                // to do is over.
+                var timed = deadlines
+                timed[.retry] = nil
+                guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
                 vc.advance(to: next)
             } else {
-                sleep(until: next, now: now)
+                sleep(timeout: deadlines.pollTimeout(from: now))
+            }
+        }
+    }
+
+    /// Sets the deadlines of this turn (the carousel's next fade or frame, a frame held back by
+    /// pacing or the start grace, the stuck-finger release, the end of `--run-for`, the
+    /// watchdog, a VT acquire to retry); the retry deadline is set where an image fails. Feeds
+    /// the watchdog when its time has come.
+    private func scheduleDeadlines(wake: Carousel.Wake, drawLater: Duration?, now: Duration) {
+        switch wake {
+        case .animating: deadlines[.carousel] = display.pacesFrames && displayControl.canDraw ? now : now + Self.framePeriod
+        case .at(let t): deadlines[.carousel] = t
+        case .idle: deadlines[.carousel] = nil
+        }
+        deadlines[.drawLater] = drawLater
+        deadlines[.stuckTouch] = gestures.isTouching ? lastTouchAt + stuckTouchLimit : nil
+        deadlines[.runFor] = runFor
+        deadlines[.displayAcquire] = virtualClock == nil ? displayControl.acquireRetryAt : nil
+        if virtualClock != nil || slotFiles.allSatisfy({ $0 == nil }) {
+            deadlines[.fileCheck] = nil
+        } else if deadlines[.fileCheck] == nil {
+            deadlines[.fileCheck] = now + fileCheckInterval
+        }
+        if let notifier, let period = notifier.watchdogInterval, virtualClock == nil {
+            if deadlines.isDue(.watchdog, at: now) || deadlines[.watchdog] == nil || framesPresented == 1 {
+                notifier.watchdog()
+                deadlines[.watchdog] = now + period / 2
             }
         }
     }
 
     /// Items that left the show (a failed download or decode) come back into it every
-    /// ``retryInterval`` (or at once on SIGHUP): the carousel gets the playlist again.
-    private func retryFailed(at now: Duration, force: Bool) {
-        guard force || now - lastRetry >= retryInterval else { return }
-        lastRetry = now
+    /// ``retryInterval`` after they failed (or at once on SIGHUP): the carousel gets the playlist
+    /// again. One that fails again sets the next retry deadline.
+    private func retryFailed(at now: Duration) {
+        deadlines[.retry] = nil
         let showing = carousel.activeCount
         guard showing < playlist.count else { return }
         handle(carousel.replaceItems(playlist, at: now))
+    }
+
+    /// The files behind the prepared slots: looked at every ``fileCheckInterval`` off the loop
+    /// (real clock only); a file whose content changed under the same name has its item
+    /// prepared again (``Carousel/imageChanged(item:at:)``: never a cut on screen).
+    private func checkSlotFiles(at now: Duration) {
+        var changed: [Int] = []
+        for ticket in preparer.changedFiles.take() {
+            for s in 0..<3 where slotFiles[s]?.ticket == ticket {
+                slotFiles[s] = nil
+                if let item = carousel.item(inSlot: s), !changed.contains(item) { changed.append(item) }
+            }
+        }
+        for item in changed {
+            Log.info("image changed", path: carousel.items[item].source, detail: "prepared again")
+            handle(carousel.imageChanged(item: item, at: now))
+        }
+        if deadlines.isDue(.fileCheck, at: now) {
+            preparer.checkFiles(slotFiles.compactMap { $0 })
+            deadlines[.fileCheck] = now + fileCheckInterval
+        }
     }
 
     /// Feeds waiting touch samples through the gesture recogniser into the carousel; taps go out
@@ -341,6 +383,7 @@ public final class FrameLoop {
             switch action {
             case .prepare(let slot, let item, let ticket):
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
+                slotFiles[slot] = nil
                 let it = carousel.items[item]
                 preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256))
             case .shown(let item, let source, let at):
@@ -349,7 +392,7 @@ public final class FrameLoop {
                 break  // logged with its reason where the decode failed (accept)
             }
         }
-        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil }
+        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { slotFrames[s] = nil; slotFiles[s] = nil }
     }
 
     private func accept(_ results: [SlotPreparer.Result]) {
@@ -365,6 +408,7 @@ public final class FrameLoop {
                     Log.info("image back in the show", path: carousel.items[r.item].source)
                 }
                 slotFrames[r.slot] = frame
+                slotFiles[r.slot] = r.identity.map { (r.ticket, carousel.items[r.item].source, $0) }
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
@@ -372,6 +416,7 @@ public final class FrameLoop {
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
                 let source = carousel.items[r.item].source
                 if failedSources.insert(source).inserted { Log.warning("image skipped", path: source, reason: error.reason) }
+                deadlines.setEarliest(.retry, now + retryInterval)
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             case .unavailable(let reason):
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
@@ -380,6 +425,7 @@ public final class FrameLoop {
                     Log.warning("image skipped", path: source,
                                 reason: reason + "; tried again every \(retryInterval.wholeMilliseconds / 1000) s")
                 }
+                deadlines.setEarliest(.retry, now + retryInterval)
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }
         }
@@ -388,7 +434,7 @@ public final class FrameLoop {
     /// The descriptors of everything that hands the loop work: finished decodes, signals,
     /// touches, control requests, content, the display-off timer.
     private var wakeDescriptors: [Int32] {
-        var fds = [preparer.results.wakeDescriptor]
+        var fds = [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor]
         if let signals { fds.append(signals.wakeDescriptor) }
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }
@@ -397,18 +443,34 @@ public final class FrameLoop {
         return fds
     }
 
-    /// Sleeps until `deadline` (nil = until woken), waking early when any source has work.
-    private func sleep(until deadline: Duration?, now: Duration) {
+    /// Sleeps for `timeout` ms (poll(2): -1 = until woken), waking early when any source has work.
+    private func sleep(timeout: Int32) {
         var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        var timeout: Int32 = -1
-        // A VT acquire that failed is tried again at acquireRetryAt.
-        let deadline = [deadline, displayControl.acquireRetryAt].compactMap { $0 }.min()
-        if let deadline {
-            let ns = max(0, (deadline - now).wholeNanoseconds)
-            timeout = Int32(clamping: (ns + 999_999) / 1_000_000)
-        }
         _ = poll(&fds, nfds_t(fds.count), timeout)
     }
+}
+
+/// The frame loop's timed duties, each with at most one deadline in ``FrameLoop/deadlines``.
+/// (The `--display-off` schedule wakes the loop through its own timerfd, the manifest poller
+/// and the directory watches through their mailboxes.)
+enum LoopDuty: Hashable, Sendable {
+    /// The carousel's next frame during a fade or settle, or its next auto-advance (the
+    /// interval, or an item's own duration).
+    case carousel
+    /// A frame held back by frame pacing or the start grace.
+    case drawLater
+    /// A finger held without a report for ``FrameLoop/stuckTouchLimit`` is let go.
+    case stuckTouch
+    /// The end of `--run-for`.
+    case runFor
+    /// systemd's watchdog is fed every half of its interval.
+    case watchdog
+    /// Items that failed are tried again (``FrameLoop/retryInterval`` after the failure).
+    case retry
+    /// A VT acquire that failed is tried again.
+    case displayAcquire
+    /// The files behind the prepared slots are checked for a change of content.
+    case fileCheck
 }
 
 // MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)

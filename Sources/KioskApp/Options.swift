@@ -297,10 +297,11 @@ public enum CommandLineParser {
         var lines = [
             "usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)",
             "",
-            "A slideshow for kiosks, signs and photo frames: shows JPEG and PNG images full",
-            "screen on DRM/KMS or the Linux framebuffer, cross-fading on a timer. SOURCE is a",
-            "directory (its images in name order, watched for changes), an image file, an",
-            "http(s) image URL, or a .json playlist (the manifest format; may name files).",
+            "A slideshow for kiosks, signs and photo frames: shows JPEG, PNG, WebP, HEIF/HEIC,",
+            "AVIF and GIF (first frame) images full screen on DRM/KMS or the Linux framebuffer,",
+            "cross-fading on a timer. SOURCE is a directory (its images in name order, watched",
+            "for changes), an image file, an http(s) image URL, or a .json playlist (the",
+            "manifest format; may name files). Formats are told by their first bytes.",
             "",
             "options:",
         ]

@@ -20,6 +20,13 @@ public final class SlotPreparer: @unchecked Sendable {
         public var outcome: Outcome
         /// Warnings the decoder reported (a bad iCCP chunk, say), for the log.
         public var warnings: [String]
+        /// For a local file, the identity of its content when it was read (what
+        /// ``checkFiles(_:)`` compares against later); nil for a download.
+        public var identity: FileIdentity?
+        public init(slot: Int, ticket: Int, item: Int, outcome: Outcome, warnings: [String], identity: FileIdentity? = nil) {
+            self.slot = slot; self.ticket = ticket; self.item = item; self.outcome = outcome
+            self.warnings = warnings; self.identity = identity
+        }
     }
 
     /// How a job ended.
@@ -64,6 +71,11 @@ public final class SlotPreparer: @unchecked Sendable {
     public let results: Mailbox<Result>
 
     private let queue = DispatchQueue(label: "kiosk-carousel.decode", qos: .userInitiated)
+    private let checkQueue = DispatchQueue(label: "kiosk-carousel.file-check", qos: .utility)
+
+    /// Tickets of prepared frames whose file has changed since it was read (posted by
+    /// ``checkFiles(_:)``); the frame loop polls its ``Mailbox/wakeDescriptor``.
+    public let changedFiles: Mailbox<Int>
     private struct Shared {
         var pending = 0
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
@@ -81,6 +93,7 @@ public final class SlotPreparer: @unchecked Sendable {
     public init(width: Int, height: Int, fit: FitMode, background: RGBColor, maxPixels: Int,
                 memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
         results = try Mailbox()
+        changedFiles = try Mailbox()
         shared = Mutex(Shared(frames: FrameCache(budget: memoryCacheBytes)))
         self.width = width
         self.height = height
@@ -162,23 +175,42 @@ public final class SlotPreparer: @unchecked Sendable {
     public func prepare(_ job: Job) -> Result {
         let fit = job.fit ?? self.fit
         var key = FrameCache.Key(source: job.source, fit: fit)
-        if job.source == job.path {
-            var st = stat()
-            if stat(job.path, &st) == 0 { key.version = "\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_size)" }
-        }
+        // A local file is known by its content's identity, read before the decode; a file that
+        // changes while it is decoded gives a frame that is not kept (and the next check finds
+        // the change).
+        let identity = job.source == job.path ? try? FileIdentity(path: job.path) : nil
+        key.version = identity
         if let cached = shared.withLock({ $0.frames.frame(for: key) }) {
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [])
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [],
+                          identity: identity)
         }
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
         do {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
                                                        options: options)
-            shared.withLock { $0.frames.insert(frame, for: key) }
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings)
+            if identity == nil || (try? FileIdentity(path: job.path)) == identity {
+                shared.withLock { $0.frames.insert(frame, for: key) }
+            }
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings,
+                          identity: identity)
         } catch {
             // A half-drawn frame is dropped here, never handed on.
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [])
+        }
+    }
+
+    /// Looks at the files behind prepared frames off the frame loop (stat(2) on a utility
+    /// queue): the ticket of each one whose identity differs from the one it was read with is
+    /// posted to ``changedFiles``. A file that cannot be looked at is left alone (a file gone
+    /// from a directory leaves the show through the directory's watch).
+    public func checkFiles(_ files: [(ticket: Int, path: String, identity: FileIdentity)]) {
+        guard !files.isEmpty else { return }
+        checkQueue.async { [changedFiles] in
+            for file in files {
+                guard let now = try? FileIdentity(path: file.path), now != file.identity else { continue }
+                changedFiles.post(file.ticket)
+            }
         }
     }
 

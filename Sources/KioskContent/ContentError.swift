@@ -112,7 +112,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
             return "body over \(byteSize(limit)), cut after \(received) bytes"
         case .truncated(_, let expected, let received):
             return "body cut off: \(received) of \(expected) bytes received"
-        case .notAnImage(_, let first): return "not a JPEG or PNG (first bytes \(first))"
+        case .notAnImage(_, let first): return "not an image this program shows (first bytes \(first))"
         case .hashMismatch(_, let expected, let actual): return "SHA-256 \(actual) is not the manifest's \(expected)"
         case .unsupportedURL: return "not an absolute http or https URL"
         case .redirectRefused(_, let location):

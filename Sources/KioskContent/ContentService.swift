@@ -295,7 +295,7 @@ public final class ContentService {
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
         do {
             let watch = try DirectoryWatch(path: argument)
-            if watch.initialFiles.isEmpty { Log.warning("no JPEG or PNG files in directory", path: argument) }
+            if watch.initialFiles.isEmpty { Log.warning("no image files in directory", path: argument) }
             return .directory(path: argument, watch: watch, files: watch.initialFiles)
         } catch {
             Log.warning("directory not watched", path: argument, reason: error.description)

@@ -5,8 +5,8 @@ import KioskSystem
 /// it changes (README "Content"), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
-/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe` or `.png` (any
-///   case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
+/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,
+///   `.heic`, `.heif`, `.avif` or `.gif` (any case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
 ///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
 /// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
 ///   modified (`IN_MODIFY`) is held back until it is closed after writing
@@ -36,6 +36,8 @@ public final class DirectoryWatch: @unchecked Sendable {
     private var complete: Set<String> = []
     private var writing: Set<String> = []
     private var published: [String]
+    /// Files whose names are not images, each logged once (again only if it goes and comes back).
+    private var skipped: Set<String> = []
 
     /// Starts watching `path`. Throws ``ContentError/system(_:)`` when inotify cannot be set up
     /// or the directory cannot be read.
@@ -51,7 +53,9 @@ public final class DirectoryWatch: @unchecked Sendable {
             worker = try WorkerThread(name: "directory watch \(self.path)")
             // Scan after the watch is in place, so nothing falls between the two.
             complete = Set(try Self.imageNames(in: self.path))
+            skipped = Set(try Self.skippedNames(in: self.path))
         } catch { throw .system(error) }
+        for name in skipped.sorted() { Self.logSkipped(name, in: self.path) }
         published = Self.sortedPaths(complete, in: self.path)
         initialFiles = published
         do { try worker.start { self.run() } } catch { throw .system(error) }
@@ -111,7 +115,16 @@ public final class DirectoryWatch: @unchecked Sendable {
                 continue
             }
             if mask & UInt32(IN_ISDIR) != 0 { continue }
-            guard let name = String(validating: nameBytes, as: UTF8.self), Self.isImageName(name) else { continue }
+            guard let name = String(validating: nameBytes, as: UTF8.self) else { continue }
+            guard Self.isImageName(name) else {
+                // Not an image by its name: listed once in the log when it is complete, so "why
+                // is my photo not shown?" has an answer.
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, !name.hasPrefix("."), skipped.insert(name).inserted {
+                    Self.logSkipped(name, in: path)
+                }
+                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { skipped.remove(name) }
+                continue
+            }
             if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
                 if complete.remove(name) != nil { result = .changed }
                 // A symlink (or a hard link: a regular file with more than one name) is
@@ -143,7 +156,7 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     /// Extensions taken, compared case-insensitively: the one rule for what in a directory is
     /// an image (the watch, and KioskApp's `SourceList` for a directory that cannot be watched).
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png"]
+    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "heic", "heif", "avif", "gif"]
 
     /// The image files of `path` once, without watching: full paths sorted byte-wise, and how
     /// many names were left out because they are not UTF-8 (they could not be opened again
@@ -160,6 +173,21 @@ public final class DirectoryWatch: @unchecked Sendable {
     static func isImageName(_ name: String) -> Bool {
         guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
         return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+    }
+
+    /// The files of `path` that are not images by their names (hidden ones left out).
+    static func skippedNames(in path: String) throws(SystemError) -> [String] {
+        try listDirectory(path).compactMap { entry in
+            guard !entry.isDirectory, let name = entry.name, !name.hasPrefix("."), !isImageName(name) else { return nil }
+            return name
+        }
+    }
+
+    /// One log line for a file of the directory that is not shown because of its name.
+    static func logSkipped(_ name: String, in path: String) {
+        let names = imageExtensions.sorted().map { "." + $0 }.joined(separator: ", ")
+        Log.info("file skipped", path: (path.hasSuffix("/") ? path : path + "/") + name,
+                 detail: "not shown: the images of a directory are its files named \(names) (any case)")
     }
 
     static func imageNames(in path: String) throws(SystemError) -> [String] {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import KioskCore
 import KioskSystem
 
 /// A disk cache of downloaded image files (README "Content"), bounded in bytes, least recently used
@@ -51,6 +52,19 @@ public final class DiskCache: @unchecked Sendable {
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]
     private var total = 0
+    /// The entries by last use, least recent first, for eviction in O(log n) per entry instead
+    /// of sorting the whole index on every write. A node is pushed whenever an entry's last use
+    /// is set; nodes whose time no longer matches their entry (used again since, or removed)
+    /// are skipped when they come up, and the heap is rebuilt from the index when such nodes
+    /// outnumber the entries.
+    private var byLastUse = MinHeap<UseNode>()
+
+    /// One entry's last use in ``byLastUse``.
+    private struct UseNode: Comparable, Sendable {
+        var lastUse: Duration
+        var key: String
+        static func < (a: UseNode, b: UseNode) -> Bool { (a.lastUse, a.key) < (b.lastUse, b.key) }
+    }
 
     /// Opens (creating if needed) the cache directory: deletes leftover temporary files, indexes
     /// the entries (deleting files whose size is not the length in their name), then deletes
@@ -87,6 +101,7 @@ public final class DiskCache: @unchecked Sendable {
             }
         }
         lock.withLock {
+            byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
             removeExpiredLocked()
             evictLocked(toFit: 0, keeping: nil)
         }
@@ -128,6 +143,7 @@ public final class DiskCache: @unchecked Sendable {
             try? AtomicFile.setModificationTime(fd.rawValue, path: entry.path, now)
             entry.lastUse = now
             index[key] = entry
+            noteUseLocked(entry)
             return entry
         }
     }
@@ -189,6 +205,7 @@ public final class DiskCache: @unchecked Sendable {
             }
             let entry = Entry(key: writer.key, path: path, length: length, lastUse: now)
             index[writer.key] = entry
+            noteUseLocked(entry)
             verified[writer.key] = writer.sha256
             total += length
             return entry
@@ -215,23 +232,42 @@ public final class DiskCache: @unchecked Sendable {
     func makeRoom(bytes: Int, keeping: String?) -> Bool {
         lock.withLock {
             var freed = 0
-            for entry in index.values.sorted(by: { $0.lastUse < $1.lastUse }) where entry.key != keeping {
+            while freed < bytes, let entry = popLeastRecentLocked(keeping: keeping) {
                 removeLocked(entry.key)
                 freed += entry.length
-                if freed >= bytes { break }
             }
             return freed > 0
         }
     }
 
-    /// Deletes least recently used entries (never `keeping`) until `incoming` more bytes fit.
+    /// Deletes least recently used entries (never `keeping`) until `incoming` more bytes fit:
+    /// O(log n) per entry deleted.
     private func evictLocked(toFit incoming: Int, keeping: String?) {
         let replaced = keeping.flatMap { index[$0]?.length } ?? 0
-        guard total - replaced + incoming > configuration.maxBytes else { return }
-        for entry in index.values.sorted(by: { $0.lastUse < $1.lastUse }) where entry.key != keeping {
+        while total - replaced + incoming > configuration.maxBytes, let entry = popLeastRecentLocked(keeping: keeping) {
             removeLocked(entry.key)
-            if total - replaced + incoming <= configuration.maxBytes { return }
         }
+    }
+
+    /// An entry's last use was set: its node goes into the heap (the old node becomes stale).
+    private func noteUseLocked(_ entry: Entry) {
+        byLastUse.push(UseNode(lastUse: entry.lastUse, key: entry.key))
+        if byLastUse.count > 2 * index.count + 64 {
+            byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
+        }
+    }
+
+    /// Takes the least recently used entry other than `keeping` off the heap (stale nodes are
+    /// dropped on the way; `keeping`'s node is put back); nil when there is none.
+    private func popLeastRecentLocked(keeping: String?) -> Entry? {
+        var kept: UseNode?
+        defer { if let kept { byLastUse.push(kept) } }
+        while let node = byLastUse.pop() {
+            guard let entry = index[node.key], entry.lastUse == node.lastUse else { continue }
+            if node.key == keeping { kept = node; continue }
+            return entry
+        }
+        return nil
     }
 
     /// The SHA-256 of the file's bytes (64 hex digits), nil when reading fails.

@@ -151,7 +151,7 @@ final class FetchJob {
             outcome = .failure(.bodyTooLarge(url: url, limit: cap, declaredBytes: declared, receivedBytes: before))
             return false
         }
-        if head.count < 8 { head += bytes.prefix(8 - head.count) }
+        if head.count < Fetcher.magicLength { head += bytes.prefix(Fetcher.magicLength - head.count) }
         switch kind {
         case .manifest:
             body += bytes

@@ -3,6 +3,7 @@ import CLibCurl
 import Dispatch
 import FoundationEssentials
 import Glibc
+import KioskImaging
 import KioskSystem
 import Synchronization
 
@@ -162,17 +163,16 @@ public final class Fetcher: @unchecked Sendable {
     /// (it waits at most 1 s for that).
     public func shutdown() { engine.shutdown() }
 
-    /// nil when `head` starts (or, while incomplete, may still start) with a JPEG or PNG
-    /// signature; otherwise the first bytes in hex.
+    /// The first bytes of a body kept to judge it: enough for an ISO BMFF `ftyp` box with a
+    /// few compatible brands (HEIF, AVIF).
+    static let magicLength = 32
+
+    /// nil when `head` (the first ``magicLength`` bytes) is a format the decoder shows
+    /// (``FileFormat/identify(_:)``), or, while incomplete and shorter than that, may still
+    /// become one; otherwise the first bytes in hex.
     static func magicProblem(_ head: [UInt8], complete: Bool) -> String? {
-        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF]
-        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        func matches(_ sig: [UInt8]) -> Bool {
-            let n = min(head.count, sig.count)
-            if !complete || head.count >= sig.count { return Array(head.prefix(n)) == Array(sig.prefix(n)) }
-            return false
-        }
-        if matches(jpeg) || matches(png) { return nil }
+        if FileFormat.identify(head).decodable != nil { return nil }
+        if !complete && head.count < magicLength { return nil }
         return head.isEmpty ? "(empty body)" : hexString(head.prefix(8))
     }
 }

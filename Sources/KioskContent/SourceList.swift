@@ -4,7 +4,7 @@ import KioskSystem
 
 /// Expands the SOURCE arguments into playlist items (README "Content", local sources) once,
 /// without watching (for a directory that cannot be watched): a directory gives its image files
-/// by ``DirectoryWatch``'s rule (JPEG and PNG by extension, hidden files left out, byte-wise
+/// by ``DirectoryWatch``'s rule (images by extension: JPEG, PNG, WebP, HEIF, AVIF, GIF; hidden files left out, byte-wise
 /// name order, so `img10` sorts before `img2` as `ls` does in the C locale); a file is taken as
 /// it is, whatever its name. A source that does not exist is logged and left out.
 public enum SourceList {
@@ -19,7 +19,7 @@ public enum SourceList {
             }
             if (st.st_mode & S_IFMT) == S_IFDIR {
                 let paths = directoryImages(source)
-                if paths.isEmpty { Log.warning("no JPEG or PNG files in directory", path: source) }
+                if paths.isEmpty { Log.warning("no image files in directory", path: source) }
                 items += paths.map { PlaylistItem(source: $0) }
             } else {
                 items.append(PlaylistItem(source: source))

@@ -96,6 +96,9 @@ public struct Carousel: Sendable {
     struct Slot: Equatable {
         var item: Int?
         var status: SlotStatus = .empty
+        /// The frame shows an older picture of its item (its file changed while it was on
+        /// screen): it stays until it leaves the screen, and no role takes it again.
+        var stale = false
         var isReady: Bool { if case .ready = status { return true } else { return false } }
     }
 
@@ -206,10 +209,20 @@ public struct Carousel: Sendable {
     public var currentItem: Int? { retiring != nil ? nil : currentIndex }
     /// The index in ``items`` of what is on screen, retiring or not.
     private var currentIndex: Int? { retiring ?? (order.isEmpty ? nil : order[cursor]) }
-    /// Whether there is anywhere to move to.
-    private var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) }
+    /// Whether there is anywhere to move to (in a show of one image, to its new picture when its
+    /// file changed).
+    private var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) || refreshesInPlace }
+    /// A show of one image whose picture on screen is stale: the next "move" cross-fades to the
+    /// new picture of the same item, prepared in the next slot.
+    private var refreshesInPlace: Bool {
+        guard order.count == 1, retiring == nil, let c = roles[Self.currentRole] else { return false }
+        return slots[c].stale
+    }
     /// Number of items still in the show.
     public var activeCount: Int { order.count }
+    /// Whether playlist item `item` is in the show (false for one that failed and left it, or
+    /// an index out of range).
+    public func isInShow(item: Int) -> Bool { order.contains(item) }
     /// The physical slot playing the previous / current / next role.
     public var previousSlot: Int? { roles[Self.previousRole] }
     public var currentSlot: Int? { roles[Self.currentRole] }
@@ -249,7 +262,7 @@ public struct Carousel: Sendable {
                 // A finger hold has no end; the others complete at their natural end.
                 guard let end = naturalEnd(of: t), now >= end else { break passes }
                 actions += complete(t, at: end)
-            } else if let at = advanceAt, now >= at, canMove, !isPaused {
+            } else if let at = advanceAt, now >= at, canMove, !isPaused, !refreshWaiting {
                 actions += beginMove(config.direction, at: now - at <= fade ? at : now)
             } else {
                 break
@@ -286,7 +299,8 @@ public struct Carousel: Sendable {
             return []
         case .settle(let settle):
             return finishSettle(settle, at: end)
-        case .move(_, _, let direction, _):
+        case .move(let from, _, let direction, _):
+            if slots[from].stale { slots[from] = Slot() }   // off screen now: prepared again if wanted
             stepCursor(direction)
             currentSince = end
             announced = false
@@ -517,6 +531,39 @@ public struct Carousel: Sendable {
         return announceIfReady(at: now)
     }
 
+    /// The file of playlist item `item` has new content (renamed over, rewritten, copied over):
+    /// every frame of it is prepared again, but never one on screen, which would cut mid-show.
+    /// A frame on screen becomes stale and stays until the next move takes it off screen (its
+    /// slot is then prepared again), or, in a show of one image, its new picture is prepared in
+    /// another slot and cross-fades in at the next interval (the next multiple of the item's
+    /// interval from when it was shown); until that frame is ready the old picture stays.
+    public mutating func imageChanged(item: Int, at now: Duration) -> [CarouselAction] {
+        guard started, item < items.count else { return [] }
+        var onScreen = Set<Int>()
+        if let c = currentSlot { onScreen.insert(c) }
+        if let t = transition { for s in slots.indices where involves(t, slot: s) { onScreen.insert(s) } }
+        var found = false
+        for s in slots.indices where slots[s].item == item {
+            found = true
+            if onScreen.contains(s) && slots[s].isReady { slots[s].stale = true } else { slots[s] = Slot() }
+        }
+        guard found else { return [] }
+        if refreshesInPlace, announced, let at = advanceAt, at < now {
+            let step = interval(of: item)
+            if step > .zero {
+                let periods = ((now - at) / step).rounded(.up)
+                advanceAt = at + step * Int(periods)
+            }
+        }
+        return reconcile()
+    }
+
+    /// The next slot's fresh picture of a one-image show is not ready yet: no move until it is.
+    private var refreshWaiting: Bool {
+        guard refreshesInPlace, let next = roles[Self.nextRole] else { return refreshesInPlace }
+        return !slots[next].isReady
+    }
+
     /// The frame for `ticket` could not be prepared (a corrupt file, say): its item leaves the
     /// show and the slots are filled again from its neighbours.
     public mutating func imageFailed(ticket: Int, at now: Duration) -> [CarouselAction] {
@@ -585,7 +632,7 @@ public struct Carousel: Sendable {
     public var wake: Wake {
         if isHeld { return .idle }
         if transition != nil { return .animating }
-        if let at = advanceAt, canMove, !isPaused { return .at(at) }
+        if let at = advanceAt, canMove, !isPaused, !refreshWaiting { return .at(at) }
         return .idle
     }
 
@@ -641,6 +688,7 @@ public struct Carousel: Sendable {
         }
         let direction: Direction = s.to < 0 ? .forward : .backward
         config.direction = direction  // auto-advance follows the last swipe (README "The carousel")
+        if let base = s.picture.base, slots[base].stale { slots[base] = Slot() }
         stepCursor(direction)
         currentSince = end
         announced = false
@@ -688,7 +736,7 @@ public struct Carousel: Sendable {
         if let r = retiring, let first = order.first, let last = order.last { return [last, r, target ?? first] }
         switch order.count {
         case 0: return [nil, nil, nil]
-        case 1: return [nil, order[cursor], nil]
+        case 1: return [nil, order[cursor], refreshesInPlace ? order[cursor] : nil]
         default: return [order[wrap(cursor - 1)], order[cursor], target ?? order[wrap(cursor + 1)]]
         }
     }
@@ -700,15 +748,23 @@ public struct Carousel: Sendable {
         var assigned: [Int?] = [nil, nil, nil]
         var taken = Set<Int>()
         let priority = [Self.currentRole, Self.nextRole, Self.previousRole]
+        // A stale frame serves only the current role, and only while no fresh ready frame of
+        // its item exists (the picture on screen never cuts to the new one).
+        func usable(_ s: Int, role r: Int) -> Bool {
+            guard slots[s].stale else { return true }
+            guard r == Self.currentRole, let item = slots[s].item else { return false }
+            return !slots.indices.contains { $0 != s && slots[$0].item == item && !slots[$0].stale && slots[$0].isReady }
+        }
         // 1. Roles whose slot already holds the right item keep it.
         for r in priority {
-            if let want = desired[r], let s = roles[r], slots[s].item == want, !taken.contains(s) {
+            if let want = desired[r], let s = roles[r], slots[s].item == want, !taken.contains(s), usable(s, role: r) {
                 assigned[r] = s; taken.insert(s)
             }
         }
         // 2. Roles whose item sits in another slot take that slot.
         for r in priority where assigned[r] == nil {
-            if let want = desired[r], let s = slots.indices.first(where: { !taken.contains($0) && slots[$0].item == want }) {
+            if let want = desired[r],
+               let s = slots.indices.first(where: { !taken.contains($0) && slots[$0].item == want && usable($0, role: r) }) {
                 assigned[r] = s; taken.insert(s)
             }
         }

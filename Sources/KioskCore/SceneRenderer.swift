@@ -10,7 +10,7 @@ public final class SceneRenderer {
     /// Text on a slot whose image is not ready yet.
     public static let placeholderText = "Loading..."
     /// Text of the screen shown when the playlist is empty.
-    public static let noImagesText = "No images to show\n\nAdd JPEG or PNG files to the show's sources"
+    public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
 
     private var placeholderFrame: Bitmap?
     private var noImagesFrame: Bitmap?

@@ -19,7 +19,10 @@ import KioskCore
 ///   would pass what our buffers leave of the budget. Nothing ancillary is kept beyond a bound:
 ///   of a PNG only an eXIf of at most 64 KiB (text, iCCP, sPLT and unknown chunks are skipped
 ///   unread), of a JPEG only the first APP1 Exif segment. The destination frame is the
-///   caller's and not counted.
+///   caller's and not counted. libwebp and libheif have no allocator hooks: their buffers
+///   are counted from the header by what they allocate for the image (see `WebPDecoder` and
+///   `HEIFDecoder`), with the file they read from memory; for a GIF, the canvas and a line
+///   are counted, giflib's fixed state (about 25 KB) is not (see `GIFDecoder`).
 public struct DecodeOptions: Sendable, Equatable {
     /// The largest stored image accepted, in pixels (`width * height` from the file header).
     /// Larger images are refused with ``ImageError/tooLarge(path:width:height:limit:)`` before
@@ -42,7 +45,8 @@ public struct DecodeOptions: Sendable, Equatable {
     public var maxDecoderBytes: Int = DecodeOptions.defaultMaxDecoderBytes
     /// The frame the image will be placed in, in pixels. When given, a JPEG is decoded through
     /// libjpeg's DCT scaling at the smallest M/8 that still covers the placement (see
-    /// ``DCTScale``); nil means full size. PNG is always decoded at full size.
+    /// ``DCTScale``); nil means full size. A WebP is decoded by libwebp's scaling straight at
+    /// the placement's size when that is smaller; PNG, HEIF, AVIF and GIF always at full size.
     public var targetWidth: Int?
     /// See ``targetWidth``.
     public var targetHeight: Int?

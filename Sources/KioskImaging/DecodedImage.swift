@@ -19,6 +19,6 @@ public struct DecodedImage: Sendable {
     /// Problems the library recovered from (libjpeg corrupt-data warnings, libpng warnings such
     /// as a bad gAMA chunk), for the log. The image is still good enough to show.
     public let warnings: [String]
-    /// JPEG or PNG.
+    /// The format decoded.
     public let format: ImageFormat
 }

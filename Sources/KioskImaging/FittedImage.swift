@@ -11,7 +11,8 @@ public struct FittedImage: Sendable, Equatable {
     /// The orientation read from the file and applied (anything but ``EXIFOrientation/topLeft``
     /// means the image was decoded whole, then turned).
     public let orientation: EXIFOrientation
-    /// The libjpeg DCT scale used: the decoded image is M/8 of the stored size (1...8); 8 for PNG.
+    /// The libjpeg DCT scale used: the decoded image is M/8 of the stored size (1...8); 8 for the
+    /// other formats (a WebP decoded at its placed size says so in ``decodedWidth``).
     public let scaleNumerator: Int
     /// Size in pixels of the upright decoded image that was resampled into the frame (the
     /// stored size times the DCT scale, width and height swapped for orientations 5...8).
@@ -28,7 +29,7 @@ public struct FittedImage: Sendable, Equatable {
     public let streamed: Bool
     /// Problems the library recovered from, for the log (see ``DecodedImage/warnings``).
     public let warnings: [String]
-    /// JPEG or PNG.
+    /// The format decoded.
     public let format: ImageFormat
 }
 
@@ -88,7 +89,7 @@ extension ImageDecoder {
     public static func decodeFitted(bytes: [UInt8], name: String, into frame: Bitmap, fit: FitMode,
                                     background: RGBColor,
                                     options: DecodeOptions = DecodeOptions()) throws(ImageError) -> FittedImage {
-        let format = try sniff(bytes.prefix(8), name: name)
+        let format = try sniff(bytes.prefix(FileFormat.sniffLength), name: name)
         let result = bytes.withUnsafeBytes { buffer -> Result<FittedImage, ImageError> in
             do throws(ImageError) {
                 return .success(try decodeFitted(.memory(buffer), format: format, name: name, into: frame, fit: fit,
@@ -113,6 +114,15 @@ extension ImageDecoder {
             targeted.fit = fit
             return try PNGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
                                                options: targeted)
+        case .webp:
+            return try WebPDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
+                                                options: options)
+        case .heif, .avif:
+            return try HEIFDecoder.decodeFitted(source, format: format, name: name, into: frame, fit: fit,
+                                                background: background, options: options)
+        case .gif:
+            return try GIFDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
+                                               options: options)
         }
     }
 }

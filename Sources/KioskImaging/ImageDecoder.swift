@@ -3,7 +3,8 @@ import CKioskShim
 import KioskSystem
 import KioskCore
 
-/// Decodes JPEG (libjpeg-turbo) and PNG (libpng 1.6) files into upright ``Bitmap``s.
+/// Decodes JPEG (libjpeg-turbo), PNG (libpng 1.6), WebP (libwebp), HEIF/HEIC and AVIF
+/// (libheif) and GIF (giflib, first frame) files into upright ``Bitmap``s.
 ///
 /// The format is recognised from the first bytes, never from the file name. Only regular files
 /// are read (a FIFO, a pipe, a device or a socket is refused at once, without blocking). The
@@ -39,9 +40,18 @@ public enum ImageDecoder {
     public static func decode(path: String, options: DecodeOptions = DecodeOptions()) throws(ImageError) -> DecodedImage {
         let (file, format) = try openImageFile(path)
         defer { fclose(file) }
+        return try decode(.file(file), format: format, name: path, options: options)
+    }
+
+    /// The decoder of `format` on `source`.
+    static func decode(_ source: ImageSource, format: ImageFormat, name: String,
+                       options: DecodeOptions) throws(ImageError) -> DecodedImage {
         switch format {
-        case .jpeg: return try JPEGDecoder.decode(.file(file), name: path, options: options)
-        case .png: return try PNGDecoder.decode(.file(file), name: path, options: options)
+        case .jpeg: return try JPEGDecoder.decode(source, name: name, options: options)
+        case .png: return try PNGDecoder.decode(source, name: name, options: options)
+        case .webp: return try WebPDecoder.decode(source, name: name, options: options)
+        case .heif, .avif: return try HEIFDecoder.decode(source, format: format, name: name, options: options)
+        case .gif: return try GIFDecoder.decode(source, name: name, options: options)
         }
     }
 
@@ -52,10 +62,7 @@ public enum ImageDecoder {
         let format = try sniff(bytes.prefix(FileFormat.sniffLength), name: name)
         let result = bytes.withUnsafeBytes { buffer -> Result<DecodedImage, ImageError> in
             do throws(ImageError) {
-                switch format {
-                case .jpeg: return .success(try JPEGDecoder.decode(.memory(buffer), name: name, options: options))
-                case .png: return .success(try PNGDecoder.decode(.memory(buffer), name: name, options: options))
-                }
+                return .success(try decode(.memory(buffer), format: format, name: name, options: options))
             } catch {
                 return .failure(error)
             }
@@ -63,12 +70,10 @@ public enum ImageDecoder {
         return try result.get()
     }
 
-    /// The format announced by the first bytes (at least 2 for JPEG, 8 for PNG), or nil.
+    /// The format announced by the first bytes (at least 2 for JPEG, 6 for GIF, 8 for PNG, 12
+    /// for WebP, HEIF and AVIF; see ``FileFormat/identify(_:)``), or nil.
     public static func format(ofHeader header: some Collection<UInt8>) -> ImageFormat? {
-        let bytes = Array(header.prefix(8))
-        if bytes.count >= 2 && bytes[0] == 0xFF && bytes[1] == 0xD8 { return .jpeg }  // SOI
-        if bytes == pngSignature { return .png }
-        return nil
+        FileFormat.identify(header).decodable
     }
 
     /// The PNG file signature (PNG specification, section 5.2).

@@ -16,7 +16,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature: `format` is what they
     /// are (``FileFormat``: GIF, WebP, HEIF, AVIF, BMP, TIFF, JPEG XL, JPEG 2000, SVG, ICO, PDF,
     /// or unknown with its first bytes), e.g.
-    /// `photo.jpg: a GIF image (not shown: only JPEG and PNG are supported)`. A file that starts
+    /// `photo.jpg: a BMP image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)`. A file that starts
     /// as a JPEG or a PNG and goes on as something else is ``corrupt(path:reason:)`` instead.
     case otherFormat(path: String, format: FileFormat)
     /// libjpeg or libpng rejected the data (or the file is empty or truncated); `reason` is the
@@ -63,7 +63,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
         case .otherFormat(_, let format):
-            return "\(format) (not shown: only JPEG and PNG are supported)"
+            return "\(format) (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"
         case .unsupported(_, let reason):

@@ -5,9 +5,17 @@ public enum ImageFormat: String, Sendable {
     case jpeg
     /// PNG: starts with the 8-byte signature `89 50 4E 47 0D 0A 1A 0A`.
     case png
+    /// WebP (libwebp): `RIFF`, a 4-byte size, `WEBP` (RFC 9649, section 2).
+    case webp
+    /// HEIF, HEVC-coded (libheif with libde265): an ISO BMFF `ftyp` box naming a HEIF brand.
+    case heif
+    /// AVIF, AV1-coded HEIF (libheif with dav1d): an `ftyp` box naming `avif` or `avis`.
+    case avif
+    /// GIF (giflib): `GIF87a` or `GIF89a`; the first frame is shown.
+    case gif
 }
 
-/// What a file is, from its magic bytes: one of the two formats shown (``ImageFormat``), one
+/// What a file is, from its magic bytes: one of the formats shown (``ImageFormat``), one
 /// of the image (or image-like) formats people put beside them and that are named in the log
 /// when a file is skipped, or unknown (with its first bytes). Only the first
 /// ``FileFormat/sniffLength`` bytes are looked at; the file name never is.
@@ -38,6 +46,10 @@ public enum FileFormat: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .jpeg: return .jpeg
         case .png: return .png
+        case .webp: return .webp
+        case .heif: return .heif
+        case .avif: return .avif
+        case .gif: return .gif
         default: return nil
         }
     }

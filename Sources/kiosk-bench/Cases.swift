@@ -40,6 +40,9 @@ enum ChildCase {
             // touch-latency SWIPES PHOTO...
             guard rest.count >= 3 else { return usage() }
             return TouchLatency.run(photos: Array(rest.dropFirst()), swipes: int(0, 20))
+        case "cache-write":
+            // cache-write ENTRIES WRITES: the disk cache's write cost when full (CacheWrite.swift).
+            return CacheWriteCase.run(entries: int(0, 10_000), writes: int(1, 300))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
@@ -51,7 +54,8 @@ enum ChildCase {
 
     static func usage() -> Int32 {
         fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
-              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH | resample SW SH N\n", stderr)
+              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH | resample SW SH N"
+              + " | cache-write ENTRIES WRITES\n", stderr)
         return 64
     }
 

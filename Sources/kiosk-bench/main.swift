@@ -2,6 +2,7 @@
 // same run.
 //
 //   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only]
+//                                    [--formats-only]
 //
 // The parent process only prepares inputs and prints the table; every measurement runs in a
 // child (this executable again with the hidden `--case NAME ...`, the reference tools, the C
@@ -34,17 +35,21 @@ while let a = arguments.first {
         settings.warmStartOnly = true
     case "--huge-body-only":
         settings.hugeBodyOnly = true
+    case "--formats-only":
+        settings.formatsOnly = true
     case "--keep":
         settings.keepScratch = true
     case "-h", "--help":
         print("""
-        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only]
+        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
           --keep        keep the scratch directory (generated JPEGs, compiled C reference)
           --warm-start-only  only section 6 (start to first frame, warm cache, no network)
           --huge-body-only   only section 7 (the whole program against a server streaming 1 GB)
-        Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs).
+          --formats-only     only section 3b (a 12 MP HEIC and a 24 MP WebP made from the photo)
+        Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs),
+        heif-enc and heif-convert (libheif-examples), cwebp and dwebp (webp).
         """)
         exit(0)
     default:

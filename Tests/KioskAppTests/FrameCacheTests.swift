@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import KioskCore
 import KioskImaging
+import KioskSystem
 @testable import KioskApp
 
 @Test func theFrameCacheDropsTheLeastRecentlyUsedBeyondItsBudget() {
@@ -55,4 +56,52 @@ import KioskImaging
     #expect(rewritten[10, 10] == 0xFF44_5566)
     preparer.forgetFrames()
     #expect(preparer.memoryCacheUsage.frames == 0)
+}
+
+/// The memory cache never serves an old picture for a new file: a file replaced under its name
+/// by another of the same size and the same modification time (renamed over, or copied over
+/// with `cp -p`, which keeps the time) is decoded again; the frame it gave carries the identity
+/// it was read with.
+@Test func aFileReplacedWithTheSameSizeAndTimeIsNotServedFromMemory() throws {
+    let dir = NSTemporaryDirectory() + "kc-framecache-same-\(getpid())"
+    mkdir(dir, 0o755)
+    let path = dir + "/menu.png"
+    defer { unlink(path); unlink(path + ".tmp"); rmdir(dir) }
+    try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFFDC_2828), to: path, compressionLevel: 0)
+    var original = stat()
+    stat(path, &original)
+    let preparer = try SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
+    let first = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))
+    guard case .frame(let red) = first.outcome else { Issue.record("first prepare failed"); return }
+    #expect(red[10, 10] == 0xFFDC_2828)
+    #expect(first.identity == FileIdentity(original))
+
+    /// Sets `path`'s access and modification times back to the original's.
+    func keepTime(_ path: String) {
+        var times = [original.st_atim, original.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+    }
+    // Rewritten in place (the same inode), same size, time put back (what `cp -p` leaves).
+    try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF28_3CDC), to: path + ".tmp", compressionLevel: 0)
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path + ".tmp")))
+    let fd = open(path, O_WRONLY | O_TRUNC)
+    #expect(fd >= 0 && bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+    close(fd)
+    keepTime(path)
+    var now = stat()
+    stat(path, &now)
+    #expect(now.st_size == original.st_size && now.st_mtim.tv_nsec == original.st_mtim.tv_nsec
+            && now.st_mtim.tv_sec == original.st_mtim.tv_sec && now.st_ino == original.st_ino)
+    guard case .frame(let blue) = preparer.prepare(.init(slot: 1, ticket: 2, item: 0, path: path)).outcome else {
+        Issue.record("prepare after the rewrite failed"); return
+    }
+    #expect(blue !== red && blue[10, 10] == 0xFF28_3CDC)
+    // Renamed over by a file of the same size and time (another inode).
+    try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF28_C83C), to: path + ".tmp", compressionLevel: 0)
+    keepTime(path + ".tmp")
+    #expect(rename(path + ".tmp", path) == 0)
+    guard case .frame(let green) = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path)).outcome else {
+        Issue.record("prepare after the rename failed"); return
+    }
+    #expect(green[10, 10] == 0xFF28_C83C)
 }

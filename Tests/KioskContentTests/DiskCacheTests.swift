@@ -182,3 +182,43 @@ private func files(_ dir: String) -> [String] {
     #expect(outcomes["old", default: 0] > 0)
     #expect(outcomes["new", default: 0] > 0, "\(outcomes)")
 }
+
+/// Eviction takes the least recently used entry through many writes and hits (the order is
+/// kept in a heap, not by sorting the index): the entries left are those a model LRU keeps.
+@Test func evictionFollowsAModelLRUThroughManyWritesAndHits() throws {
+    let dir = makeTempDirectory("cache-lru")
+    let clock = TestClock()
+    let cache = try openCache(dir, maxBytes: 40 * 100, clock: clock)
+    var model: [String: Duration] = [:]   // url -> last use
+    var rng = SplitMix(seed: 7)
+    for step in 0..<1500 {
+        clock.advance(.milliseconds(1))
+        let url = "http://x/\(rng.next() % 90).jpg"
+        if rng.next() % 3 == 0 {
+            let hit = cache.entry(for: url) != nil
+            #expect(hit == (model[url] != nil), "step \(step) \(url)")
+            if hit { model[url] = clock.now }
+        } else {
+            try cache.store(url: url, bytes: [UInt8](repeating: 1, count: 100))
+            model[url] = clock.now
+            while model.count > 40, let oldest = model.filter({ $0.key != url }).min(by: { $0.value < $1.value }) {
+                model[oldest.key] = nil
+            }
+        }
+    }
+    #expect(cache.count == model.count)
+    for url in model.keys { #expect(cache.entry(for: url) != nil, "\(url)") }
+}
+
+/// A small deterministic generator for the test above.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

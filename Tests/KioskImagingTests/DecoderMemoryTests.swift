@@ -153,17 +153,15 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
     }
 }
 
-/// Files that are not JPEG or PNG are named for what they are.
+/// Files are named for what they are, whatever their name.
 @Suite struct FileFormatTests {
-    @Test func theFileFromTheReportIsAGIF() throws {
+    @Test func theFileFromTheReportIsAGIFAndIsShown() throws {
         let path = Cases.fixture("gif-named.jpg")
-        #expect(throws: ImageError.otherFormat(path: path, format: .gif)) { try ImageDecoder.decode(path: path) }
-        #expect(ImageError.otherFormat(path: path, format: .gif).description
-                == "\(path): a GIF image (not shown: only JPEG and PNG are supported)")
+        #expect(try ImageDecoder.decode(path: path).format == .gif)
         let frame = Bitmap(width: 64, height: 48)
-        #expect(throws: ImageError.otherFormat(path: path, format: .gif)) {
-            try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: .black)
-        }
+        #expect(try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: .black).format == .gif)
+        #expect(ImageError.otherFormat(path: path, format: .bmp).description
+                == "\(path): a BMP image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
     }
 
     /// The magic bytes of each format.
@@ -202,7 +200,12 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         ]
         for (header, expected) in cases {
             #expect(FileFormat.identify(header) == expected, "\(header.prefix(12))")
-            #expect((FileFormat.identify(header).decodable != nil) == (expected == .jpeg || expected == .png))
+            let shown: Bool
+            switch expected {
+            case .jpeg, .png, .webp, .heif, .avif, .gif: shown = true
+            default: shown = false
+            }
+            #expect((FileFormat.identify(header).decodable != nil) == shown)
         }
         #expect(FileFormat.unknown(firstBytes: [0x3C, 0x68]).description == "an unknown format (first bytes 3C 68)")
         #expect(FileFormat.heif(brand: "heic").description == "a HEIF image (brand heic)")
@@ -212,12 +215,17 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
     @Test func theErrorNamesTheFormat() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let webp = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 30)
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 30)
         let path = directory + "/holiday.jpg"
-        try Data(webp).write(to: URL(fileURLWithPath: path))
-        #expect(throws: ImageError.otherFormat(path: path, format: .webp)) { try ImageDecoder.decode(path: path) }
-        #expect(throws: ImageError.otherFormat(path: "d", format: .webp)) { try ImageDecoder.decode(bytes: webp, name: "d") }
-        #expect(ImageError.otherFormat(path: "d", format: .pdf).description == "d: a PDF document (not shown: only JPEG and PNG are supported)")
+        try Data(tiff).write(to: URL(fileURLWithPath: path))
+        #expect(throws: ImageError.otherFormat(path: path, format: .tiff)) { try ImageDecoder.decode(path: path) }
+        #expect(throws: ImageError.otherFormat(path: "d", format: .tiff)) { try ImageDecoder.decode(bytes: tiff, name: "d") }
+        // A WebP of zeros named .jpg is a WebP, and a damaged one.
+        let webp = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 30)
+        #expect(throws: ImageError.corrupt(path: "w", reason: "libwebp: bitstream error (the WebP data is damaged)")) {
+            try ImageDecoder.decode(bytes: webp, name: "w")
+        }
+        #expect(ImageError.otherFormat(path: "d", format: .pdf).description == "d: a PDF document (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
     }
 
     /// A file that starts as a JPEG and goes on as a GIF is a corrupt JPEG; one that starts as a
@@ -233,6 +241,6 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
             return
         }
         #expect(path == "half.jpg")
-        #expect(throws: ImageError.otherFormat(path: "g", format: .gif)) { try ImageDecoder.decode(bytes: gif + jpeg, name: "g") }
+        #expect(try ImageDecoder.decode(bytes: gif + jpeg, name: "g").format == .gif)
     }
 }

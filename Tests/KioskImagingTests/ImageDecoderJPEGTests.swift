@@ -223,7 +223,7 @@ import Testing
         let unknown = FileFormat.unknown(firstBytes: Array("just som".utf8))
         #expect(throws: ImageError.otherFormat(path: text, format: unknown)) { try ImageDecoder.decode(path: text, options: DecodeOptions()) }
         #expect(ImageError.otherFormat(path: text, format: unknown).description
-                == "\(text): an unknown format (first bytes 6A 75 73 74 20 73 6F 6D) (not shown: only JPEG and PNG are supported)")
+                == "\(text): an unknown format (first bytes 6A 75 73 74 20 73 6F 6D) (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
 
         let empty = directory + "/empty.png"
         try Data().write(to: URL(fileURLWithPath: empty))
@@ -251,7 +251,8 @@ import Testing
         #expect(try ImageDecoder.decode(path: jpgAsPng, options: DecodeOptions()).format == .jpeg)
         #expect(ImageDecoder.format(ofHeader: [0xFF, 0xD8, 0xFF, 0xE0]) == .jpeg)
         #expect(ImageDecoder.format(ofHeader: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) == .png)
-        #expect(ImageDecoder.format(ofHeader: Array("GIF89a".utf8)) == nil)
+        #expect(ImageDecoder.format(ofHeader: Array("GIF89a".utf8)) == .gif)
+        #expect(ImageDecoder.format(ofHeader: Array("BM".utf8) + [UInt8](repeating: 0, count: 12)) == nil)
     }
 
     @Test func memoryAndFileGiveTheSamePixels() throws {

@@ -7,7 +7,7 @@ import Testing
     @Test func descriptionsAreTheLogLines() {
         let cases: [(ImageError, String)] = [
             (.unreadable(path: "/p/a.jpg", errno: EACCES), "/p/a.jpg: cannot read: Permission denied (errno 13)"),
-            (.otherFormat(path: "/p/b.jpg", format: .gif), "/p/b.jpg: a GIF image (not shown: only JPEG and PNG are supported)"),
+            (.otherFormat(path: "/p/b.jpg", format: .tiff), "/p/b.jpg: a TIFF image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"),
             (.corrupt(path: "/p/c.png", reason: "IDAT: CRC error"), "/p/c.png: corrupt image: IDAT: CRC error"),
             (.unsupported(path: "/p/d.jpg", reason: "12-bit JPEG (data precision 12) is not supported"),
              "/p/d.jpg: unsupported image: 12-bit JPEG (data precision 12) is not supported"),

@@ -46,7 +46,9 @@ $HERE/evemu/EP0430M09.synthetic-1-finger-swipe-left.events|ep0430m09.synthetic-1
 EVEMU
 
 # The binary's shared libraries (libdrm, libjpeg, libpng, libz, libstdc++, libc ...) and the loader.
-ldd "$APP" | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+# libheif is opened with dlopen on first use: it and its codecs are not in the binary's ldd.
+heif=$(ls /usr/lib/x86_64-linux-gnu/libheif.so.1 2>/dev/null || true)
+{ ldd "$APP"; [ -z "$heif" ] || { echo "$heif"; ldd "$heif"; }; } | grep -o '/[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$ROOT$(dirname "$lib")"; cp -L "$lib" "$ROOT$lib"
 done
 

@@ -1,0 +1,2 @@
+// giflib 5 (Debian: libgif-dev; runtime libgif7).
+#include <gif_lib.h>

@@ -1,0 +1,2 @@
+// libwebp's decoder API (Debian: libwebp-dev; runtime libwebp7).
+#include <webp/decode.h>

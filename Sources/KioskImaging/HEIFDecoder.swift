@@ -1,0 +1,193 @@
+import CLibHeif
+import Glibc
+import KioskCore
+
+/// HEIF/HEIC (HEVC, decoded by libde265) and AVIF (AV1, decoded by dav1d or libaom) through
+/// libheif: the primary image, whole or a grid of tiles (a phone's 12 MP HEIC is 48 tiles of
+/// 512x512), with its alpha plane, composited over the background when placed. 10-bit and
+/// 12-bit images are reduced to 8 bits by libheif (`convert_hdr_to_8bit`).
+///
+/// Orientation: libheif applies the file's `irot` (rotation), `imir` (mirror) and `clap`
+/// (crop) transforms itself while decoding, and those are the HEIF's orientation; the EXIF
+/// orientation a HEIF may carry as well (phones often write both) describes the same turn
+/// and is NOT applied again. ``FittedImage/orientation`` is therefore always
+/// ``EXIFOrientation/topLeft``, and the sizes are those after the transforms.
+///
+/// Limits: the size of the primary image (from its `ispe` box, before anything is decoded)
+/// is checked against ``DecodeOptions/maxSide`` and ``DecodeOptions/maxPixels``; libheif's
+/// own size limit is set to the same side (`heif_context_set_maximum_image_size_limit`) and
+/// its security limits (boxes, items, tiles per grid) are its defaults.
+///
+/// Memory (``DecodeOptions/maxDecoderBytes``): libheif 1.15 has no allocator hook, so its
+/// allocations are counted from the header by what it makes for the image, before it decodes
+/// anything, at their largest: the file held whole; the decoded YCbCr image (counted at
+/// 4:4:4, 3 samples per pixel, 2 bytes per sample above 8 bits) with the codec's pictures
+/// (counted as large again: a grid decodes tile by tile, a single image in one picture) and
+/// the alpha plane; then that with the RGBA image it is converted to (4 bytes per pixel);
+/// then the RGBA image with its copy turned by `irot`/`imir` (counted whether or not the file
+/// has them). ``ImageDecoder/decode(path:options:)`` adds the bitmap it hands out.
+/// The image cannot be decoded at a smaller size: it is decoded whole, then placed.
+enum HEIFDecoder {
+    static func decode(_ source: ImageSource, format: ImageFormat, name: String,
+                       options: DecodeOptions) throws(ImageError) -> DecodedImage {
+        let image = try HEIFImage.decode(source, format: format, name: name, options: options, handedOut: true)
+        let bitmap = try allocateImage(width: image.width, height: image.height, hasAlpha: image.hasAlpha, name: name)
+        for y in 0..<image.height {
+            bitmap.row(y).update(from: image.row(y), count: image.width)
+        }
+        return DecodedImage(bitmap: bitmap, sourceWidth: image.width, sourceHeight: image.height,
+                            orientation: .topLeft, scaleNumerator: 8, warnings: [], format: format)
+    }
+
+    /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for HEIF and AVIF: the
+    /// image decoded whole by libheif, its alpha flattened over `background`, its rows placed
+    /// straight from libheif's buffer.
+    static func decodeFitted(_ source: ImageSource, format: ImageFormat, name: String, into frame: Bitmap,
+                             fit: FitMode, background: RGBColor, options: DecodeOptions) throws(ImageError) -> FittedImage {
+        let image = try HEIFImage.decode(source, format: format, name: name, options: options, handedOut: false)
+        if image.hasAlpha {
+            for y in 0..<image.height { Compositor.flattenAlpha(image.row(y), count: image.width, over: background) }
+        }
+        let plan = Compositor.placement(imageWidth: image.width, imageHeight: image.height, into: frame, fit: fit)
+        Compositor.place(plan, into: frame, background: background) { first, count, rows in
+            for k in 0..<count { rows[k] = UnsafePointer(image.row(first + k)) }
+        }
+        return FittedImage(sourceWidth: image.width, sourceHeight: image.height, orientation: .topLeft,
+                           scaleNumerator: 8, decodedWidth: image.width, decodedHeight: image.height,
+                           decodedRows: 0..<image.height, streamed: false, warnings: [], format: format)
+    }
+}
+
+/// The primary image of a HEIF file decoded by libheif into interleaved 8-bit RGBA, its
+/// bytes then reordered in place to B, G, R, A (ARGB8888, straight alpha), so that each row
+/// is a row of ``Bitmap`` pixels. Owns the `heif_image` (released on deinit).
+final class HEIFImage {
+    private let library: HEIFLibrary
+    private let image: OpaquePointer
+    private let plane: UnsafeMutablePointer<UInt8>
+    /// Bytes from one row to the next in libheif's buffer.
+    let stride: Int
+    /// The size after libheif's transforms, in pixels.
+    let width: Int, height: Int
+    let hasAlpha: Bool
+
+    private init(library: HEIFLibrary, image: OpaquePointer, plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
+                 hasAlpha: Bool) {
+        self.library = library
+        self.image = image
+        self.plane = plane
+        self.stride = stride
+        self.width = width
+        self.height = height
+        self.hasAlpha = hasAlpha
+    }
+
+    deinit { library.imageRelease(image) }
+
+    /// Row `y`: `width` pixels, 0xAARRGGBB.
+    func row(_ y: Int) -> UnsafeMutablePointer<UInt32> {
+        UnsafeMutableRawPointer(plane + y * stride).assumingMemoryBound(to: UInt32.self)
+    }
+
+    /// Reads and decodes the primary image. `handedOut`: the caller will copy it into a bitmap
+    /// of its own (counted in the memory check).
+    static func decode(_ source: ImageSource, format: ImageFormat, name: String, options: DecodeOptions,
+                       handedOut: Bool) throws(ImageError) -> HEIFImage {
+        let file = try EncodedBytes.load(source, name: name, options: options)
+        defer { withExtendedLifetime(file) {} }  // the library reads the bytes in place
+        // The primary image's size from its ispe box, before libheif is even loaded.
+        if let stored = ISOMediaHeader.primaryImageSize(file.bytes) {
+            try checkHeader(width: stored.width, height: stored.height, options: options, name: name)
+        }
+        let lib: HEIFLibrary
+        switch HEIFLibrary.shared {
+        case .success(let loaded): lib = loaded
+        case .failure(let error): throw .unsupported(path: name, reason: error.message)
+        }
+        guard let context = lib.contextAlloc() else {
+            throw .outOfMemory(path: name, reason: "cannot create a libheif context")
+        }
+        defer { lib.contextFree(context) }
+        lib.setMaximumImageSizeLimit(context, Int32(DecodeOptions.maxSide))
+        var error = lib.readFromMemoryWithoutCopy(context, file.bytes.baseAddress, file.bytes.count, nil)
+        guard error.code == heif_error_Ok else { throw failure(error, name: name, reading: true) }
+        var handle: OpaquePointer?
+        error = lib.primaryImageHandle(context, &handle)
+        guard error.code == heif_error_Ok, let handle else { throw failure(error, name: name, reading: true) }
+        defer { lib.handleRelease(handle) }
+
+        let storedWidth = Int(lib.handleIspeWidth(handle))
+        let storedHeight = Int(lib.handleIspeHeight(handle))
+        try checkHeader(width: storedWidth, height: storedHeight, options: options, name: name)
+        let width = Int(lib.handleWidth(handle)), height = Int(lib.handleHeight(handle))
+        try checkHeader(width: width, height: height, options: options, name: name)
+        let hasAlpha = lib.handleHasAlpha(handle) != 0
+        let bits = Int(lib.handleLumaBits(handle))
+        let sampleBytes = bits > 0 && bits <= 8 ? 1 : 2
+
+        let codec = format == .avif ? heif_compression_AV1 : heif_compression_HEVC
+        guard lib.haveDecoderForFormat(codec) != 0 else {
+            let which = format == .avif ? "an AV1 decoder (Debian's libheif1 uses dav1d or libaom)"
+                : "an HEVC decoder (Debian's libheif1 uses libde265)"
+            throw .unsupported(path: name, reason: "this libheif has no \(which)")
+        }
+
+        let held = EncodedBytes.memoryUse(file.heldBytes)
+        let ycbcr = MemoryUse(what: "the decoded YCbCr image (\(storedWidth)x\(storedHeight) pixels, \(3 * sampleBytes) bytes each at most)",
+                              bytes: MemoryUse.product(storedWidth, storedHeight, 3 * sampleBytes))
+        let pictures = MemoryUse(what: "the codec's pictures (as large again)", bytes: ycbcr.bytes)
+        let alpha = MemoryUse(what: "the alpha plane", bytes: hasAlpha ? MemoryUse.product(storedWidth, storedHeight, sampleBytes) : 0)
+        let rgba = MemoryUse.image(width: width, height: height, "the RGBA image")
+        let turned = MemoryUse.image(width: width, height: height, "its copy turned by irot/imir")
+        var last = [held, rgba, turned]
+        if handedOut { last = [rgba, MemoryUse.image(width: width, height: height, "the bitmap handed out")] }
+        try checkMemory([[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba], last], options: options, name: name)
+
+        guard let decoding = lib.decodingOptionsAlloc() else {
+            throw .outOfMemory(path: name, reason: "cannot allocate libheif's decoding options")
+        }
+        defer { lib.decodingOptionsFree(decoding) }
+        decoding.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        error = lib.decodeImage(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, UnsafePointer(decoding))
+        guard error.code == heif_error_Ok, let decoded else { throw failure(error, name: name, reading: false) }
+        var stride: Int32 = 0
+        let outWidth = Int(lib.imageWidth(decoded, heif_channel_interleaved))
+        let outHeight = Int(lib.imageHeight(decoded, heif_channel_interleaved))
+        guard let plane = lib.imagePlane(decoded, heif_channel_interleaved, &stride),
+              outWidth > 0, outHeight > 0, Int(stride) >= outWidth * 4,
+              Int(lib.imageBitsPerPixelRange(decoded, heif_channel_interleaved)) == 8 else {
+            lib.imageRelease(decoded)
+            throw .corrupt(path: name, reason: "libheif gave no 8-bit RGBA image")
+        }
+        let result = HEIFImage(library: lib, image: decoded, plane: plane, stride: Int(stride), width: outWidth, height: outHeight,
+                               hasAlpha: hasAlpha)
+        // R, G, B, A bytes (0xAABBGGRR read as a little-endian UInt32) to 0xAARRGGBB.
+        for y in 0..<outHeight {
+            let p = result.row(y)
+            for x in 0..<outWidth {
+                let v = p[x]
+                p[x] = (v & 0xFF00_FF00) | (v & 0xFF) << 16 | (v >> 16) & 0xFF
+            }
+        }
+        return result
+    }
+
+    /// The ``ImageError`` for a libheif error, with its message.
+    private static func failure(_ error: heif_error, name: String, reading: Bool) -> ImageError {
+        let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+        switch error.code {
+        case heif_error_Memory_allocation_error where error.subcode == heif_suberror_Security_limit_exceeded:
+            return .unsupported(path: name, reason: "over libheif's security limits: \(message)")
+        case heif_error_Memory_allocation_error:
+            return .outOfMemory(path: name, reason: "libheif: \(message)")
+        case heif_error_Unsupported_feature where error.subcode == heif_suberror_Unsupported_codec:
+            return .unsupported(path: name, reason: "libheif has no decoder for its codec: \(message)")
+        case heif_error_Unsupported_feature:
+            return .unsupported(path: name, reason: "libheif: \(message)")
+        default:
+            let what = reading ? "the HEIF structure is damaged or truncated" : "the image data is damaged or truncated"
+            return .corrupt(path: name, reason: "\(what) (libheif: \(message))")
+        }
+    }
+}

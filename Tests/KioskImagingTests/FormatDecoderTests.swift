@@ -1,0 +1,266 @@
+import Foundation
+import KioskCore
+import KioskImaging
+import Testing
+
+/// WebP, HEIF/HEIC, AVIF and GIF: real files made from the project's photo by the reference
+/// encoders (make_formats.py: cwebp, heif-enc, Pillow, gifsicle), each compared with the
+/// reference decoders' output (dwebp, heif-convert, Pillow) placed the same way.
+enum FormatFiles {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("make_formats.py").path
+
+    /// The folder make_formats.py wrote into, made once per test run.
+    static let folder: Result<String, Failure> = {
+        let out = NSTemporaryDirectory() + "kc-formats-\(UUID().uuidString)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script, Fixtures.path("photos", "volna-5120x2880.jpg"),
+                             Fixtures.root + "/exif-orientation", out]
+        let err = Pipe()
+        process.standardError = err
+        do { try process.run() } catch { return .failure(Failure(description: "cannot run make_formats.py: \(error)")) }
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            return .failure(Failure(description: "make_formats.py failed (deploy/apt-deps.sh --tests installs its tools): \(message)"))
+        }
+        return .success(out)
+    }()
+
+    static func path(_ name: String) throws -> String { try folder.get() + "/" + name }
+}
+
+/// Peak signal-to-noise ratio of the R, G, B samples of two same-size frames, in dB
+/// (infinity when equal).
+func psnr(_ a: Bitmap, _ b: Bitmap) -> Double {
+    precondition(a.width == b.width && a.height == b.height)
+    var sum = 0.0
+    for i in 0..<a.pixelCount {
+        let p = a.pixels[i], q = b.pixels[i]
+        for shift in [0, 8, 16] as [UInt32] {
+            let d = Double(Int((p >> shift) & 0xFF) - Int((q >> shift) & 0xFF))
+            sum += d * d
+        }
+    }
+    let mse = sum / Double(a.pixelCount * 3)
+    return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+}
+
+private let background = RGBColor(red: 200, green: 40, blue: 90)
+
+/// The frame our decoder draws for `path`.
+private func shown(_ path: String, _ w: Int, _ h: Int, _ fit: FitMode) throws -> (Bitmap, FittedImage) {
+    let frame = Bitmap(width: w, height: h)
+    let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: fit, background: background)
+    return (frame, fitted)
+}
+
+/// The frame of a reference decoder's PNG (read with libpng, straight alpha) placed the same way.
+private func reference(_ png: String, _ w: Int, _ h: Int, _ fit: FitMode) throws -> Bitmap {
+    let decoded = try ImageDecoder.decode(path: png)
+    let frame = Bitmap(width: w, height: h)
+    Compositor.place(decoded.bitmap, into: frame, fit: fit, background: background)
+    return frame
+}
+
+@Suite struct WebPDecoderTests {
+    @Test(arguments: ["photo.webp", "alpha.webp", "alpha-lossless.webp"], FitMode.allCases)
+    func matchesDwebp(_ name: String, _ fit: FitMode) throws {
+        let path = try FormatFiles.path(name)
+        let (frame, fitted) = try shown(path, 640, 400, fit)
+        let ref = try reference(path + ".ref.png", 640, 400, fit)
+        let db = psnr(frame, ref)
+        #expect(db >= 40, "\(name) \(fit): \(db) dB against dwebp")
+        #expect(fitted.format == .webp)
+        // Decoded straight at the placed size, not at the stored size.
+        #expect(fitted.decodedWidth < fitted.sourceWidth && fitted.decodedHeight < fitted.sourceHeight)
+    }
+
+    /// Alpha is composited over the background: the transparent left edge is the background.
+    @Test func alphaIsCompositedOverTheBackground() throws {
+        let (frame, _) = try shown(try FormatFiles.path("alpha-lossless.webp"), 800, 450, .stretch)
+        #expect(frame.pixels[200 * 800] & 0xFFFFFF == 0xC8285A)  // alpha 0 at x = 0
+        let decoded = try ImageDecoder.decode(path: try FormatFiles.path("alpha-lossless.webp"))
+        #expect(decoded.bitmap.hasAlpha && decoded.bitmap.pixels[0] >> 24 == 0)
+    }
+
+    /// The EXIF chunk's orientation is applied: each orient-N.webp (a lossless copy of the
+    /// EXIF test image test_N.jpg, its EXIF kept) shows what libjpeg-turbo shows of test_N.jpg.
+    @Test(arguments: 1...8) func exifOrientation(_ n: Int) throws {
+        let webp = try ImageDecoder.decode(path: try FormatFiles.path("orient-\(n).webp"))
+        let jpeg = try ImageDecoder.decode(path: Fixtures.path("exif-orientation", "test_\(n).jpg"))
+        #expect(webp.orientation.rawValue == n)
+        #expect(webp.bitmap.width == jpeg.bitmap.width && webp.bitmap.height == jpeg.bitmap.height)
+        if webp.bitmap.width == jpeg.bitmap.width && webp.bitmap.height == jpeg.bitmap.height {
+            #expect(psnr(webp.bitmap, jpeg.bitmap) >= 40, "orientation \(n)")
+        }
+    }
+
+    @Test func truncatedFileNamesTheFileAndTheReason() throws {
+        let path = try FormatFiles.path("photo.webp")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let cut = try FormatFiles.path("cut.webp")
+        try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: cut))
+        let error = Result { () throws(ImageError) in try ImageDecoder.decode(path: cut) }.failure
+        guard case .corrupt(let where_, let reason) = error else {
+            Issue.record("a half WebP gave \(String(describing: error))")
+            return
+        }
+        #expect(where_ == cut && reason.contains("truncated"), "\(reason)")
+    }
+
+    /// A WebP whose VP8X canvas claims 60000x60000 in 30 bytes, and a lossless one claiming
+    /// 16384x16384: refused from the header.
+    @Test func bombsAreRefusedFromTheHeader() throws {
+        #expect(throws: ImageError.tooLarge(path: "vp8x", width: 60000, height: 60000, limit: 100_000_000)) {
+            try ImageDecoder.decode(bytes: WebPBombs.canvas(60000, 60000), name: "vp8x")
+        }
+        #expect(throws: ImageError.tooLarge(path: "vp8l", width: 16384, height: 16384, limit: 100_000_000)) {
+            try ImageDecoder.decode(bytes: WebPBombs.lossless(16384, 16384), name: "vp8l")
+        }
+    }
+}
+
+/// Tiny WebP headers claiming huge images (WebP container, RFC 9649 sections 2.5 and 2.7).
+enum WebPBombs {
+    static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    static func le24(_ v: Int) -> [UInt8] { (0..<3).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+    static func riff(_ chunks: [UInt8]) -> [UInt8] { Array("RIFF".utf8) + le32(4 + chunks.count) + Array("WEBP".utf8) + chunks }
+    /// A VP8L chunk: signature 0x2F, 14-bit width-1 and height-1, then a few bytes of data.
+    static func vp8l(_ w: Int, _ h: Int) -> [UInt8] {
+        let bits = (w - 1) | (h - 1) << 14
+        let payload: [UInt8] = [0x2F] + le32(bits) + [0, 0, 0]
+        return Array("VP8L".utf8) + le32(payload.count) + payload
+    }
+    static func canvas(_ w: Int, _ h: Int) -> [UInt8] {
+        riff(Array("VP8X".utf8) + le32(10) + [0, 0, 0, 0] + le24(w - 1) + le24(h - 1) + vp8l(16, 16))
+    }
+    static func lossless(_ w: Int, _ h: Int) -> [UInt8] { riff(vp8l(w, h)) }
+}
+
+@Suite struct HEIFDecoderTests {
+    /// 8-bit HEIC, 10-bit HEIC (reduced to 8 bits: at most 1 level from heif-convert's 16-bit
+    /// output cut to its high byte), AVIF, and AVIF with alpha.
+    @Test(arguments: ["photo.heic", "photo10.heic", "photo.avif", "alpha.avif"], FitMode.allCases)
+    func matchesHeifConvert(_ name: String, _ fit: FitMode) throws {
+        let path = try FormatFiles.path(name)
+        let (frame, fitted) = try shown(path, 640, 400, fit)
+        let ref = try reference(path + ".ref.png", 640, 400, fit)
+        let db = psnr(frame, ref)
+        #expect(db >= 40, "\(name) \(fit): \(db) dB against heif-convert")
+        #expect(fitted.format == (name.hasSuffix(".avif") ? .avif : .heif))
+    }
+
+    /// A HEIC whose picture is stored turned a quarter anticlockwise, with an irot box turning
+    /// it a quarter clockwise AND an EXIF orientation 6 saying the same: shown upright, once.
+    @Test func irotAndEXIFOrientationTurnOnce() throws {
+        let path = try FormatFiles.path("irot-exif6.heic")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // The file really has both: an irot box with angle 3, and the Exif orientation entry
+        // (tag 0x0112, SHORT, count 1, value 6; big-endian "MM", as Pillow writes it).
+        #expect(bytes.firstRange(of: Array("irot".utf8) + [3]) != nil)
+        #expect(bytes.firstRange(of: [0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x06]) != nil)
+        let decoded = try ImageDecoder.decode(path: path)
+        #expect(decoded.bitmap.width == 300 && decoded.bitmap.height == 400)
+        #expect(decoded.orientation == .topLeft)
+        let upright = try ImageDecoder.decode(path: try FormatFiles.path("upright.png"))
+        if decoded.bitmap.width == 300 && decoded.bitmap.height == 400 {
+            #expect(psnr(decoded.bitmap, upright.bitmap) >= 35)
+        }
+        let (frame, _) = try shown(path, 300, 400, .fit)
+        #expect(psnr(frame, try reference(try FormatFiles.path("upright.png"), 300, 400, .fit)) >= 35)
+    }
+
+    @Test func truncatedFileNamesTheFileAndTheReason() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try FormatFiles.path("photo.heic"))))
+        for (n, keep) in [bytes.count / 2, 600].enumerated() {
+            let cut = try FormatFiles.path("cut-\(n).heic")
+            try Data(bytes.prefix(keep)).write(to: URL(fileURLWithPath: cut))
+            let error = Result { () throws(ImageError) in try ImageDecoder.decode(path: cut) }.failure
+            guard case .corrupt(let where_, let reason) = error else {
+                Issue.record("a cut HEIC gave \(String(describing: error))")
+                continue
+            }
+            #expect(where_ == cut && reason.contains("truncated") && reason.contains("libheif"), "\(reason)")
+        }
+    }
+
+    /// photo.heic with its ispe boxes saying 60000x60000: refused from the header.
+    @Test func bombIsRefusedFromTheHeader() throws {
+        let bytes = HEIFBomb.make(try FormatFiles.path("photo.heic"), width: 60000, height: 60000)
+        #expect(throws: ImageError.tooLarge(path: "bomb", width: 60000, height: 60000, limit: 100_000_000)) {
+            try ImageDecoder.decode(bytes: bytes, name: "bomb")
+        }
+    }
+}
+
+enum HEIFBomb {
+    /// The file at `path` with every ispe property's size replaced.
+    static func make(_ path: String, width: Int, height: Int) -> [UInt8] {
+        var bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+        let be32 = { (v: Int) -> [UInt8] in (0..<4).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
+        var from = bytes.startIndex
+        while let r = bytes[from...].firstRange(of: Array("ispe".utf8)) {
+            bytes.replaceSubrange((r.upperBound + 4)..<(r.upperBound + 12), with: be32(width) + be32(height))
+            from = r.upperBound
+        }
+        return bytes
+    }
+}
+
+@Suite struct GIFDecoderTests {
+    /// The first frame, its transparent colour composited: exactly Pillow's pixels over the
+    /// same background (a GIF is lossless).
+    @Test func matchesPillow() throws {
+        let path = try FormatFiles.path("still.gif")
+        let decoded = try ImageDecoder.decode(path: path)
+        let ref = try ImageDecoder.decode(path: path + ".ref.png")
+        #expect(decoded.bitmap.hasAlpha && decoded.bitmap.width == 320 && decoded.bitmap.height == 180)
+        Compositor.flattenAlpha(decoded.bitmap, over: background)
+        Compositor.flattenAlpha(ref.bitmap, over: background)
+        #expect(psnr(decoded.bitmap, ref.bitmap) == .infinity)
+        #expect(decoded.bitmap.pixels[70 * 320 + 10] & 0xFFFFFF == 0xC8285A)  // the transparent band
+        let (frame, _) = try shown(path, 640, 400, .fill)
+        #expect(psnr(frame, try reference(path + ".ref.png", 640, 400, .fill)) == .infinity)
+    }
+
+    /// An animated GIF shows its first frame and says so once per file.
+    @Test func animatedShowsTheFirstFrameAndSaysSoOnce() throws {
+        let source = try FormatFiles.path("anim.gif")
+        let path = try FormatFiles.path("anim-\(UUID().uuidString).gif")
+        try FileManager.default.copyItem(atPath: source, toPath: path)
+        let first = try shown(path, 640, 400, .fit)
+        #expect(first.1.warnings == ["an animated GIF: only its first frame is shown (animation is not played)"])
+        let again = try shown(path, 640, 400, .fit)
+        #expect(again.1.warnings.isEmpty)
+        #expect(psnr(first.0, try shown(try FormatFiles.path("still.gif"), 640, 400, .fit).0) == .infinity)
+    }
+
+    @Test func truncatedFileNamesTheFileAndTheReason() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try FormatFiles.path("still.gif"))))
+        let cut = try FormatFiles.path("cut.gif")
+        try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: cut))
+        let error = Result { () throws(ImageError) in try ImageDecoder.decode(path: cut) }.failure
+        guard case .corrupt(let where_, let reason) = error else {
+            Issue.record("a half GIF gave \(String(describing: error))")
+            return
+        }
+        #expect(where_ == cut && reason.contains("truncated"), "\(reason)")
+    }
+
+    /// A 13-byte GIF header declaring a 65535x65535 logical screen.
+    @Test func bombIsRefusedFromTheHeader() throws {
+        #expect(throws: ImageError.tooLarge(path: "bomb", width: 65535, height: 65535, limit: 100_000_000)) {
+            try ImageDecoder.decode(bytes: GIFBomb.bytes, name: "bomb")
+        }
+    }
+}
+
+enum GIFBomb {
+    /// GIF89a, screen 65535x65535, a 2-colour global table, an image descriptor of the same size.
+    static let bytes: [UInt8] = Array("GIF89a".utf8) + [0xFF, 0xFF, 0xFF, 0xFF, 0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
+        + [0x2C, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 2, 2, 0x4C, 0x01, 0, 0x3B]
+}

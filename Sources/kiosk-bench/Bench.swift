@@ -495,8 +495,8 @@ final class Bench {
         guard small.ok, large.ok else { failRow("disk cache write", firstLine(small.ok ? large.stderr : small.stderr)); return }
         func first(_ r: ChildRun) -> Double? { r.stdout.split(separator: " ").first.flatMap { Double($0) } }
         guard let s = first(small), let l = first(large) else { failRow("disk cache write", "unexpected output"); return }
-        compare("disk cache write, 10,000 entries full", ours: l, String(format: "%.1f µs", l),
-                reference: "the same with 1,000 entries", s, String(format: "%.1f µs", s), max: 1.5,
+        compare("disk cache write, 10,000 entries full", ours: l, fixed(l, 1) + " µs",
+                reference: "the same with 1,000 entries", s, fixed(s, 1) + " µs", max: 1.5,
                 targetText: "<= 1.5x (O(log n))")
     }
 

@@ -86,7 +86,7 @@ let package = Package(
                                                      "CLibGif"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
                                                  "CLibJPEG", "CLibPNG", "CLibCurl", "CLibJansson"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),

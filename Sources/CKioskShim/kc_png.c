@@ -52,6 +52,15 @@ struct kc_png {
     /// The size of the last allocation refused for the limit (0: none), and of the one refused
     /// as an eXIf over KC_PNG_EXIF_MAX ((size_t)-1 once reported): for the messages.
     size_t refused_over_limit, refused_exif;
+    /// Set for the last png_read_row call of the image: the bytes read during it, and how many it
+    /// may read (the row's own compressed data with room to spare). When the row is complete,
+    /// libpng goes on inflating whatever image data follows it to find the end of the zlib
+    /// stream (png_read_finish_IDAT); a few MB of compressed zeros would inflate to GBs there, so
+    /// the read is cut once over the allowance and the image, already complete, is kept.
+    int last_row_call;
+    size_t last_row_bytes, last_row_allowance;
+    /// 1 once the read was cut that way.
+    int trailing_cut;
 };
 
 /// Each block libpng gets carries its size in front, so that kc_png_free can count it back.
@@ -137,6 +146,13 @@ static void kc_png_warning_fn(png_structp png, png_const_charp message) {
 /// inside a chunk (truncated) or the read failed.
 static void kc_png_read_data(png_structp png, png_bytep out, size_t length) {
     kc_png *h = (kc_png *)png_get_io_ptr(png);
+    if (h->last_row_call) {
+        h->last_row_bytes += length;
+        if (h->last_row_bytes > h->last_row_allowance) {
+            h->trailing_cut = 1;
+            png_error(png, "image data goes on after the last row");
+        }
+    }
     if (h->file != NULL) {
         size_t n = fread(out, 1, length, h->file);
         if (n != length) {
@@ -274,6 +290,30 @@ static size_t set_transforms(kc_png *h) {
     return row_bytes;
 }
 
+/// The final row was complete when the read was cut (libpng copies a row out before it looks
+/// for the end of the image data): the image stands, with a warning.
+static int trailing_kept(kc_png *h) {
+    h->code = KC_IMG_OK;
+    h->message[0] = 0;
+    kc_png_warning_fn(h->png, "IDAT: image data after the last row not read (more than the image needs)");
+    return KC_IMG_OK;
+}
+
+/// Reads one row (png_read_row); `last` marks the image's final row, whose call may read at
+/// most its own compressed size plus KC_PNG_TRAILING_SLACK bytes (see kc_png.last_row_call).
+/// Must run under the caller's setjmp.
+static void read_row_bounded(kc_png *h, png_bytep row, size_t row_bytes, int last) {
+    if (last) {
+        h->last_row_call = 1;
+        h->last_row_bytes = 0;
+        // Deflate never grows data by more than 5 bytes per 16 KiB stored block; IDAT chunk
+        // framing adds 12 bytes a chunk; libpng reads image data in pieces of at most 8 KiB.
+        h->last_row_allowance = row_bytes + 1 + row_bytes / 64 + KC_PNG_TRAILING_SLACK;
+    }
+    png_read_row(h->png, row, NULL);
+    h->last_row_call = 0;
+}
+
 int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
     uint8_t *dest = dest_pixels;
     if (!h->header_read || h->pixels_read) {
@@ -295,7 +335,15 @@ int kc_png_read_pixels(kc_png *h, void *dest_pixels, size_t bytes_per_row) {
         return h->code = KC_IMG_NO_MEMORY;
     }
     for (png_uint_32 y = 0; y < height; y++) h->rows[y] = dest + (size_t)y * bytes_per_row;
-    png_read_image(h->png, h->rows);
+    // png_read_image's own loop (pngread.c), one row at a time so the final one is bounded.
+    int passes = png_get_interlace_type(h->png, h->info) == PNG_INTERLACE_NONE ? 1 : 7;
+    if (setjmp(h->jump)) {
+        if (h->trailing_cut) return trailing_kept(h);
+        return h->code;
+    }
+    for (int pass = 0; pass < passes; pass++)
+        for (png_uint_32 y = 0; y < height; y++)
+            read_row_bounded(h, h->rows[y], row_bytes, pass == passes - 1 && y == height - 1);
     // No png_read_end: the pixels are complete, and chunks after IDAT do not change them.
     return KC_IMG_OK;
 }
@@ -322,9 +370,13 @@ int kc_png_read_rows(kc_png *h, uint8_t *const *rows, int count) {
                  count, (unsigned)h->rows_done, (unsigned)height);
         return h->code = KC_IMG_MISUSE;
     }
-    if (setjmp(h->jump)) return h->code;
+    if (setjmp(h->jump)) {
+        if (h->trailing_cut) { h->rows_done = height; return trailing_kept(h); }
+        return h->code;
+    }
+    size_t row_bytes = png_get_rowbytes(h->png, h->info);
     for (int i = 0; i < count; i++) {
-        png_read_row(h->png, rows[i], NULL);
+        read_row_bounded(h, rows[i], row_bytes, h->rows_done + 1 == height);
         h->rows_done++;
     }
     // No png_read_end after the last row, as in kc_png_read_pixels.

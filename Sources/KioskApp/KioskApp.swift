@@ -49,6 +49,7 @@ public enum KioskApp {
             return exitUnavailable
         }
         defer { content.stop() }
+        checkCAFile(settings.caFile)
         let clock = chooseClock(settings: settings, display: display)
         let items = startContent(content, clock: clock)
         Log.info("display opened", detail: display.summary)
@@ -205,6 +206,25 @@ public enum KioskApp {
             Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
         }
         Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
+    }
+
+    /// `--ca-file`, with a warning when it is not a readable regular file: https to a server of
+    /// that CA will fail until it is (libcurl reads it on each transfer); the show goes on
+    /// from what is cached.
+    static func checkCAFile(_ path: String?) {
+        guard let path else { return }
+        let problem: String?
+        do {
+            let info = try fileStatus(path)
+            if info.st_mode & S_IFMT != S_IFREG { problem = "not a regular file" }
+            else if access(path, R_OK) != 0 { problem = SystemError(operation: "access", path: path, errno: errno).description }
+            else { problem = nil }
+        } catch {
+            problem = error.description
+        }
+        if let problem {
+            Log.warning("--ca-file unusable: https to servers of that CA will fail", path: path, reason: problem)
+        }
     }
 
     /// `--on-tap`, with a warning when its program cannot be found (it is still tried).

@@ -3,7 +3,7 @@ import CLibCurl
 import Dispatch
 import FoundationEssentials
 import Glibc
-import KioskImaging
+import KioskCore
 import KioskSystem
 import Synchronization
 

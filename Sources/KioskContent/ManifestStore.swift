@@ -44,12 +44,17 @@ public final class ManifestStore: Sendable {
         try AtomicFile.write(Array(data), directory: directory, name: Self.fileName)
     }
 
+    /// The largest stored file read back: the body of a manifest at its 8 MiB cap in base64
+    /// (4 bytes for every 3) plus 64 KiB for the URL and validators. A manifest the fetcher
+    /// accepted is always read back at the next start.
+    public static let maxStoredBytes = (8 << 20) / 3 * 4 + 4 + (64 << 10)
+
     /// The stored manifest, or nil when none was stored. Throws ``ContentError/system(_:)`` when
     /// it cannot be read, ``ContentError/manifestSyntax(source:reason:)`` when the file is not
     /// what ``save(_:)`` writes.
     public func load() throws(ContentError) -> StoredManifest? {
         let path = directory + "/" + Self.fileName
-        guard let bytes = try AtomicFile.read(path) else { return nil }
+        guard let bytes = try AtomicFile.read(path, limit: Self.maxStoredBytes) else { return nil }
         do {
             return try JSONDecoder().decode(StoredManifest.self, from: Data(bytes))
         } catch {

@@ -1,3 +1,4 @@
+import KioskCore
 import Glibc
 
 /// Why an image could not be decoded or written. Every case carries the path (or, for

@@ -113,3 +113,24 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     let copyright = try String(contentsOf: doc.appendingPathComponent("copyright"), encoding: .utf8)
     #expect(copyright.contains("Files: *\nCopyright: 2026 kiosk-carousel developers\nLicense: Apache-2.0\n"))
 }
+
+/// A `--ca-file` that cannot be read is named at start (the show goes on from what is cached;
+/// https to that CA's servers fails until it is fixed), and a readable one is not.
+@Test func anUnreadableCAFileIsNamedAtStart() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-ca-\(getpid())").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/samples").standardized.path
+    func run(_ ca: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        try runProgram(kioskExecutable(), ["--display", "offscreen:" + dir + "/frames", "--size", "64x40", "--control", "none",
+                                          "--run-for", "0.1", "--ca-file", ca, samples])
+    }
+    let missing = try run(dir + "/nope.pem")
+    #expect(missing.status == 0, "\(missing.stderr)")
+    #expect(missing.stderr.contains("--ca-file unusable") && missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
+    let directory = try run(dir)
+    #expect(directory.stderr.contains("--ca-file unusable") && directory.stderr.contains("not a regular file"), "\(directory.stderr)")
+    FileManager.default.createFile(atPath: dir + "/ca.pem", contents: Data("-----BEGIN CERTIFICATE-----\n".utf8))
+    let readable = try run(dir + "/ca.pem")
+    #expect(!readable.stderr.contains("--ca-file"), "\(readable.stderr)")
+}

@@ -222,3 +222,14 @@ private struct SplitMix {
         return z ^ (z >> 31)
     }
 }
+
+/// A manifest at the fetcher's 8 MiB cap is stored in base64 (about 11 MB on disk) and read
+/// back whole at the next start: the offline-first start never loses a manifest it accepted.
+@Test func aManifestAtTheCapIsReadBackAfterARestart() throws {
+    let dir = makeTempDirectory("state-cap")
+    let body = Array(repeating: UInt8(ascii: " "), count: 8 << 20)
+    try ManifestStore(directory: dir).save(StoredManifest(url: "http://x/show.json", body: body, validators: ManifestValidators(etag: "\"big\"")))
+    let stored = try ManifestStore(directory: dir).load()
+    #expect(stored?.body.count == 8 << 20)
+    #expect(stored?.etag == "\"big\"")
+}

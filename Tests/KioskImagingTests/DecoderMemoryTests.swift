@@ -65,6 +65,25 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         }
     }
 
+    /// Image data that goes on after the last row is not inflated to its end (libpng would, to
+    /// find the end of the zlib stream: 256 MiB of output for nothing here, 2 GiB from a 2 MB
+    /// file): the read stops within KC_PNG_TRAILING_SLACK of the row, with a warning, and the
+    /// picture is the plain one, whole and streamed.
+    @Test func imageDataAfterTheLastRowIsNotInflated() throws {
+        let plain = try ImageDecoder.decode(path: try Cases.generated("plain.png")).bitmap
+        let path = try Cases.generated("idat-256MiB-after-the-last-row.png")
+        let whole = try ImageDecoder.decode(path: path)
+        #expect(maxDifference(whole.bitmap, plain) == 0)
+        #expect(whole.warnings == ["IDAT: image data after the last row not read (more than the image needs)"], "\(whole.warnings)")
+        let frame = Bitmap(width: 640, height: 400)
+        let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: .black)
+        #expect(fitted.streamed)
+        #expect(fitted.warnings == whole.warnings, "\(fitted.warnings)")
+        let reference = Bitmap(width: 640, height: 400)
+        _ = try ImageDecoder.decodeFitted(path: try Cases.generated("plain.png"), into: reference, fit: .fit, background: .black)
+        #expect(maxDifference(frame, reference) == 0)
+    }
+
     /// An eXIf over 64 KiB is skipped with one warning that says so; a small one after 20 text
     /// and 20 unknown chunks still turns the picture.
     @Test func exifIsKeptUpTo64KiB() throws {

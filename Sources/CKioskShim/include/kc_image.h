@@ -181,6 +181,12 @@ typedef struct kc_png kc_png;
 /// png_set_chunk_cache_max: how many text, sPLT or unknown chunks libpng would store at most.
 /// The reader skips them all unread (see kc_png.c), so this is only a second guard.
 #define KC_PNG_CHUNK_CACHE_MAX 16
+/// Compressed bytes the call that reads a PNG's final row may read beyond the row's own size
+/// (rows + 1 filter byte, + 1/64): 64 KiB. Past the last row, libpng inflates what image data
+/// is left only to find the end of the zlib stream; deflate expands at most about 1032 times,
+/// so this bounds that work to about 66 MB of output (about 0.15 s here) whatever the file
+/// holds. Past it the read stops and the image, already complete, is shown with a warning.
+#define KC_PNG_TRAILING_SLACK 65536
 
 /// What png_read_info found (IHDR and the chunks before IDAT).
 typedef struct kc_png_header {

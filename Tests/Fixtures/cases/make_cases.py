@@ -32,11 +32,11 @@ def chunk(kind, body):
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
 
 
-def png(before, after=()):
-    """IHDR, the chunks `before`, IDAT, the chunks `after`, IEND."""
+def png(before, after=(), idat=None):
+    """IHDR, the chunks `before`, IDAT (the source's, or `idat`), the chunks `after`, IEND."""
     parts = [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", IHDR)]
     parts += [chunk(k, b) for k, b in before]
-    parts += [chunk(b"IDAT", IDAT)]
+    parts += [chunk(b"IDAT", IDAT if idat is None else idat)]
     parts += [chunk(k, b) for k, b in after]
     parts += [chunk(b"IEND", b"")]
     return b"".join(parts)
@@ -76,8 +76,15 @@ def main(out):
     source = dict(chunks(open(os.path.join(HERE, "ztxt-100-chunks-4MiB-each.png"), "rb").read()))
     IHDR, IDAT = source[b"IHDR"], source[b"IDAT"]
     four = deflated_zeros(4 * MIB)
+    # The image's own filtered rows, then 256 MiB of zeros, in one zlib stream (about 250 KB):
+    # the picture is complete after its rows; what follows is only inflated to be thrown away.
+    trailing = zlib.compressobj(9)
+    trailing_idat = trailing.compress(zlib.decompress(IDAT))
+    trailing_idat += b"".join(trailing.compress(bytes(MIB)) for _ in range(256)) + trailing.flush()
     files = {
         "plain.png": png([]),
+        # Image data that goes on for 256 MiB after the last row.
+        "idat-256MiB-after-the-last-row.png": png([], idat=trailing_idat),
         # The same 100 text chunks as international text (iTXt, compressed).
         "itxt-100-chunks-4MiB-each.png": png([itxt(b"k%d" % i, four) for i in range(100)]),
         # One text chunk that inflates to 512 MiB.

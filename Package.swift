@@ -60,6 +60,9 @@ let package = Package(
         // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
         .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
+        // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).
+        .systemLibrary(name: "CLibJansson", pkgConfig: "jansson",
+                       providers: [.apt(["libjansson-dev"])]),
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -72,18 +75,20 @@ let package = Package(
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
+        // jansson's allocations counted, with a budget per parse.
+        .target(name: "CKioskJSON", dependencies: ["CLibJansson"]),
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
 
         .target(name: "KioskCore"),
-        .target(name: "KioskSystem", dependencies: ["CKioskSys"]),
+        .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
                                                      "CLibGif"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
-                                                 "CLibJPEG", "CLibPNG", "CLibCurl"]), // CLib*: their versions for --version
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CLibJansson"]), // CLib*: their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

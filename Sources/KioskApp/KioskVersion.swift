@@ -1,5 +1,6 @@
 import CKioskSys
 import CLibCurl
+import CLibJansson
 import CLibJPEG
 import CLibPNG
 import KioskSystem
@@ -43,6 +44,10 @@ public enum KioskVersion {
             // cannot import); LIBCURL_VERSION is the headers' (curl/curlver.h).
             Library(name: "libcurl", running: curl_version_info(CURLVERSION_FIRST)?.pointee.version.map { String(cString: $0) },
                     builtWith: LIBCURL_VERSION, loadedFile: loaded("libcurl")),
+            // jansson_version_str gives the loaded library's version, JANSSON_VERSION the
+            // headers' (jansson.h).
+            Library(name: "libjansson", running: String(cString: jansson_version_str()),
+                    builtWith: JANSSON_VERSION, loadedFile: loaded("libjansson")),
         ]
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import KioskCore
 import KioskSystem
@@ -69,7 +69,7 @@ public struct ManifestItem: Equatable, Sendable {
 ///
 /// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
 ///
-/// A relative `src` is resolved against the manifest's URL as RFC 3986 §5.2 says (Foundation's
+/// A relative `src` is resolved against the manifest's URL as RFC 3986 §5.2 says (FoundationEssentials'
 /// `URL(string:relativeTo:)`).
 public struct Manifest: Equatable, Sendable {
     /// Which of the two forms the JSON had.
@@ -110,14 +110,8 @@ public struct Manifest: Equatable, Sendable {
         do {
             root = try JSONValue.parse(body)
         } catch {
-            // JSONSerialization's message says where (line and column); JSONDecoder's does not.
-            var reason = syntaxReason(error.underlying)
-            do { _ = try JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) } catch {
-                if let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String {
-                    reason = (detail.hasSuffix(".") ? String(detail.dropLast()) : detail) + lineAndColumn(detail, in: body)
-                }
-            }
-            throw .manifestSyntax(source: source, reason: reason)
+            // jansson's words and place: `']' expected near '}' (line 2, column 2)`.
+            throw .manifestSyntax(source: source, reason: error.reason)
         }
         var reader = Reader(source: source, origin: origin)
         return try reader.manifest(root, maxItems: maxItems)
@@ -151,38 +145,6 @@ public struct Manifest: Equatable, Sendable {
             throw .manifestEncoding(source: source, reason: "invalid UTF-8 byte sequence")
         }
         return body
-    }
-
-    /// ` (line L, column C)` for a message that says `around character N` (a byte offset into
-    /// `body`), else empty.
-    static func lineAndColumn(_ message: String, in body: ArraySlice<UInt8>) -> String {
-        guard let range = message.range(of: "around character ") else { return "" }
-        let digits = message[range.upperBound...].prefix { $0.isNumber }
-        guard let offset = Int(digits), offset <= body.count else { return "" }
-        var line = 1, column = 1
-        for byte in body.prefix(offset) {
-            if byte == 0x0A { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
-        }
-        return " (line \(line), column \(column))"
-    }
-
-    static func syntaxReason(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error, !context.codingPath.isEmpty {
-            var path = ""
-            for key in context.codingPath {
-                if let i = key.intValue { path += "[\(i)]" } else { path += (path.isEmpty ? "" : ".") + key.stringValue }
-            }
-            return "\(path): \(context.debugDescription)"
-        }
-        if case DecodingError.dataCorrupted(let context) = error {
-            if let underlying = context.underlyingError {
-                let nsError = underlying as NSError
-                if let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String { return detail }
-                return "\(context.debugDescription) \(underlying)"
-            }
-            return context.debugDescription
-        }
-        return "\(error)"
     }
 }
 
@@ -260,7 +222,8 @@ private struct Reader {
             let path = "\(key)[\(index)]"
             let fields = try object(entry, path)
             guard let raw = try string(fields["src"], path + ".src") else { throw fail(path + ".src", "missing") }
-            guard !raw.trimmingCharacters(in: .whitespaces).isEmpty else { throw fail(path + ".src", "empty") }
+            // Blank: only tabs and space separators (Unicode Zs), as CharacterSet.whitespaces.
+            guard !raw.unicodeScalars.allSatisfy({ $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }) else { throw fail(path + ".src", "empty") }
             var item = ManifestItem(src: try resolve(raw, path + ".src"))
             if format == .items {
                 if let s = try number(fields["duration"], path + ".duration", 0...86400, excludingLower: true, unit: "seconds") {

@@ -206,10 +206,11 @@ final class JPEGHandle: RowSource {
         kc_jpeg_set_memory_limit(handle, max(1, options.maxDecoderBytes - others))
     }
 
-    /// The DCT scale numerator for the options' target frame (``DCTScale``).
+    /// The DCT scale numerator for the options' target frame, by total cost (``DCTScale``).
     func scale(for options: DecodeOptions) -> Int {
-        DCTScale.numerator(imageWidth: width, imageHeight: height, orientation: orientation,
-                           targetWidth: options.targetWidth, targetHeight: options.targetHeight, fit: options.fit)
+        DCTScale.decodeNumerator(imageWidth: width, imageHeight: height, orientation: orientation,
+                                 targetWidth: options.targetWidth, targetHeight: options.targetHeight, fit: options.fit,
+                                 progressive: progressive)
     }
 
     /// jpeg_start_decompress at `scale`/8; the output size in pixels, stored orientation.

@@ -192,9 +192,11 @@ final class Bench {
 
         // 1. Decode + fit.
         section("1. decode + fit to 1920x1080 (whole process: spawn to exit, median of \(settings.decodeRuns) runs)")
-        decodeSection(label: "volna 5120x2880 progressive 4:4:4", path: volna, vipsthumbnail: vipsthumbnail, djpeg: djpeg)
+        decodeSection(label: "volna 5120x2880 progressive 4:4:4", path: volna, vipsthumbnail: vipsthumbnail, djpeg: djpeg,
+                      vipsTarget: 0.5, djpegTarget: 1.1)
         if let big {
-            decodeSection(label: "6000x4000 baseline 4:2:0", path: big, vipsthumbnail: vipsthumbnail, djpeg: djpeg)
+            decodeSection(label: "6000x4000 baseline 4:2:0", path: big, vipsthumbnail: vipsthumbnail, djpeg: djpeg,
+                          vipsTarget: 0.45, djpegTarget: 1.2)
         } else {
             failRow("6000x4000 baseline decode", "input not generated")
         }
@@ -216,7 +218,12 @@ final class Bench {
         if let appNote { notes.append(appNote) }
         wholeProgram(label: "volna progressive 4:4:4", path: volna, app: app, prefix: appPrefix, djpeg: djpeg,
                      reason: "progressive: libjpeg keeps every DCT coefficient of the image until the last scan"
-                           + " (5120x2880x3 x 2 bytes = 84 MiB); djpeg alone needs the same")
+                           + " (5120x2880x3 x 2 bytes = 84 MiB); djpeg alone needs the same", overDjpegMiB: 16)
+        if let big {
+            wholeProgram(label: "6000x4000 baseline 4:2:0", path: big, app: app, prefix: appPrefix, djpeg: djpeg,
+                         reason: "the process floor (Swift runtime, libcurl and its libraries) and the 1920x1080 frames",
+                         limitMiB: 24)
+        }
         if let volnaBaseline {
             wholeProgram(label: "volna re-encoded baseline 4:4:4", path: volnaBaseline, app: app, prefix: appPrefix,
                          djpeg: djpeg, reason: nil)
@@ -285,7 +292,10 @@ final class Bench {
         print("")
     }
 
-    func decodeSection(label: String, path: String, vipsthumbnail: String?, djpeg: String?) {
+    /// Decode + fit rows of one file; targets: our wall at most `vipsTarget` x vipsthumbnail's
+    /// and `djpegTarget` x `djpeg -scale 1/2`'s.
+    func decodeSection(label: String, path: String, vipsthumbnail: String?, djpeg: String?,
+                       vipsTarget: Double, djpegTarget: Double) {
         let vOut = scratch + "/thumb.v", jOut = scratch + "/thumb.jpg"
         var ours: [ChildRun] = [], vips: [ChildRun] = [], vipsJPEG: [ChildRun] = []
         var dj: [ChildRun] = [], djSame: [ChildRun] = []
@@ -334,13 +344,13 @@ final class Bench {
         let djName = "djpeg -scale 1/2 FILE > /dev/null"
         if !vips.isEmpty, vips.allSatisfy(\.ok) {
             let vWall = median(vips.map(\.wallMs))
-            compare(name + ", wall", ours: oWall, ms(oWall), reference: vipsName, vWall, ms(vWall), max: 0.5)
+            compare(name + ", wall", ours: oWall, ms(oWall), reference: vipsName, vWall, ms(vWall), max: vipsTarget)
         } else if vipsthumbnail != nil {
             failRow(name + " vs vipsthumbnail", firstLine(vips.first { !$0.ok }?.stderr ?? ""))
         }
         if !dj.isEmpty, dj.allSatisfy(\.ok) {
             let dWall = median(dj.map(\.wallMs))
-            compare(name + ", wall", ours: oWall, ms(oWall), reference: djName, dWall, ms(dWall), max: 1.2)
+            compare(name + ", wall", ours: oWall, ms(oWall), reference: djName, dWall, ms(dWall), max: djpegTarget)
         } else if djpeg != nil {
             failRow(name + " vs djpeg", firstLine(dj.first { !$0.ok }?.stderr ?? ""))
         }
@@ -353,6 +363,14 @@ final class Bench {
             compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: djName, Double(dRSS), mib(dRSS), max: nil)
             let dFaults = median(dj.map { Double($0.minorFaults) })
             compare("  minor page faults", ours: oFaults, fixed(oFaults, 0), reference: djName, dFaults, fixed(dFaults, 0), max: nil)
+        }
+        // The fastest run of each: what the machine's other work added least to.
+        let oMin = ours.map(\.wallMs).min() ?? 0
+        if !dj.isEmpty, dj.allSatisfy(\.ok), let dMin = dj.map(\.wallMs).min() {
+            compare("  wall, fastest of \(ours.count)", ours: oMin, ms(oMin), reference: djName, dMin, ms(dMin), max: nil)
+        }
+        if !vips.isEmpty, vips.allSatisfy(\.ok), let vMin = vips.map(\.wallMs).min() {
+            compare("  wall, fastest of \(ours.count)", ours: oMin, ms(oMin), reference: vipsName, vMin, ms(vMin), max: nil)
         }
         if !vipsJPEG.isEmpty, vipsJPEG.allSatisfy(\.ok) {
             let t = median(vipsJPEG.map(\.wallMs))
@@ -376,27 +394,31 @@ final class Bench {
             rows.append(Row(name: "  warm, whole-image path: ImageDecoder.decode / new frame + Compositor.place", ours: ms(w[1]),
                             reference: "", referenceValue: ms(w[2]), ratio: nil, target: "", verdict: "info"))
         }
-        let start = ourCase(["noop"])
-        if start.ok {
-            rows.append(Row(name: "  kiosk-bench process start+exit (in the wall figure)", ours: ms(start.wallMs),
-                            reference: "", referenceValue: "", ratio: nil, target: "", verdict: "info"))
+        // Process start: the fastest of 7 runs of a child that returns at once (the machine's
+        // other work only ever adds to it), beside /bin/true started the same way.
+        let starts = (0..<7).map { _ in ourCase(["noop"]) }.filter(\.ok).map(\.wallMs)
+        let trues = (0..<7).map { _ in child(["/bin/true"]) }.filter(\.ok).map(\.wallMs)
+        if let fastest = starts.min() {
+            rows.append(Row(name: "  kiosk-bench process start+exit (in the wall figure), fastest of 7", ours: ms(fastest),
+                            reference: "/bin/true, fastest of 7", referenceValue: trues.min().map(ms) ?? "",
+                            ratio: nil, target: "<= 6 ms", verdict: fastest <= 6 ? "PASS" : "MISS"))
         }
 
         // Why a target was missed, from the figures above.
         func why(_ text: String) {
             rows.append(Row(name: "  why: " + text, ours: "", reference: "", referenceValue: "", ratio: nil, target: "", verdict: ""))
         }
-        if let vipsWall, oWall > 0.5 * vipsWall, let djWall {
+        if let vipsWall, oWall > vipsTarget * vipsWall, let djWall {
             let floor = min(djWall, djSameWall ?? djWall)
-            if floor > 0.5 * vipsWall {
+            if floor > vipsTarget * vipsWall {
                 why("libjpeg-turbo by itself (djpeg, faster of 1/2 and our scale) takes \(ms(floor)) = "
-                    + "\(fixed(floor / vipsWall, 2))x vipsthumbnail: the 0.5x target is below the decoder's own time for this file")
+                    + "\(fixed(floor / vipsWall, 2))x vipsthumbnail: the \(fixed(vipsTarget, 2))x target is below the decoder's own time for this file")
             } else {
                 why("libjpeg-turbo by itself (djpeg) takes \(ms(floor)) = \(fixed(floor / vipsWall, 2))x vipsthumbnail;"
                     + " the rest is ours (see the rows below)")
             }
         }
-        if let djWall, oWall > 1.2 * djWall {
+        if let djWall, oWall > djpegTarget * djWall {
             let faults = "page faults \(fixed(oFaults, 0)) vs \(fixed(median(dj.map { Double($0.minorFaults) }), 0))"
             var text = streamed
                 ? "we stream the decoded rows (\(decodedSize)) into a 1920x1080 frame as djpeg streams them to its output"
@@ -473,8 +495,8 @@ final class Bench {
         guard small.ok, large.ok else { failRow("disk cache write", firstLine(small.ok ? large.stderr : small.stderr)); return }
         func first(_ r: ChildRun) -> Double? { r.stdout.split(separator: " ").first.flatMap { Double($0) } }
         guard let s = first(small), let l = first(large) else { failRow("disk cache write", "unexpected output"); return }
-        compare("disk cache write, 10,000 entries full", ours: l, String(format: "%.1f µs", l),
-                reference: "the same with 1,000 entries", s, String(format: "%.1f µs", s), max: 1.5,
+        compare("disk cache write, 10,000 entries full", ours: l, fixed(l, 1) + " µs",
+                reference: "the same with 1,000 entries", s, fixed(s, 1) + " µs", max: 1.5,
                 targetText: "<= 1.5x (O(log n))")
     }
 
@@ -488,7 +510,10 @@ final class Bench {
                 + " KioskApp.main; `swift build -c release --product kiosk-carousel` first to measure the real binary")
     }
 
-    func wholeProgram(label: String, path: String, app: String, prefix: [String], djpeg: String?, reason: String?) {
+    /// Peak RSS of the whole program showing `path`; the target is `limitMiB`, or with
+    /// `overDjpegMiB` djpeg's own peak on the same file plus that much.
+    func wholeProgram(label: String, path: String, app: String, prefix: [String], djpeg: String?, reason: String?,
+                      limitMiB: Int = 64, overDjpegMiB: Int? = nil) {
         var runs: [ChildRun] = []
         var frames = 0
         for i in 0..<settings.appRuns {
@@ -509,10 +534,11 @@ final class Bench {
             refName = "djpeg -scale 3/8 FILE > /dev/null"
             refKiB = d.ok ? d.maxRSSKiB : 0
         }
-        let limit = 64 * 1024
+        let limit = overDjpegMiB.map { refKiB + $0 * 1024 } ?? limitMiB * 1024
+        let target = overDjpegMiB.map { "<= ref + \($0) MiB" } ?? "<= \(limitMiB) MiB"
         rows.append(Row(name: "peak RSS, \(label)", ours: mib(rss), reference: refName, referenceValue: mib(refKiB),
-                        ratio: refKiB > 0 ? Double(rss) / Double(refKiB) : nil, target: "<= 64 MiB",
-                        verdict: rss <= limit ? "PASS" : "MISS"))
+                        ratio: refKiB > 0 ? Double(rss) / Double(refKiB) : nil, target: target,
+                        verdict: rss <= limit && (overDjpegMiB == nil || refKiB > 0) ? "PASS" : "MISS"))
         rows.append(Row(name: "  (wall \(ms(wall)), \(frames) frame\(frames == 1 ? "" : "s") written)", ours: "", reference: "",
                         referenceValue: "", ratio: nil, target: "", verdict: ""))
         if rss > limit, let reason {

@@ -37,6 +37,9 @@ private func request(_ s: String) -> ControlLineReader.Line { .request(Array(s.u
     if case .failure(let f) = ControlProtocol.parse(Array(#"{"command":["goto",1e999]}"#.utf8)) {
         #expect(f.message.hasPrefix("invalid JSON"), "\(f.message)")
     } else { Issue.record("1e999 accepted") }
+    if case .failure(let f) = ControlProtocol.parse(Array(#"{"command":["next",],"request_id":3}"#.utf8)) {
+        #expect(f.message == "invalid JSON: trailing comma before ']' (RFC 8259 allows none after the last array member) (line 1, column 20)")
+    } else { Issue.record("a trailing comma accepted") }
     if case .success(let r) = ControlProtocol.parse(Array(#"{"command":["goto",2],"request_id":[1,{"k":null}]}"#.utf8)) {
         #expect(r.command == .goto(2))
         #expect(r.id == .array([.int(1), .object(["k": .null])]))

@@ -130,6 +130,8 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect((reply["error"] as? String)?.hasPrefix("unknown command") == true)
     reply = try client.request(#"{"command":["next""#)
     #expect((reply["error"] as? String)?.hasPrefix("invalid JSON") == true, "\(reply)")
+    reply = try client.request(#"{"command":["next",],"request_id":6}"#)
+    #expect((reply["error"] as? String)?.hasPrefix("invalid JSON: trailing comma before ']'") == true, "\(reply)")
     reply = try client.request("this is not JSON at all")
     #expect((reply["error"] as? String)?.hasPrefix("invalid JSON") == true)
     // Replies come in the order of the requests, bad lines among good ones included.

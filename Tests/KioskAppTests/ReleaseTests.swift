@@ -45,7 +45,9 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     // libcurl reports the version of the library that is loaded; Debian 12's is 7.88.
     let curl = lines.first { $0.hasPrefix("libcurl ") } ?? ""
     #expect(curl.contains("running 7.") || curl.contains("running 8."), "\(curl)")
-    for name in ["libdrm", "libevdev", "libcurl"] {
+    let jansson = lines.first { $0.hasPrefix("libjansson ") } ?? ""
+    #expect(jansson.contains("running 2.") && jansson.contains("built with 2."), "\(jansson)")
+    for name in ["libdrm", "libevdev", "libcurl", "libjansson"] {
         let line = lines.first { $0.hasPrefix(name + " ") } ?? ""
         #expect(line.contains("loaded from /") && line.contains(name), "\(name): '\(line)'")
     }

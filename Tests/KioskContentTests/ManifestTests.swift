@@ -101,9 +101,26 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 @Test func invalidJSONSaysWhere() {
     let e = error("{\"items\": [ {\"src\": \"a.jpg\"}\n }")
     #expect(e?.kind == "manifest-syntax")
-    #expect(e?.description.contains("around character 30 (line 2, column 2)") == true, "\(String(describing: e))")
+    #expect(e?.description.contains("']' expected near '}' (line 2, column 2)") == true, "\(String(describing: e))")
     #expect(error("")?.kind == "manifest-syntax")
     #expect(error("<html>502 Bad Gateway</html>")?.kind == "manifest-syntax")
+}
+
+@Test func aTrailingCommaOrARepeatedKeyIsNotJSON() {
+    // RFC 8259 allows no comma after the last member; the message names it and says where.
+    let array = error("{\"items\": [\n  {\"src\": \"a.jpg\"},\n  {\"src\": \"b.jpg\"},\n]}")
+    #expect(array?.kind == "manifest-syntax")
+    #expect(array?.description.contains("trailing comma before ']'") == true, "\(String(describing: array))")
+    #expect(array?.description.contains("(line 4, column 1)") == true, "\(String(describing: array))")
+    let object = error(#"{"items":[{"src":"a.jpg"}],}"#)
+    #expect(object?.kind == "manifest-syntax")
+    #expect(object?.description.contains("trailing comma before '}'") == true, "\(String(describing: object))")
+    // Two "items": which one is meant is not said (RFC 8259 §4), so neither is taken.
+    let twice = error(#"{"items":[{"src":"a.jpg"}],"items":[{"src":"b.jpg"}]}"#)
+    #expect(twice?.kind == "manifest-syntax")
+    #expect(twice?.description.contains("repeats a key") == true, "\(String(describing: twice))")
+    // A NUL escaped in a string would reach paths and URLs: refused like a raw NUL byte.
+    #expect(error(#"{"items":[{"src":"a\u0000.jpg"}]}"#)?.kind == "manifest-syntax")
 }
 
 @Test func wrongTypesAndValuesNameThePlace() {
@@ -121,7 +138,7 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"{"interval":0,"items":[]}"#, "interval: 0 seconds is out of range"),
         (#"{"fade":-1,"items":[]}"#, "fade: -1 ms is out of range"),
         (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch)"),
-        (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: Number 1e999 is not representable"),
+        (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),
         (#"{"items":[{"src":"a.jpg","id":7}]}"#, "items[0].id: expected a string, found a number"),
         (#"{"items":[{"src":"a.jpg","sha256":"abc"}]}"#, "items[0].sha256: \"abc\" is not 64 hex digits"),
         (#"{"imgs":[{"src":"a.jpg"},{"href":"b.jpg"}]}"#, "imgs[1].src: missing"),

@@ -213,23 +213,28 @@ import Testing
         #expect((json?["body"] as? String).flatMap { Data(base64Encoded: $0) } == Data(good.utf8))
     }
 
-    /// A trailing comma is not JSON (RFC 8259): such a manifest must be refused like any other
-    /// invalid JSON, and the stored one kept.
-    /// Foundation's JSON parser (JSONSerialization and JSONDecoder alike) accepts a single
-    /// trailing comma, though RFC 8259 does not: a documented leniency of the library we use
-    /// rather than a parser of our own (swift-corelibs-foundation issue 4682). This pins that
-    /// behaviour, so a change in Foundation shows up here; a cut-off manifest is still refused
-    /// (see the test above).
-    @Test func aManifestWithATrailingCommaIsAcceptedAsFoundationReadsIt() throws {
+    /// A trailing comma is not JSON (RFC 8259): such a manifest is refused like any other
+    /// invalid JSON, with a message that names the comma and its place, and the stored one is
+    /// shown instead.
+    @Test func aManifestWithATrailingCommaIsRefusedAndTheStoredOneShown() throws {
         let nginx = try Nginx()
         defer { nginx.stop() }
         _ = try putSwatches(nginx)
         let u = { (n: String) in nginx.base + "/img/\(n).png" }
-        try publish(nginx, "show.json", json: #"{"items":[{"src":"img/a.png"},{"src":"img/c.png"},]}"#)
+        try publish(nginx, "show.json", json: itemsManifest([u("a"), u("b")]))
+        let warm = try KioskShow(common(nginx.base + "/show.json", ["--interval", "1", "--fade", "200"]))
+        #expect(warm.waitForExit(timeout: 60) == 0, "\(warm.transcript)")
+        #expect(warm.shown.map(\.src) == [u("a"), u("b"), u("a")], "\(warm.transcript)")
+
+        try publish(nginx, "show.json", json: "{\"items\":[{\"src\":\"img/a.png\"},\n{\"src\":\"img/c.png\"},]}")
         let show = try KioskShow(common(nginx.base + "/show.json", ["--interval", "1", "--fade", "200"]))
         #expect(show.waitForExit(timeout: 60) == 0, "\(show.transcript)")
-        #expect(show.logLines(containing: "manifest refused").isEmpty, "\(show.transcript)")
-        #expect(show.shown.map(\.src) == [u("a"), u("c"), u("a")], "\(show.transcript)")
+        let refused = show.logLines(containing: "manifest refused")
+        #expect(refused.count == 1, "\(show.transcript)")
+        #expect(refused.first?.contains("trailing comma before ']'") == true, "\(refused)")
+        #expect(refused.first?.contains("(line 2, column 21)") == true, "\(refused)")
+        #expect(show.shown.map(\.src) == [u("a"), u("b"), u("a")], "\(show.transcript)")
+        #expect(requestCount(nginx, "/img/c.png") == 0, "c fetched from a refused manifest: \(nginx.accessLog())")
     }
 
     // MARK: 4. Server down at start

@@ -61,15 +61,34 @@ import Testing
         #expect(DCTScale.scaledSize(100, numerator: 8) == 100)
     }
 
-    /// The real library agrees: decoding testorig.jpg (227x149) for a target exactly
-    /// scaledSize(227, M) wide picks M and produces scaledSize(227, M) x scaledSize(149, M).
+    /// The real library agrees: decoding testorig.jpg (227x149, baseline) for a target exactly
+    /// scaledSize(227, M) wide picks M (4 for 3: a baseline JPEG is decoded at the SIMD 4/8
+    /// instead) and produces scaledSize(227, M) x scaledSize(149, M).
     @Test(arguments: 1...8)
     func libjpegOutputMatchesScaledSize(m: Int) throws {
         let width = DCTScale.scaledSize(227, numerator: m)
         let decoded = try ImageDecoder.decode(path: Fixtures.path("libjpeg-turbo-testimages", "testorig.jpg"),
                                               options: DecodeOptions(targetWidth: width))
-        #expect(decoded.scaleNumerator == m)
-        #expect(decoded.bitmap.width == width)
-        #expect(decoded.bitmap.height == DCTScale.scaledSize(149, numerator: m))
+        let chosen = m == 3 ? 4 : m
+        #expect(decoded.scaleNumerator == chosen)
+        #expect(decoded.bitmap.width == DCTScale.scaledSize(227, numerator: chosen))
+        #expect(decoded.bitmap.height == DCTScale.scaledSize(149, numerator: chosen))
+    }
+
+    /// By cost: a baseline JPEG takes 4/8 (libjpeg-turbo's SIMD 4x4 IDCT) where 3/8 covers;
+    /// a progressive one, and every other covering scale, stay as they are.
+    @Test func theDecodeScaleTakesTheSIMDFourEighthsForABaselineJPEG() {
+        func m(_ w: Int, _ h: Int, _ target: (Int, Int), progressive: Bool) -> Int {
+            DCTScale.decodeNumerator(imageWidth: w, imageHeight: h, targetWidth: target.0, targetHeight: target.1,
+                                     fit: .fit, progressive: progressive)
+        }
+        #expect(m(6000, 4000, (1920, 1080), progressive: false) == 4)   // covering 3/8
+        #expect(m(6000, 4000, (1920, 1080), progressive: true) == 3)
+        #expect(m(5120, 2880, (1920, 1080), progressive: false) == 4)
+        #expect(m(8000, 1000, (1920, 1080), progressive: false) == 2)   // covering 2/8: SIMD already
+        #expect(m(3000, 2000, (1920, 1080), progressive: false) == 5)   // 5/8 kept (memory)
+        #expect(m(3840, 2160, (1920, 1080), progressive: false) == 4)
+        #expect(m(800, 600, (1920, 1080), progressive: false) == 8)
+        #expect(m(5120, 2880, (0, 0), progressive: false) == 8)
     }
 }

@@ -118,7 +118,7 @@ public enum CommandLineParser {
             s.size = (w, h)
         },
         OptionSpec(name: "--interval", value: "SECONDS", help: "time each image is shown, fade included (default 5)") { s, v throws(UsageError) in
-            s.interval = try seconds(v, option: "--interval", range: 0.05...86_400)
+            s.interval = try seconds(v, option: "--interval", range: CarouselConfig.intervalRange)
         },
         OptionSpec(name: "--fade", value: "MS", help: "cross-fade length in milliseconds, 0 for a cut (default 500)") { s, v throws(UsageError) in
             guard let ms = Int(v), (0...60_000).contains(ms) else {

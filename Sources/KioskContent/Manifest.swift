@@ -209,7 +209,7 @@ private struct Reader {
         }
         var manifest = Manifest(format: format, items: [])
         if format == .items {
-            if let s = try number(top["interval"], "interval", 0...86400, excludingLower: true, unit: "seconds") {
+            if let s = try number(top["interval"], "interval", CarouselConfig.intervalRange, excludingLower: false, unit: "seconds") {
                 manifest.interval = .milliseconds(Int64((s * 1000).rounded()))
             }
             if let ms = try number(top["fade"], "fade", 0...60000, excludingLower: false, unit: "ms") {
@@ -226,7 +226,7 @@ private struct Reader {
             guard !raw.unicodeScalars.allSatisfy({ $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }) else { throw fail(path + ".src", "empty") }
             var item = ManifestItem(src: try resolve(raw, path + ".src"))
             if format == .items {
-                if let s = try number(fields["duration"], path + ".duration", 0...86400, excludingLower: true, unit: "seconds") {
+                if let s = try number(fields["duration"], path + ".duration", CarouselConfig.intervalRange, excludingLower: false, unit: "seconds") {
                     item.duration = .milliseconds(Int64((s * 1000).rounded()))
                 }
                 item.fit = try fit(fields["fit"], path + ".fit")

@@ -35,6 +35,11 @@ public struct CarouselConfig: Equatable, Sendable {
         self.flickVelocity = flickVelocity
     }
 
+    /// The seconds an interval or an item's duration may take, wherever it comes from (the
+    /// command line, a manifest, a playlist): 50 ms to a day. Shorter would ask for moves
+    /// faster than frames; zero would ask for endless moves at one instant.
+    public static let intervalRange: ClosedRange<Double> = 0.05...86_400
+
     /// ``flickVelocity`` or its default.
     public var effectiveFlickVelocity: Double { flickVelocity ?? max(300, Double(screenWidth) / 3) }
 
@@ -45,7 +50,7 @@ public struct CarouselConfig: Equatable, Sendable {
     /// Applies a manifest's show-wide `interval` and `fade` over these settings (nil keeps the
     /// current one; the interval first); a fade given is cut to the interval then in force.
     public mutating func applyOverrides(interval: Duration?, fade: Duration?) {
-        if let interval { self.interval = interval }
+        if let interval { self.interval = max(interval, .milliseconds(Int64(Self.intervalRange.lowerBound * 1000))) }
         if let fade { self.fade = min(fade, self.interval) }
     }
 }

@@ -136,6 +136,10 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"{"interval":"5","items":[]}"#, "interval: expected a number (seconds), found a string"),
         (#"{"interval":true,"items":[]}"#, "interval: expected a number (seconds), found a boolean"),
         (#"{"interval":0,"items":[]}"#, "interval: 0 seconds is out of range"),
+        // Below the command line's 50 ms: an interval of 0.4 ms once asked for endless moves.
+        (#"{"interval":0.0004,"fade":0,"items":[]}"#, "interval: 0.0004 seconds is out of range"),
+        (#"{"interval":0.049,"items":[]}"#, "interval: 0.049 seconds is out of range"),
+        (#"{"items":[{"src":"a.jpg","duration":0.0001}]}"#, "items[0].duration: 0.0001 seconds is out of range"),
         (#"{"fade":-1,"items":[]}"#, "fade: -1 ms is out of range"),
         (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch)"),
         (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),

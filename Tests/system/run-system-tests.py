@@ -248,6 +248,7 @@ class Suite:
         expect("atchdog timeout" in text, "no watchdog timeout in the journal")
         expect(elapsed <= bound, f"photo back {elapsed:.0f}s after SIGSTOP, more than {bound}s")
         self.on_screen(shown["src"], "after-watchdog")
+        self.check_on_tty1_alone("after the watchdog restart")
         return f"killed by the watchdog, photo back {elapsed:.0f}s after SIGSTOP (bound {bound}s)"
 
     def case_reload(self):
@@ -283,7 +284,25 @@ class Suite:
         self.on_screen(shown["src"], "after-start")
         getty = self.vm.run("systemctl is-active getty@tty1 || true")
         expect(getty != "active", "getty@tty1 still active after start")
-        return f"after stop: {mode}, login prompt on tty1; started again: {os.path.basename(shown['src'])} on screen"
+        pid = self.main_pid()
+        c = self.journal.cursor()
+        rc, text = self.vm.sh(f"systemctl restart {UNIT}", 120)
+        expect(rc == 0, f"systemctl restart failed: {text}")
+        self.wait_shown(c, 60, what="`shown` after restart")
+        expect(self.main_pid() != pid, "systemctl restart kept the old process")
+        self.check_on_tty1_alone("after restart")
+        return (f"after stop: {mode}, login prompt on tty1; started again: {os.path.basename(shown['src'])} on screen; "
+                "restarted: on tty1, no getty")
+
+    def check_on_tty1_alone(self, when):
+        """The show's process has tty1 as its terminal, in KD_GRAPHICS/VT_PROCESS, no getty on tty1."""
+        pid = self.main_pid()
+        tty = self.vm.run(f"ps -o tty= -p {pid}").strip()
+        expect(tty == "tty1", f"{when}: the show's terminal is {tty!r}, not tty1")
+        getty = self.vm.run("systemctl is-active getty@tty1 || true")
+        expect(getty != "active", f"{when}: getty@tty1 is {getty}")
+        mode = self.vt()
+        expect(mode == "KD_GRAPHICS VT_PROCESS", f"{when}: tty1 is {mode}")
 
     def case_control(self):
         r = self.control('["status"]', user="tester")
@@ -327,6 +346,7 @@ class Suite:
         _, shown = self.wait_shown(c, 60, what="`shown` after the driver came back")
         time.sleep(1)
         self.on_screen(shown["src"], "after-bind")
+        self.check_on_tty1_alone("after the driver came back")
         same = "same process" if self.main_pid() == pid else "restarted"
         return f"{drv.rsplit('/', 1)[1]} unbound and bound: {os.path.basename(shown['src'])} on screen ({same})"
 
@@ -351,6 +371,7 @@ class Suite:
         _, shown = self.wait_shown(c, 60, what="`shown` once the display appeared")
         time.sleep(1)
         self.on_screen(shown["src"], "display-appeared")
+        self.check_on_tty1_alone("once the display appeared")
         return f"waited without a display ({state}), logged once, showed on bind"
 
     def case_reboot(self):

@@ -9,7 +9,9 @@
 # Usage: Tests/system/run.sh [--only DEVICE_OR_CASE...]
 # Env:   KC_SYSTEM_CACHE  where images are cached (default /var/tmp/kiosk-carousel-system)
 #        KC_OUT           captures and logs (default /tmp/kc-system)
-# Needs (Debian 12, as root: mmdebstrap chroots): mmdebstrap e2fsprogs qemu-system-x86
+# Root (or sudo) is needed only to make the image (mmdebstrap runs apt in a chroot); the rest
+# runs as the calling user.
+# Needs (Debian 12): mmdebstrap e2fsprogs qemu-system-x86
 #   python3-pil, the network for the Debian mirror on a cache miss, and what
 #   deploy/build-deb.sh needs.
 set -uo pipefail
@@ -19,7 +21,7 @@ CACHE=${KC_SYSTEM_CACHE:-/var/tmp/kiosk-carousel-system}
 OUT=${KC_OUT:-/tmp/kc-system}
 fail() { echo "system suite: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
-[ "$(id -u)" = 0 ] || fail "needs root (mmdebstrap runs apt in a chroot): sudo $0"
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
@@ -30,7 +32,7 @@ command -v dpkg-deb >/dev/null || missing+=(dpkg)
 
 t0=$(date +%s)
 rm -rf "$OUT"
-mkdir -p "$OUT/deb" "$CACHE"
+mkdir -p "$OUT/deb"
 echo "building the .deb with deploy/build-deb.sh"
 (cd "$PKG" && OUTDIR="$OUT/deb" deploy/build-deb.sh) >"$OUT/build-deb.log" 2>&1 \
     || { tail -30 "$OUT/build-deb.log"; fail "deploy/build-deb.sh failed (log: $OUT/build-deb.log)"; }
@@ -63,12 +65,13 @@ IMAGE_DIR=$CACHE/image-$KEY
 if [ -f "$IMAGE_DIR/done" ]; then
     echo "disk image cached: $IMAGE_DIR"
 else
-    find "$CACHE" -mindepth 1 -maxdepth 1 -name 'image-*' -exec rm -rf {} +
+    as_root mkdir -p "$CACHE"
+    as_root find "$CACHE" -mindepth 1 -maxdepth 1 -name 'image-*' -exec rm -rf {} +
     t1=$(date +%s)
     echo "making the disk image (mmdebstrap, apt install of the .deb) into $IMAGE_DIR"
-    "$HERE/mkimage.sh" "$DEB" "$NEWER" "$IMAGE_DIR" "$PHOTO_A" "$PHOTO_B" >"$OUT/mkimage.log" 2>&1 \
+    as_root "$HERE/mkimage.sh" "$DEB" "$NEWER" "$IMAGE_DIR" "$PHOTO_A" "$PHOTO_B" >"$OUT/mkimage.log" 2>&1 \
         || { tail -30 "$OUT/mkimage.log"; fail "mkimage.sh failed (log: $OUT/mkimage.log)"; }
-    touch "$IMAGE_DIR/done"
+    as_root touch "$IMAGE_DIR/done"
     echo "disk image made in $(( $(date +%s) - t1 ))s"
 fi
 

@@ -189,6 +189,8 @@ class Suite:
         getty = self.vm.run("systemctl is-active getty@tty1 || true")
         expect(getty != "active", "getty@tty1 is running beside the show")
         expect(restarts == 0, f"the service was restarted {restarts} times during the boot")
+        vt_line = [m for _, p, m, _, _ in self.journal.entries() if str(p) == str(pid) and "console switched" in m]
+        expect(vt_line and "path=/dev/tty1" in vt_line[0], f"the console is not tty1 by its path: {vt_line}")
         return (f"{user[0]} on {user[1]}, getty@tty1 {getty}, first frame {os.path.basename(shown['src'])} at "
                 f"{psnr_first:.1f} dB; kernel -> first shown {kernel_to_shown:.1f}s, unit start -> first shown "
                 f"{unit_to_shown:.2f}s")

@@ -213,15 +213,17 @@ class VM:
 
 # -- the unit's journal --
 class Journal:
-    """The unit's journal lines of this boot, read incrementally by cursor."""
+    """The unit's journal lines of this boot. A point in it is a mark: the guest's wall clock
+    (whole seconds, to narrow what journalctl reads) and its monotonic clock in µs (to cut
+    exactly, as journal entries carry both)."""
 
     def __init__(self, vm):
         self.vm = vm
 
     def entries(self, after=None, unit="kiosk-carousel"):
-        """[(monotonic µs, pid, message, cursor)] of this boot, after a cursor."""
-        cur = f"--after-cursor='{after}'" if after else ""
-        text = self.vm.run(f"journalctl -b -u {unit} -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER {cur}", 60)
+        """[(monotonic µs, pid, message, cursor, identifier)] of this boot, after a mark."""
+        since = f"--since=@{after[0] - 1}" if after else ""
+        text = self.vm.run(f"journalctl -b -u {unit} -o json --output-fields=MESSAGE,_PID,SYSLOG_IDENTIFIER {since}", 60)
         out = []
         for line in text.split("\n"):
             line = line.strip()
@@ -234,24 +236,28 @@ class Journal:
             msg = e.get("MESSAGE")
             if isinstance(msg, list):
                 msg = bytes(msg).decode(errors="replace")
-            out.append((int(e["__MONOTONIC_TIMESTAMP"]), e.get("_PID"), msg or "", e["__CURSOR"],
-                        e.get("SYSLOG_IDENTIFIER")))
+            mono = int(e["__MONOTONIC_TIMESTAMP"])
+            if after and mono <= after[1]:
+                continue
+            out.append((mono, e.get("_PID"), msg or "", e["__CURSOR"], e.get("SYSLOG_IDENTIFIER")))
         return out
 
     def cursor(self):
-        text = self.vm.run("journalctl -b -n 0 --show-cursor -q; journalctl -b -n 1 -o json --output-fields=_PID")
-        m = re.search(r'"__CURSOR" *: *"([^"]+)"', text)
-        return m.group(1) if m else None
+        """A mark for now: (wall clock s, monotonic µs) in the guest."""
+        rt, up = self.vm.run("date +%s; cut -d' ' -f1 /proc/uptime").split()
+        return int(rt), int(float(up) * 1e6)
 
     def wait(self, pred, timeout, after=None, what="a journal line"):
-        """Waits for an entry matching pred(message) after the cursor; returns the entry."""
+        """Waits for an entry matching pred(message) after the mark; returns the entry."""
         deadline = time.time() + timeout
         while True:
-            for e in self.entries(after):
+            entries = self.entries(after)
+            for e in entries:
                 if pred(e[2]):
                     return e
             if time.time() > deadline:
-                raise GuestError(f"no {what} in the unit's journal within {timeout}s")
+                tail = "; ".join(e[2][:160] for e in entries[-4:])
+                raise GuestError(f"no {what} in the unit's journal within {timeout}s (last lines: {tail})")
             time.sleep(0.5)
 
 

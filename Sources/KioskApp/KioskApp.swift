@@ -176,17 +176,19 @@ public enum KioskApp {
 
     /// Under systemd with `--display auto` and no usable display at start (the DRM driver still
     /// loading at boot, its device node not yet given to the video group by udev, a card being
-    /// reset): says so once, tells systemd it is up and waiting (READY=1, STATUS=, and WATCHDOG=1
-    /// every second, so neither the start timeout nor the watchdog restarts it), and tries again
-    /// every second until a display opens. Nil when SIGTERM or SIGINT comes first; other
-    /// signals are dropped meanwhile (there is no show to move or reload).
+    /// reset): says so once, and tries again every second until a display opens. The unit stays
+    /// "activating" meanwhile (READY=1 comes with the first photo): STATUS= says why, and
+    /// EXTEND_TIMEOUT_USEC= every second keeps the start timeout from restarting it (sd_notify(3)),
+    /// as WATCHDOG=1 keeps the watchdog. Nil when SIGTERM or SIGINT comes first; other signals
+    /// are dropped meanwhile (there is no show to move or reload).
     static func waitForDisplay(settings: Settings, firstFailure: DisplayError) -> Display? {
         Log.warning("waiting for a display", reason: firstFailure.description + "; trying again every second")
         let notifier = SystemdNotifier()
-        notifier.ready(status: "waiting for a display: \(firstFailure)")
+        notifier.status("waiting for a display: \(firstFailure)")
         var failure = firstFailure.description
         while true {
-            notifier.watchdog()
+            // 3 s: three tries' worth, so one late turn does not end the start job.
+            notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
             var poller = pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0)
             _ = poll(&poller, 1, 1000)
             if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {

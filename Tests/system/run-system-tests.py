@@ -266,7 +266,7 @@ class Suite:
         text = "\n".join(m for _, _, m, _, _ in self.journal.entries(c))
         expect("atchdog timeout" in text, "no watchdog timeout in the journal")
         expect(elapsed <= bound, f"photo back {elapsed:.0f}s after SIGSTOP, more than {bound}s")
-        self.on_screen(shown["src"], "after-watchdog")
+        self.current_on_screen("after-watchdog")  # auto-advance may have moved on since `shown`
         self.check_on_tty1_alone("after the watchdog restart")
         return f"killed by the watchdog, photo back {elapsed:.0f}s after SIGSTOP (bound {bound}s)"
 
@@ -285,7 +285,7 @@ class Suite:
         expect(r.get("error") == "success", f"next after the reload: {r}")
         _, shown = self.wait_shown(c2, what="`shown` after next")
         time.sleep(0.8)
-        self.on_screen(shown["src"], "after-reload")
+        self.current_on_screen("after-reload")  # auto-advance may have moved on since `shown`
         bad = [m for _, _, m, _, _ in self.journal.entries(c) if "Input/output error" in m or "EIO" in m]
         expect(not bad, f"errors after the reload: {bad[:3]}")
         return f"SIGHUP logged, same process {pid}, tty1 {mode}, the show goes on"
@@ -300,7 +300,7 @@ class Suite:
         rc, text = self.vm.sh(f"systemctl start {UNIT}", 120)
         expect(rc == 0, f"systemctl start failed: {text}")
         _, shown = self.wait_shown(c, 60)
-        self.on_screen(shown["src"], "after-start")
+        self.current_on_screen("after-start")  # auto-advance may have moved on since `shown`
         getty = self.vm.run("systemctl is-active getty@tty1 || true")
         expect(getty != "active", "getty@tty1 still active after start")
         pid = self.main_pid()
@@ -347,7 +347,9 @@ class Suite:
 
     def drm_pci(self):
         """(driver directory, device name) of the display's driver binding in sysfs."""
-        path = self.vm.run("readlink -f /sys/class/drm/card0/device/driver; basename $(readlink -f /sys/class/drm/card0/device)")
+        # The first card by name: a card reopened after an unbind may come back as card1.
+        path = self.vm.run("c=$(ls -d /sys/class/drm/card[0-9]* | grep -v -- - | head -1); "
+                           "readlink -f $c/device/driver; basename $(readlink -f $c/device)")
         drv, dev = path.split("\n")
         return drv, dev
 
@@ -373,7 +375,7 @@ class Suite:
             if shown is None:
                 time.sleep(2)
         time.sleep(1)
-        self.on_screen(shown["src"], "after-bind")
+        self.current_on_screen("after-bind")  # auto-advance may have moved on since `shown`
         self.check_on_tty1_alone("after the driver came back")
         lost = [m for _, p, m, _, _ in self.journal.entries() if str(p) == str(pid) and "display failed" in m]
         how = "same process" if self.main_pid() == pid else f"restarted ({lost[0][:120] if lost else 'no log line'})"
@@ -399,7 +401,7 @@ class Suite:
             self.vm.run(f"echo {dev} > {drv}/bind")
         _, shown = self.wait_shown(c, 60, what="`shown` once the display appeared")
         time.sleep(1)
-        self.on_screen(shown["src"], "display-appeared")
+        self.current_on_screen("display-appeared")  # auto-advance may have moved on since `shown`
         self.check_on_tty1_alone("once the display appeared")
         return f"waited without a display ({state}), logged once, showed on bind"
 

@@ -86,10 +86,28 @@ extension FrameLoop {
         }
     }
 
-    /// After the first frame is presented: READY=1 (never before the first frame is on screen).
-    func firstFramePresented() {
+    /// READY=1 once the screen shows what the show is about, so that the unit becomes active
+    /// with its first photo on screen (README, "Run it on a device"): the first presented frame
+    /// with no placeholder in it, the frame of the first `shown` event (`scene` nil: a `shown`
+    /// event is being written); or, when there is nothing to show, the screen that says so (no
+    /// images, or "Loading..." while the first manifest is awaited with nothing stored), since
+    /// that may last. A placeholder for an image still being decoded or downloaded waits.
+    func readyIfShowing(_ scene: Scene?, loading: Bool) {
+        guard let notifier, !notifier.readySent else { return }
         let count = controlPlaylistCount
-        notifier?.ready(status: "first frame on \(display.summary); \(count) \(count == 1 ? "image" : "images")")
+        if let scene {
+            let layers = [scene.base, scene.overlay, scene.offset != 0 ? scene.neighbour : nil].compactMap { $0 }
+            if loading {
+                notifier.ready(status: "waiting for the manifest on \(display.summary); nothing stored yet")
+                return
+            }
+            if layers.contains(.placeholder) { return }
+            if scene.base == .noImages {
+                notifier.ready(status: "no images to show on \(display.summary)")
+                return
+            }
+        }
+        notifier.ready(status: "first photo on \(display.summary); \(count) \(count == 1 ? "image" : "images")")
     }
 
     /// The loop runs but must not draw (started inside a `--display-off` period, or on a VT that

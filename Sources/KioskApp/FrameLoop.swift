@@ -219,7 +219,8 @@ public final class FrameLoop {
             // display that does not pace frames itself gets at most one per frame period.
             var scene = carousel.scene(at: now)
             // No images yet because the manifest has not answered: "Loading...", not "No images".
-            if scene.base == .noImages, content?.awaitingFirstAnswer == true { scene = Scene(base: .placeholder) }
+            let loading = scene.base == .noImages && content?.awaitingFirstAnswer == true
+            if loading { scene = Scene(base: .placeholder) }
             var drawLater: Duration?
             if scene != lastScene, !display.pacesFrames, virtualClock == nil,
                let last = lastPresentAt, now - last < Self.framePeriod {
@@ -233,7 +234,7 @@ public final class FrameLoop {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 framesPresented += 1
-                if framesPresented == 1 { firstFramePresented() }  // READY=1
+                readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
                 lastScene = scene
                 lastPresentAt = now
                 if let presented { presented(clock.now, unshownTouch) }
@@ -242,6 +243,7 @@ public final class FrameLoop {
             if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start
             var roundDone = false
             for s in pendingShown {
+                readyIfShowing(nil, loading: false)  // a `shown` photo is on screen
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
                 publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS=
                 if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }

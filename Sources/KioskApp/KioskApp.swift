@@ -39,7 +39,7 @@ public enum KioskApp {
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        guard let display = openTheDisplay(spec, settings: settings) else { return exitUnavailable }
+        guard let display = openTheDisplay(spec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
@@ -79,7 +79,7 @@ public enum KioskApp {
         preparer.images = content.images
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
-        // READY=1 is sent by the frame loop once the first frame is on screen.
+        // READY=1 is sent by the frame loop once the first photo is on screen.
         defer { notifier.stopping() }
         let events = EventWriter()
         defer { events.flush() }
@@ -142,12 +142,17 @@ public enum KioskApp {
     }
 
     /// Opens the display `spec` names. `auto` falls back to offscreen frames in ./kiosk-frames
-    /// when the machine has no screen. Nil (logged) when there is none to be had.
+    /// when the machine has no screen, except under systemd (`$NOTIFY_SOCKET` set), where
+    /// nobody looks at frame files: there it waits for a display (``waitForDisplay(settings:firstFailure:)``).
+    /// Nil (logged) when there is none to be had, or a stop signal came while waiting.
     static func openTheDisplay(_ spec: DisplaySpec, settings: Settings) -> Display? {
         do {
             return try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
                                    offscreenSize: settings.size)
         } catch {
+            if case .auto = spec, SystemdNotifier().isActive {
+                return waitForDisplay(settings: settings, firstFailure: error)
+            }
             guard case .auto = spec, case .noDisplay = error else {
                 Log.error("display unavailable", reason: error.description)
                 return nil
@@ -162,6 +167,46 @@ public enum KioskApp {
             } catch {
                 Log.error("display unavailable", reason: error.description)
                 return nil
+            }
+        }
+    }
+
+    /// Set when SIGTERM or SIGINT ended ``waitForDisplay(settings:firstFailure:)``: a clean stop.
+    nonisolated(unsafe) private static var stoppedWhileWaiting = false
+
+    /// Under systemd with `--display auto` and no usable display at start (the DRM driver still
+    /// loading at boot, its device node not yet given to the video group by udev, a card being
+    /// reset): says so once, and tries again every second until a display opens. The unit stays
+    /// "activating" meanwhile (READY=1 comes with the first photo): STATUS= says why, and
+    /// EXTEND_TIMEOUT_USEC= every second keeps the start timeout from restarting it (sd_notify(3)),
+    /// as WATCHDOG=1 keeps the watchdog. Nil when SIGTERM or SIGINT comes first; other signals
+    /// are dropped meanwhile (there is no show to move or reload).
+    static func waitForDisplay(settings: Settings, firstFailure: DisplayError) -> Display? {
+        Log.warning("waiting for a display", reason: firstFailure.description + "; trying again every second")
+        let notifier = SystemdNotifier()
+        notifier.status("waiting for a display: \(firstFailure)")
+        var failure = firstFailure.description
+        while true {
+            // 3 s: three tries' worth, so one late turn does not end the start job.
+            notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
+            var poller = pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 1000)
+            if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
+                Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
+                stoppedWhileWaiting = true
+                return nil
+            }
+            do {
+                let display = try openDisplay(.auto, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+                                              offscreenSize: settings.size)
+                Log.info("display appeared", detail: display.summary)
+                notifier.status("display appeared: \(display.summary)")
+                return display
+            } catch {
+                if error.description != failure {
+                    failure = error.description
+                    notifier.status("waiting for a display: \(failure)")
+                }
             }
         }
     }

@@ -70,7 +70,11 @@ public final class SlotPreparer: @unchecked Sendable {
     /// and takes them with ``takeResults()`` (which keeps ``outstanding`` right).
     public let results: Mailbox<Result>
 
-    private let queue = DispatchQueue(label: "kiosk-carousel.decode", qos: .userInitiated)
+    /// The decode queue, at the default quality of service: libdispatch gives each worker thread
+    /// the nice value of its queue's QoS with `setpriority(2)`, and `.userInitiated` asks for
+    /// nice -2, which a process without CAP_SYS_NICE may not take (EACCES, and a libdispatch log
+    /// line per worker thread in the journal). Decoding never needs to run ahead of the frame loop.
+    private let queue = DispatchQueue(label: "kiosk-carousel.decode")
     private let checkQueue = DispatchQueue(label: "kiosk-carousel.file-check", qos: .utility)
 
     /// Tickets of prepared frames whose file has changed since it was read (posted by

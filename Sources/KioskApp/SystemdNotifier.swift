@@ -7,7 +7,9 @@ import Glibc
 /// or empty (the program was not started by systemd).
 ///
 /// Who sends what (README "Check"):
-/// - `READY=1`: the ``FrameLoop``, right after the first frame was presented (not before);
+/// - `READY=1`: the ``FrameLoop``, with the first photo on screen (the frame of the first `shown`
+///   event), or the screen saying there is nothing to show (``KioskApp`` sends STATUS=,
+///   EXTEND_TIMEOUT_USEC= and WATCHDOG=1 while it waits for a display to appear, no READY=1);
 /// - `WATCHDOG=1`: the ``FrameLoop`` itself, every half of ``watchdogInterval`` (so a loop that
 ///   hangs stops feeding it and systemd restarts the service; no helper thread feeds it);
 /// - `STATUS=`: the image on screen, on every `shown` event;

@@ -7,11 +7,15 @@ import KioskSystem
 /// the show, and puts the saved mode back (save, then restore, like fbi's fb_init/fb_cleanup;
 /// a VT found already in graphics mode goes back to text mode, see ``restoreMode``).
 ///
-/// Which VT: the controlling terminal (`/dev/tty`) when it is a VT (fbi works on the VT it was
-/// started on), otherwise `/dev/tty0`, the VT in the foreground (what a boot-time program started
-/// by init or systemd without a terminal uses; plymouth likewise opens the active VT). A terminal
-/// counts as a VT when KDGETMODE works on it (ssh ptys and serial lines answer ENOTTY). It is
-/// opened with O_NOCTTY so it never becomes this process's controlling terminal.
+/// Which VT: the controlling terminal when it is a VT (fbi works on the VT it was started on),
+/// opened by its own path (`/dev/tty1`, from the terminal number in `/proc/self/stat`), else
+/// through `/dev/tty`; otherwise `/dev/tty0`, the VT in the foreground (what a boot-time program
+/// started by init or systemd without a terminal uses; plymouth likewise opens the active VT).
+/// By its own path, so that what the VT is called in the log is its name, and the descriptor
+/// does not depend on `/dev/tty` (which names whatever the controlling terminal is at the moment
+/// it is opened). A terminal counts as a VT when KDGETMODE works on it (ssh ptys and serial
+/// lines answer ENOTTY). It is opened with O_NOCTTY so it never becomes this process's
+/// controlling terminal.
 ///
 /// Permission: KDSETMODE needs the VT to be the caller's controlling terminal or
 /// CAP_SYS_TTY_CONFIG (drivers/tty/vt/vt_ioctl.c); a service started as a plain user therefore
@@ -50,7 +54,7 @@ public final class ConsoleGuard {
     /// That is not an error, but worth a log line: `note` receives one line saying why, e.g.
     /// `console not switched to graphics mode: /dev/tty: No such device or address (errno 6); /dev/tty0: Permission denied (errno 13)`.
     /// - Parameter candidates: the terminals to try, in order (tests pass their own).
-    public static func enterGraphics(candidates: [String] = ["/dev/tty", "/dev/tty0"],
+    public static func enterGraphics(candidates: [String] = [controllingVT() ?? "/dev/tty", "/dev/tty0"],
                                      note: ((String) -> Void)? = nil) -> ConsoleGuard? {
         var reasons: [String] = []
         for path in candidates {
@@ -68,6 +72,27 @@ public final class ConsoleGuard {
         }
         note?("console not switched to graphics mode: " + reasons.joined(separator: "; "))
         return nil
+    }
+
+    /// The path of this process's controlling terminal when it is a VT: `/dev/ttyN` for the
+    /// terminal number (field 7, `tty_nr`, of `/proc/self/stat`, proc(5)) with the VT major 4
+    /// and a minor of 1...63 (linux/major.h TTY_MAJOR, MAX_NR_CONSOLES); nil otherwise (no
+    /// controlling terminal, a pty or a serial line, or /proc unreadable).
+    public static func controllingVT() -> String? {
+        let fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // "pid (comm) state ppid pgrp session tty_nr ...": comm may hold spaces and parentheses,
+        // so the fields are counted after its last ')'.
+        let text = String(decoding: buffer[0..<count], as: UTF8.self)
+        guard let commEnd = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: commEnd)...].split(separator: " ")
+        guard fields.count > 4, let ttyNumber = Int(fields[4]) else { return nil }
+        let major = (ttyNumber >> 8) & 0xfff, minor = (ttyNumber & 0xff) | ((ttyNumber >> 12) & 0xfff00)
+        return major == 4 && (1...63).contains(minor) ? "/dev/tty\(minor)" : nil
     }
 
     /// Opens read-write, or write-only when only that is allowed (/dev/tty0 is crw--w---- root:tty).

@@ -99,11 +99,12 @@ final class KioskChild {
     /// `WATCHDOG_PID` is set to the child's own pid as systemd does (through `sh -c 'exec'`, which
     /// keeps the pid). With `readStderr` false, stderr is not read until ``startReadingStderr()``.
     init(_ arguments: [String], environment: [String: String] = [:], watchdogPidOfChild: Bool = false,
-         readStderr: Bool = true, stderrPipeSize: Int32? = nil) throws {
+         readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "RUNTIME_DIRECTORY"] { env[key] = nil }
         for (k, v) in environment { env[k] = v }
         process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         if watchdogPidOfChild {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "WATCHDOG_PID=$$; export WATCHDOG_PID; exec \"$0\" \"$@\"", kioskExecutable()] + arguments

@@ -158,3 +158,35 @@ private final class NotifySocket {
     #expect(notify.times(of: "WATCHDOG=1").isEmpty)
     #expect(child.stop() == 0)
 }
+
+/// Under systemd (NOTIFY_SOCKET set), `--display auto` on a machine with no display waits for
+/// one instead of writing frame files nobody sees: one log line saying so, STATUS= with the
+/// reason, no READY=1 (the unit stays "activating" until a photo is on screen) but
+/// EXTEND_TIMEOUT_USEC= and WATCHDOG=1 every second (so neither the start timeout nor the
+/// watchdog restarts it), no `kiosk-frames` directory, and SIGTERM ends it with status 0.
+@Test func withoutADisplayUnderSystemdItWaitsForOne() throws {
+    let devices = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []).filter { $0.hasPrefix("card") }
+    guard devices.isEmpty, access("/dev/fb0", F_OK) != 0 else {
+        Issue.record("this machine has a display (\(devices), /dev/fb0): the case needs one without")
+        return
+    }
+    let dir = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let notify = try NotifySocket(directory: dir, framesDirectory: dir)
+    let child = try KioskChild(["--display", "auto", "--input", "none", controlTestSamples.path],
+                               environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
+                               watchdogPidOfChild: true, currentDirectory: dir)
+    defer { _ = child.stop(SIGKILL, timeout: 2) }
+    #expect(waitFor(20) { notify.messages.contains { $0.text.hasPrefix("STATUS=waiting for a display: no display") } },
+            "\(notify.messages.map(\.text))")
+    usleep(3_000_000)
+    #expect(notify.times(of: "READY=1").isEmpty, "READY=1 without a display: \(notify.messages.map(\.text))")
+    #expect(notify.times(of: "EXTEND_TIMEOUT_USEC=3000000").count >= 2, "\(notify.messages.map(\.text))")
+    #expect(notify.times(of: "WATCHDOG=1").count >= 2, "\(notify.messages.map(\.text))")
+    let waiting = child.stderr.lines.filter { $0.text.contains("waiting for a display") }
+    #expect(waiting.count == 1, "\(child.stderr.text)")
+    #expect(!child.stderr.text.contains("writing frames instead"), "\(child.stderr.text)")
+    #expect(access("\(dir)/kiosk-frames", F_OK) != 0, "frames written to disk under systemd")
+    #expect(child.process.isRunning)
+    #expect(child.stop(SIGTERM) == 0, "\(child.stderr.text)")
+}

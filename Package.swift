@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 //
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages kiosk-carousel needs to build and run from a clone
 # (uses sudo when not root). With --tests, also what the test suite needs: Pillow for
 # reference decodes, and QEMU, Debian's kernel and busybox for the real-kernel display tests.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds kiosk-carousel_VERSION-REVISION_ARCH.deb with dpkg-deb (no debhelper needed):
 #   /usr/bin/kiosk-carousel                       the release binary (static Swift stdlib), stripped
 #   /lib/systemd/system/kiosk-carousel.service    the unit, enabled by postinst

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs kiosk-carousel on a Debian 12 device as a boot-time service, without a package
 # (deploy/build-deb.sh makes the .deb, the other way):
 #   - the apt packages it needs at run time (and to build it, when building here),

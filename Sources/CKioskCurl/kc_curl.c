@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed wrappers of libcurl's varargs calls; see include/kc_curl.h.
 #include "kc_curl.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // jansson's allocations counted per thread, with a budget per parse; see include/kc_json.h.
 #include "kc_json.h"
 #include <pthread.h>

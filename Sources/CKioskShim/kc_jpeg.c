@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JPEG decoding through libjpeg-turbo with every libjpeg error contained here.
 //
 // libjpeg reports a fatal error by calling err->error_exit, which must not return. Ours formats

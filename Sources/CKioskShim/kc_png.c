@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PNG decoding and encoding through libpng 1.6 with every libpng error contained here.
 //
 // libpng calls the error function given to png_create_*_struct for a fatal error and requires

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kc_console.h"
 #include <linux/kd.h>
 #include <linux/vt.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "kc_fbdev.h"
 
 const unsigned long kc_FBIOGET_VSCREENINFO = FBIOGET_VSCREENINFO;

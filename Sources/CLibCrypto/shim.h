@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenSSL's libcrypto (Debian: libssl-dev): SHA-256 through the EVP digest interface, for the
 // disk cache's file names (SHA-256 of the URL) and for checking a body against a manifest hash.
 #include <openssl/evp.h>

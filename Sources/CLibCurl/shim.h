@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libcurl (Debian: libcurl4-openssl-dev, runtime libcurl4): the HTTP(S) client of the fetcher,
 // used through its multi interface. Options and info calls are C varargs, which Swift cannot
 // call: CKioskCurl wraps them in typed kc_curl_* functions.

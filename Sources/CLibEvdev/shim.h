@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libevdev (Debian: libevdev-dev, runtime libevdev2): evdev devices, their capabilities and
 // axis ranges, the event stream with SYN_DROPPED resynchronisation, EVIOCGRAB, EVIOCSCLOCKID.
 // linux/input.h (struct input_event, EVIOCG*) and linux/input-event-codes.h (EV_*, ABS_*, BTN_*,

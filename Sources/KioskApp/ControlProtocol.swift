@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
 // The control socket's protocol (README "Control socket"): JSON lines in the manner of mpv's

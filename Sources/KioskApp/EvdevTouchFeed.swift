@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskInput
 
 /// The frame loop's ``TouchFeed`` from the evdev reader (``TouchInput``, its own thread).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
 /// Runs the `--on-tap` command for a tap (README "Touch"): the program and its arguments as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Where the disk cache and the state (the last good manifest) live by default (README "Usage"),
 /// for `--cache-dir` and `--state-dir`: systemd's `$CACHE_DIRECTORY` / `$STATE_DIRECTORY`
 /// (set by `CacheDirectory=` / `StateDirectory=` in the unit; when it lists several paths

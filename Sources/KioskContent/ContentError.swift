@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
 /// Why a manifest was refused, a download failed or a cache operation failed. Every case

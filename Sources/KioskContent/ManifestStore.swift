@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 
 /// The last good manifest, as stored for an offline start (README "Content", offline first).

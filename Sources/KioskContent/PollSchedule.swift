@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When to poll the manifest next (README "Content"), as a value driven by the caller's clock: no
 /// timers, no threads, so tests drive it by hand.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A mutex (`pthread_mutex_t`, default attributes: not recursive) for state shared between

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CLibCrypto
 
 /// SHA-256 (FIPS 180-4) through OpenSSL's EVP digest interface (libcrypto). Feed bytes with

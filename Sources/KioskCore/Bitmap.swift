@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A 32-bit-per-pixel image held in memory: the one pixel container of kiosk-carousel.
 ///
 /// Pixel format: each pixel is one little-endian `UInt32` `0xAARRGGBB`, so the bytes in memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A built-in 5x7 pixel font for printable ASCII (0x20 to 0x7E), drawn scaled by an integer
 /// factor, for placeholder screens that must work before (or without) any image.
 ///

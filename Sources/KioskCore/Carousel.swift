@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The carousel's settings (README "The carousel").
 public struct CarouselConfig: Equatable, Sendable {
     /// Time from one image being fully shown to the next being fully shown (default 5 s); an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Puts pictures into screen frames: placing an image with its fit mode, flattening alpha,
 /// cross-fading two frames, page dots, and the placeholder text screen.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One timer set for a loop with several timed duties: each duty has at most one deadline (show
 /// time), and the loop sleeps until the earliest of them. Every duty that must wake the loop
 /// puts its deadline here, so none is only looked at when something else happens to wake it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When the screen is switched off (`--display-off HH:MM-HH:MM[,HH:MM-HH:MM...]`, README "Usage"):
 /// a set of daily ranges of local wall-clock time. A range runs from its start (inclusive) to
 /// its end (exclusive) and crosses midnight when the end is earlier than the start

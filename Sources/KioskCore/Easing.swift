@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Timing curves for transitions.
 public enum Easing {
     /// The blend weight (0...256, for ``Compositor/blend(_:_:weight:into:)``) at `elapsed` of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How an image is placed in the frame (`--fit`, README "Images").
 public enum FitMode: String, CaseIterable, Sendable {
     /// The whole image, scaled to touch two edges, letterboxed (or pillarboxed) on the background colour.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The thresholds that tell a tap from a drag (README "Touch").
 public struct GestureConfig: Equatable, Sendable {
     /// How far (in logical pixels) a finger may wander before the touch is a drag rather than

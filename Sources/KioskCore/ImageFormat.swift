@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The image formats decoded here, recognised from the first bytes of the data (never the
 /// file name).
 public enum ImageFormat: String, Sendable {

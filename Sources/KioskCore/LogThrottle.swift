@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Keeps a repeated log line to at most one per ``period``, with a count: the first occurrence
 /// is logged at once; the ones that follow within the period are counted, and the count is
 /// logged at the next occurrence after the period or when ``flush(at:)`` is called at

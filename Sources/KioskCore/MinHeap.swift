@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A binary min-heap (smallest element first): O(log n) ``push(_:)`` and ``pop()``, O(1)
 /// ``min``. Used where the least recently used of many entries is wanted again and again
 /// without sorting them all each time (the disk cache's eviction).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One image of the show (README "Content", "The manifest"): where it comes from and,
 /// optionally, how long it stays on screen.
 public struct PlaylistItem: Equatable, Sendable {

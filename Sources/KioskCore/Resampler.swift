@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Scales a bitmap into a rectangle of another bitmap with a separable fixed-point filter.
 ///
 /// The filter, per axis:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the screen should show at one instant: a description the compositor turns into pixels.
 /// Two scenes that compare equal give the same pixels, so the frame loop draws only when the
 /// scene changes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns a ``Scene`` into pixels: picks or blends the slot frames, draws the placeholder and
 /// "no images" screens and the page dots. Pure: no clock, no device.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Show time is a `Duration` since the show started, read from a ``ShowClock``.
 extension Duration {
     /// Whole milliseconds, rounded down (the unit of the `t` field of events and of offscreen

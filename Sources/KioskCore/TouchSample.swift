@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One report of the driving finger, already mapped to the screen (README "Touch").
 ///
 /// Produced by the evdev reader from one `SYN_REPORT` frame of the touchscreen; consumed by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One display mode a DRM connector offers: a value mirror of libdrm's `drmModeModeInfo`
 /// (`struct drm_mode_modeinfo` in drm_mode.h) with the fields mode choice needs.
 public struct DRMMode: Equatable, Hashable, Sendable, CustomStringConvertible {

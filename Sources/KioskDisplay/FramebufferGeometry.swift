@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CKioskSys
 
 /// What ``FramebufferDisplay`` needs from an fbdev device: the fields of `struct fb_var_screeninfo`

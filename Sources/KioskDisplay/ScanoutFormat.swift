@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CKioskSys
 
 /// The pixel layout of scanout memory, described the way fbdev describes it: bits per pixel and

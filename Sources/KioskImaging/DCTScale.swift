@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
 /// libjpeg's DCT scaling: a JPEG can be decoded straight to M/8 of its size (M = 1...16 in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
 /// How ``ImageDecoder`` decodes: the limits a file must keep to and the size the image will be

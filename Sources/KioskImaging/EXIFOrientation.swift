@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
 /// EXIF/TIFF tag 0x0112 "Orientation" (TIFF 6.0 section 8; EXIF 2.32 section 4.6.4): how the

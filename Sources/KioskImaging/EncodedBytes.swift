@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The whole encoded file in memory, for a library that reads from a buffer (libwebp's

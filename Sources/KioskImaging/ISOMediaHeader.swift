@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Reads the size of a HEIF or AVIF file's primary image from its boxes, without libheif:
 /// so that a file claiming a huge image is refused from its header before libheif (and its
 /// codecs) are loaded or asked to parse anything.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CLibEvdev
 
 /// One raw evdev event (`struct input_event`, linux/input.h) with its kernel timestamp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One absolute axis as the kernel describes it (`struct input_absinfo`, linux/input.h, read with
 /// `EVIOCGABS`). All values in device units.
 public struct AbsoluteAxis: Equatable, Sendable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
 /// Everything that can go wrong in the touch input module. The description is the log line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A calibration of the touch panel against the display: a 2x3 affine matrix applied to
 /// *normalized* device coordinates (0...1 across each axis's range), exactly like libinput's
 /// `LIBINPUT_CALIBRATION_MATRIX` udev property:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
 /// The state of one multitouch slot (protocol B) when decoding starts, device units; from

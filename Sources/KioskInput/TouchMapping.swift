@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
 /// The way from device units to logical screen pixels (README "Touch"):

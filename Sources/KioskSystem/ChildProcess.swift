@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A program started without a shell (`posix_spawnp`): its arguments go to `execve` as they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// What a local file's content is known by: its device and inode (a file renamed over the

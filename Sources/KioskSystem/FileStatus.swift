@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// `stat(2)` (or `lstat(2)` when `followLinks` is false) through the errno funnel.

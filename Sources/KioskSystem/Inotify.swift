@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// One event read from an inotify descriptor (`struct inotify_event`, sys/inotify.h).

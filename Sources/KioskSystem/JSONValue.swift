@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal: no jansson type appears in KioskSystem's interface.
 internal import CLibJansson
 internal import CKioskJSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// One line per event on stderr, so journald keeps them (README "Events and logs"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CKioskSys
 
 /// The version of kiosk-carousel, e.g. "0.2.0": the first line of the repository's top-level

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Write end of the process's signal pipe, read by the handlers (async-signal-safe: one `write`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A thread of its own for a loop that polls descriptors (a directory watch, the touchscreen

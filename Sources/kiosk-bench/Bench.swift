@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// One line of the table: a figure of ours beside a reference measured in the same run.

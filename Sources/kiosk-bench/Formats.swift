@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Section 7: HEIC and WebP, decode + fit to 1920x1080 beside their reference decoders and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The whole program against a hostile server: a manifest of three items whose middle one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// What one child process did: wall time of the whole process (spawn to reaped), its peak

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The warm-start figure (README "Benchmarks", goal 300 ms): start to first frame with a warm

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kiosk-bench: kiosk-carousel's performance figures, each beside a reference measured in the
 // same run.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper for KioskContentTests (not installed): writes one DiskCache entry slowly through
 // the project's own CacheWriter, so that a test can SIGKILL it in the middle of the write.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Testing
 
@@ -133,4 +134,31 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     #expect(FileManager.default.createFile(atPath: dir + "/ca.pem", contents: Data("-----BEGIN CERTIFICATE-----\n".utf8)))
     let readable = try run(dir + "/ca.pem")
     #expect(!readable.stderr.contains("--ca-file"), "\(readable.stderr)")
+}
+
+/// Every Swift and C source of the project (and its scripts) says its licence in its first
+/// lines, as SPDX has it: `SPDX-License-Identifier: Apache-2.0` (README, "Licence").
+@Test func everySourceFileNamesItsLicence() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
+    var missing: [String] = []
+    var checked = 0
+    func walk(_ directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names.sorted() where !name.hasPrefix(".") || name == ".ci" {
+            let path = directory + "/" + name
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue { walk(path); continue }
+            let ext = (name as NSString).pathExtension
+            guard ["swift", "c", "h", "py", "sh"].contains(ext) || directory.hasSuffix("/.ci") else { continue }
+            checked += 1
+            let head = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", maxSplits: 3).prefix(3) ?? []
+            if !head.contains(where: { $0.contains("SPDX-License-Identifier: Apache-2.0") }) {
+                missing.append(String(path.dropFirst(root.count + 1)))
+            }
+        }
+    }
+    walk(root)  // Package.swift, Sources, Tests, deploy (and .ci, the one hidden folder walked)
+    #expect(checked > 200)
+    #expect(missing.isEmpty, "no SPDX line: \(missing)")
 }

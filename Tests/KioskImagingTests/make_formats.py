@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the WebP, HEIF, AVIF and GIF files of the KioskImaging format tests, made from the
 project's photo with the reference encoders, and their reference decodes by the reference
 decoders, into OUTDIR.

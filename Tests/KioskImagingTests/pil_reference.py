@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference pixels from Pillow (Debian's python3-pil), an independent decoder, for the
 KioskImaging tests.
 

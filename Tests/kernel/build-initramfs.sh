@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the initramfs for the kernel suite: busybox (static), the DRM and input kernel modules
 # of the running Debian kernel package (bochs, virtio-gpu, virtio-pci, virtio_input, evdev,
 # uinput and their dependencies, in the order modprobe resolves), kiosk-carousel with the shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* evdump: prints what evdev devices report, for the kernel suite (static, busybox initramfs).
  *
  *   evdump [-t SECONDS] [-g] [DEVICE...]     (default: every /dev/input/event*)

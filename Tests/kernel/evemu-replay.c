@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* evemu-replay: recreates an input device from an evemu description with /dev/uinput and
  * replays evemu event recordings on it with their recorded timing. Static, for the kernel
  * suite's busybox initramfs (no libevdev, no evemu).

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the QEMU guest (started by /init once the display drivers are loaded).
 # A tiny command server: the host harness writes one command per line to the second serial
 # port (/dev/ttyS1); everything the guest says goes to the console (ttyS0 = serial.log).

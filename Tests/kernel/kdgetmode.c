@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* kdgetmode: prints the console mode of a virtual terminal, as KDGETMODE reports it:
  * 0 = KD_TEXT, 1 = KD_GRAPHICS (linux/kd.h). Used inside the QEMU guest by the kernel suite
  * to check that kiosk-carousel switches the VT to graphics mode and puts text mode back.

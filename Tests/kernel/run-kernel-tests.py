@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Kernel suite: kiosk-carousel on Debian's own kernel in QEMU (TCG), checked on the virtual screen.
 
 Each boot runs one QEMU machine (a display device at a resolution) with the initramfs made by

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The kernel suite's one entry point: builds kiosk-carousel (release, static Swift standard
 # library), packs it with two sample photos into a busybox initramfs, boots Debian's kernel in
 # QEMU (TCG) for each display device and checks what reaches the virtual screen.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vtswitch: switches the foreground virtual terminal, as Ctrl+Alt+Fn or chvt would, and waits
  * until the switch is done. Used inside the QEMU guest by the kernel suite to check that
  * kiosk-carousel (VT_PROCESS) gives the display up when its VT is switched away and takes it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Checks that deploy/build-deb.sh is reproducible: the committed HEAD is cloned twice, into
 # two folders of different names and depths, each clone builds its own release binary from
 # scratch and packs it (OUTDIR apart), and the two .deb files must be the same, byte for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Makes the system suite's Debian 12 disk image: mmdebstrap (minbase, systemd as PID 1, udev,
 # Debian's kernel and initramfs-tools), the project's .deb installed with `apt-get install
 # ./kiosk-carousel_*.deb` as a user would, then an ext4 image of it (mkfs.ext4 -d: no loop

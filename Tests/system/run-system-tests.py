@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """System suite: the .deb on a booted Debian 12 (systemd as PID 1) under QEMU (TCG).
 
 One boot per display device (bochs-display, then virtio-gpu), each running its cases in order

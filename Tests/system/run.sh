@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The system suite's one entry point: the appliance as a device gets it. Builds the .deb with
 # deploy/build-deb.sh, makes a Debian 12 disk image with it installed by apt (mkimage.sh,
 # cached under /var/tmp keyed on the .deb's and this suite's hashes), boots the image's own

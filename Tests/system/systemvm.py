@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The system suite's plumbing: one QEMU machine booting the suite's Debian image (systemd as
 PID 1), a root shell on its serial console, QMP for the screen and the tablet, and the image
 comparisons the kernel suite uses (PSNR against what the offscreen backend renders).

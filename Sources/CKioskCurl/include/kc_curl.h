@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_CURL_H
 #define KC_CURL_H
 // Typed wrappers of libcurl's varargs calls (curl_easy_setopt, curl_easy_getinfo,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_DRM_H
 #define KC_DRM_H
 // DRM/KMS helpers for KioskDisplay's DRMDisplay: the page-flip event trampoline and the

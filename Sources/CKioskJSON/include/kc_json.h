@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_JSON_H
 #define KC_JSON_H
 // jansson with a bound on what one parse may allocate: jansson builds the whole tree in memory

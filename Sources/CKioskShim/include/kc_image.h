@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_IMAGE_H
 #define KC_IMAGE_H
 // setjmp-guarded steps of libjpeg-turbo (kc_jpeg.c) and libpng 1.6 (kc_png.c).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CKioskShim: the imaging C with bodies that Swift cannot express directly (setjmp-guarded
 // libjpeg-turbo / libpng decode and PNG encode, kc_image.h). Every symbol carries the prefix
 // kc_. The system calls are in CKioskSys, the libdrm page flip in CKioskDRM.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_CONSOLE_H
 #define KC_CONSOLE_H
 // Virtual-terminal (VT) console mode for KioskDisplay's ConsoleGuard, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fbdev (Linux framebuffer) ioctl request numbers for Swift, from <linux/fb.h>.
 // The structs (struct fb_var_screeninfo, struct fb_fix_screeninfo, struct fb_bitfield) and the
 // FB_VISUAL_* / FB_TYPE_* constants come in through <linux/fb.h> itself, which Swift imports.

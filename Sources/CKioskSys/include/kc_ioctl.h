@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_IOCTL_H
 #define KC_IOCTL_H
 // ioctl(2) is variadic, so Swift cannot call it: these two wrappers are the only way in.

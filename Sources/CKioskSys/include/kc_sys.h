@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CKioskSys: the C with bodies that POSIX glue needs and Swift cannot express, on libc and
 // kernel headers alone. Every symbol carries the prefix kc_. Sub-headers by area:
 //   kc_ioctl.h    ioctl(2) wrappers (ioctl is variadic)

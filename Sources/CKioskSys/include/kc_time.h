@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KC_TIME_H
 #define KC_TIME_H
 // A wall-clock (CLOCK_REALTIME) timer for the display-off schedule: a timerfd that becomes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // kc_version.h: the program's version (the repository's top-level VERSION file, compiled in)
 // and the files of the shared libraries the running process loaded.
 #ifndef KC_VERSION_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * kiosk_reference.c: the C reference loops that kiosk-bench measures kiosk-carousel's Swift
  * pixel loops against. Plain, portable C, written the way a competent programmer writes it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * rusage_runner.c: kiosk-bench's launcher for the processes it measures.
  *

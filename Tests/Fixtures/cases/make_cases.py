@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the siblings of ztxt-100-chunks-4MiB-each.png (and a few JPEGs) into OUTDIR.
 
 Every PNG written has the very IHDR and IDAT of ztxt-100-chunks-4MiB-each.png, so each one

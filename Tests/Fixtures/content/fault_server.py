@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Scripted HTTP server for KioskContentTests: only the faults nginx cannot make.
 
 Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Makes cmyk-plain.jpg (CMYK, no Adobe marker, samples not inverted) and ycck-adobe.jpg (YCCK
 // with the Adobe APP14 marker, transform 2, samples inverted as Adobe writes them) with
 // libjpeg-turbo. Run once from this folder:  cc make_cmyk.c -ljpeg -o /tmp/make_cmyk && /tmp/make_cmyk

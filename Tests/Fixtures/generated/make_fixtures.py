@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Makes the small JPEG fixtures in this folder with Pillow (Debian's python3-pil).
 
 Run once from this folder with /usr/bin/python3 (the Debian Python that has Pillow); the

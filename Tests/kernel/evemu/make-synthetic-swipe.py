@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes EP0430M09.synthetic-1-finger-swipe-left.events: a SYNTHETIC evemu recording.
 
 None of the real recordings in Tests/Fixtures/evemu-touchscreens/ (evemu-devices, touchscreens/)

@@ -418,9 +418,19 @@ public final class FrameLoop {
                 // again when it is tried again later and still fails).
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
                 let source = carousel.items[r.item].source
-                if failedSources.insert(source).inserted { Log.warning("image skipped", path: source, reason: error.reason) }
-                deadlines.setEarliest(.retry, now + retryInterval)
-                handle(carousel.imageFailed(ticket: r.ticket, at: now))
+                let actions = carousel.imageFailed(ticket: r.ticket, at: now)
+                let kept = carousel.readySlots(ofItem: r.item)
+                if !kept.isEmpty, let identity = r.identity {
+                    // A changed file that does not decode (yet): its old picture stays, and the
+                    // file is watched again from what it is now.
+                    Log.warning("image changed, new picture not readable", path: source,
+                                reason: error.reason + "; the previous picture stays until the file changes again")
+                    for s in kept { slotFiles[s] = (r.ticket, source, identity) }
+                } else {
+                    if failedSources.insert(source).inserted { Log.warning("image skipped", path: source, reason: error.reason) }
+                    deadlines.setEarliest(.retry, now + retryInterval)
+                }
+                handle(actions)
             case .unavailable(let reason):
                 guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
                 let source = carousel.items[r.item].source

@@ -201,7 +201,8 @@ public final class SlotPreparer: @unchecked Sendable {
                           identity: identity)
         } catch {
             // A half-drawn frame is dropped here, never handed on.
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [])
+            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [],
+                          identity: identity)
         }
     }
 

@@ -235,6 +235,12 @@ public struct Carousel: Sendable {
     public var nextSlot: Int? { roles[Self.nextRole] }
     /// The item a physical slot holds (or is being prepared with).
     public func item(inSlot slot: Int) -> Int? { slots[slot].item }
+
+    /// The ready slots that hold `item`'s picture (after a failed new picture of a changed
+    /// file, the old one kept on screen: the frame loop watches its file again through them).
+    public func readySlots(ofItem item: Int) -> [Int] {
+        slots.indices.filter { slots[$0].item == item && slots[$0].isReady }
+    }
     /// How a physical slot stands.
     public func status(ofSlot slot: Int) -> SlotStatus { slots[slot].status }
     /// True while a cross-fade, fade-in or settle runs: the frame loop then draws paced frames.
@@ -571,10 +577,20 @@ public struct Carousel: Sendable {
     }
 
     /// The frame for `ticket` could not be prepared (a corrupt file, say): its item leaves the
-    /// show and the slots are filled again from its neighbours.
+    /// show and the slots are filled again from its neighbours, unless an older picture of
+    /// the item is on screen (its file changed): that one then stays, and the item with it.
     public mutating func imageFailed(ticket: Int, at now: Duration) -> [CarouselAction] {
         guard let slot = slots.firstIndex(where: { $0.status == .pending(ticket: ticket) }),
               let item = slots[slot].item else { return [] }
+        // A new picture of an item whose old one is still on screen (its file changed, and the
+        // new file does not decode: truncated, still being written): the old picture stays as
+        // if nothing had changed, until the file changes again (``imageChanged(item:at:)``).
+        let kept = slots.indices.filter { $0 != slot && slots[$0].item == item && slots[$0].stale && slots[$0].isReady }
+        if !kept.isEmpty {
+            slots[slot] = Slot()
+            for s in kept { slots[s].stale = false }
+            return reconcile()
+        }
         var actions: [CarouselAction] = [.dropped(item: item, source: items[item].source)]
         let wasCurrent = item == currentIndex
         // Every slot holding that item is emptied (with two items, one item can sit in two slots).

@@ -156,6 +156,40 @@ import Testing
         }
     }
 
+    /// A show of one image whose file is emptied (a copy restarted, a writer that truncates
+    /// first) and written whole only 2 s later: the empty file does not decode, so the red
+    /// picture stays on screen (nothing dropped, never "No images"); the blue one cross-fades in
+    /// at the next interval after the file is whole, for a playlist and a single file.
+    @Test func aFileEmptiedThenWrittenLaterKeepsItsPictureUntilTheNewOneIsWhole() throws {
+        var shows: [(kind: Kind, path: String, show: KioskShow)] = []
+        for kind in [Kind.file, .playlist] {
+            let dir = makeTempDirectory("emptied-one")
+            let arguments = try source(kind, dir: dir, names: ["menu.png"], colour: Swatch.red)
+            let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "2", "--fade", "300",
+                                      "--run-for", "10"] + arguments)
+            shows.append((kind, dir + "/" + kind.rawValue + "/menu.png", show))
+        }
+        defer { for s in shows { s.show.stop() } }
+        for s in shows { #expect(s.show.waitUntil(10) { !$0.shown.isEmpty }, "\(s.show.transcript)") }
+        usleep(1_500_000)
+        for s in shows { #expect(truncate(s.path, 0) == 0) }
+        usleep(2_500_000)
+        for s in shows { rewriteInPlace(s.path, solidPNG(Swatch.blue)) }
+        for s in shows { #expect(s.show.waitForExit(timeout: 20) == 0, "\(s.show.transcript)") }
+        for s in shows {
+            let context = "\(s.kind): \(s.show.transcript)"
+            #expect(s.show.shown.count == 2, "\(context)")
+            #expect(!s.show.transcript.contains("image skipped"), "\(context)")
+            let frames = try analyzeFrames(s.show.frames)
+            // Every frame is the red picture, the blue one, or a blend of the two: none is the
+            // black "No images" screen or the placeholder.
+            #expect(frames.last?.centerIs(Swatch.blue) == true, "\(context)")
+            #expect(!frames.contains { !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) && $0.ms < (s.show.shown.last?.t ?? 0) - 300 },
+                    "a frame that is neither picture before the fade: \(context)")
+            expectNoCut(frames, context)
+        }
+    }
+
     /// Shows of three images, one per kind of source (a directory, three files on the command
     /// line, a `.json` playlist), whose three files are changed in the three ways 2.5 s in, all
     /// from red to blue. Three images fill the three slots, so none would ever be prepared

@@ -79,4 +79,33 @@ import Testing
         #expect(h.shown.map(\.at) == [.zero, .seconds(5), .seconds(20)])
         #expect(h.shown.map(\.item) == [0, 0, 0])
     }
+
+    /// In a show of one image, a file truncated (or caught half-written) does not decode: its
+    /// old picture stays on screen, nothing is dropped, and when the file changes again and
+    /// decodes, the new picture cross-fades in at the next interval as usual.
+    @Test func aChangedFileThatDoesNotDecodeLeavesTheOldPictureOnScreen() {
+        var h = Harness(count: 1, config: config)
+        h.start()
+        let old = h.carousel.currentSlot!
+        h.record(h.carousel.imageChanged(item: 0, at: .seconds(2)))
+        h.prepareAll(at: .milliseconds(2100), failing: [0])
+        #expect(h.dropped.isEmpty)
+        #expect(h.carousel.scene(at: .seconds(3)) == Scene(base: .slot(old)))
+        #expect(h.carousel.readySlots(ofItem: 0) == [old])
+        // Nothing is asked for until the file changes again; no move, no flash.
+        let before = h.prepares.count
+        h.run(to: .seconds(8))
+        #expect(h.prepares.count == before)
+        #expect(h.carousel.scene(at: .seconds(8)) == Scene(base: .slot(old)))
+        #expect(h.shown.map(\.item) == [0])
+        // Written whole now: prepared again, and faded in at the next interval mark.
+        h.record(h.carousel.imageChanged(item: 0, at: .seconds(9)))
+        let refresh = h.prepares.last!
+        #expect(refresh.item == 0 && refresh.slot != old)
+        h.prepareAll(at: .milliseconds(9100))
+        h.run(to: .milliseconds(9500))
+        h.run(to: .seconds(10))
+        #expect(h.carousel.scene(at: .seconds(10)) == Scene(base: .slot(refresh.slot)))
+        #expect(h.shown.count == 2 && h.dropped.isEmpty)
+    }
 }

@@ -10,7 +10,8 @@ import KioskSystem
 ///   `.heic`, `.heif`, `.avif` or `.gif` (any case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
 ///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
 /// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
-///   modified (`IN_MODIFY`) is held back until it is closed after writing
+///   modified (`IN_MODIFY`) is held back until it is closed after writing, except the
+///   directory's only image, which stays listed while it is rewritten
 ///   (`IN_CLOSE_WRITE`); a file renamed in (`IN_MOVED_TO`) is complete at once; removed or
 ///   renamed away (`IN_DELETE`, `IN_MOVED_FROM`) leaves at once. Files present at the start
 ///   are taken as complete. Subdirectories are not watched. (The kernel sends `IN_CLOSE_WRITE`
@@ -126,7 +127,12 @@ public final class DirectoryWatch: @unchecked Sendable {
                 if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { skipped.remove(name) }
                 continue
             }
-            if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 {
+            // The directory's only image rewritten in place stays listed while it is written:
+            // held back, the show would fall to "No images" for as long as the write lasts; its
+            // old picture stays on screen instead, and the show's file check takes the new
+            // content once it decodes. (With others listed, it is held back as any write.)
+            let onlyImageRewritten = mask & UInt32(IN_CREATE) == 0 && complete.count == 1 && complete.contains(name)
+            if mask & UInt32(IN_CREATE | IN_MODIFY) != 0 && !onlyImageRewritten {
                 if complete.remove(name) != nil { result = .changed }
                 // A symlink (or a hard link: a regular file with more than one name) is
                 // complete when it appears: no write, so no close-after-write, will follow.

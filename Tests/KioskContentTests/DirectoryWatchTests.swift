@@ -72,6 +72,24 @@ private func nextList(_ watch: DirectoryWatch, timeout: Duration = .seconds(3)) 
     #expect(nextList(watch) == ["a.jpg", "slow.jpg"])
 }
 
+/// The directory's only image rewritten in place stays listed while the write lasts (a show
+/// of one image keeps its picture on screen), where any other image is held back.
+@Test func theOnlyImageRewrittenInPlaceStaysListed() throws {
+    let dir = makeTempDirectory("watch-one")
+    try writeFile(dir + "/menu.jpg", jpegBytes(10))
+    let watch = try DirectoryWatch(path: dir, debounce: .milliseconds(100))
+    defer { watch.stop() }
+    let fd = open(dir + "/menu.jpg", O_WRONLY | O_TRUNC | O_CLOEXEC)
+    #expect(fd >= 0)
+    let body = jpegBytes(100_000)
+    _ = body.withUnsafeBytes { write(fd, $0.baseAddress, 100) }
+    // Open for writing, for longer than the debounce: no list without it is published.
+    #expect(watch.changes.wait(timeout: .milliseconds(400)).isEmpty)
+    _ = body.withUnsafeBytes { write(fd, $0.baseAddress! + 100, $0.count - 100) }
+    close(fd)
+    #expect(watch.changes.wait(timeout: .milliseconds(400)).isEmpty, "the same list: nothing to publish")
+}
+
 @Test func aMissingDirectoryIsATypedError() {
     #expect(throws: ContentError.self) { try DirectoryWatch(path: "/nonexistent/kiosk") }
 }

@@ -159,10 +159,10 @@ import Testing
     /// A show of one image whose file is emptied (a copy restarted, a writer that truncates
     /// first) and written whole only 2 s later: the empty file does not decode, so the red
     /// picture stays on screen (nothing dropped, never "No images"); the blue one cross-fades in
-    /// at the next interval after the file is whole, for a playlist and a single file.
+    /// at the next interval after the file is whole, in a directory, as a file and in a playlist.
     @Test func aFileEmptiedThenWrittenLaterKeepsItsPictureUntilTheNewOneIsWhole() throws {
         var shows: [(kind: Kind, path: String, show: KioskShow)] = []
-        for kind in [Kind.file, .playlist] {
+        for kind in Kind.allCases {
             let dir = makeTempDirectory("emptied-one")
             let arguments = try source(kind, dir: dir, names: ["menu.png"], colour: Swatch.red)
             let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "2", "--fade", "300",

@@ -99,6 +99,14 @@ final class HEIFImage {
         // The primary image's size from its ispe box, before libheif is even loaded.
         if let stored = ISOMediaHeader.primaryImageSize(file.bytes) {
             try checkHeader(width: stored.width, height: stored.height, options: options, name: name)
+            // What the HEVC stream really codes: a picture larger than its ispe box says (a
+            // few rows and columns of coding blocks aside) would be decoded whole by libheif,
+            // past every limit checked above.
+            if let coded = ISOMediaHeader.largestCodedHEVCSize(file.bytes),
+               coded.width > stored.width + 64 || coded.height > stored.height + 64 {
+                throw .corrupt(path: name, reason: "its HEVC stream codes \(coded.width)x\(coded.height) pixels, "
+                               + "more than the \(stored.width)x\(stored.height) its ispe box declares")
+            }
         }
         let lib: HEIFLibrary
         switch HEIFLibrary.shared {

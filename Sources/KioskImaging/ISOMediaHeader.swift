@@ -77,4 +77,90 @@ enum ISOMediaHeader {
         }
         return nil
     }
+
+    /// The largest picture size any HEVC decoder configuration (`hvcC` property, ISO/IEC
+    /// 14496-15 section 8.3.3) of the file codes, from the `pic_width_in_luma_samples` and
+    /// `pic_height_in_luma_samples` of its sequence parameter sets (ITU-T H.265 section 7.3.2.2),
+    /// or nil when there is none to read. libheif 1.15 decodes the coded size without comparing
+    /// it with `ispe`, so this is what the decode will really allocate for.
+    static func largestCodedHEVCSize(_ b: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
+        func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
+        func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
+        var largest: (width: Int, height: Int)? = nil
+        // Every hvcC box anywhere (they sit in ipco; a plain scan for the type is enough: a
+        // false match only adds a size to compare, never removes one).
+        var at = 4
+        var seen = 0
+        while at + 4 <= b.count, seen < 10_000 {
+            defer { at += 1 }
+            guard b[at] == 0x68, b[at + 1] == 0x76, b[at + 2] == 0x63, b[at + 3] == 0x43,  // "hvcC"
+                  let size = u32(at - 4), size >= 31 else { continue }
+            seen += 1
+            let end = min(b.count, at - 4 + size)
+            var p = at + 4 + 22  // past the fixed part of the configuration record
+            guard let arrays = u8(p) else { continue }
+            p += 1
+            for _ in 0..<arrays {
+                guard let type = u8(p), let count = u16(p + 1) else { break }
+                p += 3
+                for _ in 0..<count {
+                    guard let length = u16(p), p + 2 + length <= end else { p = end; break }
+                    if type & 0x3F == 33, let sps = spsSize(b, from: p + 2, count: length) {
+                        if largest == nil || sps.width * sps.height > largest!.width * largest!.height { largest = sps }
+                    }
+                    p += 2 + length
+                }
+            }
+        }
+        return largest
+    }
+
+    /// pic_width/height_in_luma_samples of an SPS NAL unit (2-byte NAL header first), with the
+    /// emulation prevention bytes (00 00 03) taken out; nil when it is cut short.
+    private static func spsSize(_ b: UnsafeRawBufferPointer, from start: Int, count: Int) -> (width: Int, height: Int)? {
+        var rbsp: [UInt8] = []
+        rbsp.reserveCapacity(min(count, 256))
+        var zeros = 0
+        for i in (start + 2)..<(start + count) {
+            let byte = b[i]
+            if zeros >= 2 && byte == 3 { zeros = 0; continue }
+            zeros = byte == 0 ? zeros + 1 : 0
+            rbsp.append(byte)
+            if rbsp.count >= 256 { break }  // the sizes come within the first bytes
+        }
+        var bit = 0
+        func read(_ n: Int) -> Int? {
+            var v = 0
+            for _ in 0..<n {
+                guard bit / 8 < rbsp.count else { return nil }
+                v = v << 1 | Int((rbsp[bit / 8] >> (7 - UInt8(bit % 8))) & 1)
+                bit += 1
+            }
+            return v
+        }
+        func ue() -> Int? {
+            var leading = 0
+            while let b = read(1), b == 0 { leading += 1; if leading > 31 { return nil } }
+            guard let rest = read(leading) else { return nil }
+            return (1 << leading) - 1 + rest
+        }
+        guard read(4) != nil, let maxSubLayersMinus1 = read(3), read(1) != nil else { return nil }
+        // profile_tier_level(1, sps_max_sub_layers_minus1) (H.265 section 7.3.3)
+        guard read(88) != nil, read(8) != nil else { return nil }
+        var profilePresent: [Bool] = [], levelPresent: [Bool] = []
+        for _ in 0..<maxSubLayersMinus1 {
+            guard let p = read(1), let l = read(1) else { return nil }
+            profilePresent.append(p == 1); levelPresent.append(l == 1)
+        }
+        if maxSubLayersMinus1 > 0 { for _ in maxSubLayersMinus1..<8 { guard read(2) != nil else { return nil } } }
+        for i in 0..<maxSubLayersMinus1 {
+            if profilePresent[i] { guard read(88) != nil else { return nil } }
+            if levelPresent[i] { guard read(8) != nil else { return nil } }
+        }
+        guard ue() != nil, let chroma = ue() else { return nil }
+        if chroma == 3 { guard read(1) != nil else { return nil } }
+        guard let width = ue(), let height = ue() else { return nil }
+        return (width, height)
+    }
 }

@@ -198,6 +198,24 @@ enum WebPBombs {
     }
 }
 
+extension HEIFDecoderTests {
+    /// photo.heic with its ispe boxes saying 16x16 while its HEVC stream codes the whole photo:
+    /// libheif would decode the coded size past every limit checked from the ispe, so the SPS's
+    /// size is compared first and the file refused as corrupt.
+    @Test func anIspeThatUnderstatesTheCodedSizeIsRefused() throws {
+        let bytes = HEIFBomb.make(try FormatFiles.path("photo.heic"), width: 16, height: 16)
+        do {
+            _ = try ImageDecoder.decode(bytes: bytes, name: "liar")
+            Issue.record("a HEIC whose ispe says 16x16 over a larger HEVC picture was decoded")
+        } catch {
+            guard case .corrupt(let path, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(path == "liar" && reason.contains("HEVC stream codes") && reason.contains("16x16 its ispe box declares"), "\(reason)")
+        }
+        // The file as made still decodes: its ispe and its SPS agree.
+        _ = try ImageDecoder.decode(path: try FormatFiles.path("photo.heic"))
+    }
+}
+
 enum HEIFBomb {
     /// The file at `path` with every ispe property's size replaced.
     static func make(_ path: String, width: Int, height: Int) -> [UInt8] {

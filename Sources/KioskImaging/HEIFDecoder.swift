@@ -97,14 +97,17 @@ final class HEIFImage {
         let file = try EncodedBytes.load(source, name: name, options: options)
         defer { withExtendedLifetime(file) {} }  // the library reads the bytes in place
         // The primary image's size from its ispe box, before libheif is even loaded.
-        if let stored = ISOMediaHeader.primaryImageSize(file.bytes) {
-            try checkHeader(width: stored.width, height: stored.height, options: options, name: name)
-            // What the HEVC stream really codes: a picture larger than its ispe box says (a
-            // few rows and columns of coding blocks aside) would be decoded whole by libheif,
-            // past every limit checked above.
-            if let coded = ISOMediaHeader.largestCodedHEVCSize(file.bytes),
-               coded.width > stored.width + 64 || coded.height > stored.height + 64 {
-                throw .corrupt(path: name, reason: "its HEVC stream codes \(coded.width)x\(coded.height) pixels, "
+        let stored = ISOMediaHeader.primaryImageSize(file.bytes)
+        if let stored { try checkHeader(width: stored.width, height: stored.height, options: options, name: name) }
+        // What the coded stream really asks the decoder for (its parameter sets or sequence
+        // headers, in the configuration box and in the item data): libheif decodes that size
+        // whatever the ispe box says, past every limit checked from it. A stream coding more
+        // than the ispe declares (a few rows and columns of coding blocks aside) is refused.
+        let streamName = format == .avif ? "AV1" : "HEVC"
+        if let coded = format == .avif ? ISOMediaCodedSize.largestAV1(file.bytes) : ISOMediaCodedSize.largestHEVC(file.bytes) {
+            try checkHeader(width: coded.width, height: coded.height, options: options, name: name)
+            if let stored, coded.width > stored.width + 64 || coded.height > stored.height + 64 {
+                throw .corrupt(path: name, reason: "its \(streamName) stream codes \(coded.width)x\(coded.height) pixels, "
                                + "more than the \(stored.width)x\(stored.height) its ispe box declares")
             }
         }

@@ -19,28 +19,8 @@ enum ISOMediaHeader {
         func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
         func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
         func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
-        /// The child boxes in `range`: (type, payload range).
-        func boxes(_ range: Range<Int>) -> [(String, Range<Int>)] {
-            var result: [(String, Range<Int>)] = []
-            var at = range.lowerBound
-            while at + 8 <= range.upperBound, result.count < 10_000 {
-                guard var size = u32(at) else { break }
-                var header = 8
-                if size == 1 {
-                    guard let high = u32(at + 8), let low = u32(at + 12), high == 0 else { break }
-                    size = low
-                    header = 16
-                } else if size == 0 {
-                    size = range.upperBound - at
-                }
-                guard size >= header, size <= range.upperBound - at else { break }
-                let type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
-                result.append((type, (at + header)..<(at + size)))
-                at += size
-            }
-            return result
-        }
-        func child(_ type: String, in range: Range<Int>) -> Range<Int>? { boxes(range).first { $0.0 == type }?.1 }
+        func boxes(_ range: Range<Int>) -> [(String, Range<Int>)] { Self.boxes(range, of: b) }
+        func child(_ type: String, in range: Range<Int>) -> Range<Int>? { Self.child(type, in: range, of: b) }
 
         guard let meta = child("meta", in: 0..<b.count), meta.count >= 4 else { return nil }
         let metaChildren = (meta.lowerBound + 4)..<meta.upperBound
@@ -74,6 +54,49 @@ enum ISOMediaHeader {
                     return (w, h)
                 }
             }
+        }
+        return nil
+    }
+
+    /// The boxes in `range` of `b`: (type, payload range), at most 10,000.
+    static func boxes(_ range: Range<Int>, of b: UnsafeRawBufferPointer) -> [(String, Range<Int>)] {
+        func u32(_ at: Int) -> Int? {
+            guard at >= 0, at + 4 <= b.count else { return nil }
+            return Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+        }
+        var result: [(String, Range<Int>)] = []
+        var at = range.lowerBound
+        while at + 8 <= range.upperBound, result.count < 10_000 {
+            guard var size = u32(at) else { break }
+            var header = 8
+            if size == 1 {
+                guard let high = u32(at + 8), let low = u32(at + 12), high == 0 else { break }
+                size = low
+                header = 16
+            } else if size == 0 {
+                size = range.upperBound - at
+            }
+            guard size >= header, size <= range.upperBound - at else { break }
+            let type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
+            result.append((type, (at + header)..<(at + size)))
+            at += size
+        }
+        return result
+    }
+
+    /// The payload range of the first box of `type` in `range` of `b`.
+    static func child(_ type: String, in range: Range<Int>, of b: UnsafeRawBufferPointer) -> Range<Int>? {
+        boxes(range, of: b).first { $0.0 == type }?.1
+    }
+
+    /// The NAL unit length size in bytes (`lengthSizeMinusOne` + 1) of the file's first `hvcC`.
+    static func hevcNALLengthSize(_ b: UnsafeRawBufferPointer) -> Int? {
+        var at = 4
+        while at + 4 + 22 < b.count {
+            if b[at] == 0x68, b[at + 1] == 0x76, b[at + 2] == 0x63, b[at + 3] == 0x43 {  // "hvcC"
+                return Int(b[at + 4 + 21] & 3) + 1
+            }
+            at += 1
         }
         return nil
     }
@@ -118,7 +141,8 @@ enum ISOMediaHeader {
 
     /// pic_width/height_in_luma_samples of an SPS NAL unit (2-byte NAL header first), with the
     /// emulation prevention bytes (00 00 03) taken out; nil when it is cut short.
-    private static func spsSize(_ b: UnsafeRawBufferPointer, from start: Int, count: Int) -> (width: Int, height: Int)? {
+    static func spsSize(_ b: UnsafeRawBufferPointer, from start: Int, count: Int) -> (width: Int, height: Int)? {
+        guard count >= 2, start >= 0, start + count <= b.count else { return nil }
         var rbsp: [UInt8] = []
         rbsp.reserveCapacity(min(count, 256))
         var zeros = 0

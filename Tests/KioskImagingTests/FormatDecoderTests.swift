@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import KioskCore
-import KioskImaging
+@testable import KioskImaging
 import Testing
 
 /// WebP, HEIF/HEIC, AVIF and GIF: real files made from the project's photo by the reference
@@ -213,6 +213,66 @@ extension HEIFDecoderTests {
         }
         // The file as made still decodes: its ispe and its SPS agree.
         _ = try ImageDecoder.decode(path: try FormatFiles.path("photo.heic"))
+    }
+}
+
+extension HEIFDecoderTests {
+    /// photo.avif with its ispe boxes saying 16x16 while its AV1 stream codes the whole photo:
+    /// the sequence header's max_frame_width/height are read and the file refused as corrupt
+    /// before libheif decodes it. libheif writes an av1C without configOBUs, so the sequence
+    /// header read is the one in the item data (found through iinf and iloc), which is also
+    /// the one dav1d decodes by.
+    @Test func anAVIFWhoseIspeUnderstatesTheCodedSizeIsRefused() throws {
+        let real = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try FormatFiles.path("photo.avif"))))
+        let av1C = try #require(real.firstRange(of: Array("av1C".utf8)))
+        #expect(real[av1C.lowerBound - 4..<av1C.lowerBound] == [0, 0, 0, 12], "av1C carries no configOBUs")
+        let liar = HEIFBomb.make(try FormatFiles.path("photo.avif"), width: 16, height: 16)
+        do {
+            _ = try ImageDecoder.decode(bytes: liar, name: "liar")
+            Issue.record("an AVIF whose ispe says 16x16 over a larger AV1 picture was decoded")
+        } catch {
+            guard case .corrupt(let path, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(path == "liar" && reason.contains("AV1 stream codes") && reason.contains("16x16 its ispe box declares"),
+                    "\(reason)")
+        }
+        // Claiming more than the stream codes is no lie that costs memory: the real file decodes.
+        #expect(try ImageDecoder.decode(bytes: real, name: "real").bitmap.width > 16)
+    }
+
+    /// Sequence headers as the AV1 specification lays them out (section 5.5.1): the reduced
+    /// still-picture form and the full form with timing and decoder model information.
+    @Test func av1SequenceHeadersGiveTheirMaximumFrameSize() {
+        // Bits written most significant first.
+        func bits(_ fields: [(Int, Int)]) -> [UInt8] {
+            var out: [UInt8] = [], current = 0, used = 0
+            for (value, count) in fields {
+                for i in stride(from: count - 1, through: 0, by: -1) {
+                    current = current << 1 | (value >> i) & 1
+                    used += 1
+                    if used == 8 { out.append(UInt8(current)); current = 0; used = 0 }
+                }
+            }
+            if used > 0 { out.append(UInt8(current << (8 - used))) }
+            return out
+        }
+        // seq_profile 0, still_picture 1, reduced 1, seq_level_idx 31, 16-bit sizes 6000x4000.
+        let reduced = bits([(0, 3), (1, 1), (1, 1), (31, 5), (15, 4), (15, 4), (5999, 16), (3999, 16)])
+        #expect(ISOMediaCodedSize.parseSequenceHeader(reduced[...]).map { [$0.width, $0.height] } == [6000, 4000])
+        // Full form: timing info with equal_picture_interval (uvlc 0 = "1"), decoder model info
+        // (buffer_delay_length_minus_1 = 4), initial display delay, two operating points (the
+        // second at level 9, so with seq_tier), 12-bit sizes 640x400.
+        var full: [(Int, Int)] = [(0, 3), (0, 1), (0, 1), (1, 1), (1, 32), (30, 32), (1, 1), (1, 1)]
+        full += [(1, 1), (4, 5), (1, 32), (4, 5), (4, 5)]  // decoder_model_info_present, decoder_model_info()
+        full += [(1, 1), (1, 5)]  // initial_display_delay_present_flag, operating_points_cnt_minus_1
+        full += [(0, 12), (5, 5), (1, 1), (3, 5), (2, 5), (0, 1), (1, 1), (9, 4)]
+        full += [(1, 12), (9, 5), (1, 1), (0, 1), (0, 1)]
+        full += [(11, 4), (11, 4), (639, 12), (399, 12)]
+        #expect(ISOMediaCodedSize.parseSequenceHeader(bits(full)[...]).map { [$0.width, $0.height] } == [640, 400])
+        // Cut short: nothing, and no trap.
+        #expect(ISOMediaCodedSize.parseSequenceHeader(bits(full).prefix(10)) == nil)
+        // Walked as OBUs: a temporal delimiter (type 2, size 0), then the sequence header.
+        let obus: [UInt8] = [0x12, 0x00, 0x0A, UInt8(reduced.count)] + reduced
+        #expect(ISOMediaCodedSize.sequenceHeaderSize(obus).map { [$0.width, $0.height] } == [6000, 4000])
     }
 }
 

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The picture size a HEIF or AVIF file's coded streams really ask a decoder for, read from
+/// the streams themselves before libheif is asked to decode: libheif 1.15 decodes whatever
+/// size the coded stream gives (libde265 for HEVC, dav1d or libaom for AV1) without comparing
+/// it with the `ispe` box the limits are checked from, so a file whose `ispe` understates its
+/// stream would be decoded past every limit.
+///
+/// Where a decoder takes its stream parameters from: the decoder configuration property
+/// (`hvcC`, ISO/IEC 14496-15 section 8.3.3; `av1C`, AV1 Codec ISO Media File Format Binding
+/// section 2.3) and the coded item data itself (in-band parameter sets, which replace those
+/// of the configuration), both of which are read here:
+/// - items: `iinf` (full box: entry count, 16 bits in version 0 else 32) holds `infe` boxes
+///   (ISO/IEC 14496-12 section 8.11.6; version 2 or 3: item ID of 16 or 32 bits, a 16-bit
+///   protection index, the four-character item type); `iloc` (section 8.11.3) gives each item's
+///   extents (offset and length sizes from its header, construction method 0 = file offsets,
+///   1 = offsets into `idat`);
+/// - HEVC item data: NAL units each preceded by its length (`lengthSizeMinusOne` + 1 bytes,
+///   from `hvcC`); SPS NAL units (type 33) give the size (ITU-T H.265 section 7.3.2.2);
+/// - AV1 item data and `av1C`'s configOBUs: OBUs (AV1 specification section 5.3: a header byte
+///   with the type in bits 6-3, an extension byte when bit 2 is set, a leb128 size when bit 1 is
+///   set); sequence header OBUs (type 1) give `max_frame_width_minus_1` and
+///   `max_frame_height_minus_1` (section 5.5.1), which bound every frame of the stream.
+///
+/// Every read is bounds-checked; a stream that cannot be walked adds nothing (the decoder then
+/// judges it), a size that can be read is always counted.
+enum ISOMediaCodedSize {
+    typealias Size = (width: Int, height: Int)
+
+    /// The largest picture any HEVC parameter set of the file codes, in `hvcC` properties or
+    /// in the data of `hvc1` items, or nil when there is none to read.
+    static func largestHEVC(_ b: UnsafeRawBufferPointer) -> Size? {
+        var largest = ISOMediaHeader.largestCodedHEVCSize(b)
+        let lengthSize = ISOMediaHeader.hevcNALLengthSize(b) ?? 4
+        for data in Items(b).data(ofType: "hvc1") {
+            var at = 0
+            var units = 0
+            while at + lengthSize <= data.count, units < 100_000 {
+                var length = 0
+                for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
+                at += lengthSize
+                guard length >= 2, length <= data.count - at else { break }
+                units += 1
+                if (data[at] >> 1) & 0x3F == 33,
+                   let sps = data.withUnsafeBytes({ ISOMediaHeader.spsSize($0, from: at, count: length) }) {
+                    largest = larger(largest, sps)
+                }
+                at += length
+            }
+        }
+        return largest
+    }
+
+    /// The largest frame any AV1 sequence header of the file allows, in `av1C` properties or in
+    /// the data of `av01` items, or nil when there is none to read.
+    static func largestAV1(_ b: UnsafeRawBufferPointer) -> Size? {
+        var largest: Size? = nil
+        // Every av1C box (a plain scan for the type, as for hvcC: a false match only adds a size
+        // to compare): 4 bytes of fixed fields, then configOBUs to the end of the box.
+        var at = 4
+        var seen = 0
+        while at + 4 <= b.count, seen < 10_000 {
+            defer { at += 1 }
+            guard b[at] == 0x61, b[at + 1] == 0x76, b[at + 2] == 0x31, b[at + 3] == 0x43 else { continue }  // "av1C"
+            let size = Int(b[at - 4]) << 24 | Int(b[at - 3]) << 16 | Int(b[at - 2]) << 8 | Int(b[at - 1])
+            guard size >= 12 else { continue }
+            seen += 1
+            let end = min(b.count, at - 4 + size)
+            if at + 8 < end { largest = larger(largest, sequenceHeaderSize(Array(b[(at + 8)..<end]))) }
+        }
+        for data in Items(b).data(ofType: "av01") { largest = larger(largest, sequenceHeaderSize(data)) }
+        return largest
+    }
+
+    private static func larger(_ a: Size?, _ b: Size?) -> Size? {
+        guard let b else { return a }
+        guard let a else { return b }
+        return b.width * b.height > a.width * a.height ? b : a
+    }
+
+    /// The largest `max_frame_width/height` of the sequence header OBUs among `obus`, or nil.
+    static func sequenceHeaderSize(_ obus: [UInt8]) -> Size? {
+        var largest: Size? = nil
+        var at = 0
+        var count = 0
+        while at < obus.count, count < 100_000 {
+            count += 1
+            let header = obus[at]
+            guard header & 0x80 == 0 else { break }  // obu_forbidden_bit
+            let type = Int(header >> 3) & 0x0F
+            var p = at + 1 + (header & 0x04 != 0 ? 1 : 0)  // obu_extension_flag
+            var size: Int
+            if header & 0x02 != 0 {  // obu_has_size_field: leb128 (section 4.10.5), at most 8 bytes
+                size = 0
+                var i = 0
+                while true {
+                    guard p < obus.count, i < 8 else { return largest }
+                    let byte = Int(obus[p])
+                    size |= (byte & 0x7F) << (7 * i)
+                    p += 1
+                    i += 1
+                    if byte & 0x80 == 0 { break }
+                }
+            } else {
+                size = obus.count - p
+            }
+            guard size >= 0, size <= obus.count - p else { break }
+            if type == 1, let s = parseSequenceHeader(obus[p..<(p + size)]) { largest = larger(largest, s) }
+            at = p + size
+        }
+        return largest
+    }
+
+    /// max_frame_width_minus_1 + 1 and max_frame_height_minus_1 + 1 of a sequence header OBU's
+    /// payload (AV1 specification section 5.5.1), or nil when it is cut short.
+    static func parseSequenceHeader(_ payload: ArraySlice<UInt8>) -> Size? {
+        let bytes = Array(payload.prefix(256))
+        var bit = 0
+        func f(_ n: Int) -> Int? {
+            var v = 0
+            for _ in 0..<n {
+                guard bit / 8 < bytes.count else { return nil }
+                v = v << 1 | Int((bytes[bit / 8] >> (7 - UInt8(bit % 8))) & 1)
+                bit += 1
+            }
+            return v
+        }
+        func uvlc() -> Bool {  // section 4.10.3; only skipped
+            var leading = 0
+            while true {
+                guard let b = f(1) else { return false }
+                if b == 1 { break }
+                leading += 1
+                if leading >= 32 { return true }
+            }
+            return f(leading) != nil
+        }
+        guard f(3) != nil, f(1) != nil, let reduced = f(1) else { return nil }  // seq_profile, still_picture
+        if reduced == 1 {
+            guard f(5) != nil else { return nil }  // seq_level_idx[0]
+        } else {
+            guard let timing = f(1) else { return nil }
+            var decoderModel = 0
+            var bufferDelayLength = 0
+            if timing == 1 {
+                // timing_info(): num_units_in_display_tick, time_scale, equal_picture_interval
+                guard f(32) != nil, f(32) != nil, let equal = f(1) else { return nil }
+                if equal == 1 { guard uvlc() else { return nil } }
+                guard let present = f(1) else { return nil }
+                decoderModel = present
+                if present == 1 {
+                    // decoder_model_info()
+                    guard let delay = f(5), f(32) != nil, f(5) != nil, f(5) != nil else { return nil }
+                    bufferDelayLength = delay + 1
+                }
+            }
+            guard let initialDelay = f(1), let points = f(5) else { return nil }
+            for _ in 0...points {
+                guard f(12) != nil, let level = f(5) else { return nil }  // operating_point_idc, seq_level_idx
+                if level > 7 { guard f(1) != nil else { return nil } }  // seq_tier
+                if decoderModel == 1 {
+                    guard let present = f(1) else { return nil }
+                    if present == 1 {  // operating_parameters_info()
+                        guard f(bufferDelayLength) != nil, f(bufferDelayLength) != nil, f(1) != nil else { return nil }
+                    }
+                }
+                if initialDelay == 1 {
+                    guard let present = f(1) else { return nil }
+                    if present == 1 { guard f(4) != nil else { return nil } }
+                }
+            }
+        }
+        guard let widthBits = f(4), let heightBits = f(4),
+              let width = f(widthBits + 1), let height = f(heightBits + 1) else { return nil }
+        return (width + 1, height + 1)
+    }
+
+    /// The items of the top-level `meta` box: their types (`iinf`) and data (`iloc`).
+    struct Items {
+        let b: UnsafeRawBufferPointer
+        init(_ b: UnsafeRawBufferPointer) { self.b = b }
+
+        func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
+        func uN(_ at: Int, _ n: Int) -> Int? {
+            guard n >= 0, n <= 8, at >= 0, at + n <= b.count else { return nil }
+            var v = 0
+            for i in 0..<n { v = v << 8 | Int(b[at + i]) }
+            return n == 8 && b[at] & 0x80 != 0 ? nil : v
+        }
+
+        /// The data of every item whose type is `type` (its extents joined), each at most
+        /// the size of the file.
+        func data(ofType type: String) -> [[UInt8]] {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return [] }
+            let children = (meta.lowerBound + 4)..<meta.upperBound
+            guard let iinf = ISOMediaHeader.child("iinf", in: children, of: b),
+                  let iloc = ISOMediaHeader.child("iloc", in: children, of: b) else { return [] }
+            let wanted = itemIDs(ofType: type, iinf: iinf)
+            guard !wanted.isEmpty else { return [] }
+            let idat = ISOMediaHeader.child("idat", in: children, of: b)
+            return extents(iloc: iloc, idat: idat).compactMap { id, ranges in
+                guard wanted.contains(id) else { return nil }
+                var joined: [UInt8] = []
+                for r in ranges { joined += b[r] }
+                return joined
+            }
+        }
+
+        private func itemIDs(ofType type: String, iinf: Range<Int>) -> Set<Int> {
+            guard let version = u8(iinf.lowerBound) else { return [] }
+            let start = iinf.lowerBound + 4 + (version == 0 ? 2 : 4)
+            guard start <= iinf.upperBound else { return [] }
+            var ids: Set<Int> = []
+            for (boxType, infe) in ISOMediaHeader.boxes(start..<iinf.upperBound, of: b) where boxType == "infe" {
+                guard let v = u8(infe.lowerBound), v >= 2 else { continue }
+                let idSize = v == 2 ? 2 : 4
+                guard let id = uN(infe.lowerBound + 4, idSize) else { continue }
+                let typeAt = infe.lowerBound + 4 + idSize + 2
+                guard typeAt + 4 <= infe.upperBound else { continue }
+                if String(decoding: b[typeAt..<(typeAt + 4)], as: UTF8.self) == type { ids.insert(id) }
+            }
+            return ids
+        }
+
+        /// (item ID, byte ranges in the file) for every item with construction method 0 or 1.
+        private func extents(iloc: Range<Int>, idat: Range<Int>?) -> [(Int, [Range<Int>])] {
+            var at = iloc.lowerBound
+            guard let version = u8(at), version <= 2, let sizes = u8(at + 4), let sizes2 = u8(at + 5) else { return [] }
+            let offsetSize = sizes >> 4, lengthSize = sizes & 15, baseSize = sizes2 >> 4
+            let indexSize = version >= 1 ? sizes2 & 15 : 0
+            at += 6
+            guard let count = uN(at, version < 2 ? 2 : 4) else { return [] }
+            at += version < 2 ? 2 : 4
+            var result: [(Int, [Range<Int>])] = []
+            for _ in 0..<min(count, 10_000) {
+                guard let id = uN(at, version < 2 ? 2 : 4) else { break }
+                at += version < 2 ? 2 : 4
+                var method = 0
+                if version >= 1 {
+                    guard let m = uN(at, 2) else { break }
+                    method = m & 15
+                    at += 2
+                }
+                guard uN(at, 2) != nil, let base = uN(at + 2, baseSize), let extentCount = uN(at + 2 + baseSize, 2) else { break }
+                at += 4 + baseSize
+                var ranges: [Range<Int>] = []
+                for _ in 0..<extentCount {
+                    at += indexSize
+                    guard let offset = uN(at, offsetSize), let length = uN(at + offsetSize, lengthSize) else { return result }
+                    at += offsetSize + lengthSize
+                    let origin: Int
+                    let limit: Int
+                    switch method {
+                    case 0: origin = 0; limit = b.count
+                    case 1:
+                        guard let idat else { continue }
+                        origin = idat.lowerBound; limit = idat.upperBound
+                    default: continue
+                    }
+                    let (start, overflow) = origin.addingReportingOverflow(base &+ offset)
+                    guard !overflow, base <= b.count, offset <= b.count, start <= limit else { continue }
+                    let end = length == 0 ? limit : min(limit, start + min(length, b.count))
+                    if ranges.count < 64 { ranges.append(start..<end) }
+                }
+                guard at <= iloc.upperBound else { break }
+                if method <= 1 { result.append((id, ranges)) }
+            }
+            return result
+        }
+    }
+}

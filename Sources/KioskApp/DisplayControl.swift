@@ -203,7 +203,7 @@ extension FrameLoop {
         guard sample.phase == .down, dc.manual == nil, dc.schedule != nil, dc.wakeDuration > .zero else { return false }
         dc.woken = true
         deadlines[.wakeEnd] = clock.now + dc.wakeDuration
-        applyDisplayPower(on: true, reason: "touched; woken for \(dc.wakeDuration.wholeMilliseconds / 1000) s", cause: "touch")
+        applyDisplayPower(on: true, reason: "touched; woken for \(dc.wakeDuration.wholeMilliseconds) ms", cause: "touch")
         return false
     }
 

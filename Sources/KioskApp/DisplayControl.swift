@@ -80,7 +80,7 @@ extension FrameLoop {
     func releaseDisplayForVT() {
         let dc = displayControl
         if dc.vtActive {
-            if dc.canDraw { events.emitDisplay(on: false, reason: "vt", time: clock.now) }
+            if dc.canDraw { announceDisplay(on: false, reason: "vt", time: clock.now) }
             dc.vtActive = false
             dc.acquireRetryAt = nil
             do { try display.release() } catch { Log.warning("display release incomplete", reason: error.description) }
@@ -109,7 +109,7 @@ extension FrameLoop {
         }
         dc.acquireRetryAt = nil
         dc.vtActive = true
-        if dc.canDraw { events.emitDisplay(on: true, reason: "vt", time: clock.now) }
+        if dc.canDraw { announceDisplay(on: true, reason: "vt", time: clock.now) }
         lastScene = nil   // the other VT drew over the screen: redraw now
         Log.info("display acquired", detail: "VT switched back; redrawing")
     }
@@ -161,7 +161,7 @@ extension FrameLoop {
         let now = clock.now
         let wasVisible = dc.canDraw
         dc.powerOn = on
-        if dc.canDraw != wasVisible { events.emitDisplay(on: on, reason: cause, time: now) }
+        if dc.canDraw != wasVisible { announceDisplay(on: on, reason: cause, time: now) }
         if !on {
             dc.wasPaused = carousel.isPaused
             carousel.pause(at: now)
@@ -223,5 +223,14 @@ extension FrameLoop {
         guard pendingShown.isEmpty, let item = carousel.currentItem, let slot = carousel.currentSlot,
               case .ready = carousel.status(ofSlot: slot) else { return }
         pendingShown.append((item, carousel.items[item].source, now))
+    }
+}
+
+extension FrameLoop {
+    /// A `display` event (the screen went dark or was lit; README "What it does", events) on
+    /// stdout and to the control socket's clients.
+    func announceDisplay(on: Bool, reason: String, time: Duration) {
+        events.emitDisplay(on: on, reason: reason, time: time)
+        control?.publish(eventLine: events.displayLine(on: on, reason: reason, time: time))
     }
 }

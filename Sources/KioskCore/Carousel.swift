@@ -370,10 +370,7 @@ public struct Carousel: Sendable {
     /// events are into the new list. While a fade, a touch or a settle is under way the new
     /// list waits for it to end, so the picture never jumps. An empty list gives the "no
     /// images" screen.
-    ///
-    /// `showing` (indices into `newItems`, in playlist order) limits the rotation to those items
-    /// (a schedule: README "Schedules"); the others stay in ``items``, so events keep reporting
-    /// playlist indices. Nil: all of them.
+    /// `showing` (indices into `newItems`) limits the rotation (README "Schedules"); nil: all.
     public mutating func replaceItems(_ newItems: [PlaylistItem], showing: [Int]? = nil, at now: Duration) -> [CarouselAction] {
         let rotation = showing?.filter { newItems.indices.contains($0) } ?? Array(newItems.indices)
         guard started else {

@@ -89,14 +89,21 @@ public struct ItemSchedule: Hashable, Sendable {
         }
     }
 
-    /// The windows that start on `date`, as instants [start, end).
+    /// The windows that start on `date`, as instants [start, end). When the offset a day before
+    /// `date` and two days after it are the same, no change happens in between (at most one per
+    /// day either side, as ``TimeZoneRules/instant(of:minute:)`` assumes) and the instants are
+    /// worked out without asking the zone again.
     private func windows(on date: LocalDate, _ zone: TimeZoneRules) -> [(start: Int64, end: Int64)] {
-        guard !times.isEmpty else {
-            return [(zone.instant(of: date, minute: 0), zone.instant(of: date.adding(days: 1), minute: 0))]
+        let midnight = date.daysSinceEpoch * 86_400
+        let offset = zone.utcOffset(atEpochSecond: midnight - 86_400)
+        let steady = offset == zone.utcOffset(atEpochSecond: midnight + 2 * 86_400)
+        func at(_ day: Int, _ minute: Int) -> Int64 {
+            steady ? midnight + Int64(day * 86_400 + minute * 60 - offset) : zone.instant(of: date.adding(days: day), minute: minute)
         }
+        guard !times.isEmpty else { return [(at(0, 0), at(1, 0))] }
         return times.map { r in
-            let endDate = r.end <= r.start || r.end == DisplaySchedule.minutesPerDay ? date.adding(days: 1) : date
-            return (zone.instant(of: date, minute: r.start), zone.instant(of: endDate, minute: r.end % DisplaySchedule.minutesPerDay))
+            let endDay = r.end <= r.start || r.end == DisplaySchedule.minutesPerDay ? 1 : 0
+            return (at(0, r.start), at(endDay, r.end % DisplaySchedule.minutesPerDay))
         }
     }
 

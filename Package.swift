@@ -65,7 +65,7 @@ let package = Package(
         .systemLibrary(name: "CLibJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
         // The fetcher's HTTP(S) client (runtime: libcurl4).
-        .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl",
+        .systemLibrary(name: "CLibCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "CLibSystemd",
-                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CLibJansson"]), // CLib*: their versions for --version
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

@@ -20,6 +20,8 @@ for arg in "$@"; do
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac
 done
+# tzdata: the schedule tests walk through Europe/Berlin's daylight-saving changes with libc.
+case " $* " in *" --tests "*) packages="$packages tzdata" ;; esac
 export DEBIAN_FRONTEND=noninteractive
 run apt-get update -q
 # shellcheck disable=SC2086

@@ -52,7 +52,7 @@ arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 # The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
 maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libssl3, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;
@@ -155,7 +155,8 @@ else
     echo "build-deb.sh: warning: $BINARY is not an ELF file; Depends from the fixed list: $fallback_depends" >&2
     lib_depends=$fallback_depends
 fi
-depends="adduser, ca-certificates, libheif1 (>= 1.15.1), $lib_depends"  # libheif is dlopen()ed: not seen by dpkg-shlibdeps
+# libheif and libcurl are dlopen()ed on first use: dpkg-shlibdeps cannot see them.
+depends="adduser, ca-certificates, libcurl4 (>= 7.88.1), libheif1 (>= 1.15.1), $lib_depends"
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

@@ -34,6 +34,15 @@ public final class DisplayControl {
     var timerUnavailable = false
     /// When to try a failed VT acquire again (loop clock).
     public internal(set) var acquireRetryAt: Duration?
+    /// How long a touch wakes a screen off by the schedule (`--wake-minutes`; zero: touches do
+    /// nothing while it is off). Each touch while woken starts it again.
+    public var wakeDuration: Duration = .seconds(120)
+    /// On by a touch although the schedule says off (until the loop's `wakeEnd` deadline).
+    var woken = false
+    /// The rest of the touch that woke the screen (or fell on a dark one) goes nowhere.
+    var swallowingTouch = false
+    /// The screen was dark since the last `shown`: the image on it is announced once it is lit.
+    var announceWhenLit = false
 
     public init() {}
 
@@ -55,11 +64,14 @@ extension FrameLoop {
             let now = DisplayScheduleTimer.localNow()
             dc.manual = (on, schedule.isOff(minuteOfDay: now.minuteOfDay))
         }
+        dc.woken = false
+        deadlines[.wakeEnd] = nil
         guard on != dc.powerOn else {
             Log.info("display already \(on ? "on" : "off")", detail: reason)
             return
         }
-        applyDisplayPower(on: on, reason: reason + (dc.schedule == nil ? "" : ", until the next change of --display-off \(dc.schedule!)"))
+        applyDisplayPower(on: on, reason: reason + (dc.schedule == nil ? "" : ", until the next change of --display-off \(dc.schedule!)"),
+                          cause: "control")
     }
 
     /// The VT is being switched away: stop drawing, give the display up (DRM: drop master), then
@@ -68,6 +80,7 @@ extension FrameLoop {
     func releaseDisplayForVT() {
         let dc = displayControl
         if dc.vtActive {
+            if dc.canDraw { announceDisplay(on: false, reason: "vt", time: clock.now) }
             dc.vtActive = false
             dc.acquireRetryAt = nil
             do { try display.release() } catch { Log.warning("display release incomplete", reason: error.description) }
@@ -96,6 +109,7 @@ extension FrameLoop {
         }
         dc.acquireRetryAt = nil
         dc.vtActive = true
+        if dc.canDraw { announceDisplay(on: true, reason: "vt", time: clock.now) }
         lastScene = nil   // the other VT drew over the screen: redraw now
         Log.info("display acquired", detail: "VT switched back; redrawing")
     }
@@ -106,6 +120,7 @@ extension FrameLoop {
     func serviceDisplayControl() {
         let dc = displayControl
         if let retry = dc.acquireRetryAt, clock.now >= retry { takeDisplayBack() }
+        if deadlines.isDue(.wakeEnd, at: clock.now) { deadlines[.wakeEnd] = nil; dc.woken = false; dc.evaluate = true }
         guard let schedule = dc.schedule, virtualClock == nil else { return }
         if dc.timer == nil && !dc.timerUnavailable {
             var err: Int32 = 0
@@ -125,9 +140,10 @@ extension FrameLoop {
             dc.manual = nil
             Log.info("display override ended", detail: "--display-off \(schedule) says \(scheduledOff ? "off" : "on") now")
         }
-        let on = dc.manual?.on ?? !scheduledOff
+        if !scheduledOff { dc.woken = false; deadlines[.wakeEnd] = nil }
+        let on = dc.manual?.on ?? (!scheduledOff || dc.woken)
         if on != dc.powerOn {
-            applyDisplayPower(on: on, reason: "--display-off \(schedule)")
+            applyDisplayPower(on: on, reason: "--display-off \(schedule)", cause: "schedule")
         }
         if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
             if !timer.arm(at: now.epoch + seconds) {
@@ -137,11 +153,15 @@ extension FrameLoop {
     }
 
     /// Switches the screen and pauses or resumes the show; logs the change.
-    private func applyDisplayPower(on: Bool, reason: String) {
+    /// `cause` goes into the `display` event (`schedule`, `control`, `touch`) when the screen's
+    /// visibility changes with it.
+    private func applyDisplayPower(on: Bool, reason: String, cause: String) {
         let dc = displayControl
         guard on != dc.powerOn else { return }
         let now = clock.now
+        let wasVisible = dc.canDraw
         dc.powerOn = on
+        if dc.canDraw != wasVisible { announceDisplay(on: on, reason: cause, time: now) }
         if !on {
             dc.wasPaused = carousel.isPaused
             carousel.pause(at: now)
@@ -161,5 +181,56 @@ extension FrameLoop {
             Log.warning("display power not switched \(on ? "on" : "off")",
                         reason: warning + "; the show \(on ? "resumes" : "pauses") anyway")
         }
+    }
+}
+
+extension FrameLoop {
+    /// Whether a touch sample goes on to the show. While the screen is off none does: a finger
+    /// landing on a screen the schedule switched off (no `display` override, `--wake-minutes`
+    /// not 0) lights it for ``DisplayControl/wakeDuration``, and that touch, to its end, is no
+    /// tap, swipe or hold. Touches while woken start the wake again.
+    func touchReachesShow(_ sample: TouchSample) -> Bool {
+        let dc = displayControl
+        if dc.swallowingTouch {
+            if sample.phase == .up || sample.phase == .cancel { dc.swallowingTouch = false }
+            return false
+        }
+        if dc.powerOn {
+            if dc.woken { deadlines[.wakeEnd] = clock.now + dc.wakeDuration }
+            return true
+        }
+        dc.swallowingTouch = sample.phase == .down || sample.phase == .move
+        guard sample.phase == .down, dc.manual == nil, dc.schedule != nil, dc.wakeDuration > .zero else { return false }
+        dc.woken = true
+        deadlines[.wakeEnd] = clock.now + dc.wakeDuration
+        applyDisplayPower(on: true, reason: "touched; woken for \(dc.wakeDuration.wholeMilliseconds) ms", cause: "touch")
+        return false
+    }
+
+    /// After a frame is presented: nothing is announced while the screen is dark (VT switched
+    /// away, screen off); when it is lit again, the image on it gets a `shown` at that moment
+    /// (unless the carousel announces one itself now, or its image is still being prepared and
+    /// will be announced when it is).
+    func announceWhenVisible(scene: Scene?, now: Duration) {
+        let dc = displayControl
+        guard dc.canDraw else {
+            if framesPresented > 0 || !pendingShown.isEmpty { dc.announceWhenLit = true }
+            pendingShown.removeAll()
+            return
+        }
+        guard dc.announceWhenLit, scene != nil, lastScene != nil else { return }
+        dc.announceWhenLit = false
+        guard pendingShown.isEmpty, let item = carousel.currentItem, let slot = carousel.currentSlot,
+              case .ready = carousel.status(ofSlot: slot) else { return }
+        pendingShown.append((item, carousel.items[item].source, now))
+    }
+}
+
+extension FrameLoop {
+    /// A `display` event (the screen went dark or was lit; README "What it does", events) on
+    /// stdout and to the control socket's clients.
+    func announceDisplay(on: Bool, reason: String, time: Duration) {
+        events.emitDisplay(on: on, reason: reason, time: time)
+        control?.publish(eventLine: events.displayLine(on: on, reason: reason, time: time))
     }
 }

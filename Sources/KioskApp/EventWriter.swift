@@ -48,7 +48,22 @@ public final class EventWriter: @unchecked Sendable {
 
     /// Queues one event line for stdout; returns at once.
     public func emit(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) {
-        let text = line(event: event, index: index, source: source, time: time, point: point) + "\n"
+        enqueue(line(event: event, index: index, source: source, time: time, point: point) + "\n")
+    }
+
+    /// The line for the screen going dark or lit (README "Events and logs"):
+    /// `{"event":"display","state":"off","reason":"schedule","t":1234}`; `reason` is `schedule`,
+    /// `vt`, `control` or `touch`, `t` the show time in milliseconds.
+    public func displayLine(on: Bool, reason: String, time: Duration) -> String {
+        "{\"event\":\"display\",\"state\":\"\(on ? "on" : "off")\",\"reason\":\(json(reason)),\"t\":\(time.wholeMilliseconds)}"
+    }
+
+    /// Queues a ``displayLine(on:reason:time:)``; returns at once.
+    public func emitDisplay(on: Bool, reason: String, time: Duration) {
+        enqueue(displayLine(on: on, reason: reason, time: time) + "\n")
+    }
+
+    private func enqueue(_ text: String) {
         let accepted = state.withLock { s -> Bool in
             guard s.waiting < Self.queueLimit else {
                 s.dropped += 1

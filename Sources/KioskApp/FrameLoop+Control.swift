@@ -41,6 +41,9 @@ extension FrameLoop {
                                        : "goto: bad index \(index): the playlist has \(count) \(count == 1 ? "item" : "items") (0...\(count - 1))")
             }
             guard !carousel.isHeld else { return fail(held) }
+            if let rotation, !rotation.contains(index) {  // README "Schedules"
+                return fail("goto: item \(index) (\(playlist[index].source)) is not in the rotation now (its schedule, or a fallback item while others are on)")
+            }
             guard carousel.isInShow(item: index) else {
                 // An item that failed (a download, a decode) left the show until its retry.
                 let source = index < carousel.items.count ? " (\(carousel.items[index].source))" : ""

@@ -96,7 +96,15 @@ public final class FrameLoop {
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
     let content: ContentService?
     /// The playlist last given to the carousel (items that failed are in it, to be tried again).
-    private var playlist: [PlaylistItem]
+    var playlist: [PlaylistItem]
+    /// The device's clock and time zone for item schedules (FrameLoop+Schedule.swift); a test
+    /// or the virtual clock gives its own.
+    public var wallClock: WallClock = RealtimeClock()
+    public var timeZone: TimeZoneRules = LocalTimeZone()
+    /// The playlist indices in the rotation by their schedules; nil: all (no schedules).
+    var rotation: [Int]?
+    /// A schedule took the image on screen out of the rotation: move on from it now.
+    var leaveRetired = false
     /// Items that failed (a download, a decode) are tried again this long after the failure, by
     /// giving the carousel the playlist again (60 s; the retry is a deadline the loop wakes for).
     public var retryInterval: Duration = .seconds(60)
@@ -132,7 +140,7 @@ public final class FrameLoop {
     /// The scene last presented (nil: draw the next one whatever it is).
     var lastScene: Scene?
     /// `shown` events waiting for the frame that shows them to be presented.
-    private var pendingShown: [(item: Int, source: String, at: Duration)] = []
+    var pendingShown: [(item: Int, source: String, at: Duration)] = []
     /// Frames presented so far.
     public private(set) var framesPresented = 0
 
@@ -165,6 +173,7 @@ public final class FrameLoop {
     /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out).
     /// Throws ``DisplayError`` when presenting a frame fails.
     public func run() throws(DisplayError) -> Int32 {
+        applyRotation(at: clock.now, replace: true)
         handle(carousel.start(at: clock.now))
         while true {
             // 1. Requests from signals.
@@ -189,8 +198,9 @@ public final class FrameLoop {
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
                 playlist = items
-                handle(carousel.replaceItems(items, at: clock.now))
+                applyRotation(at: clock.now, replace: true)
             }
+            if deadlines.isDue(.schedule, at: clock.now) { applyRotation(at: clock.now, replace: false) }
             if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
             // 1d. Files behind the slots that changed under the same name.
             checkSlotFiles(at: clock.now)
@@ -213,6 +223,7 @@ public final class FrameLoop {
             // 3. Time.
             let now = clock.now
             handle(carousel.tick(at: now))
+            if leaveRetired { leaveRetiredImage(at: now) }
             if virtualClock != nil, preparer.outstanding > 0 { continue }
 
             // 4. Draw only when the scene changed.
@@ -243,6 +254,7 @@ public final class FrameLoop {
             }
             if framesPresented == 0, !displayControl.canDraw { readyWithoutFrame() }  // READY=1 on a dark start
             var roundDone = false
+            announceWhenVisible(scene: lastScene, now: now)  // no `shown` on a dark screen; one when it lights
             for s in pendingShown {
                 readyIfShowing(nil, loading: false)  // a `shown` photo is on screen
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
@@ -262,6 +274,7 @@ public final class FrameLoop {
                 // to do is over.
                 var timed = deadlines
                 timed[.retry] = nil
+                if runFor == nil { timed[.schedule] = nil }  // schedules repeat: without --run-for they would never end
                 guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
                 vc.advance(to: next)
             } else {
@@ -303,8 +316,8 @@ public final class FrameLoop {
     private func retryFailed(at now: Duration) {
         deadlines[.retry] = nil
         let showing = carousel.activeCount
-        guard showing < playlist.count else { return }
-        handle(carousel.replaceItems(playlist, at: now))
+        guard showing < rotation?.count ?? playlist.count else { return }
+        handle(carousel.replaceItems(playlist, showing: rotation, at: now))
     }
 
     /// The files behind the prepared slots: looked at every ``fileCheckInterval`` off the loop
@@ -349,6 +362,7 @@ public final class FrameLoop {
                 Log.warning(text)
             case .sample(let sample):
                 lastTouchAt = clock.now
+                guard touchReachesShow(sample) else { continue }  // a dark screen, or the touch that woke it
                 if unshownTouch == nil { unshownTouch = sample.time }
                 for gesture in gestures.feed(sample) { apply(gesture) }
             }
@@ -484,6 +498,10 @@ enum LoopDuty: Hashable, Sendable {
     case displayAcquire
     /// The files behind the prepared slots are checked for a change of content.
     case fileCheck
+    /// The next boundary of an item's schedule (FrameLoop+Schedule.swift).
+    case schedule
+    /// The end of a touch's wake of a screen off by `--display-off` (`--wake-minutes`).
+    case wakeEnd
 }
 
 // MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)

@@ -97,6 +97,9 @@ public enum KioskApp {
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
                              tapCommand: tapCommand, content: content)
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
+        loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
+        // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
+        if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
         content.start()
         defer { tapCommand?.stop() }
         // The control socket (ControlServer.swift, README "Control socket").

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CKioskSys
+import CKioskCurl
 import CLibCurl
 import CLibJansson
 import CLibJPEG
@@ -43,7 +44,7 @@ public enum KioskVersion {
             // curl_version_info describes the library that is loaded (its `version` field is in
             // every layout, so the first one is asked for: CURLVERSION_NOW is a macro Swift
             // cannot import); LIBCURL_VERSION is the headers' (curl/curlver.h).
-            Library(name: "libcurl", running: curl_version_info(CURLVERSION_FIRST)?.pointee.version.map { String(cString: $0) },
+            Library(name: "libcurl", running: kc_curl_version_info(CURLVERSION_FIRST)?.pointee.version.map { String(cString: $0) },
                     builtWith: LIBCURL_VERSION, loadedFile: loaded("libcurl")),
             // jansson_version_str gives the loaded library's version, JANSSON_VERSION the
             // headers' (jansson.h).

@@ -34,6 +34,8 @@ public struct Settings: Sendable {
     public var onTap: [String]?
     /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
     public var displayOff: DisplaySchedule?
+    /// `--wake-minutes`: how long a touch lights a screen `--display-off` switched off (0: never).
+    public var wakeMinutes = 2
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
     /// `--manifest`: the remote manifest's http(s) URL.
@@ -219,6 +221,10 @@ public enum CommandLineParser {
             } catch {
                 throw UsageError("--display-off: \(error)")
             }
+        },
+        OptionSpec(name: "--wake-minutes", value: "N", help: "a touch on a screen --display-off switched off lights it for N minutes (0 ... 1440; 0: touches do nothing then; the waking touch is no tap) (default 2)") { s, v throws(UsageError) in
+            guard let n = Int(v), (0...1440).contains(n) else { throw UsageError("--wake-minutes: expected minutes in 0...1440, got '\(v)'") }
+            s.wakeMinutes = n
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
         OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },

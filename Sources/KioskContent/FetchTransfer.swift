@@ -62,7 +62,7 @@ final class FetchJob {
     /// libcurl's message for a failed transfer (`CURLOPT_ERRORBUFFER`, else `curl_easy_strerror`).
     func curlMessage(_ code: CURLcode) -> String {
         let text = String(cString: errorBuffer)
-        return text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+        return text.isEmpty ? String(cString: kc_curl_easy_strerror(code)) : text
     }
 
     // MARK: - libcurl callbacks (the fetcher's thread)
@@ -241,15 +241,15 @@ final class FetchJob {
 /// `reference` resolved against `base` by libcurl's URL parser (RFC 3986 §5.2), any scheme
 /// allowed (so that a refused one can be named), with its lower-case scheme.
 func resolve(_ reference: String, against base: String) -> (url: String, scheme: String)? {
-    guard let handle = curl_url() else { return nil }
-    defer { curl_url_cleanup(handle) }
+    guard let handle = kc_curl_url() else { return nil }
+    defer { kc_curl_url_cleanup(handle) }
     let flags = UInt32(CURLU_NON_SUPPORT_SCHEME)
-    guard curl_url_set(handle, CURLUPART_URL, base, flags) == CURLUE_OK,
-          curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
+    guard kc_curl_url_set(handle, CURLUPART_URL, base, flags) == CURLUE_OK,
+          kc_curl_url_set(handle, CURLUPART_URL, reference, flags) == CURLUE_OK else { return nil }
     func part(_ which: CURLUPart) -> String? {
         var text: UnsafeMutablePointer<CChar>?
-        guard curl_url_get(handle, which, &text, 0) == CURLUE_OK, let text else { return nil }
-        defer { curl_free(text) }
+        guard kc_curl_url_get(handle, which, &text, 0) == CURLUE_OK, let text else { return nil }
+        defer { kc_curl_free(text) }
         return String(cString: text)
     }
     guard let url = part(CURLUPART_URL), let scheme = part(CURLUPART_SCHEME) else { return nil }
@@ -258,12 +258,12 @@ func resolve(_ reference: String, against base: String) -> (url: String, scheme:
 
 /// The host of an absolute URL (for messages), or the URL itself.
 func hostOf(_ url: String) -> String {
-    guard let handle = curl_url() else { return url }
-    defer { curl_url_cleanup(handle) }
+    guard let handle = kc_curl_url() else { return url }
+    defer { kc_curl_url_cleanup(handle) }
     var text: UnsafeMutablePointer<CChar>?
-    guard curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
-          curl_url_get(handle, CURLUPART_HOST, &text, 0) == CURLUE_OK, let text else { return url }
-    defer { curl_free(text) }
+    guard kc_curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
+          kc_curl_url_get(handle, CURLUPART_HOST, &text, 0) == CURLUE_OK, let text else { return url }
+    defer { kc_curl_free(text) }
     return String(cString: text)
 }
 

@@ -115,13 +115,14 @@ public final class Fetcher: @unchecked Sendable {
     private let engine: FetchEngine
     private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
 
-    /// Starts the fetcher's thread. Ends it (cancelling what runs) in ``shutdown()`` or when
-    /// the fetcher is released.
+    /// The fetcher's thread (and libcurl, which is opened then) starts with the first request;
+    /// it ends (cancelling what runs) in ``shutdown()`` or when the fetcher is released. When
+    /// libcurl cannot be loaded, every request fails with ``ContentError/transport(url:reason:receivedBytes:)``
+    /// saying so.
     public init(cache: DiskCache, configuration: Configuration = Configuration()) {
         self.cache = cache
         self.configuration = configuration
         engine = FetchEngine(cache: cache, configuration: configuration)
-        engine.start()
     }
 
     deinit { engine.shutdown() }
@@ -185,13 +186,19 @@ final class FetchEngine: @unchecked Sendable {
         var jobs: [String: FetchJob] = [:]
         var waiting: [FetchJob] = []
         var closed = false
+        /// The first job has asked for the thread (``startLocked(_:)``).
+        var started = false
+        /// The thread runs (and signals `ended` as it ends).
+        var running = false
+        /// Why the thread could not start (libcurl missing, ...): every job fails with it.
+        var unavailable: String?
         var stats = Fetcher.Statistics()
     }
     let state = Mutex(State())
     let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
     let cache: DiskCache
     let configuration: Fetcher.Configuration
-    /// Set once in ``start()``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
+    /// Set once in ``startLocked(_:)``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
     /// called only under the state lock while not closed, so never after the clean-up.
     private var multi: UnsafeMutableRawPointer?
     private let ended = DispatchSemaphore(value: 0)
@@ -199,21 +206,24 @@ final class FetchEngine: @unchecked Sendable {
     private var active: [FetchJob] = []
 
     /// `curl_global_init` once per process, before any handle (curl_global_init(3)).
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    private static let globalInit: Bool = kc_curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     init(cache: DiskCache, configuration: Fetcher.Configuration) {
         self.cache = cache
         self.configuration = configuration
     }
 
-    func start() {
-        _ = Self.globalInit
-        multi = curl_multi_init()
-        guard multi != nil else {
-            state.withLock { $0.closed = true }
-            ended.signal()
-            return
+    /// Opens libcurl (on first use, see kc_curl.h), makes the multi handle and starts the
+    /// fetcher's thread; called under the state lock by the first ``enqueue``, so a show that
+    /// never fetches never loads libcurl. Returns why it could not, or nil.
+    private func startLocked(_ state: inout State) -> String? {
+        state.started = true
+        if kc_curl_load() != 0 {
+            return "libcurl could not be loaded (\(String(cString: kc_curl_load_error())); install libcurl4)"
         }
+        _ = Self.globalInit
+        multi = kc_curl_multi_init()
+        guard multi != nil else { return "curl_multi_init failed" }
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         let rc = pthread_create(&thread, nil, { context in
@@ -221,14 +231,15 @@ final class FetchEngine: @unchecked Sendable {
             engine.run()
             return nil
         }, context)
-        if rc == 0 {
-            pthread_detach(thread)
-        } else {
+        guard rc == 0 else {
             Unmanaged<FetchEngine>.fromOpaque(context).release()
-            state.withLock { $0.closed = true }
-            curl_multi_cleanup(multi)
-            ended.signal()
+            kc_curl_multi_cleanup(multi)
+            multi = nil
+            return "pthread_create failed: \(String(cString: strerror(rc)))"
         }
+        pthread_detach(thread)
+        state.running = true
+        return nil
     }
 
     func enqueue(key: String, url: String, kind: FetchJob.Kind, urgent: Bool = false, completion: @escaping FetchJob.Completion) {
@@ -237,8 +248,10 @@ final class FetchEngine: @unchecked Sendable {
             callbackQueue.async { completion(.failure(.unsupportedURL(url: url))) }
             return
         }
-        let refused: Bool = state.withLock { state in
-            if state.closed { return true }
+        let refused: ContentError? = state.withLock { state in
+            if state.closed { return .cancelled(url: url) }
+            if !state.started { state.unavailable = startLocked(&state) }
+            if let reason = state.unavailable { return .transport(url: url, reason: reason, receivedBytes: 0) }
             if let job = state.jobs[key] {
                 job.completions.append(completion)
                 state.stats.joined += 1
@@ -246,7 +259,7 @@ final class FetchEngine: @unchecked Sendable {
                     state.waiting.remove(at: i)
                     state.waiting.insert(job, at: 0)
                 }
-                return false
+                return nil
             }
             let isImage: Bool
             if case .image = kind { isImage = true } else { isImage = false }
@@ -256,21 +269,21 @@ final class FetchEngine: @unchecked Sendable {
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
-            curl_multi_wakeup(multi)
-            return false
+            kc_curl_multi_wakeup(multi)
+            return nil
         }
-        if refused { callbackQueue.async { completion(.failure(.cancelled(url: url))) } }
+        if let refused { callbackQueue.async { completion(.failure(refused)) } }
     }
 
     func shutdown() {
-        let (all, wasClosed): ([FetchJob], Bool) = state.withLock { state in
+        let (all, waitForThread): ([FetchJob], Bool) = state.withLock { state in
             let wasClosed = state.closed
             state.closed = true
-            if !wasClosed, let multi { curl_multi_wakeup(multi) }
-            return (Array(state.jobs.values), wasClosed)
+            if !wasClosed, state.running, let multi { kc_curl_multi_wakeup(multi) }
+            return (Array(state.jobs.values), !wasClosed && state.running)
         }
         for job in all { finish(job, .failure(.cancelled(url: job.url))) }
-        if !wasClosed {
+        if waitForThread {
             _ = ended.wait(timeout: .now() + .seconds(1))
         }
     }
@@ -305,9 +318,9 @@ final class FetchEngine: @unchecked Sendable {
             guard let next else { break }
             for job in next { begin(job) }
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            kc_curl_multi_perform(multi, &running)
             var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
+            while let message = kc_curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                       let job = active.first(where: { $0.easy == easy }) else { continue }
                 end(job, job.result(kc_curl_message_result(message), connectTimeout: configuration.connectTimeout,
@@ -333,10 +346,10 @@ final class FetchEngine: @unchecked Sendable {
             if canStartMore { continue }
             // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
-            curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+            kc_curl_multi_poll(multi, nil, 0, Int32(wait), nil)
         }
         for job in active { end(job, .failure(.cancelled(url: job.url))) }
-        curl_multi_cleanup(multi)
+        kc_curl_multi_cleanup(multi)
         ended.signal()
     }
 
@@ -351,7 +364,7 @@ final class FetchEngine: @unchecked Sendable {
                 return
             }
         }
-        guard let easy = curl_easy_init() else {
+        guard let easy = kc_curl_easy_init() else {
             job.writer?.abort()
             finish(job, .failure(.transport(url: job.url, reason: "curl_easy_init failed", receivedBytes: 0)))
             return
@@ -365,7 +378,7 @@ final class FetchEngine: @unchecked Sendable {
             if let etag = validators.etag { headers.append("If-None-Match: " + etag) }
             if let date = validators.lastModified { headers.append("If-Modified-Since: " + date) }
         }
-        for line in headers { job.headerList = curl_slist_append(job.headerList, line) }
+        for line in headers { job.headerList = kc_curl_slist_append(job.headerList, line) }
         let c = configuration
         var ok = true
         func set(_ rc: CURLcode) { if rc != CURLE_OK { ok = false } }
@@ -404,7 +417,7 @@ final class FetchEngine: @unchecked Sendable {
         }))
         set(kc_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
         active.append(job)
-        if !ok || curl_multi_add_handle(multi, easy) != CURLM_OK {
+        if !ok || kc_curl_multi_add_handle(multi, easy) != CURLM_OK {
             end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options (\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",
                                          receivedBytes: 0)))
         }
@@ -414,11 +427,11 @@ final class FetchEngine: @unchecked Sendable {
     private func end(_ job: FetchJob, _ result: Result<FetchJob.Payload, ContentError>) {
         active.removeAll { $0 === job }
         if let easy = job.easy {
-            curl_multi_remove_handle(multi, easy)
-            curl_easy_cleanup(easy)
+            kc_curl_multi_remove_handle(multi, easy)
+            kc_curl_easy_cleanup(easy)
             job.easy = nil
         }
-        curl_slist_free_all(job.headerList)
+        kc_curl_slist_free_all(job.headerList)
         job.headerList = nil
         job.writer?.abort()
         job.writer = nil

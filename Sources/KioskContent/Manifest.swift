@@ -36,6 +36,10 @@ public struct ManifestItem: Equatable, Sendable {
     /// The SHA-256 of the image's bytes (`sha256`, 64 hex digits, stored lowercase), if the
     /// manifest gives one: a cached or downloaded body must match it.
     public var sha256: String?
+    /// When it is in the rotation (`schedule`, README "Schedules"); nil: always.
+    public var schedule: ItemSchedule?
+    /// `fallback`: shown only while no other item is in the rotation.
+    public var fallback = false
 
     public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil) {
         self.src = src; self.duration = duration; self.fit = fit; self.id = id; self.sha256 = sha256
@@ -66,7 +70,8 @@ public struct ManifestItem: Equatable, Sendable {
 /// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
 /// - `fit`: `fit`, `fill` or `stretch` (``FitMode``);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
-///   (a string), `sha256` (64 hex digits). Other keys are ignored.
+///   (a string), `sha256` (64 hex digits), `schedule` and `fallback` (ManifestSchedule.swift).
+///   Other keys are ignored.
 ///
 /// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
 ///
@@ -239,6 +244,8 @@ private struct Reader {
                     }
                     item.sha256 = lower
                 }
+                item.schedule = try ManifestSchedule.read(fields["schedule"], path: path + ".schedule", fail: fail)
+                item.fallback = try ManifestSchedule.fallback(fields["fallback"], path: path + ".fallback", fail: fail)
             }
             manifest.items.append(item)
         }

@@ -193,7 +193,7 @@ public struct Carousel: Sendable {
     /// the new list's first item (forward) or last (backward) and drops it. See ``replaceItems(_:at:)``.
     private(set) var retiring: Int?
     /// A new playlist waiting for the transition under way to end.
-    private var pendingItems: [PlaylistItem]?
+    private var pendingItems: (items: [PlaylistItem], rotation: [Int])?
     /// Paused: no auto-advance until ``resume(at:)`` (moves asked for still happen).
     public private(set) var isPaused = false
     /// The position in `order` a ``goto(item:at:)`` goes to: it plays the next role until the
@@ -268,7 +268,7 @@ public struct Carousel: Sendable {
         // Each pass completes or starts at most one transition; a late tick catches up in order.
         passes: for _ in 0..<8 {
             if transition == nil, let replacement = pendingItems {
-                actions += applyItems(replacement, at: now)
+                actions += applyItems(replacement.items, replacement.rotation, at: now)
             }
             if let t = transition {
                 // A finger hold has no end; the others complete at their natural end.
@@ -370,21 +370,23 @@ public struct Carousel: Sendable {
     /// events are into the new list. While a fade, a touch or a settle is under way the new
     /// list waits for it to end, so the picture never jumps. An empty list gives the "no
     /// images" screen.
-    public mutating func replaceItems(_ newItems: [PlaylistItem], at now: Duration) -> [CarouselAction] {
+    /// `showing` (indices into `newItems`) limits the rotation (README "Schedules"); nil: all.
+    public mutating func replaceItems(_ newItems: [PlaylistItem], showing: [Int]? = nil, at now: Duration) -> [CarouselAction] {
+        let rotation = showing?.filter { newItems.indices.contains($0) } ?? Array(newItems.indices)
         guard started else {
             items = newItems
-            order = Array(newItems.indices)
+            order = rotation
             cursor = 0
             return []
         }
         if transition != nil {
-            pendingItems = newItems
+            pendingItems = (newItems, rotation)
             return []
         }
-        return applyItems(newItems, at: now)
+        return applyItems(newItems, rotation, at: now)
     }
 
-    private mutating func applyItems(_ newItems: [PlaylistItem], at now: Duration) -> [CarouselAction] {
+    private mutating func applyItems(_ newItems: [PlaylistItem], _ rotation: [Int], at now: Duration) -> [CarouselAction] {
         pendingItems = nil
         jump = nil
         let oldItems = items
@@ -394,13 +396,13 @@ public struct Carousel: Sendable {
         func remap(_ old: Int) -> Int? { old < oldItems.count ? indexBySource[oldItems[old].source] : nil }
 
         items = newItems
-        order = Array(newItems.indices)
+        order = rotation
         retiring = nil
         let currentSlotBefore = currentSlot
         var restart = false
-        if let c = onScreen, let kept = remap(c) {
-            cursor = kept
-        } else if let c = onScreen, announced, !newItems.isEmpty {
+        if let c = onScreen, let kept = remap(c), let position = rotation.firstIndex(of: kept) {
+            cursor = position
+        } else if let c = onScreen, announced, !rotation.isEmpty {
             items.append(oldItems[c])   // stays on screen until the next move
             retiring = items.count - 1
             cursor = 0

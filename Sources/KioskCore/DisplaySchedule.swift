@@ -10,7 +10,7 @@
 /// change can therefore come an hour early or late, once.
 public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
     /// One daily off range, in minutes of the day.
-    public struct Range: Equatable, Sendable, CustomStringConvertible {
+    public struct Range: Hashable, Sendable, CustomStringConvertible {
         /// First minute off, 0 ... 1439.
         public var start: Int
         /// First minute on again, 0 ... 1440 (1440 = midnight at the end of the day).

@@ -12,11 +12,18 @@ public struct PlaylistItem: Equatable, Sendable {
     /// The SHA-256 a manifest gives for the image's bytes, 64 lowercase hex digits: a cached
     /// download is used only when its bytes have it. Nil when none was given.
     public var sha256: String?
+    /// When it is in the rotation (README "Schedules"); nil: always.
+    public var schedule: ItemSchedule?
+    /// Shown only while no other item is in the rotation (`"fallback": true`).
+    public var fallback = false
 
-    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil) {
+    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil,
+                schedule: ItemSchedule? = nil, fallback: Bool = false) {
         self.source = source
         self.duration = duration
         self.fit = fit
         self.sha256 = sha256
+        self.schedule = schedule
+        self.fallback = fallback
     }
 }

@@ -1,10 +1,70 @@
 // SPDX-License-Identifier: Apache-2.0
 #ifndef KC_CURL_H
 #define KC_CURL_H
-// Typed wrappers of libcurl's varargs calls (curl_easy_setopt, curl_easy_getinfo,
-// curl_multi_setopt), which Swift cannot call directly. Each returns libcurl's own code
-// (CURLE_OK / CURLM_OK on success); see curl_easy_setopt(3), curl_easy_getinfo(3).
+// libcurl, opened with dlopen on first use instead of linked: Debian's libcurl4 brings about
+// 30 more libraries (GnuTLS, Kerberos, LDAP, libssh2, nghttp2, ...) whose loading costs every
+// process about 5 ms and 6 MiB of resident memory; a show of local files never pays it (README
+// "Benchmarks"). The .deb depends on libcurl4 by name, since dpkg-shlibdeps cannot see it.
+//
+// Every kc_curl_* function below stands for the libcurl function of the same name (see its
+// man page, e.g. curl_multi_poll(3)) and loads the library first; when it cannot be loaded
+// they return the failure value given with each (NULL, CURLE_FAILED_INIT, ...) and
+// kc_curl_load_error() says why. The varargs calls (curl_easy_setopt, curl_easy_getinfo,
+// curl_multi_setopt), which Swift cannot call directly, get typed wrappers; they need a
+// handle, so the library is loaded by then. Each returns libcurl's own code (CURLE_OK /
+// CURLM_OK on success); see curl_easy_setopt(3), curl_easy_getinfo(3).
 #include <curl/curl.h>
+
+/// The soname opened: libcurl's ABI 4, which Debian 12's libcurl4 (7.88) provides.
+#define KC_CURL_SONAME "libcurl.so.4"
+
+/// Opens libcurl and looks up every function used, once per process (thread-safe):
+/// 0 when ready, -1 when not (then kc_curl_load_error() says why).
+int kc_curl_load(void);
+/// Why libcurl could not be loaded (dlerror's text or the missing symbol), NULL when it was.
+/// The string is static.
+const char *kc_curl_load_error(void);
+
+/// curl_global_init; CURLE_FAILED_INIT when libcurl is not loaded.
+CURLcode kc_curl_global_init(long flags);
+/// curl_version_info of the loaded library; NULL when it is not loaded.
+curl_version_info_data *kc_curl_version_info(CURLversion age);
+/// curl_easy_init; NULL when libcurl is not loaded.
+CURL *kc_curl_easy_init(void);
+/// curl_easy_cleanup.
+void kc_curl_easy_cleanup(CURL *easy);
+/// curl_easy_strerror (a static string).
+const char *kc_curl_easy_strerror(CURLcode code);
+/// curl_free.
+void kc_curl_free(void *pointer);
+/// curl_multi_init; NULL when libcurl is not loaded.
+CURLM *kc_curl_multi_init(void);
+/// curl_multi_cleanup.
+CURLMcode kc_curl_multi_cleanup(CURLM *multi);
+/// curl_multi_add_handle.
+CURLMcode kc_curl_multi_add_handle(CURLM *multi, CURL *easy);
+/// curl_multi_remove_handle.
+CURLMcode kc_curl_multi_remove_handle(CURLM *multi, CURL *easy);
+/// curl_multi_perform.
+CURLMcode kc_curl_multi_perform(CURLM *multi, int *running);
+/// curl_multi_info_read: the message is owned by libcurl until the next call.
+CURLMsg *kc_curl_multi_info_read(CURLM *multi, int *left);
+/// curl_multi_poll, waiting at most `timeout_ms` milliseconds.
+CURLMcode kc_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned int count, int timeout_ms, int *ready);
+/// curl_multi_wakeup.
+CURLMcode kc_curl_multi_wakeup(CURLM *multi);
+/// curl_slist_append: libcurl copies `line`; NULL when out of memory or not loaded.
+struct curl_slist *kc_curl_slist_append(struct curl_slist *list, const char *line);
+/// curl_slist_free_all.
+void kc_curl_slist_free_all(struct curl_slist *list);
+/// curl_url; NULL when libcurl is not loaded.
+CURLU *kc_curl_url(void);
+/// curl_url_cleanup.
+void kc_curl_url_cleanup(CURLU *url);
+/// curl_url_set; CURLUE_OUT_OF_MEMORY when libcurl is not loaded.
+CURLUcode kc_curl_url_set(CURLU *url, CURLUPart part, const char *text, unsigned int flags);
+/// curl_url_get: `*text` is freed with kc_curl_free; CURLUE_OUT_OF_MEMORY when not loaded.
+CURLUcode kc_curl_url_get(const CURLU *url, CURLUPart part, char **text, unsigned int flags);
 
 /// The signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION: `size * nmemb` bytes at
 /// `data` (not NUL-terminated, owned by libcurl for the call only); returns the bytes taken

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+import KioskCore
+import KioskSystem
+
+/// An item's `schedule` and `fallback` in a manifest or a local playlist (README "Schedules"):
+///
+/// ```json
+/// {"src": "lunch.jpg", "schedule": {"from": "2026-12-01", "until": "2026-12-24T18:00:00+01:00",
+///                                   "days": ["mon", "tue"], "times": ["11:00-15:00"]}},
+/// {"src": "logo.png", "fallback": true}
+/// ```
+enum ManifestSchedule {
+    /// Reads `schedule` (an object with `from`, `until`, `days`, `times`, each optional; other
+    /// keys are refused, so a misspelt one does not quietly show the item all the time).
+    /// - Parameter fail: makes the error for a place under `path` (`items[3].schedule.times[0]`).
+    /// - Throws: what `fail` makes, for a wrong type, a bad date or window, an empty `days`, or
+    ///   an `until` not after `from`.
+    static func read(_ value: JSONValue?, path: String,
+                     fail: (String, String) -> ContentError) throws(ContentError) -> ItemSchedule? {
+        guard let value else { return nil }
+        if case .null = value { return nil }
+        guard case .object(let fields) = value else { throw fail(path, "expected an object, found \(value.typeName)") }
+        for key in fields.keys.sorted() where !["from", "until", "days", "times"].contains(key) {
+            throw fail(path + "." + key, "unknown schedule field (from, until, days, times)")
+        }
+        var schedule = ItemSchedule()
+        func text(_ v: JSONValue, _ p: String) throws(ContentError) -> String {
+            guard case .string(let s) = v else { throw fail(p, "expected a string, found \(v.typeName)") }
+            return s
+        }
+        func list(_ key: String) throws(ContentError) -> [(String, String)]? {
+            guard let v = fields[key] else { return nil }
+            guard case .array(let entries) = v else { throw fail(path + "." + key, "expected an array, found \(v.typeName)") }
+            guard !entries.isEmpty else { throw fail(path + "." + key, "empty (leave it out to mean every day, all day)") }
+            var out: [(String, String)] = []
+            for (i, e) in entries.enumerated() { let p = "\(path).\(key)[\(i)]"; out.append((try text(e, p), p)) }
+            return out
+        }
+        for key in ["from", "until"] {
+            guard let v = fields[key] else { continue }
+            let raw = try text(v, path + "." + key)
+            let bound: ItemSchedule.Bound
+            do { bound = try ItemSchedule.parseBound(raw) } catch { throw fail(path + "." + key, error.description) }
+            if key == "from" { schedule.from = bound } else { schedule.until = bound }
+        }
+        if let days = try list("days") {
+            var set = Set<Int>()
+            for (d, p) in days {
+                do { set.insert(try ItemSchedule.parseDay(d)) } catch { throw fail(p, error.description) }
+            }
+            schedule.days = set
+        }
+        for (w, p) in try list("times") ?? [] {
+            do { schedule.times.append(try ItemSchedule.parseWindow(w)) } catch { throw fail(p, error.description) }
+        }
+        do { try schedule.validate() } catch { throw fail(path + ".until", error.description) }
+        return schedule
+    }
+
+    /// Reads `fallback` (true or false; absent: false).
+    static func fallback(_ value: JSONValue?, path: String, fail: (String, String) -> ContentError) throws(ContentError) -> Bool {
+        switch value {
+        case nil, .null?: return false
+        case .bool(let b)?: return b
+        case let v?: throw fail(path, "expected true or false, found \(v.typeName)")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+import KioskCore
+import KioskContent
+
+@Test func aMalformedScheduleRefusesThePlaylistNamingThePlace() throws {
+    func error(_ json: String) -> String {
+        do { _ = try Manifest.parse(Array(json.utf8), origin: .local(path: "/tmp/show.json")); return "accepted" } catch {
+            return error.description
+        }
+    }
+    let item = #"{"src": "a.png"}, {"src": "b.png"}, {"src": "c.png"}"#
+    #expect(error(#"{"items": [\#(item), {"src": "d.png", "schedule": {"times": ["25:00-26:00"]}}]}"#).contains("items[3].schedule.times[0]"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"days": ["fri", "someday"]}}]}"#).contains("items[0].schedule.days[1]"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"from": "2026-12-24 18:00"}}]}"#).contains("items[0].schedule.from"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"from": "2026-12-24", "until": "2026-12-01"}}]}"#).contains("items[0].schedule.until"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"time": ["07:00-11:00"]}}]}"#).contains("items[0].schedule.time"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"times": []}}]}"#).contains("items[0].schedule.times"))
+    #expect(error(#"{"items": [{"src": "d.png", "fallback": "yes"}]}"#).contains("items[0].fallback"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"days": ["mon"], "times": ["17:30-02:00"]}, "fallback": false}]}"#) == "accepted")
+    let refused = error(#"{"items": [\#(item), {"src": "d.png", "schedule": {"times": ["07:00-11:00", "25:00-26:00"]}}]}"#)
+    #expect(refused.contains("items[3].schedule.times[1]: '25:00' in '25:00-26:00' is not a time"), "\(refused)")
+}
+
+@Test func aPlaylistItemCarriesItsScheduleAndFallback() throws {
+    let json = #"{"items": [{"src": "menu.png", "schedule": {"from": "2026-12-01", "until": "2026-12-04T18:00:00+01:00", "#
+        + #""days": ["Mon", "tue"], "times": ["07:00-11:00", "17:30-02:00"]}}, {"src": "logo.png", "fallback": true}]}"#
+    let m = try Manifest.parse(Array(json.utf8), origin: .local(path: "/srv/show.json"))
+    let s = try #require(m.items[0].schedule)
+    #expect(s.from == .date(LocalDate(year: 2026, month: 12, day: 1)))
+    let until: Int64 = LocalDate(year: 2026, month: 12, day: 4).daysSinceEpoch * 86_400 + 17 * 3600
+    #expect(s.until == .instant(until))
+    #expect(s.days == [0, 1])
+    #expect(s.times == [DisplaySchedule.Range(start: 420, end: 660), DisplaySchedule.Range(start: 1050, end: 120)])
+    #expect(!m.items[0].fallback && m.items[1].fallback && m.items[1].schedule == nil)
+}

@@ -52,7 +52,7 @@ arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 # The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
 maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libcurl4, libssl3, libjansson4, zlib1g, libfreetype6, libharfbuzz0b, libfontconfig1"
 
 case "$version" in
     [0-9]*) ;;
@@ -156,6 +156,7 @@ else
     lib_depends=$fallback_depends
 fi
 depends="adduser, ca-certificates, libheif1 (>= 1.15.1), $lib_depends"  # libheif is dlopen()ed: not seen by dpkg-shlibdeps
+depends="$depends, fonts-dejavu-core"  # the default font fontconfig finds for the screens' text
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

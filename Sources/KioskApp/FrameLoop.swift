@@ -140,7 +140,7 @@ public final class FrameLoop {
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
                 signals: SignalPipe? = nil, decodeSignal: @escaping (Int32) -> LoopRequest? = { _ in nil },
                 notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil,
-                content: ContentService? = nil) {
+                content: ContentService? = nil, painter: (any TextPainter)? = nil) {
         self.notifier = notifier
         self.content = content
         playlist = carousel.items
@@ -154,7 +154,7 @@ public final class FrameLoop {
         virtualClock = clock as? VirtualClock
         self.carousel = carousel
         self.preparer = preparer
-        renderer = SceneRenderer(width: display.width, height: display.height, background: background)
+        renderer = SceneRenderer(width: display.width, height: display.height, background: background, painter: painter)
         self.events = events
         self.runFor = runFor
         self.stopAfterOneRound = stopAfterOneRound

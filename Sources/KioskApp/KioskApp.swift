@@ -78,6 +78,7 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.images = content.images
+        let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first photo is on screen.
@@ -95,7 +96,7 @@ public enum KioskApp {
                              runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
                              signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content)
+                             tapCommand: tapCommand, content: content, painter: text?.messagePainter())
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
         content.start()
         defer { tapCommand?.stop() }

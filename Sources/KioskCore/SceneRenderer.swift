@@ -8,8 +8,10 @@ public final class SceneRenderer {
     public let width: Int, height: Int
     /// The letterbox / placeholder colour.
     public let background: RGBColor
+    /// Draws the words of the placeholder and "no images" screens (nil: plain background).
+    public let painter: (any TextPainter)?
     /// Text on a slot whose image is not ready yet.
-    public static let placeholderText = "Loading..."
+    public static let placeholderText = "Loading\u{2026}"
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
 
@@ -20,10 +22,11 @@ public final class SceneRenderer {
     /// Second scratch frame: the blended picture of a slide (a finger caught a cross-fade).
     private var pictureScratch: Bitmap?
 
-    public init(width: Int, height: Int, background: RGBColor) {
+    public init(width: Int, height: Int, background: RGBColor, painter: (any TextPainter)? = nil) {
         self.width = width
         self.height = height
         self.background = background
+        self.painter = painter
     }
 
     /// Renders `scene` and returns the frame to present. `slots[i]` is the prepared frame of
@@ -87,7 +90,7 @@ public final class SceneRenderer {
         case .noImages:
             if let f = noImagesFrame { return f }
             let f = Bitmap(width: width, height: height)
-            Compositor.drawMessage(into: f, Self.noImagesText, background: background)
+            Compositor.drawMessage(into: f, Self.noImagesText, background: background, painter: painter)
             noImagesFrame = f
             return f
         }
@@ -96,7 +99,7 @@ public final class SceneRenderer {
     private func placeholder() -> Bitmap {
         if let f = placeholderFrame { return f }
         let f = Bitmap(width: width, height: height)
-        Compositor.drawMessage(into: f, Self.placeholderText, background: background)
+        Compositor.drawMessage(into: f, Self.placeholderText, background: background, painter: painter)
         placeholderFrame = f
         return f
     }

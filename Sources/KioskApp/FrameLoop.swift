@@ -5,6 +5,7 @@ import KioskDisplay
 import KioskContent
 import KioskImaging
 import KioskSystem
+import KioskText
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
 public final class MonotonicClock: ShowClock {
@@ -135,6 +136,10 @@ public final class FrameLoop {
     private var pendingShown: [(item: Int, source: String, at: Duration)] = []
     /// Frames presented so far.
     public private(set) var framesPresented = 0
+    /// `--overlay`: the clock blended into every frame (FrameLoop+Overlay.swift).
+    public var clockOverlay: ClockOverlay? { didSet { renderer.frameOverlay = clockOverlay; deadlines[.overlay] = nil } }
+    /// The wall-clock time (seconds since 1970) the virtual clock's zero stands for.
+    public var overlayEpochAtStart = Int(time(nil))
 
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
@@ -192,6 +197,7 @@ public final class FrameLoop {
                 handle(carousel.replaceItems(items, at: clock.now))
             }
             if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
+            serviceOverlay(at: clock.now)
             // 1d. Files behind the slots that changed under the same name.
             checkSlotFiles(at: clock.now)
             // 1b. Touches.
@@ -262,8 +268,9 @@ public final class FrameLoop {
                 // to do is over.
                 var timed = deadlines
                 timed[.retry] = nil
+                timed[.overlay] = nil  // the clock alone does not keep a finished show going
                 guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
-                vc.advance(to: next)
+                vc.advance(to: min(next, deadlines[.overlay] ?? next))
             } else {
                 sleep(timeout: deadlines.pollTimeout(from: now))
             }
@@ -388,7 +395,8 @@ public final class FrameLoop {
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
                 slotFiles[slot] = nil
                 let it = carousel.items[item]
-                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256))
+                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256,
+                                      caption: it.caption))
             case .shown(let item, let source, let at):
                 pendingShown.append((item, source, at))
             case .dropped:
@@ -484,6 +492,8 @@ enum LoopDuty: Hashable, Sendable {
     case displayAcquire
     /// The files behind the prepared slots are checked for a change of content.
     case fileCheck
+    /// `--overlay`: the clock's text is formatted again (the start of each minute).
+    case overlay
 }
 
 // MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)

@@ -7,6 +7,7 @@ import KioskContent
 import KioskImaging
 import KioskInput
 import KioskSystem
+import KioskText
 
 /// The fatal-signal actions in place before ours, indexed by signal number (read in handlers).
 nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigaction> = {
@@ -79,6 +80,8 @@ public enum KioskApp {
         }
         preparer.images = content.images
         let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
+        preparer.captionSource = settings.caption
+        if settings.caption != .off { preparer.captions = text?.renderer().map(CaptionPainter.init) }
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first photo is on screen.
@@ -98,6 +101,10 @@ public enum KioskApp {
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
                              tapCommand: tapCommand, content: content, painter: text?.messagePainter())
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
+        if let kind = settings.overlay, let r = text?.renderer() {
+            loop.clockOverlay = ClockOverlay(format: settings.overlayFormat ?? kind.defaultFormat, renderer: r,
+                                             frameWidth: display.width, frameHeight: display.height)
+        }
         content.start()
         defer { tapCommand?.stop() }
         // The control socket (ControlServer.swift, README "Control socket").

@@ -12,8 +12,11 @@ public struct PlaylistItem: Equatable, Sendable {
     /// The SHA-256 a manifest gives for the image's bytes, 64 lowercase hex digits: a cached
     /// download is used only when its bytes have it. Nil when none was given.
     public var sha256: String?
+    /// Words drawn in a band at the bottom of the picture (README "Captions"); nil: none.
+    public var caption: String?
 
-    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil) {
+    public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil, caption: String? = nil) {
+        self.caption = caption
         self.source = source
         self.duration = duration
         self.fit = fit

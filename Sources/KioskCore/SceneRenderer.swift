@@ -10,6 +10,8 @@ public final class SceneRenderer {
     public let background: RGBColor
     /// Draws the words of the placeholder and "no images" screens (nil: plain background).
     public let painter: (any TextPainter)?
+    /// Blended into every frame rendered (``FrameOverlay``); nil: none.
+    public var frameOverlay: (any FrameOverlay)?
     /// Text on a slot whose image is not ready yet.
     public static let placeholderText = "Loading\u{2026}"
     /// Text of the screen shown when the playlist is empty.
@@ -57,6 +59,12 @@ public final class SceneRenderer {
             let s = scratchFrame()
             if out !== s { s.pixels.update(from: out.pixels, count: s.pixelCount) }
             Compositor.drawPageDots(into: s, count: dots.count, current: dots.current)
+            out = s
+        }
+        if let frameOverlay {
+            let s = scratchFrame()
+            if out !== s { s.pixels.update(from: out.pixels, count: s.pixelCount) }
+            frameOverlay.blend(into: s)
             out = s
         }
         return out

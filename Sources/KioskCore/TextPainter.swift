@@ -8,3 +8,10 @@ public protocol TextPainter: AnyObject {
     /// 800x480 and 3840x2160 look alike), smaller when a line would not fit the width.
     func drawMessage(_ text: String, into frame: Bitmap, color: RGBColor)
 }
+
+/// Something blended into every frame presented, after the scene is composed (the clock of
+/// `--overlay`): it must be cheap (a small box of precomputed masks), it never draws glyphs.
+public protocol FrameOverlay: AnyObject {
+    /// Blends into `frame` (XRGB8888, the renderer's size), in place.
+    func blend(into frame: Bitmap)
+}

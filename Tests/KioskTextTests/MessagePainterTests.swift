@@ -38,7 +38,7 @@ import Testing
 
     @Test func lightBackgroundGetsDarkAntialiasedText() throws {
         let painter = MessagePainter(renderer: try Fonts.renderer())
-        let frame = Bitmap(width: 320, height: 240, fill: 0)
+        let frame = Bitmap(width: 1280, height: 720, fill: 0)
         Compositor.drawMessage(into: frame, "X", background: .white, painter: painter)
         #expect((0..<frame.pixelCount).contains { frame.pixels[$0] == 0xFF30_3030 })
         #expect((0..<frame.pixelCount).contains { let v = frame.pixels[$0] & 0xFF; return v > 0x30 && v < 0xFF })

@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "kiosk-carousel"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "KioskText", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -153,10 +153,21 @@ public final class TextRenderer {
                 continue
             }
             let font = library.font(covering: scalar) ?? missing(scalar)
-            if runFont >= 0 { runs.append((runFont, runStart..<i)) }
+            if runFont >= 0 { appendRun(runFont, runStart..<i, runScript) }
             runFont = font; runScript = script; runStart = i
         }
-        runs.append((runFont, runStart..<scalars.count))
+        // Spaces and punctuation after a run against the line's direction (an Arabic phrase in
+        // a Latin caption) belong between it and the next run, not inside it (mirrored).
+        func appendRun(_ font: Int, _ range: Range<Int>, _ script: hb_script_t) {
+            let rtl = hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL
+            var end = range.upperBound
+            if rtl != (lineRTL ?? false) {
+                while end > range.lowerBound, Self.isNeutral(hb_unicode_script(funcs, scalars[end - 1])) { end -= 1 }
+            }
+            if end > range.lowerBound { runs.append((font, range.lowerBound..<end)) }
+            if end < range.upperBound { runs.append((font, end..<range.upperBound)) }
+        }
+        appendRun(runFont, runStart..<scalars.count, runScript)
         if lineRTL == true { runs.reverse() }
         var pen: Int32 = 0
         scalars.withUnsafeBufferPointer { text in

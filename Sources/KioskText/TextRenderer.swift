@@ -53,7 +53,9 @@ public final class TextRenderer {
     private var faces: [FaceKey: Face] = [:]
     private var nextFaceID = 0
     private var cache: GlyphCache
-    private var reportedMissing: Set<UInt32> = []
+    /// The characters (Unicode scalar values) no installed font covers, each logged once when
+    /// first met (at most 256 remembered).
+    public private(set) var reportedMissing: Set<UInt32> = []
     private let buffer: OpaquePointer
 
     private struct FaceKey: Hashable { let font: Int, size: Int }

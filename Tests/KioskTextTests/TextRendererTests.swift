@@ -95,4 +95,13 @@ import Testing
         }
         #expect(r.glyphCacheBytes > 0)
     }
+
+    @Test func aCharacterNoFontCoversIsReportedOnce() throws {
+        let r = try Fonts.renderer()
+        // U+10900 PHOENICIAN LETTER ALF: in neither DejaVu Sans nor WenQuanYi Micro Hei.
+        #expect(Fonts.library.font(covering: "\u{10900}") == nil)
+        let l = r.layout("Alf \u{10900}\u{10900}", pixelSize: 30, maxWidth: 1000, maxLines: 1)
+        #expect(l.lines.count == 1 && l.lines[0].glyphs.count == 6)  // drawn (as the box), not dropped
+        #expect(r.reportedMissing == [0x10900])
+    }
 }

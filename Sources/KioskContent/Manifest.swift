@@ -40,8 +40,12 @@ public struct ManifestItem: Equatable, Sendable {
     public var schedule: ItemSchedule?
     /// `fallback`: shown only while no other item is in the rotation.
     public var fallback = false
+    /// Words drawn at the bottom of the picture (`caption`, a string), if any.
+    public var caption: String?
 
-    public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil) {
+    public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil,
+                caption: String? = nil) {
+        self.caption = caption
         self.src = src; self.duration = duration; self.fit = fit; self.id = id; self.sha256 = sha256
     }
 
@@ -70,8 +74,8 @@ public struct ManifestItem: Equatable, Sendable {
 /// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
 /// - `fit`: `fit`, `fill` or `stretch` (``FitMode``);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
-///   (a string), `sha256` (64 hex digits), `schedule` and `fallback` (ManifestSchedule.swift).
-///   Other keys are ignored.
+///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
+///   (ManifestSchedule.swift). Other keys are ignored.
 ///
 /// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
 ///
@@ -237,6 +241,7 @@ private struct Reader {
                 }
                 item.fit = try fit(fields["fit"], path + ".fit")
                 item.id = try string(fields["id"], path + ".id")
+                item.caption = try string(fields["caption"], path + ".caption")
                 if let h = try string(fields["sha256"], path + ".sha256") {
                     let lower = h.lowercased()
                     guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {

@@ -44,6 +44,10 @@ enum ChildCase {
         case "cache-write":
             // cache-write ENTRIES WRITES: the disk cache's write cost when full (CacheWrite.swift).
             return CacheWriteCase.run(entries: int(0, 10_000), writes: int(1, 300))
+        case "text":
+            // text PHOTO RUNS: caption prepare and clock overlay costs (TextCost.swift).
+            guard let photo = rest.first else { return usage() }
+            return TextCostCase.run(photo: photo, runs: int(1, 21))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.

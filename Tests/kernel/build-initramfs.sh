@@ -30,6 +30,16 @@ gcc -O2 -Wall -static -o "$ROOT/app/evemu-replay" "$HERE/evemu-replay.c"
 gcc -O2 -Wall -static -o "$ROOT/app/evdump" "$HERE/evdump.c"
 gcc -O2 -Wall -static -o "$ROOT/app/vtswitch" "$HERE/vtswitch.c"
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+# Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
+# playlist of the photos with a caption (the caption case; run-kernel-tests.py has the same words).
+CAPTION="Harbour lights at dusk, seen from the pier"
+mkdir -p "$ROOT/usr/share/fonts/truetype/dejavu" "$ROOT/etc/fonts"
+cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$ROOT/usr/share/fonts/truetype/dejavu/"
+printf '<?xml version="1.0"?>\n<fontconfig><dir>/usr/share/fonts</dir><cachedir>/tmp/fontconfig</cachedir></fontconfig>\n' \
+    > "$ROOT/etc/fonts/fonts.conf"
+{ printf '{"items": ['; sep=""
+  for p in "$@"; do printf '%s{"src": "/app/photos/%s", "caption": "%s"}' "$sep" "$(basename "$p")" "$CAPTION"; sep=", "; done
+  printf ']}\n'; } > "$ROOT/app/captions.json"
 
 # Touchscreen recordings (evemu-devices, see Tests/Fixtures/evemu-touchscreens/SOURCE.md) and
 # the synthetic sideways swipe (Tests/kernel/evemu/), under names without spaces.

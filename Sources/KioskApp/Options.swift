@@ -129,9 +129,9 @@ public enum CommandLineParser {
             }
             s.fade = .milliseconds(ms)
         },
-        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop) or stretch (default fit)") { s, v throws(UsageError) in
+        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop), stretch, or blur (fit over itself blurred) (default fit)") { s, v throws(UsageError) in
             guard let f = FitMode(rawValue: v) else {
-                throw UsageError("--fit: expected fit, fill or stretch, got '\(v)'")
+                throw UsageError("--fit: expected fit, fill, stretch or blur, got '\(v)'")
             }
             s.fit = f
         },

@@ -52,9 +52,10 @@ extension Compositor {
         let columns = spans(sw, frame: fw, coverStart: cover.x, coverSize: cover.width, image: iw)
         let rows = spans(sh, frame: fh, coverStart: cover.y, coverSize: cover.height, image: ih)
         var planes = [[Float]](repeating: [Float](repeating: 0, count: sw * sh), count: 3)
-        var sums = [UInt32](repeating: 0, count: sw * 3)
+        let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: sw * 3)
+        defer { sums.deallocate() }
         for j in 0..<sh {
-            for k in sums.indices { sums[k] = 0 }
+            sums.update(repeating: 0, count: sw * 3)
             for y in rows[j] {
                 let row = frame.row(y0 + y) + x0
                 for i in 0..<sw {
@@ -91,9 +92,15 @@ extension Compositor {
         }
 
         // 3. Dim into 8.4 fixed point, then enlarge bilinearly (pixel centres aligned, edges
-        //    clamped) into the letterbox only.
+        //    clamped) into the letterbox only: per frame row the two reduced rows are mixed once
+        //    (sw × 3 samples), then each letterbox pixel mixes two of those (8-bit weights; the
+        //    values stay within 0...255 × 16 × 256², so nothing needs clamping).
         let dim = Float(letterboxDim) / 256 * 16
-        var small = [Int32](repeating: 0, count: sw * sh * 3)
+        let small = UnsafeMutablePointer<Int32>.allocate(capacity: sw * sh * 3)
+        let line = UnsafeMutablePointer<Int32>.allocate(capacity: sw * 3)
+        let colA = UnsafeMutablePointer<Int>.allocate(capacity: fw), colB = UnsafeMutablePointer<Int>.allocate(capacity: fw)
+        let colW = UnsafeMutablePointer<Int32>.allocate(capacity: fw)
+        defer { small.deallocate(); line.deallocate(); colA.deallocate(); colB.deallocate(); colW.deallocate() }
         for k in 0..<(sw * sh) {
             for c in 0..<3 { small[3 * k + c] = Int32((planes[c][k] * dim).rounded()) }
         }
@@ -104,28 +111,23 @@ extension Compositor {
                 return (a, min(a + 1, n - 1), Int32(((s - Double(a)) * 256).rounded()))
             }
         }
-        let tx = taps(sw, fw), ty = taps(sh, fh)
-        var line = [Int32](repeating: 0, count: sw * 3)
+        for (x, t) in taps(sw, fw).enumerated() { colA[x] = 3 * t.a; colB[x] = 3 * t.b; colW[x] = t.w }
+        let ty = taps(sh, fh)
         for y in 0..<fh {
             let (a, b, w) = ty[y]
-            for k in 0..<(sw * 3) { line[k] = small[a * sw * 3 + k] &* (256 &- w) &+ small[b * sw * 3 + k] &* w }
+            let ra = small + a * sw * 3, rb = small + b * sw * 3, iw = 256 &- w
+            for k in 0..<(sw * 3) { line[k] = ra[k] &* iw &+ rb[k] &* w }
             let row = frame.row(y)
-            func fill(_ range: Range<Int>) {
-                for x in range {
-                    let (l, r, wx) = tx[x]
-                    var v: UInt32 = 0xFF00_0000
-                    for c in 0..<3 {
-                        let s = (line[3 * l + c] &* (256 &- wx) &+ line[3 * r + c] &* wx &+ (1 << 19)) &>> 20
-                        v |= UInt32(min(255, max(0, s))) << (16 - 8 * c)
-                    }
-                    row[x] = v
+            let spans = y < y0 || y >= y1 ? [0..<fw] : [0..<x0, x1..<fw]
+            for span in spans {
+                for x in span {
+                    let pa = line + colA[x], pb = line + colB[x], wx = colW[x], iwx = 256 &- wx
+                    let r = (pa[0] &* iwx &+ pb[0] &* wx &+ (1 << 19)) &>> 20
+                    let g = (pa[1] &* iwx &+ pb[1] &* wx &+ (1 << 19)) &>> 20
+                    let bl = (pa[2] &* iwx &+ pb[2] &* wx &+ (1 << 19)) &>> 20
+                    row[x] = 0xFF00_0000 | UInt32(truncatingIfNeeded: r) << 16 | UInt32(truncatingIfNeeded: g) << 8
+                        | UInt32(truncatingIfNeeded: bl)
                 }
-            }
-            if y < y0 || y >= y1 {
-                fill(0..<fw)
-            } else {
-                fill(0..<x0)
-                fill(x1..<fw)
             }
         }
     }

@@ -32,6 +32,12 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     ])
 }
 
+@Test func fitBlurShowWideAndPerItem() throws {
+    let m = try parse(#"{"fit":"blur","items":[{"src":"a.jpg"},{"src":"b.jpg","fit":"blur"},{"src":"c.jpg","fit":"fill"}]}"#)
+    #expect(m.fit == .blur)
+    #expect(m.items.map(\.fit) == [nil, .blur, .fill])
+}
+
 @Test func theBannerForm() throws {
     let m = try parse(#"{"imgs":[{"src":"/static/a.jpg"},{"src":"b.jpg","duration":"ignored"}]}"#)
     #expect(m.format == .banner)

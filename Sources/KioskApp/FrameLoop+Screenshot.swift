@@ -30,7 +30,8 @@ extension FrameLoop {
 
     /// `["screenshot", PATH]`: checks PATH, reads the screen back (``Display/screenImage()``) and
     /// hands the copy to the writer; the reply (`path`, `width`, `height`, `bytes`, `index` and
-    /// `src` of the image on screen) goes out when the file is in place. Errors are answered at once.
+    /// `src` of the image on screen) goes out when the file is in place. Errors are answered at
+    /// once, among them a screen that is off or a VT switched away (nothing of the show is seen).
     func startScreenshot(_ request: ControlRequest, path: String) {
         guard let control else { return }
         func fail(_ message: String) { control.answer(request, .failure(ControlFailure(id: nil, message: message))) }
@@ -39,6 +40,10 @@ extension FrameLoop {
         switch screenshots.resolve(path) {
         case .failure(let failure): return control.answer(request, .failure(failure))
         case .success(let resolved): target = resolved
+        }
+        guard displayControl.canDraw else {
+            return fail("screenshot: nothing of the show is on the screen: "
+                        + (displayControl.powerOn ? "the VT is switched away" : "the screen is off"))
         }
         let start = ScreenshotWriter.monotonicMilliseconds()
         let image: Bitmap

@@ -98,6 +98,14 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
         #expect(error.contains(c.error), "\(c.request): \(error)")
         if c.error.contains("outside") { #expect(error.contains("it must be inside"), "\(error)") }
     }
+    // While the screen is off nothing of the show is on it.
+    #expect(try client.request(#"{"command":["display","off"]}"#)["error"] as? String == "success")
+    let off = try client.request(#"{"command":["screenshot","\#(dir)/off.png"]}"#)["error"] as? String ?? ""
+    #expect(off == "screenshot: nothing of the show is on the screen: the screen is off", "\(off)")
+    #expect(access("\(dir)/off.png", F_OK) != 0)
+    #expect(try client.request(#"{"command":["display","on"]}"#)["error"] as? String == "success")
+    let on = try client.request(#"{"command":["screenshot","\#(dir)/on.png"]}"#, timeout: 10)
+    #expect(on["error"] as? String == "success", "\(on)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty, "nothing written outside")
     #expect(access("/x.png", F_OK) != 0)
     // The show goes on and still answers.

@@ -93,6 +93,8 @@ public final class FrameLoop {
     /// The control socket (README "Control socket"; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
     var control: ControlServer?
+    /// Where the control socket's `screenshot` writes its PNGs (FrameLoop+Screenshot.swift), or nil.
+    var screenshots: ScreenshotWriter?
 
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
     let content: ContentService?
@@ -473,6 +475,7 @@ public final class FrameLoop {
         if let signals { fds.append(signals.wakeDescriptor) }
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }
+        if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
         return fds

@@ -114,6 +114,11 @@ public enum KioskApp {
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
+        if control != nil {  // `screenshot` writes into the runtime or the state directory only
+            loop.screenshots = try? ScreenshotWriter(directories: ScreenshotWriter.directories(
+                runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
+                stateDirectory: settings.stateDirectory))
+        }
         return run(loop, display: display)
     }
 

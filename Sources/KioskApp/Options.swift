@@ -134,9 +134,9 @@ public enum CommandLineParser {
             }
             s.fade = .milliseconds(ms)
         },
-        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop) or stretch (default fit)") { s, v throws(UsageError) in
+        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop), stretch, or blur (fit over itself blurred) (default fit)") { s, v throws(UsageError) in
             guard let f = FitMode(rawValue: v) else {
-                throw UsageError("--fit: expected fit, fill or stretch, got '\(v)'")
+                throw UsageError("--fit: expected fit, fill, stretch or blur, got '\(v)'")
             }
             s.fit = f
         },
@@ -228,7 +228,7 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
-        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v

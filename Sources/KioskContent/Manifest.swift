@@ -29,7 +29,7 @@ public struct ManifestItem: Equatable, Sendable {
     public var src: String
     /// How long it stays on screen (`duration` in the JSON, seconds); nil: the show's interval.
     public var duration: Duration?
-    /// How it is placed (`fit`: `fit`, `fill` or `stretch`); nil: the show's fit.
+    /// How it is placed (`fit`: `fit`, `fill`, `stretch` or `blur`); nil: the show's fit.
     public var fit: FitMode?
     /// The manifest's own identifier for the item (`id`, a string), if any.
     public var id: String?
@@ -72,7 +72,7 @@ public struct ManifestItem: Equatable, Sendable {
 ///
 /// - `interval`: seconds from one image fully shown to the next (a number, 0 < x ≤ 86400);
 /// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
-/// - `fit`: `fit`, `fill` or `stretch` (``FitMode``);
+/// - `fit`: `fit`, `fill`, `stretch` or `blur` (``FitMode``);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
 ///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
 ///   (ManifestSchedule.swift). Other keys are ignored.

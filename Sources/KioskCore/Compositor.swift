@@ -39,7 +39,8 @@ public enum Compositor {
 
     /// Draws `image` into the whole of `frame` as `fit` says (README "Images"): the frame is
     /// filled with `background` wherever the image does not cover it (letterbox or pillarbox
-    /// bars for `fit`), and the image is resampled (``Resampler``) into
+    /// bars for `fit`; for `blur` they are then filled by ``fillLetterboxBlurred(_:imageRect:)``),
+    /// and the image is resampled (``Resampler``) into
     /// ``FitMode/placement(imageWidth:imageHeight:frameWidth:frameHeight:)``.
     ///
     /// Ownership: an image with alpha is **consumed**: it is flattened over `background` in
@@ -55,6 +56,7 @@ public enum Compositor {
         place(plan, into: frame, background: background) { first, count, rows in
             for k in 0..<count { rows[k] = UnsafePointer(image.row(first + k)) }
         }
+        if fit == .blur { fillLetterboxBlurred(frame, imageRect: plan.rect) }
     }
 
     /// The resampling plan of placing an opaque `imageWidth` x `imageHeight` image (pixels)

@@ -32,6 +32,12 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     ])
 }
 
+@Test func fitBlurShowWideAndPerItem() throws {
+    let m = try parse(#"{"fit":"blur","items":[{"src":"a.jpg"},{"src":"b.jpg","fit":"blur"},{"src":"c.jpg","fit":"fill"}]}"#)
+    #expect(m.fit == .blur)
+    #expect(m.items.map(\.fit) == [nil, .blur, .fill])
+}
+
 @Test func theBannerForm() throws {
     let m = try parse(#"{"imgs":[{"src":"/static/a.jpg"},{"src":"b.jpg","duration":"ignored"}]}"#)
     #expect(m.format == .banner)
@@ -142,7 +148,7 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"{"interval":0.049,"items":[]}"#, "interval: 0.049 seconds is out of range"),
         (#"{"items":[{"src":"a.jpg","duration":0.0001}]}"#, "items[0].duration: 0.0001 seconds is out of range"),
         (#"{"fade":-1,"items":[]}"#, "fade: -1 ms is out of range"),
-        (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch)"),
+        (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch, blur)"),
         (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),
         (#"{"items":[{"src":"a.jpg","id":7}]}"#, "items[0].id: expected a string, found a number"),
         (#"{"items":[{"src":"a.jpg","sha256":"abc"}]}"#, "items[0].sha256: \"abc\" is not 64 hex digits"),

@@ -1157,6 +1157,12 @@ def run_input_stack_case(vm, case, args, size):
 
 
 # Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments])
+def run_screenshot_case(vm, case, args, size):
+    """The control socket's `screenshot` against QMP `screendump` (screenshot_case.py)."""
+    import screenshot_case
+    return screenshot_case.run(vm, case, args, size, sys.modules[__name__])
+
+
 BOOTS = [
     ("bochs-1280x800", "bochs", (1280, 800), [
         (Case("drm-bochs", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(bochs-drm\)[^\n]*"),
@@ -1181,6 +1187,8 @@ BOOTS = [
         (Case("drm-bochs-800x480", "drm,mode=800x480"), run_show_case),
         (Case("drm-bochs-800x480-rotate90", "drm", rotation=90), run_show_case),
         (Case("caption-drm-bochs-800x480-rotate90", "drm", rotation=90), run_caption_case),
+        (Case("screenshot-drm-rotate90", "drm", rotation=90), run_screenshot_case),
+        (Case("screenshot-fbdev", "fbdev"), run_screenshot_case),
         (Case("touch-input-stack", "drm"), run_input_stack_case),
         (Case("touch-drag-virtio-tablet", "drm"), run_touch_drag_case),
         (Case("touch-tap-virtio-tablet", "drm"), run_touch_tap_case),

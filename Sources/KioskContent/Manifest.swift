@@ -273,7 +273,14 @@ private struct Reader {
                     guard url.host == nil || url.host == "" || url.host == "localhost" else {
                         throw fail(path, "\"\(raw)\" names another host")
                     }
-                    return url.path
+                    // `file:a.jpg` has the relative path `a.jpg` (RFC 8089 section 2 allows only
+                    // absolute ones); `%0A` decodes to a control character.
+                    let decoded = url.path
+                    guard decoded.hasPrefix("/") else { throw fail(path, "\"\(raw)\" is not an absolute file URL (file:///PATH)") }
+                    if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                        throw fail(path, "\"\(raw)\" decodes to a path with a control character")
+                    }
+                    return decoded
                 default:
                     throw fail(path, "\"\(raw)\": scheme \(scheme) is not http, https or file")
                 }

@@ -200,3 +200,25 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     #expect(ContentDirectories.cache(environment: [:]) == "/var/cache/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["HOME": "/"]) == "/var/lib/kiosk-carousel")
 }
+
+/// Inputs the manifest fuzz target found (Tests/fuzz, README "Fuzzing"): a local playlist's
+/// `file:` URL whose path is relative (`file:a.jpg`, `file:1//srv/d.gif`) gave a relative `src`,
+/// read against the working directory rather than the playlist's; one whose path decodes to a
+/// control character gave a path no playlist may hold. Each is refused, naming the item.
+@Test func fileURLsWithoutAnAbsolutePathAreRefused() throws {
+    let dir = contentFixtures + "/../fuzz/manifest/"
+    let cases = [("file-url-relative-path.json", "items[0].src", "not an absolute file URL"),
+                 ("file-url-authority-after-path.json", "imgs[0].src", "not an absolute file URL"),
+                 ("file-url-control-character.json", "items[0].src", "control character")]
+    for (name, place, reason) in cases {
+        let bytes = try #require(FileManager.default.contents(atPath: dir + name))
+        do {
+            let m = try Manifest.parse(Array(bytes), origin: .local(path: "/etc/kiosk/show.json"))
+            Issue.record("\(name) accepted: \(m.items.map(\.src))")
+        } catch {
+            #expect(error.description.contains(place) && error.description.contains(reason), "\(name): \(error)")
+        }
+    }
+    let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#, .local(path: "/etc/kiosk/show.json"))
+    #expect(m.items.map(\.src) == ["/srv/a.jpg", "/srv/b c.jpg"])
+}

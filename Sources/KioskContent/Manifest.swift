@@ -262,7 +262,11 @@ private struct Reader {
             guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
             return url.absoluteString
         case .local(let manifestPath):
-            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:") {
+            // A URL starts with a scheme (RFC 3986 section 3.1: a letter, then letters, digits,
+            // "+", "-", "."): `/srv/12:00://a.jpg` is a path with a colon in it.
+            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:"),
+               raw.first!.isASCII && raw.first!.isLetter,
+               raw[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
                 let scheme = raw[..<colon].lowercased()
                 guard let url = URL(string: raw) else { throw fail(path, "\"\(raw)\" is not a URL") }
                 switch scheme {

@@ -222,3 +222,17 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#, .local(path: "/etc/kiosk/show.json"))
     #expect(m.items.map(\.src) == ["/srv/a.jpg", "/srv/b c.jpg"])
 }
+
+/// The manifest fuzz target's re-parse check (Tests/fuzz): a `file:` URL of a path with
+/// `://` in it gave a `src` that, written into a playlist as a path, was refused as a URL of
+/// scheme `/srv/show/a`. A scheme starts with a letter (RFC 3986 section 3.1): an absolute path
+/// with a colon in it is a path, and the resolved `src` reads back as itself.
+@Test func aPathWithColonSlashSlashIsAPath() throws {
+    let local = ManifestOrigin.local(path: "/etc/kiosk/show.json")
+    let bytes = try #require(FileManager.default.contents(atPath: contentFixtures + "/../fuzz/manifest/file-url-with-colon-slash-slash-in-its-path.json"))
+    let first = try Manifest.parse(Array(bytes), origin: local)
+    #expect(first.items.map(\.src) == ["/srv/show/a://b.gif"])
+    let again = try parse(#"{"items":[{"src":"/srv/show/a://b.gif"},{"src":"sub/12:00://c.png"}]}"#, local)
+    #expect(again.items.map(\.src) == ["/srv/show/a://b.gif", "/etc/kiosk/sub/12:00://c.png"])
+    #expect(error(#"{"items":[{"src":"ftp://x/a.jpg"}]}"#, local) != nil)
+}

@@ -45,6 +45,8 @@ max_len() {
 
 # Swift's own crash backtracer would run inside ASan's report: leave the report to ASan.
 export SWIFT_BACKTRACE=enable=no
+# Leaks inside Debian's libraries the project cannot free, each one named there.
+export LSAN_OPTIONS="suppressions=$PWD/Tests/fuzz/lsan.supp:print_suppressions=0"
 failed=()
 summary=()
 for t in "${targets[@]}"; do

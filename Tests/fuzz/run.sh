@@ -22,9 +22,14 @@ scratch=.build/fuzz
 build=(swift build -c release --scratch-path "$scratch" --product kiosk-fuzz
        --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address -Xswiftc -enable-testing)
 echo "fuzz: building kiosk-fuzz (${build[*]})"
-KIOSK_FUZZ=1 nice "${build[@]}" 2>&1 | grep -v "Cannot export local symbol '__asan_extra_spill_area'" || true
+mkdir -p "$scratch/logs"
+if ! KIOSK_FUZZ=1 nice "${build[@]}" > "$scratch/logs/build.log" 2>&1; then
+    cat "$scratch/logs/build.log" >&2
+    echo "fuzz: the build failed" >&2
+    exit 1
+fi
+grep -v "Cannot export local symbol '__asan_extra_spill_area'" "$scratch/logs/build.log" | tail -3
 bin=$(KIOSK_FUZZ=1 "${build[@]}" --show-bin-path)
-[ -x "$bin/kiosk-fuzz" ] || { echo "fuzz: the build failed" >&2; exit 1; }
 
 # Seed directories per target: its own small seeds, plus fixtures already in the repository.
 seeds() {

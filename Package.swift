@@ -117,3 +117,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v5]
 )
+
+// The libFuzzer targets (README "Fuzzing"): declared only when Tests/fuzz/run.sh builds them with
+// `-sanitize=fuzzer,address` on its own scratch path, so `swift build` and `swift test` never see them.
+if Context.environment["KIOSK_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "kiosk-fuzz",
+        dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskInput", "KioskContent", "KioskApp"],
+        path: "Tests/fuzz/Sources"))
+}

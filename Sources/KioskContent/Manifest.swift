@@ -274,7 +274,11 @@ private struct Reader {
             guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
             return url.absoluteString
         case .local(let manifestPath):
-            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:") {
+            // A URL starts with a scheme (RFC 3986 section 3.1: a letter, then letters, digits,
+            // "+", "-", "."): `/srv/12:00://a.jpg` is a path with a colon in it.
+            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:"),
+               raw.first!.isASCII && raw.first!.isLetter,
+               raw[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
                 let scheme = raw[..<colon].lowercased()
                 guard let url = URL(string: raw) else { throw fail(path, "\"\(raw)\" is not a URL") }
                 switch scheme {
@@ -285,7 +289,14 @@ private struct Reader {
                     guard url.host == nil || url.host == "" || url.host == "localhost" else {
                         throw fail(path, "\"\(raw)\" names another host")
                     }
-                    return url.path
+                    // `file:a.jpg` has the relative path `a.jpg` (RFC 8089 section 2 allows only
+                    // absolute ones); `%0A` decodes to a control character.
+                    let decoded = url.path
+                    guard decoded.hasPrefix("/") else { throw fail(path, "\"\(raw)\" is not an absolute file URL (file:///PATH)") }
+                    if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                        throw fail(path, "\"\(raw)\" decodes to a path with a control character")
+                    }
+                    return decoded
                 default:
                     throw fail(path, "\"\(raw)\": scheme \(scheme) is not http, https or file")
                 }

@@ -206,3 +206,39 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     #expect(ContentDirectories.cache(environment: [:]) == "/var/cache/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["HOME": "/"]) == "/var/lib/kiosk-carousel")
 }
+
+/// Inputs the manifest fuzz target found (Tests/fuzz, README "Fuzzing"): a local playlist's
+/// `file:` URL whose path is relative (`file:a.jpg`, `file:1//srv/d.gif`) gave a relative `src`,
+/// read against the working directory rather than the playlist's; one whose path decodes to a
+/// control character gave a path no playlist may hold. Each is refused, naming the item.
+@Test func fileURLsWithoutAnAbsolutePathAreRefused() throws {
+    let dir = contentFixtures + "/../fuzz/manifest/"
+    let cases = [("file-url-relative-path.json", "items[0].src", "not an absolute file URL"),
+                 ("file-url-authority-after-path.json", "imgs[0].src", "not an absolute file URL"),
+                 ("file-url-control-character.json", "items[0].src", "control character")]
+    for (name, place, reason) in cases {
+        let bytes = try #require(FileManager.default.contents(atPath: dir + name))
+        do {
+            let m = try Manifest.parse(Array(bytes), origin: .local(path: "/etc/kiosk/show.json"))
+            Issue.record("\(name) accepted: \(m.items.map(\.src))")
+        } catch {
+            #expect(error.description.contains(place) && error.description.contains(reason), "\(name): \(error)")
+        }
+    }
+    let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#, .local(path: "/etc/kiosk/show.json"))
+    #expect(m.items.map(\.src) == ["/srv/a.jpg", "/srv/b c.jpg"])
+}
+
+/// The manifest fuzz target's re-parse check (Tests/fuzz): a `file:` URL of a path with
+/// `://` in it gave a `src` that, written into a playlist as a path, was refused as a URL of
+/// scheme `/srv/show/a`. A scheme starts with a letter (RFC 3986 section 3.1): an absolute path
+/// with a colon in it is a path, and the resolved `src` reads back as itself.
+@Test func aPathWithColonSlashSlashIsAPath() throws {
+    let local = ManifestOrigin.local(path: "/etc/kiosk/show.json")
+    let bytes = try #require(FileManager.default.contents(atPath: contentFixtures + "/../fuzz/manifest/file-url-with-colon-slash-slash-in-its-path.json"))
+    let first = try Manifest.parse(Array(bytes), origin: local)
+    #expect(first.items.map(\.src) == ["/srv/show/a://b.gif"])
+    let again = try parse(#"{"items":[{"src":"/srv/show/a://b.gif"},{"src":"sub/12:00://c.png"}]}"#, local)
+    #expect(again.items.map(\.src) == ["/srv/show/a://b.gif", "/etc/kiosk/sub/12:00://c.png"])
+    #expect(error(#"{"items":[{"src":"ftp://x/a.jpg"}]}"#, local) != nil)
+}

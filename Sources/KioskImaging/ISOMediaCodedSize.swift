@@ -113,17 +113,8 @@ enum ISOMediaCodedSize {
     /// max_frame_width_minus_1 + 1 and max_frame_height_minus_1 + 1 of a sequence header OBU's
     /// payload (AV1 specification section 5.5.1), or nil when it is cut short.
     static func parseSequenceHeader(_ payload: ArraySlice<UInt8>) -> Size? {
-        let bytes = Array(payload.prefix(256))
-        var bit = 0
-        func f(_ n: Int) -> Int? {
-            var v = 0
-            for _ in 0..<n {
-                guard bit / 8 < bytes.count else { return nil }
-                v = v << 1 | Int((bytes[bit / 8] >> (7 - UInt8(bit % 8))) & 1)
-                bit += 1
-            }
-            return v
-        }
+        var reader = BitReader(Array(payload.prefix(256)))
+        func f(_ n: Int) -> Int? { reader.read(n) }
         func uvlc() -> Bool {  // section 4.10.3; only skipped
             var leading = 0
             while true {

@@ -154,22 +154,9 @@ enum ISOMediaHeader {
             rbsp.append(byte)
             if rbsp.count >= 256 { break }  // the sizes come within the first bytes
         }
-        var bit = 0
-        func read(_ n: Int) -> Int? {
-            var v = 0
-            for _ in 0..<n {
-                guard bit / 8 < rbsp.count else { return nil }
-                v = v << 1 | Int((rbsp[bit / 8] >> (7 - UInt8(bit % 8))) & 1)
-                bit += 1
-            }
-            return v
-        }
-        func ue() -> Int? {
-            var leading = 0
-            while let b = read(1), b == 0 { leading += 1; if leading > 31 { return nil } }
-            guard let rest = read(leading) else { return nil }
-            return (1 << leading) - 1 + rest
-        }
+        var reader = BitReader(rbsp)
+        func read(_ n: Int) -> Int? { reader.read(n) }
+        func ue() -> Int? { reader.exponentialGolomb() }
         guard read(4) != nil, let maxSubLayersMinus1 = read(3), read(1) != nil else { return nil }
         // profile_tier_level(1, sps_max_sub_layers_minus1) (H.265 section 7.3.3)
         guard read(88) != nil, read(8) != nil else { return nil }
@@ -187,5 +174,33 @@ enum ISOMediaHeader {
         if chroma == 3 { guard read(1) != nil else { return nil } }
         guard let width = ue(), let height = ue() else { return nil }
         return (width, height)
+    }
+}
+
+/// Reads a bit string most significant bit first (H.265 section 7.2, AV1 section 4.10.2).
+struct BitReader {
+    let bytes: [UInt8]
+    /// Bits read so far.
+    private(set) var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The next `n` bits as an unsigned number (bits past 63 shift out), or nil past the end.
+    mutating func read(_ n: Int) -> Int? {
+        var v = 0
+        for _ in 0..<max(0, n) {
+            guard position / 8 < bytes.count else { return nil }
+            v = v << 1 | Int((bytes[position / 8] >> (7 - UInt8(position % 8))) & 1)
+            position += 1
+        }
+        return v
+    }
+
+    /// ue(v): an unsigned Exp-Golomb code (H.265 section 9.2), at most 31 leading zeros.
+    mutating func exponentialGolomb() -> Int? {
+        var leading = 0
+        while let b = read(1), b == 0 { leading += 1; if leading > 31 { return nil } }
+        guard let rest = read(leading) else { return nil }
+        return (1 << leading) - 1 + rest
     }
 }

@@ -19,6 +19,8 @@ Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:
   /status/N       answers status N with a short text body
   /headers        JSON {"user-agent": ..., "accept-encoding": ...}: the request's headers
   /stats          JSON {"peak": most concurrent /hold requests, "count": {path: requests}}
+  /chaos/...      with `--chaos SEED`: a changing manifest and its images with faults at random
+                  (chaos_faults.py; Tests/chaos/run.sh)
 Stops on SIGTERM or when stdin closes.
 """
 import http.server
@@ -30,6 +32,7 @@ import threading
 import time
 
 lock = threading.Lock()
+chaos = None
 active = 0
 peak = 0
 counts = {}
@@ -68,6 +71,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             counts[self.path] = counts.get(self.path, 0) + 1
         try:
+            if chaos is not None and path.startswith("/chaos/"):
+                chaos.handle(self)
+                return
             if path == "/headers":
                 echo = {"user-agent": self.headers.get("User-Agent"),
                         "accept-encoding": self.headers.get("Accept-Encoding")}
@@ -156,6 +162,10 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def main():
+    global chaos
+    if len(sys.argv) == 3 and sys.argv[1] == "--chaos":
+        import chaos_faults
+        chaos = chaos_faults.Chaos(int(sys.argv[2]))
     server = Server(("127.0.0.1", 0), Handler)
     print("PORT %d" % server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -4,8 +4,13 @@
 ///
 /// - The first poll is due at once.
 /// - After a success (a 200 or a 304) the next one is ``Configuration/interval`` away, times a
-///   factor drawn uniformly from 1 ± ``Configuration/jitter`` (default ±10 %), so a fleet
-///   started together does not poll in step.
+///   factor drawn uniformly from 1 ± ``Configuration/jitter`` (default ±10 %).
+/// - Except after the first success since the start or since a failure streak: then the next
+///   poll is drawn uniformly from the whole interval around it (0.5 to 1.5 intervals). A fleet
+///   powered on together, or brought back together by the end of an outage, polls first in
+///   step; ±10 % alone would leave it polling within two tenths of an interval of each other
+///   for dozens of rounds (a random walk spreads it by about √n · 6 % of the interval after n
+///   polls), while one draw over a whole interval spreads it evenly at once.
 /// - After a failure, exponential backoff: ``Configuration/backoffStart`` doubling on each
 ///   failure in a row up to ``Configuration/backoffCap`` (default 1 s, 2 s, 4 s, ... 5 min),
 ///   with the same jitter; back to the interval after the next success.
@@ -81,9 +86,10 @@ public struct PollSchedule: Sendable {
     /// A poll worked (200 or 304, or an answer whose manifest was refused: the server is up).
     public mutating func succeeded(at now: Duration) -> PollNote? {
         let note: PollNote? = consecutiveFailures > 0 ? .reachableAgain(failures: consecutiveFailures) : nil
+        let spread = !hasSucceeded || consecutiveFailures > 0
         consecutiveFailures = 0
         hasSucceeded = true
-        nextPoll = now + jittered(configuration.interval)
+        nextPoll = now + (spread ? configuration.interval * (0.5 + random()) : jittered(configuration.interval))
         return note
     }
 

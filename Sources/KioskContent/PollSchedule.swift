@@ -13,7 +13,9 @@
 ///   polls), while one draw over a whole interval spreads it evenly at once.
 /// - After a failure, exponential backoff: ``Configuration/backoffStart`` doubling on each
 ///   failure in a row up to ``Configuration/backoffCap`` (default 1 s, 2 s, 4 s, ... 5 min),
-///   with the same jitter; back to the interval after the next success.
+///   with the same jitter; back to the interval after the next success. An answer with
+///   `Retry-After` (a 503 or 429 from a busy server or CDN, RFC 9110 §10.2.3) waits at least
+///   that long, up to the cap.
 /// - ``pollNow(at:)`` (SIGHUP) makes a poll due at once.
 ///
 /// Log lines are decided here too, so that a kiosk without network logs one line, not one per
@@ -96,7 +98,9 @@ public struct PollSchedule: Sendable {
     /// A poll failed (no answer, an HTTP error status, a timeout).
     public mutating func failed(at now: Duration, error: ContentError) -> PollNote? {
         consecutiveFailures += 1
-        nextPoll = now + jittered(backoff(afterFailures: consecutiveFailures))
+        var delay = jittered(backoff(afterFailures: consecutiveFailures))
+        if case .httpStatus(_, _, let retryAfter?) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
+        nextPoll = now + delay
         return consecutiveFailures == 1 ? .unreachable(error: error, atBoot: !hasSucceeded) : nil
     }
 

@@ -62,7 +62,6 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
     _ = s.failed(at: .seconds(84), error: down)
     _ = s.succeeded(at: .seconds(85))
     #expect(s.nextPoll == .seconds(115))
-    kiosks.removeAll()
 }
 
 @Test func sighupPollsAtOnce() {
@@ -87,6 +86,22 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
     _ = s.succeeded(at: now)
     #expect(s.nextPoll - now == .seconds(60))
     #expect(s.consecutiveFailures == 0)
+}
+
+/// A busy server's `Retry-After` (a 503 or 429) is waited for, up to the backoff cap; without
+/// one, or on a transport error, the backoff is as before.
+@Test func retryAfterIsWaitedForUpToTheCap() {
+    var s = PollSchedule(now: .zero, random: { 0.5 })
+    let busy = { (seconds: Int64) in ContentError.httpStatus(url: "http://x/show.json", status: 503, retryAfter: .seconds(seconds)) }
+    _ = s.failed(at: .zero, error: busy(120))
+    #expect(s.nextPoll == .seconds(120))
+    _ = s.failed(at: .seconds(120), error: busy(1))  // shorter than the backoff (2 s): the backoff
+    #expect(s.nextPoll == .seconds(122))
+    _ = s.failed(at: .seconds(122), error: busy(86_400))
+    #expect(s.nextPoll == .seconds(422))  // capped at 5 min
+    _ = s.failed(at: .seconds(422), error: .httpStatus(url: "http://x/show.json", status: 429))
+    #expect(s.nextPoll == .seconds(430))  // no Retry-After: 8 s
+    #expect(busy(7).description == "http://x/show.json: HTTP status 503 (Retry-After 7 s)")
 }
 
 @Test func noNetworkAtBootIsLoggedOnceAndTheRecoveryOnce() {

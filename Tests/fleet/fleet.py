@@ -17,7 +17,8 @@ window (at least 95 %), image bytes served per kiosk for the change (each new im
 kiosk), and the time from the change until every kiosk has shown a new image (at most the poll
 interval + 10 % + the fetch + one image interval).
 
-Usage: fleet.py BINARY N [WARM STEADY AFTER] (defaults 40 60 20). Exits 1 when a figure misses.
+Usage: fleet.py BINARY N [WARM STEADY AFTER] (defaults 40 60 20). Exits 1 when a figure misses
+(the polls' peak is judged from 50 kiosks on: a few make too few polls a second for it).
 """
 import io
 import json
@@ -99,7 +100,7 @@ pid %(w)s/nginx.pid;
 error_log %(w)s/error.log warn;
 events { worker_connections 4096; }
 http {
-    log_format fleet '$msec $server_addr $status $body_bytes_sent $request_method $uri "$http_if_none_match" "$http_user_agent"';
+    log_format fleet '$msec $server_addr $status $body_bytes_sent $bytes_sent $request_length $request_method $uri "$http_if_none_match" "$http_user_agent"';
     access_log %(w)s/access.log fleet;
     client_body_temp_path %(w)s/tmp; proxy_temp_path %(w)s/tmp; fastcgi_temp_path %(w)s/tmp;
     uwsgi_temp_path %(w)s/tmp; scgi_temp_path %(w)s/tmp;
@@ -186,8 +187,9 @@ http {
     log = []
     with open(os.path.join(work, "access.log")) as f:
         for line in f:
-            parts = line.split(" ", 6)
-            log.append((float(parts[0]), parts[1], int(parts[2]), int(parts[3]), parts[5], parts[6].strip()))
+            parts = line.split(" ", 8)
+            log.append((float(parts[0]), parts[1], int(parts[2]), int(parts[3]), parts[7], parts[8].strip(),
+                        int(parts[4]), int(parts[5])))
     user_agents = sorted({x[5].split('" "')[-1].rstrip('"') for x in log})
     failures = []
 
@@ -208,7 +210,7 @@ http {
     poll_peak = max(poll_counts, default=0)
     mean = sum(counts) / max(1, len(counts))
     peak = max(counts, default=0)
-    if poll_peak > 2 * poll_mean:
+    if poll_peak > 2 * poll_mean and n >= 50:  # a handful of kiosks make no wave to measure
         failures.append("peak second %d polls > 2 x mean %.1f" % (poll_peak, poll_mean))
 
     # 304s among manifest polls in the steady window.
@@ -218,10 +220,11 @@ http {
     if share < 0.95:
         failures.append("304 share %.3f < 0.95 in the steady window" % share)
     polls_without_inm = sum(1 for x in polls if x[5].startswith('"-"'))
+    poll_bytes = sum(x[6] + x[7] for x in polls) / max(1, len(polls))  # response + request
 
     # Image bytes per kiosk for the change.
     image_bytes, image_requests = {}, {}
-    for t, a, status, sent, uri, _ in log:
+    for t, a, status, sent, uri, *_ in log:
         if t >= t_change and uri.startswith("/img/"):
             image_bytes[a] = image_bytes.get(a, 0) + sent
             image_requests[(a, uri)] = image_requests.get((a, uri), 0) + 1
@@ -256,7 +259,7 @@ http {
                                           "series": poll_counts},
         "requests_per_second_after_warmup": {"mean": round(mean, 2), "peak": peak, "series": counts},
         "rps_during_start": {"peak": max(start_counts, default=0), "series": start_counts},
-        "steady_polls": len(polls), "steady_304_share": round(share, 4), "steady_polls_without_if_none_match": polls_without_inm,
+        "steady_poll_bytes_each_way_total": round(poll_bytes), "steady_polls": len(polls), "steady_304_share": round(share, 4), "steady_polls_without_if_none_match": polls_without_inm,
         "image_bytes_per_kiosk_for_change": {"min": min(per_kiosk), "max": max(per_kiosk), "expected": expected,
                                              "new_images": new_images, "repeated_requests": repeated},
         "seconds_to_new_show": {"median": round(sorted(delays)[n // 2], 2), "max": round(worst, 2),

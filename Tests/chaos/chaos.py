@@ -43,6 +43,22 @@ def cpu_seconds(pid):
         return float("nan")
 
 
+def thread_states(pid):
+    states = []
+    try:
+        for tid in sorted(os.listdir("/proc/%d/task" % pid)):
+            base = "/proc/%d/task/%s/" % (pid, tid)
+            with open(base + "stat") as f:
+                text = f.read()
+            with open(base + "wchan") as f:
+                wchan = f.read().strip() or "-"
+            comm = text[text.index("(") + 1:text.rindex(")")].replace(" ", "_")
+            states.append("%s:%s:%s" % (comm, text.rsplit(")", 1)[1].split()[0], wchan))
+    except OSError:
+        pass
+    return states
+
+
 def main():
     binary, duration = sys.argv[1], float(sys.argv[2])
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1
@@ -166,6 +182,14 @@ def main():
             got_first.set()
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
+        snapshot = []
+
+        def look(pid=kiosk.pid, got_first=got_first, snapshot=snapshot):
+            # Still nothing shown near the limit: each thread's state and kernel wait channel
+            # (D and a file system's function: waiting for the disk; R: waiting for a CPU).
+            if not got_first.wait(FIRST_SHOWN_LIMIT * 0.9):
+                snapshot.extend(thread_states(pid))
+        threading.Thread(target=look, daemon=True).start()
         mode = "temp" if rng.random() < 0.6 else "random"
         wait = rng.uniform(0.05, 5.0)
         if mode == "temp":
@@ -213,8 +237,9 @@ def main():
                     # that waited for something.
                     with open("/proc/loadavg") as f:
                         load = f.read().split()[0]
-                    fail("start %d: first shown after %.3f s with the first image cached (%.3f s of CPU; load %s)"
-                         % (stats["starts"], latency, cpu, load))
+                    fail("start %d: first shown after %.3f s with the first image cached (%.3f s of CPU; load %s; "
+                         "threads at %.1f s: %s)" % (stats["starts"], latency, cpu, load, FIRST_SHOWN_LIMIT * 0.9,
+                                                     " ".join(snapshot)))
                 if src != first_cached:
                     fail("start %d: first shown %s, not the stored show's first image %s" % (stats["starts"], src, first_cached))
             else:

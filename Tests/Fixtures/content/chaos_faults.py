@@ -216,10 +216,7 @@ class Chaos:
                 h.wfile.flush()
                 time.sleep(seconds / chunks)
             return
-        if fault == "short":
-            h.wfile.write(body)  # more than it said: the rest is junk on the connection
-        else:
-            h.wfile.write(body)
+        h.wfile.write(body)  # after a short Content-Length, the rest is junk on the connection
         h.wfile.flush()
         if fault in ("long", "short"):
             h.close_connection = True

@@ -41,8 +41,7 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
 /// kiosks at a 10 s interval on loopback nginx, Tests/fleet/run.sh: a 10 s wave of 1 to 23
 /// polls a second, peak 2.3 times the mean); the first delay drawn over a whole interval
 /// spreads them evenly at once (peak 1.9 and 2.0 times the mean in two runs, as independent
-/// draws give at 10 polls a second), and
-/// again after an outage.
+/// draws give at 10 polls a second), and again after an outage.
 @Test func aFleetStartedTogetherSpreadsItsPollsOverTheWholeInterval() {
     var kiosks = (0..<1000).map { _ in PollSchedule(now: .zero) }
     var buckets = [Int](repeating: 0, count: 10)  // second polls by tenth of the interval

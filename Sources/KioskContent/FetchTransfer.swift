@@ -82,7 +82,7 @@ final class FetchJob {
         if !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { return true }
             let name = line[..<colon].lowercased()
-            if ["location", "etag", "last-modified", "content-length", "content-encoding"].contains(name) {
+            if ["location", "etag", "last-modified", "content-length", "content-encoding", "retry-after"].contains(name) {
                 fields[name] = line[line.index(after: colon)...].trimmingASCIISpaces()
             }
             return true
@@ -98,7 +98,7 @@ final class FetchJob {
             return false
         }
         guard (200..<300).contains(status) else {
-            outcome = .failure(.httpStatus(url: url, status: status))
+            outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"])))
             return false
         }
         if let encoding = fields["content-encoding"]?.lowercased(), encoding != "identity" {
@@ -116,6 +116,14 @@ final class FetchJob {
         }
         accepted = true
         return true
+    }
+
+    /// A `Retry-After` value in delay-seconds (RFC 9110 §10.2.3: `1*DIGIT`), at most a day;
+    /// nil when absent, an HTTP-date, or anything else.
+    static func retryAfter(_ value: String?) -> Duration? {
+        guard let value, !value.isEmpty, value.utf8.count <= 12, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let seconds = Int(value) else { return nil }
+        return .seconds(min(seconds, 86_400))
     }
 
     /// A redirect's `Location`, resolved against the URL that sent it (RFC 3986 §5.2, by

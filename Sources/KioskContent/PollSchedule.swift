@@ -4,11 +4,18 @@
 ///
 /// - The first poll is due at once.
 /// - After a success (a 200 or a 304) the next one is ``Configuration/interval`` away, times a
-///   factor drawn uniformly from 1 ± ``Configuration/jitter`` (default ±10 %), so a fleet
-///   started together does not poll in step.
+///   factor drawn uniformly from 1 ± ``Configuration/jitter`` (default ±10 %).
+/// - Except after the first success since the start or since a failure streak: then the next
+///   poll is drawn uniformly from the whole interval around it (0.5 to 1.5 intervals). A fleet
+///   powered on together, or brought back together by the end of an outage, polls first in
+///   step; ±10 % alone would leave it polling within two tenths of an interval of each other
+///   for dozens of rounds (a random walk spreads it by about √n · 6 % of the interval after n
+///   polls), while one draw over a whole interval spreads it evenly at once.
 /// - After a failure, exponential backoff: ``Configuration/backoffStart`` doubling on each
 ///   failure in a row up to ``Configuration/backoffCap`` (default 1 s, 2 s, 4 s, ... 5 min),
-///   with the same jitter; back to the interval after the next success.
+///   with the same jitter; back to the interval after the next success. An answer with
+///   `Retry-After` (a 503 or 429 from a busy server or CDN, RFC 9110 §10.2.3) waits at least
+///   that long, up to the cap.
 /// - ``pollNow(at:)`` (SIGHUP) makes a poll due at once.
 ///
 /// Log lines are decided here too, so that a kiosk without network logs one line, not one per
@@ -81,16 +88,19 @@ public struct PollSchedule: Sendable {
     /// A poll worked (200 or 304, or an answer whose manifest was refused: the server is up).
     public mutating func succeeded(at now: Duration) -> PollNote? {
         let note: PollNote? = consecutiveFailures > 0 ? .reachableAgain(failures: consecutiveFailures) : nil
+        let spread = !hasSucceeded || consecutiveFailures > 0
         consecutiveFailures = 0
         hasSucceeded = true
-        nextPoll = now + jittered(configuration.interval)
+        nextPoll = now + (spread ? configuration.interval * (0.5 + random()) : jittered(configuration.interval))
         return note
     }
 
     /// A poll failed (no answer, an HTTP error status, a timeout).
     public mutating func failed(at now: Duration, error: ContentError) -> PollNote? {
         consecutiveFailures += 1
-        nextPoll = now + jittered(backoff(afterFailures: consecutiveFailures))
+        var delay = jittered(backoff(afterFailures: consecutiveFailures))
+        if case .httpStatus(_, _, let retryAfter?) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
+        nextPoll = now + delay
         return consecutiveFailures == 1 ? .unreachable(error: error, atBoot: !hasSucceeded) : nil
     }
 

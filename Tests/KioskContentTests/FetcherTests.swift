@@ -110,6 +110,18 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     #expect(r == .failure(.httpStatus(url: faults.base + "/status/500", status: 500)))
 }
 
+@Test func retryAfterInDelaySecondsIsKeptAndADateIsNot() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let (fetcher, _) = try makeFetcher()
+    let busy = faults.base + "/status/503?retry-after=120"
+    #expect(try manifest(fetcher, busy) == .failure(.httpStatus(url: busy, status: 503, retryAfter: .seconds(120))))
+    let dated = faults.base + "/status/429?retry-after=Wed,%2021%20Oct%202015%2007:28:00%20GMT"
+    #expect(try manifest(fetcher, dated) == .failure(.httpStatus(url: dated, status: 429)))
+    let plain = faults.base + "/status/503"
+    #expect(try manifest(fetcher, plain) == .failure(.httpStatus(url: plain, status: 503)))
+}
+
 @Test func aServerThatIsDownIsATransportError() throws {
     let (fetcher, _) = try makeFetcher()
     let port = freePort()

@@ -16,9 +16,11 @@ Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:
   /lying         200 with Content-Length 40000000, then streams up to 1 GB (more than it said)
   /go?URL        302 to URL (percent-decoded): file:///etc/passwd, ftp://..., anything
   /hold/NAME      200, a 3000-byte JPEG-looking body after 400 ms; counts concurrent requests
-  /status/N       answers status N with a short text body
+  /status/N       answers status N with a short text body (`?retry-after=V`: with Retry-After V)
   /headers        JSON {"user-agent": ..., "accept-encoding": ...}: the request's headers
   /stats          JSON {"peak": most concurrent /hold requests, "count": {path: requests}}
+  /chaos/...      with `--chaos SEED`: a changing manifest and its images with faults at random
+                  (chaos_faults.py; Tests/chaos/run.sh)
 Stops on SIGTERM or when stdin closes.
 """
 import http.server
@@ -30,6 +32,7 @@ import threading
 import time
 
 lock = threading.Lock()
+chaos = None
 active = 0
 peak = 0
 counts = {}
@@ -68,6 +71,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             counts[self.path] = counts.get(self.path, 0) + 1
         try:
+            if chaos is not None and path.startswith("/chaos/"):
+                chaos.handle(self)
+                return
             if path == "/headers":
                 echo = {"user-agent": self.headers.get("User-Agent"),
                         "accept-encoding": self.headers.get("Accept-Encoding")}
@@ -139,7 +145,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     active -= 1
                 self.send_body(200, jpeg_bytes(3000, seed=len(path)))
             elif path.startswith("/status/"):
-                self.send_body(int(path.split("/")[2]), b"status page", "text/plain")
+                query = urllib.parse.parse_qs(self.path.partition("?")[2])
+                extra = {"Retry-After": query["retry-after"][0]} if "retry-after" in query else None
+                self.send_body(int(path.split("/")[2]), b"status page", "text/plain", extra)
             elif path == "/stats":
                 with lock:
                     body = json.dumps({"peak": peak, "count": counts}).encode()
@@ -156,6 +164,10 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def main():
+    global chaos
+    if len(sys.argv) == 3 and sys.argv[1] == "--chaos":
+        import chaos_faults
+        chaos = chaos_faults.Chaos(int(sys.argv[2]))
     server = Server(("127.0.0.1", 0), Handler)
     print("PORT %d" % server.server_address[1], flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -16,10 +16,8 @@ public struct CarouselConfig: Equatable, Sendable {
     /// How long the picture takes to settle after a finger lets go (to the neighbour or back):
     /// 250 ms, eased out (``Easing/easeOutFraction(elapsed:total:)``).
     public var settle: Duration
-    /// The first image of the show, ready within this of the start, appears at once as the
-    /// first frame instead of the placeholder followed by a fade-in (1 s: a warm start natively
-    /// takes under 100 ms, a slow device or emulator several hundred; past it the placeholder
-    /// shows, and the image fades in when it comes).
+    /// The first image of the show, ready within this of the start, appears at once instead of
+    /// fading in over the placeholder (1 s: natively under 100 ms, an emulator's several hundred).
     public var startGrace: Duration = .seconds(1)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at

@@ -11,6 +11,7 @@
 //          on first use; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
 //        KioskInput (evdev touchscreens, libevdev)
+//        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
 //          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
@@ -64,6 +65,11 @@ let package = Package(
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Text: glyphs, shaping and font lookup for KioskText (runtime: libfreetype6,
+        // libharfbuzz0b, libfontconfig1; fonts-dejavu-core is the default font).
+        .systemLibrary(name: "CLibFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CLibHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        .systemLibrary(name: "CLibFontconfig", pkgConfig: "fontconfig", providers: [.apt(["libfontconfig-dev"])]),
         // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
@@ -82,26 +88,38 @@ let package = Package(
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
                                                      "CLibGif"]),
+        .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent",
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
                                                  "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
-                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskApp"],
+                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskText", "KioskApp"],
                           exclude: ["reference"]),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskSystemTests", dependencies: ["KioskSystem"]),
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
                     exclude: ["pil_reference.py", "make_formats.py"]), // run by the tests with /usr/bin/python3
+        .testTarget(name: "KioskTextTests", dependencies: ["KioskText", "KioskImaging"],
+                    exclude: ["pil_text.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),
-        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "kiosk-carousel"]),
+        .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "KioskText", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]
 )
+
+// The libFuzzer targets (README "Fuzzing"): declared only when Tests/fuzz/run.sh builds them with
+// `-sanitize=fuzzer,address` on its own scratch path, so `swift build` and `swift test` never see them.
+if Context.environment["KIOSK_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "kiosk-fuzz",
+        dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskInput", "KioskContent", "KioskApp"],
+        path: "Tests/fuzz/Sources"))
+}

@@ -15,12 +15,15 @@ public enum ControlCommand: Equatable, Sendable {
     case goto(Int)
     /// `["display", "on"|"off"]`.
     case display(on: Bool)
+    /// `["screenshot", PATH]`: a PNG of the screen to PATH (README "Control socket").
+    case screenshot(path: String)
 }
 
 /// The wire format: parsing request lines, writing reply lines.
 public enum ControlProtocol {
     /// The command names, for the "unknown command" error.
-    public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display"]
+    public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display",
+                                      "screenshot"]
 
     /// Parses one request line (without its newline). On failure, the error message and the
     /// request's `request_id` when it could be read.
@@ -66,6 +69,11 @@ public enum ControlProtocol {
                 return fail("display: expected \"on\" or \"off\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
             }
             return .success((id, .display(on: state == "on")))
+        case "screenshot":
+            guard arguments.count == 1, case .string(let path) = arguments[0], !path.isEmpty else {
+                return fail("screenshot: expected one argument, the PATH of the PNG file to write (a string), got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+            }
+            return .success((id, .screenshot(path: path)))
         default:
             return fail("unknown command \(first.text) (commands: \(commandNames.joined(separator: ", ")))")
         }

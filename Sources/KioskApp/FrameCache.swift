@@ -18,6 +18,8 @@ struct FrameCache {
         var source: String
         var fit: FitMode
         var version: FileIdentity?
+        /// The caption drawn into the frame, if any.
+        var caption: String?
     }
 
     /// Most bytes of pixels held (width x height x 4 per frame).

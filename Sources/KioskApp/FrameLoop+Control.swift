@@ -10,8 +10,12 @@ extension FrameLoop {
     /// the loop) and hands the replies back. Never blocks.
     func performControlRequests() {
         guard let control else { return }
-        for request in control.requests.take() {
+        var requests = takeScreenshotsDone() + control.requests.take()  // FrameLoop+Screenshot.swift
+        while !requests.isEmpty {
+            let request = requests.removeFirst()
+            if holdBehindScreenshot(request) { continue }
             switch request.parsed {
+            case .success(.screenshot(let path)): startScreenshot(request, path: path)
             case .success(let command): control.answer(request, perform(command))
             case .failure(let failure): control.answer(request, .failure(failure))
             }
@@ -57,6 +61,8 @@ extension FrameLoop {
         case .display(let on):
             setDisplayPower(on: on, reason: "control socket")
             return .success(nil)
+        case .screenshot:
+            return fail("screenshot: written off the loop (startScreenshot), not here")
         }
     }
 

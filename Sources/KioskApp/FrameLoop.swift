@@ -5,6 +5,7 @@ import KioskDisplay
 import KioskContent
 import KioskImaging
 import KioskSystem
+import KioskText
 
 /// The monotonic clock (`CLOCK_MONOTONIC`), read as time since the show started.
 public final class MonotonicClock: ShowClock {
@@ -92,6 +93,8 @@ public final class FrameLoop {
     /// The control socket (README "Control socket"; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
     var control: ControlServer?
+    /// Where the control socket's `screenshot` writes its PNGs (FrameLoop+Screenshot.swift), or nil.
+    var screenshots: ScreenshotWriter?
 
     /// The playlist's sources, kept current (nil: the items given to the carousel stay).
     let content: ContentService?
@@ -143,12 +146,16 @@ public final class FrameLoop {
     var pendingShown: [(item: Int, source: String, at: Duration)] = []
     /// Frames presented so far.
     public private(set) var framesPresented = 0
+    /// `--overlay`: the clock blended into every frame (FrameLoop+Overlay.swift).
+    public var clockOverlay: ClockOverlay? { didSet { renderer.frameOverlay = clockOverlay; deadlines[.overlay] = nil } }
+    /// The wall-clock time (seconds since 1970) the virtual clock's zero stands for.
+    public var overlayEpochAtStart = Int(time(nil))
 
     public init(display: Display, clock: ShowClock, carousel: Carousel, preparer: SlotPreparer,
                 background: RGBColor, events: EventWriter, runFor: Duration?, stopAfterOneRound: Bool = false,
                 signals: SignalPipe? = nil, decodeSignal: @escaping (Int32) -> LoopRequest? = { _ in nil },
                 notifier: SystemdNotifier? = nil, touch: TouchFeed? = nil, tapCommand: TapCommand? = nil,
-                content: ContentService? = nil) {
+                content: ContentService? = nil, painter: (any TextPainter)? = nil) {
         self.notifier = notifier
         self.content = content
         playlist = carousel.items
@@ -162,7 +169,7 @@ public final class FrameLoop {
         virtualClock = clock as? VirtualClock
         self.carousel = carousel
         self.preparer = preparer
-        renderer = SceneRenderer(width: display.width, height: display.height, background: background)
+        renderer = SceneRenderer(width: display.width, height: display.height, background: background, painter: painter)
         self.events = events
         self.runFor = runFor
         self.stopAfterOneRound = stopAfterOneRound
@@ -202,6 +209,7 @@ public final class FrameLoop {
             }
             if deadlines.isDue(.schedule, at: clock.now) { applyRotation(at: clock.now, replace: false) }
             if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
+            serviceOverlay(at: clock.now)
             // 1d. Files behind the slots that changed under the same name.
             checkSlotFiles(at: clock.now)
             // 1b. Touches.
@@ -275,8 +283,9 @@ public final class FrameLoop {
                 var timed = deadlines
                 timed[.retry] = nil
                 if runFor == nil { timed[.schedule] = nil }  // schedules repeat: without --run-for they would never end
+                timed[.overlay] = nil  // the clock alone does not keep a finished show going
                 guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
-                vc.advance(to: next)
+                vc.advance(to: min(next, deadlines[.overlay] ?? next))
             } else {
                 sleep(timeout: deadlines.pollTimeout(from: now))
             }
@@ -402,7 +411,8 @@ public final class FrameLoop {
                 slotFrames[slot] = nil  // the old frame goes now, before the new one is made
                 slotFiles[slot] = nil
                 let it = carousel.items[item]
-                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256))
+                preparer.submit(.init(slot: slot, ticket: ticket, item: item, path: it.source, fit: it.fit, sha256: it.sha256,
+                                      caption: it.caption))
             case .shown(let item, let source, let at):
                 pendingShown.append((item, source, at))
             case .dropped:
@@ -465,6 +475,7 @@ public final class FrameLoop {
         if let signals { fds.append(signals.wakeDescriptor) }
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }
+        if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
         return fds
@@ -502,6 +513,8 @@ enum LoopDuty: Hashable, Sendable {
     case schedule
     /// The end of a touch's wake of a screen off by `--display-off` (`--wake-minutes`).
     case wakeEnd
+    /// `--overlay`: the clock's text is formatted again (the start of each minute).
+    case overlay
 }
 
 // MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)

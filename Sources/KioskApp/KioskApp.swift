@@ -7,6 +7,7 @@ import KioskContent
 import KioskImaging
 import KioskInput
 import KioskSystem
+import KioskText
 
 /// The fatal-signal actions in place before ours, indexed by signal number (read in handlers).
 nonisolated(unsafe) private let previousFatalActions: UnsafeMutablePointer<sigaction> = {
@@ -78,6 +79,9 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.images = content.images
+        let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
+        preparer.captionSource = settings.caption
+        if settings.caption != .off { preparer.captions = text?.renderer().map(CaptionPainter.init) }
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first photo is on screen.
@@ -95,17 +99,26 @@ public enum KioskApp {
                              runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
                              signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content)
+                             tapCommand: tapCommand, content: content, painter: text?.messagePainter())
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
         loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
         // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
         if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
+        if let kind = settings.overlay, let r = text?.renderer() {
+            loop.clockOverlay = ClockOverlay(format: settings.overlayFormat ?? kind.defaultFormat, renderer: r,
+                                             frameWidth: display.width, frameHeight: display.height)
+        }
         content.start()
         defer { tapCommand?.stop() }
         // The control socket (ControlServer.swift, README "Control socket").
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
+        if control != nil {  // `screenshot` writes into the runtime or the state directory only
+            loop.screenshots = try? ScreenshotWriter(directories: ScreenshotWriter.directories(
+                runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
+                stateDirectory: settings.stateDirectory))
+        }
         return run(loop, display: display)
     }
 

@@ -5,6 +5,7 @@ import KioskContent
 import KioskCore
 import KioskInput
 import KioskSystem
+import KioskText
 
 /// Everything the command line sets, with the defaults of README "Usage".
 public struct Settings: Sendable {
@@ -21,6 +22,10 @@ public struct Settings: Sendable {
     public var dots = false
     public var rotation: Rotation = .none
     public var swapRedBlue = false
+    /// `--caption`, `--overlay`, `--overlay-format` (README "Captions and the clock").
+    public var caption: CaptionSource = .item
+    public var overlay: ClockOverlay.Kind?
+    public var overlayFormat: String?
     /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
     public var maxPixels = 100_000_000
     /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
@@ -129,9 +134,9 @@ public enum CommandLineParser {
             }
             s.fade = .milliseconds(ms)
         },
-        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop) or stretch (default fit)") { s, v throws(UsageError) in
+        OptionSpec(name: "--fit", value: "MODE", help: "fit (letterbox), fill (centre crop), stretch, or blur (fit over itself blurred) (default fit)") { s, v throws(UsageError) in
             guard let f = FitMode(rawValue: v) else {
-                throw UsageError("--fit: expected fit, fill or stretch, got '\(v)'")
+                throw UsageError("--fit: expected fit, fill, stretch or blur, got '\(v)'")
             }
             s.fit = f
         },
@@ -140,6 +145,19 @@ public enum CommandLineParser {
             s.background = c
         },
         OptionSpec(name: "--dots", value: nil, help: "draw page dots near the bottom edge") { s, _ throws(UsageError) in s.dots = true },
+        OptionSpec(name: "--caption", value: "SOURCE", help: "item (each item's caption, the default), exif (the item's, else the image's own description) or off") { s, v throws(UsageError) in
+            guard let c = CaptionSource(rawValue: v) else { throw UsageError("--caption: expected item, exif or off, got '\(v)'") }
+            s.caption = c
+        },
+        OptionSpec(name: "--overlay", value: "WHAT", help: "clock or date: the local time in the top right corner, redrawn each minute (none: the default)") { s, v throws(UsageError) in
+            if v == "none" { s.overlay = nil; return }
+            guard let k = ClockOverlay.Kind(rawValue: v) else { throw UsageError("--overlay: expected clock, date or none, got '\(v)'") }
+            s.overlay = k
+        },
+        OptionSpec(name: "--overlay-format", value: "FORMAT", help: "strftime(3) format of the overlay (default %H:%M for clock, '%a %-d %b  %H:%M' for date)") { s, v throws(UsageError) in
+            guard !v.isEmpty, v.utf8.count <= 64 else { throw UsageError("--overlay-format: expected 1...64 bytes of strftime format, got '\(v)'") }
+            s.overlayFormat = v
+        },
         OptionSpec(name: "--rotate", value: "DEGREES", help: "0, 90, 180 or 270: clockwise rotation for a screen mounted in portrait or upside down (applied in the copy to DRM or fbdev; offscreen frames are written as composed)") { s, v throws(UsageError) in
             guard let d = Int(v), let r = Rotation(rawValue: d) else {
                 throw UsageError("--rotate: expected 0, 90, 180 or 270, got '\(v)'")
@@ -210,7 +228,7 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
-        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v

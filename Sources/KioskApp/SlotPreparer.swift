@@ -5,6 +5,7 @@ import KioskContent
 import KioskCore
 import KioskSystem
 import KioskImaging
+import KioskText
 import Synchronization
 
 /// Prepares slot frames off the frame loop: decodes an image (libjpeg-turbo / libpng, with DCT
@@ -55,8 +56,11 @@ public final class SlotPreparer: @unchecked Sendable {
         public var fit: FitMode?
         /// The SHA-256 a manifest gives for a remote image's bytes, if any.
         public var sha256: String?
+        /// The item's caption, drawn into the frame (``captions``).
+        public var caption: String?
         public init(slot: Int, ticket: Int, item: Int, path: String, source: String? = nil, fit: FitMode? = nil,
-                    sha256: String? = nil) {
+                    sha256: String? = nil, caption: String? = nil) {
+            self.caption = caption
             self.slot = slot; self.ticket = ticket; self.item = item; self.path = path
             self.source = source ?? path; self.fit = fit; self.sha256 = sha256
         }
@@ -121,6 +125,11 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Number of jobs asked for whose results have not been taken yet.
     public var outstanding: Int { shared.withLock { $0.pending } }
 
+    /// Draws captions into prepared frames (on the decode worker only); nil: no captions.
+    public var captions: CaptionPainter?
+    /// Where a caption comes from when an item has none: `.exif`, the image's own description.
+    public var captionSource: CaptionSource = .item
+
     /// Gets remote images (`http`/`https` paths) as files before decoding; nil when the show has
     /// no remote source.
     public var images: ImageStore?
@@ -134,7 +143,7 @@ public final class SlotPreparer: @unchecked Sendable {
             $0.latest[job.slot] = job.ticket
         }
         if let images, ManifestItem.isRemote(job.path),
-           !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit)) }) {
+           !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit, caption: job.caption)) }) {
             images.image(for: PlaylistItem(source: job.path, sha256: job.sha256), urgent: true) { [self] result in
                 switch result {
                 case .success(let file):
@@ -179,7 +188,7 @@ public final class SlotPreparer: @unchecked Sendable {
     /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
     public func prepare(_ job: Job) -> Result {
         let fit = job.fit ?? self.fit
-        var key = FrameCache.Key(source: job.source, fit: fit)
+        var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption)
         // A local file is known by its content's identity, read before the decode; a file that
         // changes while it is decoded gives a frame that is not kept (and the next check finds
         // the change).
@@ -194,6 +203,7 @@ public final class SlotPreparer: @unchecked Sendable {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
                                                        options: options)
+            drawCaption(job, into: frame)
             if identity == nil || (try? FileIdentity(path: job.path)) == identity {
                 shared.withLock { $0.frames.insert(frame, for: key) }
             }

@@ -312,7 +312,7 @@ public final class ContentService {
         func add(_ manifest: Manifest) {
             for item in manifest.items {
                 out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit,
-                                        sha256: item.sha256, schedule: item.schedule, fallback: item.fallback))
+                                        sha256: item.sha256, schedule: item.schedule, fallback: item.fallback, caption: item.caption))
             }
             settings = ShowSettings(interval: manifest.interval ?? settings.interval, fade: manifest.fade ?? settings.fade,
                                     fit: manifest.fit ?? settings.fit)

@@ -29,7 +29,7 @@ public struct ManifestItem: Equatable, Sendable {
     public var src: String
     /// How long it stays on screen (`duration` in the JSON, seconds); nil: the show's interval.
     public var duration: Duration?
-    /// How it is placed (`fit`: `fit`, `fill` or `stretch`); nil: the show's fit.
+    /// How it is placed (`fit`: `fit`, `fill`, `stretch` or `blur`); nil: the show's fit.
     public var fit: FitMode?
     /// The manifest's own identifier for the item (`id`, a string), if any.
     public var id: String?
@@ -40,8 +40,12 @@ public struct ManifestItem: Equatable, Sendable {
     public var schedule: ItemSchedule?
     /// `fallback`: shown only while no other item is in the rotation.
     public var fallback = false
+    /// Words drawn at the bottom of the picture (`caption`, a string), if any.
+    public var caption: String?
 
-    public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil) {
+    public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil,
+                caption: String? = nil) {
+        self.caption = caption
         self.src = src; self.duration = duration; self.fit = fit; self.id = id; self.sha256 = sha256
     }
 
@@ -68,10 +72,10 @@ public struct ManifestItem: Equatable, Sendable {
 ///
 /// - `interval`: seconds from one image fully shown to the next (a number, 0 < x ≤ 86400);
 /// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
-/// - `fit`: `fit`, `fill` or `stretch` (``FitMode``);
+/// - `fit`: `fit`, `fill`, `stretch` or `blur` (``FitMode``);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
-///   (a string), `sha256` (64 hex digits), `schedule` and `fallback` (ManifestSchedule.swift).
-///   Other keys are ignored.
+///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
+///   (ManifestSchedule.swift). Other keys are ignored.
 ///
 /// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
 ///
@@ -237,6 +241,7 @@ private struct Reader {
                 }
                 item.fit = try fit(fields["fit"], path + ".fit")
                 item.id = try string(fields["id"], path + ".id")
+                item.caption = try string(fields["caption"], path + ".caption")
                 if let h = try string(fields["sha256"], path + ".sha256") {
                     let lower = h.lowercased()
                     guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
@@ -269,7 +274,11 @@ private struct Reader {
             guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
             return url.absoluteString
         case .local(let manifestPath):
-            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:") {
+            // A URL starts with a scheme (RFC 3986 section 3.1: a letter, then letters, digits,
+            // "+", "-", "."): `/srv/12:00://a.jpg` is a path with a colon in it.
+            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:"),
+               raw.first!.isASCII && raw.first!.isLetter,
+               raw[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
                 let scheme = raw[..<colon].lowercased()
                 guard let url = URL(string: raw) else { throw fail(path, "\"\(raw)\" is not a URL") }
                 switch scheme {
@@ -280,7 +289,14 @@ private struct Reader {
                     guard url.host == nil || url.host == "" || url.host == "localhost" else {
                         throw fail(path, "\"\(raw)\" names another host")
                     }
-                    return url.path
+                    // `file:a.jpg` has the relative path `a.jpg` (RFC 8089 section 2 allows only
+                    // absolute ones); `%0A` decodes to a control character.
+                    let decoded = url.path
+                    guard decoded.hasPrefix("/") else { throw fail(path, "\"\(raw)\" is not an absolute file URL (file:///PATH)") }
+                    if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                        throw fail(path, "\"\(raw)\" decodes to a path with a control character")
+                    }
+                    return decoded
                 default:
                     throw fail(path, "\"\(raw)\": scheme \(scheme) is not http, https or file")
                 }

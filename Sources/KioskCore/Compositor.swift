@@ -39,7 +39,8 @@ public enum Compositor {
 
     /// Draws `image` into the whole of `frame` as `fit` says (README "Images"): the frame is
     /// filled with `background` wherever the image does not cover it (letterbox or pillarbox
-    /// bars for `fit`), and the image is resampled (``Resampler``) into
+    /// bars for `fit`; for `blur` they are then filled by ``fillLetterboxBlurred(_:imageRect:)``),
+    /// and the image is resampled (``Resampler``) into
     /// ``FitMode/placement(imageWidth:imageHeight:frameWidth:frameHeight:)``.
     ///
     /// Ownership: an image with alpha is **consumed**: it is flattened over `background` in
@@ -55,6 +56,7 @@ public enum Compositor {
         place(plan, into: frame, background: background) { first, count, rows in
             for k in 0..<count { rows[k] = UnsafePointer(image.row(first + k)) }
         }
+        if fit == .blur { fillLetterboxBlurred(frame, imageRect: plan.rect) }
     }
 
     /// The resampling plan of placing an opaque `imageWidth` x `imageHeight` image (pixels)
@@ -249,42 +251,18 @@ public enum Compositor {
 
     // MARK: - Placeholder text
 
-    /// The text colour of ``drawMessage(into:_:background:)``: light grey (0xD0D0D0) on a dark
+    /// The text colour of ``drawMessage(into:_:background:painter:)``: light grey (0xD0D0D0) on a dark
     /// background, dark grey (0x303030) on a light one (Rec. 601 luma above 160).
     public static func messageColor(on background: RGBColor) -> RGBColor {
         let luma = (299 * Int(background.red) + 587 * Int(background.green) + 114 * Int(background.blue)) / 1000
         return luma > 160 ? RGBColor(red: 0x30, green: 0x30, blue: 0x30) : RGBColor(red: 0xD0, green: 0xD0, blue: 0xD0)
     }
 
-    /// The integer scale (pixels per font unit) at which ``drawMessage(into:_:background:)``
-    /// draws `lines` in a frame: `frameHeight / 135` (8 on a 1080-line screen, so a glyph is
-    /// 40 x 56 pixels), reduced so the longest line fits in 90 % of the width and all lines
-    /// in 90 % of the height, at least 1.
-    public static func messageScale(lines: [[UInt8]], frameWidth: Int, frameHeight: Int) -> Int {
-        let longest = lines.map(\.count).max() ?? 0
-        var scale = frameHeight / 135
-        if longest > 0 { scale = min(scale, frameWidth * 9 / 10 / (longest * BitmapFont.advance - 1)) }
-        let tall = lines.count * BitmapFont.lineHeight - (BitmapFont.lineHeight - BitmapFont.glyphHeight)
-        scale = min(scale, frameHeight * 9 / 10 / tall)
-        return max(1, scale)
-    }
-
-    /// The placeholder screen: fills `frame` with `background` and draws `text` in the
-    /// built-in 5x7 font (``BitmapFont``), scaled by ``messageScale(lines:frameWidth:frameHeight:)``,
-    /// each line centred horizontally and the block centred vertically, in
-    /// ``messageColor(on:)``. Lines are split at "\n"; "…" is drawn as "...", other characters
-    /// outside printable ASCII as "?".
-    public static func drawMessage(into frame: Bitmap, _ text: String, background: RGBColor) {
+    /// The placeholder screen: fills `frame` with `background` and, when there is a `painter`,
+    /// has it draw `text` centred in ``messageColor(on:)`` (lines split at "\n"). Without
+    /// one the screen is the plain background.
+    public static func drawMessage(into frame: Bitmap, _ text: String, background: RGBColor, painter: (any TextPainter)?) {
         frame.fill(background.xrgb)
-        let lines = BitmapFont.lines(text)
-        let scale = messageScale(lines: lines, frameWidth: frame.width, frameHeight: frame.height)
-        let color = messageColor(on: background).xrgb
-        let blockHeight = (lines.count * BitmapFont.lineHeight - (BitmapFont.lineHeight - BitmapFont.glyphHeight)) * scale
-        var y = (frame.height - blockHeight) / 2
-        for line in lines {
-            let x = (frame.width - BitmapFont.width(of: line, scale: scale)) / 2
-            BitmapFont.draw(line, into: frame, x: x, y: y, scale: scale, color: color)
-            y += BitmapFont.lineHeight * scale
-        }
+        painter?.drawMessage(text, into: frame, color: messageColor(on: background))
     }
 }

@@ -7,6 +7,9 @@ public enum FitMode: String, CaseIterable, Sendable {
     case fill
     /// The image is scaled to the frame's size, ignoring its aspect ratio.
     case stretch
+    /// Placed as ``fit``, with the letterbox filled by the same image scaled to fill the frame,
+    /// strongly blurred and dimmed (``Compositor/fillLetterboxBlurred(_:imageRect:)``).
+    case blur
 }
 
 /// An axis-aligned rectangle in pixels; may extend past the frame (a `fill` placement does).
@@ -21,7 +24,7 @@ public struct PixelRect: Equatable, Sendable, CustomStringConvertible {
 extension FitMode {
     /// Where an image of `imageWidth` x `imageHeight` pixels lands in a frame of
     /// `frameWidth` x `frameHeight` pixels: the destination rectangle of the scaled image.
-    /// For `fit` it lies inside the frame (centred, the rest is letterbox); for `fill` it covers
+    /// For `fit` and `blur` it lies inside the frame (centred, the rest is letterbox); for `fill` it covers
     /// the frame and is centred (the parts outside are cropped); for `stretch` it is the frame.
     /// Sizes are rounded to the nearest pixel and never below 1.
     public func placement(imageWidth: Int, imageHeight: Int, frameWidth: Int, frameHeight: Int) -> PixelRect {
@@ -29,10 +32,10 @@ extension FitMode {
         switch self {
         case .stretch:
             return PixelRect(x: 0, y: 0, width: frameWidth, height: frameHeight)
-        case .fit, .fill:
+        case .fit, .fill, .blur:
             // Compare imageW/imageH with frameW/frameH without floating point.
             let imageWider = imageWidth * frameHeight > frameWidth * imageHeight
-            let matchWidth = (self == .fit) == imageWider
+            let matchWidth = (self != .fill) == imageWider
             let w: Int, h: Int
             if matchWidth {
                 w = frameWidth

@@ -16,9 +16,12 @@ public struct PlaylistItem: Equatable, Sendable {
     public var schedule: ItemSchedule?
     /// Shown only while no other item is in the rotation (`"fallback": true`).
     public var fallback = false
+    /// Words drawn in a band at the bottom of the picture (README "Captions"); nil: none.
+    public var caption: String?
 
     public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil,
-                schedule: ItemSchedule? = nil, fallback: Bool = false) {
+                schedule: ItemSchedule? = nil, fallback: Bool = false, caption: String? = nil) {
+        self.caption = caption
         self.source = source
         self.duration = duration
         self.fit = fit

@@ -8,8 +8,12 @@ public final class SceneRenderer {
     public let width: Int, height: Int
     /// The letterbox / placeholder colour.
     public let background: RGBColor
+    /// Draws the words of the placeholder and "no images" screens (nil: plain background).
+    public let painter: (any TextPainter)?
+    /// Blended into every frame rendered (``FrameOverlay``); nil: none.
+    public var frameOverlay: (any FrameOverlay)?
     /// Text on a slot whose image is not ready yet.
-    public static let placeholderText = "Loading..."
+    public static let placeholderText = "Loading\u{2026}"
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
 
@@ -20,10 +24,11 @@ public final class SceneRenderer {
     /// Second scratch frame: the blended picture of a slide (a finger caught a cross-fade).
     private var pictureScratch: Bitmap?
 
-    public init(width: Int, height: Int, background: RGBColor) {
+    public init(width: Int, height: Int, background: RGBColor, painter: (any TextPainter)? = nil) {
         self.width = width
         self.height = height
         self.background = background
+        self.painter = painter
     }
 
     /// Renders `scene` and returns the frame to present. `slots[i]` is the prepared frame of
@@ -54,6 +59,12 @@ public final class SceneRenderer {
             let s = scratchFrame()
             if out !== s { s.pixels.update(from: out.pixels, count: s.pixelCount) }
             Compositor.drawPageDots(into: s, count: dots.count, current: dots.current)
+            out = s
+        }
+        if let frameOverlay {
+            let s = scratchFrame()
+            if out !== s { s.pixels.update(from: out.pixels, count: s.pixelCount) }
+            frameOverlay.blend(into: s)
             out = s
         }
         return out
@@ -87,7 +98,7 @@ public final class SceneRenderer {
         case .noImages:
             if let f = noImagesFrame { return f }
             let f = Bitmap(width: width, height: height)
-            Compositor.drawMessage(into: f, Self.noImagesText, background: background)
+            Compositor.drawMessage(into: f, Self.noImagesText, background: background, painter: painter)
             noImagesFrame = f
             return f
         }
@@ -96,7 +107,7 @@ public final class SceneRenderer {
     private func placeholder() -> Bitmap {
         if let f = placeholderFrame { return f }
         let f = Bitmap(width: width, height: height)
-        Compositor.drawMessage(into: f, Self.placeholderText, background: background)
+        Compositor.drawMessage(into: f, Self.placeholderText, background: background, painter: painter)
         placeholderFrame = f
         return f
     }

@@ -189,6 +189,20 @@ public final class DRMDisplay: Display {
         front = 1 - front
     }
 
+    /// The dumb buffer last presented (on screen, or flipped to at the next vertical blank),
+    /// copied out: ``panelWidth`` x ``panelHeight`` XRGB8888, as scanned out (after `--rotate`).
+    /// A dumb buffer may be mapped write-combined (uncached) by the driver: reading it back is then
+    /// slower than reading RAM (README "Limits and known gaps"). Throws ``DisplayError/unsupported(device:reason:)``
+    /// while released, powered off or before the first frame.
+    public func screenImage() throws(DisplayError) -> Bitmap {
+        if isReleased { throw .unsupported(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen") }
+        if isPoweredOff { throw .unsupported(device: devicePath, reason: "the screen is off") }
+        guard crtcSet, !restored else { throw .unsupported(device: devicePath, reason: "no frame was presented yet") }
+        let shown = buffers[front]
+        return ScanoutReader.read(from: UnsafeRawPointer(shown.map), stride: shown.pitch, format: .xrgb8888,
+                                  width: mode.width, height: mode.height)
+    }
+
     /// drmModeSetCrtc: a blocking modeset that shows `buffer` now (first frame, or after a flip timed out).
     private func setCrtc(_ buffer: DumbBuffer) throws(SystemError) {
         var connector = connectorID

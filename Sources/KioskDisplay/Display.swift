@@ -53,6 +53,16 @@ public protocol Display: AnyObject {
     /// current scene again. ``restore()`` switches it back on. Throws ``DisplayError`` when the
     /// device cannot do it (e.g. FBIOBLANK on a regular file: ENOTTY); the display stays usable.
     func setPower(on: Bool) throws(DisplayError)
+
+    /// What the screen shows now, as the panel shows it (README "Control socket", `screenshot`):
+    /// a new XRGB8888 bitmap the caller owns, read back from the buffer being scanned out (DRM:
+    /// the dumb buffer last presented, on screen or flipped to at the next vertical blank; fbdev:
+    /// the visible page, converted from its pixel format), ``panelWidth`` x ``panelHeight``
+    /// (after `--rotate`); offscreen: the last frame written, as composed. Runs on the caller's
+    /// thread (the frame loop's: it must not race a present).
+    /// Throws ``DisplayError/unsupported(device:reason:)`` when nothing is on the screen: it is
+    /// off, the VT is switched away, no frame was presented yet, or the backend cannot read back.
+    func screenImage() throws(DisplayError) -> Bitmap
 }
 
 public extension Display {
@@ -62,6 +72,10 @@ public extension Display {
     func acquire() throws(DisplayError) {}
     /// No screen to switch off.
     func setPower(on: Bool) throws(DisplayError) {}
+    /// Nothing to read back (test doubles).
+    func screenImage() throws(DisplayError) -> Bitmap {
+        throw .unsupported(device: summary, reason: "this display cannot read back what it shows")
+    }
 }
 
 /// Why a display could not be opened or written. The description is the log line.

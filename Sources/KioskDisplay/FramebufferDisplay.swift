@@ -253,6 +253,20 @@ public final class FramebufferDisplay: Display {
         }
     }
 
+    /// The visible page read back (``panelWidth`` x ``panelHeight``, after `--rotate`), converted
+    /// from the framebuffer's pixel format to XRGB8888 (with `--swap-rb` undone, so the colours are
+    /// the picture's). Throws ``DisplayError/unsupported(device:reason:)`` while released, blanked
+    /// or after ``restore()``.
+    public func screenImage() throws(DisplayError) -> Bitmap {
+        if isReleased { throw .unsupported(device: path, reason: "the VT is switched away: nothing of ours is on the screen") }
+        if isPoweredOff { throw .unsupported(device: path, reason: "the screen is off") }
+        guard mapping != nil else { throw .unsupported(device: path, reason: "the framebuffer was given back") }
+        let base = memory + visibleYOffset * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)
+        return ScanoutReader.read(from: UnsafeRawPointer(base), stride: geometry.lineLength,
+                                  format: swapRedBlue ? format.swappingRedBlue : format,
+                                  width: geometry.xres, height: geometry.yres)
+    }
+
     /// Converts `frame` into the page whose top row is virtual row `y`, at the visible `xoffset`.
     private func write(_ frame: Bitmap, page y: Int) {
         let base = memory + y * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)

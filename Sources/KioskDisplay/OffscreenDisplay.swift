@@ -74,6 +74,22 @@ public final class OffscreenDisplay: Display {
             throw .write(path: file, reason: error.reason)
         }
         framesWritten += 1
+        if let last = lastFrame, last.width == width, last.height == height {
+            last.pixels.update(from: frame.pixels, count: frame.pixelCount)
+        } else {
+            lastFrame = frame.copy()
+        }
+    }
+
+    /// The last frame written (kept for ``screenImage()``: a copy per frame, small beside the
+    /// PNG encoding of it).
+    private var lastFrame: Bitmap?
+
+    /// A copy of the last frame written, as composed (offscreen frames are not rotated).
+    /// Throws ``DisplayError/unsupported(device:reason:)`` before the first frame.
+    public func screenImage() throws(DisplayError) -> Bitmap {
+        guard let lastFrame else { throw .unsupported(device: "offscreen \(directory)", reason: "no frame was presented yet") }
+        return lastFrame.copy()
     }
 
     /// Nothing to put back.

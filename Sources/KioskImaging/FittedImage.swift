@@ -36,7 +36,8 @@ public struct FittedImage: Sendable, Equatable {
 
 extension ImageDecoder {
     /// Decodes the image at `path` straight into `frame`, placed as `fit` says over
-    /// `background`: the same frame, pixel for pixel, as ``decode(path:options:)`` with `frame`'s
+    /// `background` (for `blur`, the letterbox then filled by
+    /// ``Compositor/fillLetterboxBlurred(_:imageRect:)``): the same frame, pixel for pixel, as ``decode(path:options:)`` with `frame`'s
     /// size and `fit` as the target, followed by ``Compositor/place(_:into:fit:background:)``,
     /// without holding the decoded image when it can avoid it.
     ///
@@ -104,6 +105,22 @@ extension ImageDecoder {
 
     static func decodeFitted(_ source: ImageSource, format: ImageFormat, name: String, into frame: Bitmap,
                              fit: FitMode, background: RGBColor, options: DecodeOptions) throws(ImageError) -> FittedImage {
+        guard fit == .blur else {
+            return try decodePlaced(source, format: format, name: name, into: frame, fit: fit, background: background,
+                                    options: options)
+        }
+        // `blur`: decoded and placed as `fit`, then the letterbox filled from the fitted image
+        // (pure compositing, once per prepared frame).
+        let fitted = try decodePlaced(source, format: format, name: name, into: frame, fit: .fit, background: background,
+                                      options: options)
+        let rect = FitMode.fit.placement(imageWidth: fitted.decodedWidth, imageHeight: fitted.decodedHeight,
+                                         frameWidth: frame.width, frameHeight: frame.height)
+        Compositor.fillLetterboxBlurred(frame, imageRect: rect)
+        return fitted
+    }
+
+    private static func decodePlaced(_ source: ImageSource, format: ImageFormat, name: String, into frame: Bitmap,
+                                     fit: FitMode, background: RGBColor, options: DecodeOptions) throws(ImageError) -> FittedImage {
         switch format {
         case .jpeg:
             return try JPEGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,

@@ -74,7 +74,7 @@ enum ISOMediaCodedSize {
     private static func larger(_ a: Size?, _ b: Size?) -> Size? {
         guard let b else { return a }
         guard let a else { return b }
-        return b.width * b.height > a.width * a.height ? b : a
+        return Double(b.width) * Double(b.height) > Double(a.width) * Double(a.height) ? b : a  // sides up to 2^32
     }
 
     /// The largest `max_frame_width/height` of the sequence header OBUs among `obus`, or nil.

@@ -130,7 +130,8 @@ enum ISOMediaHeader {
                 for _ in 0..<count {
                     guard let length = u16(p), p + 2 + length <= end else { p = end; break }
                     if type & 0x3F == 33, let sps = spsSize(b, from: p + 2, count: length) {
-                        if largest == nil || sps.width * sps.height > largest!.width * largest!.height { largest = sps }
+                        // In Double: each side is up to 2^32 - 2 (ue(v) of 32 bits), the product past Int.
+                        if largest == nil || Double(sps.width) * Double(sps.height) > Double(largest!.width) * Double(largest!.height) { largest = sps }
                     }
                     p += 2 + length
                 }
@@ -142,7 +143,7 @@ enum ISOMediaHeader {
     /// pic_width/height_in_luma_samples of an SPS NAL unit (2-byte NAL header first), with the
     /// emulation prevention bytes (00 00 03) taken out; nil when it is cut short.
     static func spsSize(_ b: UnsafeRawBufferPointer, from start: Int, count: Int) -> (width: Int, height: Int)? {
-        guard count >= 2, start >= 0, start + count <= b.count else { return nil }
+        guard count > 2, start >= 0, start + count <= b.count else { return nil }  // no more than the NAL header (or less)
         var rbsp: [UInt8] = []
         rbsp.reserveCapacity(min(count, 256))
         var zeros = 0

@@ -21,7 +21,11 @@ import KioskCore
 /// counted by what its decoder allocates for the image's header: a lossless image keeps
 /// every pixel as a 32-bit ARGB value (4 bytes per pixel at full size) plus its rows cache,
 /// a lossy one about 128 bytes per pixel of width for its macroblock rows, filter cache and
-/// rescaler, plus 2 bytes per pixel for an alpha plane (the plane and its lossless decoder).
+/// rescaler, plus its alpha plane (`ALPH` chunk): 1 byte per pixel for the plane, and when the
+/// plane is compressed (lossless, compression method 1) 4 bytes per pixel more for the VP8L
+/// decoder's ARGB buffer and 128 bytes per pixel of width for its cache rows. libwebp uses a
+/// 1-byte-per-pixel buffer instead only when the alpha stream is colour-indexed without a
+/// colour cache (`VP8LDecodeAlphaHeader` in src/dec/vp8l_dec.c), which the headers do not tell.
 enum WebPDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let stored = try decodeStored(source, name: name, options: options)
@@ -102,8 +106,13 @@ enum WebPDecoder {
                                                 MemoryUse(what: "", bytes: MemoryUse.product(width, 128))]))
             : MemoryUse(what: "libwebp's macroblock rows, filter cache and rescaler (about 128 bytes per pixel of width)",
                         bytes: MemoryUse.product(width, 128))
-        let alphaPlane = MemoryUse(what: "libwebp's alpha plane (2 bytes per pixel)",
-                                   bytes: hasAlpha && !lossless ? MemoryUse.product(width, height, 2) : 0)
+        let alphaCompressed = container.alphaCompression != 0  // unknown counts as compressed
+        let alphaPlane = MemoryUse(what: alphaCompressed
+                                       ? "libwebp's alpha plane and its lossless decoder (5 bytes per pixel)"
+                                       : "libwebp's alpha plane (1 byte per pixel)",
+                                   bytes: !hasAlpha || lossless ? 0 : MemoryUse.total([
+                                       MemoryUse(what: "", bytes: MemoryUse.product(width, height, alphaCompressed ? 5 : 1)),
+                                       MemoryUse(what: "", bytes: alphaCompressed ? MemoryUse.product(width, 128) : 0)]))
         let image = MemoryUse.image(width: out.width, height: out.height,
                                     out.width == width ? "the decoded image" : "the decoded image at its placed size")
         var phases = [[EncodedBytes.memoryUse(file.heldBytes), library, alphaPlane, image]]
@@ -162,6 +171,9 @@ struct WebPContainer {
     var animated = false
     /// The byte range of the `EXIF` chunk's payload.
     var exif: Range<Int>?
+    /// The `ALPH` chunk's compression method (bits 0-1 of its first byte: 0 none, 1 lossless),
+    /// nil without one.
+    var alphaCompression: Int?
 
     static func parse(_ b: UnsafeRawBufferPointer) -> WebPContainer {
         var result = WebPContainer()
@@ -179,6 +191,8 @@ struct WebPContainer {
                 result.canvas = (u24(payload + 4) + 1, u24(payload + 7) + 1)
             case "EXIF" where result.exif == nil:
                 result.exif = payload..<(payload + size)
+            case "ALPH" where size >= 1 && result.alphaCompression == nil:
+                result.alphaCompression = Int(b[payload] & 0x03)
             default:
                 break
             }

@@ -35,6 +35,8 @@ final class Bench {
         var hugeBodyOnly = false
         /// `--formats-only`: run section 3b (HEIC and WebP) alone.
         var formatsOnly = false
+        /// `--text-only`: run section 8 (caption and clock costs) alone.
+        var textOnly = false
         var photo: String?
         var keepScratch = false
     }
@@ -120,6 +122,12 @@ final class Bench {
             section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
             warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
+        if settings.textOnly {
+            section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
+            textCost()
             printTable()
             return failures == 0 ? 0 : 1
         }
@@ -262,6 +270,9 @@ final class Bench {
         // 7. Every byte from the network bounded.
         section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
         hugeBody(app: app, prefix: appPrefix)
+
+        section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
+        textCost()
 
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")

@@ -44,6 +44,14 @@ enum ChildCase {
         case "cache-write":
             // cache-write ENTRIES WRITES: the disk cache's write cost when full (CacheWrite.swift).
             return CacheWriteCase.run(entries: int(0, 10_000), writes: int(1, 300))
+        case "text":
+            // text PHOTO RUNS: caption prepare and clock overlay costs (TextCost.swift).
+            guard let photo = rest.first else { return usage() }
+            return TextCostCase.run(photo: photo, runs: int(1, 21))
+        case "blur-prepare":
+            // blur-prepare PHOTO N: what --fit blur adds to a slot's preparation (BlurPrepare.swift).
+            guard let photo = rest.first else { return usage() }
+            return BlurPrepareCase.run(photo: photo, iterations: int(1, 15))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
@@ -56,7 +64,7 @@ enum ChildCase {
     static func usage() -> Int32 {
         fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
               + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH | resample SW SH N"
-              + " | cache-write ENTRIES WRITES\n", stderr)
+              + " | cache-write ENTRIES WRITES | blur-prepare PHOTO N\n", stderr)
         return 64
     }
 

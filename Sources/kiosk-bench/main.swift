@@ -4,6 +4,7 @@
 //
 //   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only]
 //                                    [--formats-only]
+//                                    [--text-only]
 //
 // The parent process only prepares inputs and prints the table; every measurement runs in a
 // child (this executable again with the hidden `--case NAME ...`, the reference tools, the C
@@ -38,17 +39,20 @@ while let a = arguments.first {
         settings.hugeBodyOnly = true
     case "--formats-only":
         settings.formatsOnly = true
+    case "--text-only":
+        settings.textOnly = true
     case "--keep":
         settings.keepScratch = true
     case "-h", "--help":
         print("""
-        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only]
+        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only] [--text-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
           --keep        keep the scratch directory (generated JPEGs, compiled C reference)
           --warm-start-only  only section 6 (start to first frame, warm cache, no network)
           --huge-body-only   only section 7 (the whole program against a server streaming 1 GB)
           --formats-only     only section 3b (a 12 MP HEIC and a 24 MP WebP made from the photo)
+          --text-only        only section 8 (caption prepare and clock overlay costs)
         Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs),
         heif-enc and heif-convert (libheif-examples), cwebp and dwebp (webp).
         """)

@@ -41,7 +41,7 @@ import KioskCore
     (["--interval", "abc", "x"], "'abc'"),
     (["--fade", "-1", "x"], "--fade"),
     (["--fade", "6000", "x"], "longer than --interval"),
-    (["--fit", "zoom", "x"], "fit, fill or stretch"),
+    (["--fit", "zoom", "x"], "fit, fill, stretch or blur"),
     (["--background", "red", "x"], "RRGGBB"),
     (["--rotate", "45", "x"], "0, 90, 180 or 270"),
     (["--size", "800", "x"], "WxH"),

@@ -84,8 +84,9 @@ private func describe(_ events: [[String: Any]]) -> String {
     #expect(!shown.contains { (900..<1500).contains(t($0)) || (2000..<2600).contains(t($0)) }, "\(describe(events))")
     // Lit again: the image on screen is announced at that moment (the show moved on meanwhile).
     let back = shown.first { t($0) >= 1500 }, again = shown.first { t($0) >= 2600 }
-    #expect(back.map { t($0) - t(display[1]) } ?? -1 < 40, "\(describe(events))")
-    #expect(again.map { t($0) - t(display[3]) } ?? -1 < 40, "\(describe(events))")
+    // (Within 200 ms: the real clock on a loaded machine; the next move would be 250 ms on.)
+    #expect(back.map { t($0) - t(display[1]) } ?? -1 < 200, "\(describe(events))")
+    #expect(again.map { t($0) - t(display[3]) } ?? -1 < 200, "\(describe(events))")
     #expect(shown.filter { t($0) < 900 }.count >= 3)
     // Every event is in time order, and a shown follows each "on".
     #expect(events.map(t) == events.map(t).sorted())
@@ -105,9 +106,11 @@ private func describe(_ events: [[String: Any]]) -> String {
     let kinds = events.map { "\($0["event"]!) \($0["state"] ?? $0["index"] ?? "") \($0["reason"] ?? "")" }
     #expect(kinds == ["display off schedule", "display on touch", "shown 0 ", "tap 0 ", "display off schedule"], "\(describe(events))")
     guard events.count == 5 else { return }
-    #expect(t(events[1]) >= 600 && t(events[1]) < 700)
-    #expect(t(events[2]) - t(events[1]) < 40)
-    #expect(t(events[4]) >= 1740 && t(events[4]) < 1900, "the wake started again at the tap: \(describe(events))")
+    // Bounds for the real clock on a loaded machine: what tells the cases apart is that the
+    // screen goes off 700 ms after the tap (1740), not after the waking touch (1300).
+    #expect(t(events[1]) >= 600 && t(events[1]) < 900)
+    #expect(t(events[2]) - t(events[1]) < 200)
+    #expect(t(events[4]) >= 1740 && t(events[4]) < 2300, "the wake started again at the tap: \(describe(events))")
 }
 
 @Test func withNoWakeTimeTouchesOnADarkScreenDoNothing() throws {

@@ -146,7 +146,10 @@ import Testing
             #expect(second.at > changedAt[i] && second.at < changedAt[i] + 4.5, "\(context)")
             let frames = try analyzeFrames(s.show.frames)
             #expect(frames.first?.centerIs(Swatch.red) == true, "\(frames.first.map(String.init(describing:)) ?? "no frame"): \(context)")
-            #expect(frames.last { $0.ms <= second.t }?.centerIs(Swatch.blue) == true, "\(context)")
+            // Blue when shown: the frame of that moment, or, on a loaded machine where the last
+            // frame of the fade is drawn a little late, the first one after it.
+            #expect(frames.last { $0.ms <= second.t }?.centerIs(Swatch.blue) == true
+                    || frames.first { $0.ms > second.t }?.centerIs(Swatch.blue) == true, "\(context)")
             // Red until the fade before that mark starts, then blended frames, then blue.
             #expect(!frames.contains { $0.ms < second.t - 300 && !$0.centerIs(Swatch.red) }, "\(context)")
             #expect(frames.contains { $0.ms > second.t - 300 && $0.ms < second.t && !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) },

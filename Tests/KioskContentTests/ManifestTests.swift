@@ -32,6 +32,12 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     ])
 }
 
+@Test func fitBlurShowWideAndPerItem() throws {
+    let m = try parse(#"{"fit":"blur","items":[{"src":"a.jpg"},{"src":"b.jpg","fit":"blur"},{"src":"c.jpg","fit":"fill"}]}"#)
+    #expect(m.fit == .blur)
+    #expect(m.items.map(\.fit) == [nil, .blur, .fill])
+}
+
 @Test func theBannerForm() throws {
     let m = try parse(#"{"imgs":[{"src":"/static/a.jpg"},{"src":"b.jpg","duration":"ignored"}]}"#)
     #expect(m.format == .banner)
@@ -142,7 +148,7 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"{"interval":0.049,"items":[]}"#, "interval: 0.049 seconds is out of range"),
         (#"{"items":[{"src":"a.jpg","duration":0.0001}]}"#, "items[0].duration: 0.0001 seconds is out of range"),
         (#"{"fade":-1,"items":[]}"#, "fade: -1 ms is out of range"),
-        (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch)"),
+        (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch, blur)"),
         (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),
         (#"{"items":[{"src":"a.jpg","id":7}]}"#, "items[0].id: expected a string, found a number"),
         (#"{"items":[{"src":"a.jpg","sha256":"abc"}]}"#, "items[0].sha256: \"abc\" is not 64 hex digits"),
@@ -199,4 +205,40 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     #expect(ContentDirectories.state(environment: ["HOME": "/home/k"]) == "/home/k/.local/state/kiosk-carousel")
     #expect(ContentDirectories.cache(environment: [:]) == "/var/cache/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["HOME": "/"]) == "/var/lib/kiosk-carousel")
+}
+
+/// Inputs the manifest fuzz target found (Tests/fuzz, README "Fuzzing"): a local playlist's
+/// `file:` URL whose path is relative (`file:a.jpg`, `file:1//srv/d.gif`) gave a relative `src`,
+/// read against the working directory rather than the playlist's; one whose path decodes to a
+/// control character gave a path no playlist may hold. Each is refused, naming the item.
+@Test func fileURLsWithoutAnAbsolutePathAreRefused() throws {
+    let dir = contentFixtures + "/../fuzz/manifest/"
+    let cases = [("file-url-relative-path.json", "items[0].src", "not an absolute file URL"),
+                 ("file-url-authority-after-path.json", "imgs[0].src", "not an absolute file URL"),
+                 ("file-url-control-character.json", "items[0].src", "control character")]
+    for (name, place, reason) in cases {
+        let bytes = try #require(FileManager.default.contents(atPath: dir + name))
+        do {
+            let m = try Manifest.parse(Array(bytes), origin: .local(path: "/etc/kiosk/show.json"))
+            Issue.record("\(name) accepted: \(m.items.map(\.src))")
+        } catch {
+            #expect(error.description.contains(place) && error.description.contains(reason), "\(name): \(error)")
+        }
+    }
+    let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#, .local(path: "/etc/kiosk/show.json"))
+    #expect(m.items.map(\.src) == ["/srv/a.jpg", "/srv/b c.jpg"])
+}
+
+/// The manifest fuzz target's re-parse check (Tests/fuzz): a `file:` URL of a path with
+/// `://` in it gave a `src` that, written into a playlist as a path, was refused as a URL of
+/// scheme `/srv/show/a`. A scheme starts with a letter (RFC 3986 section 3.1): an absolute path
+/// with a colon in it is a path, and the resolved `src` reads back as itself.
+@Test func aPathWithColonSlashSlashIsAPath() throws {
+    let local = ManifestOrigin.local(path: "/etc/kiosk/show.json")
+    let bytes = try #require(FileManager.default.contents(atPath: contentFixtures + "/../fuzz/manifest/file-url-with-colon-slash-slash-in-its-path.json"))
+    let first = try Manifest.parse(Array(bytes), origin: local)
+    #expect(first.items.map(\.src) == ["/srv/show/a://b.gif"])
+    let again = try parse(#"{"items":[{"src":"/srv/show/a://b.gif"},{"src":"sub/12:00://c.png"}]}"#, local)
+    #expect(again.items.map(\.src) == ["/srv/show/a://b.gif", "/etc/kiosk/sub/12:00://c.png"])
+    #expect(error(#"{"items":[{"src":"ftp://x/a.jpg"}]}"#, local) != nil)
 }

@@ -88,6 +88,31 @@ private func reference(_ png: String, _ w: Int, _ h: Int, _ fit: FitMode) throws
         #expect(decoded.bitmap.hasAlpha && decoded.bitmap.pixels[0] >> 24 == 0)
     }
 
+    /// A lossy WebP's compressed (lossless-coded) alpha plane is counted at 5 bytes per pixel:
+    /// the plane and the VP8L decoder's ARGB buffer, which libwebp allocates unless the alpha
+    /// stream happens to be colour-indexed without a colour cache; an uncompressed plane at 1.
+    @Test func aLossyWebPsAlphaPlaneIsCountedByItsCompression() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try FormatFiles.path("alpha.webp"))))
+        let alph = try #require(bytes.firstRange(of: Array("ALPH".utf8)))
+        #expect(bytes[alph.upperBound + 4] & 3 == 1, "cwebp compresses the alpha plane")
+        func needed(_ bytes: [UInt8]) -> Int? {
+            let result = Result { () throws(ImageError) in
+                try ImageDecoder.decode(bytes: bytes, name: "alpha.webp", options: DecodeOptions(maxDecoderBytes: 1))
+            }
+            guard case .overMemoryBudget(_, let needed, _, _) = result.failure else { Issue.record("\(result)"); return nil }
+            return needed
+        }
+        let (w, h) = (800, 450)
+        let compressed = try #require(needed(bytes))
+        // libwebp's rows, the alpha plane and its decoder with its cache rows, the decoded image
+        // (the bytes are the caller's, not held by the decoder).
+        #expect(compressed == 128 * w + (5 * w * h + 128 * w) + 4 * w * h, "\(compressed)")
+        // The same header declaring an uncompressed plane: 4 bytes per pixel less.
+        bytes[alph.upperBound + 4] &= ~3
+        let plain = try #require(needed(bytes))
+        #expect(compressed - plain == 4 * w * h + 128 * w, "\(compressed) - \(plain)")
+    }
+
     /// The EXIF chunk's orientation is applied: each orient-N.webp (a lossless copy of the
     /// EXIF test image test_N.jpg, its EXIF kept) shows what libjpeg-turbo shows of test_N.jpg.
     @Test(arguments: 1...8) func exifOrientation(_ n: Int) throws {

@@ -3,7 +3,7 @@
 # Builds the initramfs for the kernel suite: busybox (static), the DRM and input kernel modules
 # of the running Debian kernel package (bochs, virtio-gpu, virtio-pci, virtio_input, evdev,
 # uinput and their dependencies, in the order modprobe resolves), kiosk-carousel with the shared
-# libraries ldd reports (and the ELF loader), the helpers kdgetmode, evemu-replay, evdump and vtswitch
+# libraries ldd reports (and the ELF loader), the helpers kdgetmode, evemu-replay, evdump, vtswitch and ctlsend
 # (compiled here, static), guest.sh, the photos and the evemu touchscreen recordings the touch
 # cases replay (under /app/evemu/, names without spaces).
 #
@@ -29,7 +29,18 @@ gcc -O2 -Wall -static -o "$ROOT/app/kdgetmode" "$HERE/kdgetmode.c"
 gcc -O2 -Wall -static -o "$ROOT/app/evemu-replay" "$HERE/evemu-replay.c"
 gcc -O2 -Wall -static -o "$ROOT/app/evdump" "$HERE/evdump.c"
 gcc -O2 -Wall -static -o "$ROOT/app/vtswitch" "$HERE/vtswitch.c"
+gcc -O2 -Wall -static -o "$ROOT/app/ctlsend" "$HERE/ctlsend.c"
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+# Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
+# playlist of the photos with a caption (the caption case; run-kernel-tests.py has the same words).
+CAPTION="Harbour lights at dusk, seen from the pier"
+mkdir -p "$ROOT/usr/share/fonts/truetype/dejavu" "$ROOT/etc/fonts"
+cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$ROOT/usr/share/fonts/truetype/dejavu/"
+printf '<?xml version="1.0"?>\n<fontconfig><dir>/usr/share/fonts</dir><cachedir>/tmp/fontconfig</cachedir></fontconfig>\n' \
+    > "$ROOT/etc/fonts/fonts.conf"
+{ printf '{"items": ['; sep=""
+  for p in "$@"; do printf '%s{"src": "/app/photos/%s", "caption": "%s"}' "$sep" "$(basename "$p")" "$CAPTION"; sep=", "; done
+  printf ']}\n'; } > "$ROOT/app/captions.json"
 
 # Touchscreen recordings (evemu-devices, see Tests/Fixtures/evemu-touchscreens/SOURCE.md) and
 # the synthetic sideways swipe (Tests/kernel/evemu/), under names without spaces.

@@ -216,15 +216,21 @@ def best_blend(c, a, b):
 
 
 # -- references from the offscreen backend on the host --
-def reference(binary, photo, size, rotation, out):
-    """What the offscreen backend renders for `photo` at `size` (panel size), rotated like the panel."""
+def reference(binary, photo, size, rotation, out, caption=None):
+    """What the offscreen backend renders for `photo` at `size` (panel size), rotated like the panel;
+    with `caption`, from a playlist giving the photo that caption."""
     w, h = size
     lw, lh = (h, w) if rotation in (90, 270) else (w, h)
-    d = os.path.join(out, f"ref-{os.path.basename(photo)}-{lw}x{lh}")
+    d = os.path.join(out, f"ref-{'caption-' if caption else ''}{os.path.basename(photo)}-{lw}x{lh}")
     png = os.path.join(d, "frame-00000000.png")
+    source = photo
+    if caption:
+        source = d + ".json"
+        with open(source, "w") as f:
+            json.dump({"items": [{"src": os.path.abspath(photo), "caption": caption}]}, f)
     if not os.path.exists(png):
         shutil.rmtree(d, ignore_errors=True)
-        r = subprocess.run([binary, "--display", f"offscreen:{d}", "--size", f"{lw}x{lh}", "--run-for", "1", photo],
+        r = subprocess.run([binary, "--display", f"offscreen:{d}", "--size", f"{lw}x{lh}", "--run-for", "1", source],
                            capture_output=True, text=True, timeout=120)
         if r.returncode != 0 or not os.path.exists(png):
             raise CaseFailed(f"offscreen reference failed (rc {r.returncode}): {r.stderr.strip()}")
@@ -407,6 +413,44 @@ def run_crash_case(vm, case, args, size):
         raise CaseFailed(f"the start after SIGKILL found KD_GRAPHICS and left mode {mode} (status {rc}); expected KD_TEXT")
     notes.append("SIGKILL leaves KD_GRAPHICS; the next run ends in KD_TEXT")
     return "; ".join(notes)
+
+
+CAPTION = "Harbour lights at dusk, seen from the pier"   # build-initramfs.sh puts it in /app/captions.json
+
+
+def run_caption_case(vm, case, args, size):
+    """A caption from a playlist, drawn in the guest (FreeType, HarfBuzz, fontconfig from the
+    initramfs) and turned with the picture by --rotate: the screen matches the offscreen frame of
+    the same playlist turned like the panel, and differs from the photo without its caption."""
+    out = os.path.join(vm.out, case.name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    ref = reference(args.binary, args.photos[0], size, case.rotation, args.out, caption=CAPTION)
+    plain = reference(args.binary, args.photos[0], size, case.rotation, args.out)
+    start = vm.mark()
+    vm.send("run " + " ".join(["--display", case.display, "--rotate", str(case.rotation), "--interval", str(INTERVAL_S),
+                                "--fade", str(FADE_MS), "/app/captions.json"]))
+    vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
+    best, img = -1.0, None
+    for attempt in range(8):
+        img = vm.screendump(os.path.join(out, f"first-{attempt}.png"))
+        if img.size != ref.size:
+            raise CaseFailed(f"screen is {img.size[0]}x{img.size[1]}, expected {ref.size[0]}x{ref.size[1]}")
+        best = max(best, psnr(img, ref))
+        if best >= case.psnr_min:
+            break
+        time.sleep(0.25)
+    if best < case.psnr_min:
+        raise CaseFailed(f"captioned frame PSNR {best:.1f} dB < {case.psnr_min} dB against the offscreen frame (captures in {out})")
+    without = psnr(img, plain)
+    if without >= DIFFERS_PSNR:
+        raise CaseFailed(f"the screen is the photo without its caption ({without:.1f} dB)")
+    if "no text on screen" in vm.log_text()[start:]:
+        raise CaseFailed("the program found no font in the guest")
+    rc = stop_with(vm, "TERM", start)
+    if rc != 0:
+        raise CaseFailed(f"exit status after SIGTERM is {rc}, expected 0")
+    return f"captioned frame at {best:.1f} dB against the offscreen frame, {without:.1f} dB against the photo alone"
 
 
 def run_missing_mode_case(vm, case, args, size):
@@ -1113,6 +1157,12 @@ def run_input_stack_case(vm, case, args, size):
 
 
 # Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments])
+def run_screenshot_case(vm, case, args, size):
+    """The control socket's `screenshot` against QMP `screendump` (screenshot_case.py)."""
+    import screenshot_case
+    return screenshot_case.run(vm, case, args, size, sys.modules[__name__])
+
+
 BOOTS = [
     ("bochs-1280x800", "bochs", (1280, 800), [
         (Case("drm-bochs", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(bochs-drm\)[^\n]*"),
@@ -1136,6 +1186,9 @@ BOOTS = [
     ("bochs-800x480", "bochs", (800, 480), [
         (Case("drm-bochs-800x480", "drm,mode=800x480"), run_show_case),
         (Case("drm-bochs-800x480-rotate90", "drm", rotation=90), run_show_case),
+        (Case("caption-drm-bochs-800x480-rotate90", "drm", rotation=90), run_caption_case),
+        (Case("screenshot-drm-rotate90", "drm", rotation=90), run_screenshot_case),
+        (Case("screenshot-fbdev", "fbdev"), run_screenshot_case),
         (Case("touch-input-stack", "drm"), run_input_stack_case),
         (Case("touch-drag-virtio-tablet", "drm"), run_touch_drag_case),
         (Case("touch-tap-virtio-tablet", "drm"), run_touch_tap_case),

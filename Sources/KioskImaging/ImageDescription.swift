@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+
+/// The description a photo carries about itself, for `--caption exif`: EXIF/TIFF tag 0x010E
+/// ImageDescription (ASCII, TIFF 6.0 section 8), else tag 0x9C9C XPComment (UCS-2
+/// little-endian, the Windows Explorer comment), both from IFD0; else the IPTC caption (IIM
+/// record 2, dataset 120 "Caption/Abstract", in a JPEG's APP13 Photoshop 3.0 resource 0x0404).
+/// JPEG (APP1 "Exif", APP13) and PNG (eXIf, or a tEXt "Description") are read; other formats
+/// have none here.
+public enum ImageDescription {
+    /// How much of the file is read: metadata sits in front of the image data.
+    public static let readLimit = 256 << 10
+
+    /// The description in the file at `path`, trimmed; nil when it has none, it is blank, or the
+    /// file cannot be read. Never reads past ``readLimit`` bytes nor out of a segment's bounds.
+    public static func read(path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: readLimit)
+        var have = 0
+        while have < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + have, $0.count - have) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            have += n
+        }
+        return parse(Array(bytes[0..<have]))
+    }
+
+    /// ``read(path:)`` for a file's first bytes.
+    public static func parse(_ b: [UInt8]) -> String? {
+        func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
+        func be32(_ i: Int) -> Int { be16(i) << 16 | be16(i + 2) }
+        if b.count > 4, b[0] == 0xFF, b[1] == 0xD8 {
+            var at = 2, iptc: String?
+            while at + 4 <= b.count, b[at] == 0xFF {
+                let marker = b[at + 1], length = be16(at + 2)
+                if marker == 0xDA || length < 2 { break }  // SOS: the image data
+                let body = (at + 4)..<min(b.count, at + 2 + length)
+                let payload = Array(b[body])
+                if marker == 0xE1, payload.starts(with: Array("Exif\0\0".utf8)), let d = tiff(Array(payload.dropFirst(6))) { return d }
+                if marker == 0xED, iptc == nil { iptc = photoshopCaption(payload) }
+                at += 2 + length
+            }
+            return iptc
+        }
+        if b.count > 8, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            var at = 8, text: String?
+            while at + 8 <= b.count {
+                let length = be32(at), type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
+                let end = min(b.count, at + 8 + length)
+                let data = Array(b[(at + 8)..<end])
+                if type == "eXIf", let d = tiff(data) { return d }
+                if type == "tEXt", let nul = data.firstIndex(of: 0), String(decoding: data[..<nul], as: UTF8.self) == "Description" {
+                    text = clean(String(decoding: data[(nul + 1)...], as: UTF8.self))  // Latin-1 in theory; ASCII in practice
+                }
+                if type == "IDAT" || type == "IEND" { break }
+                at = end + 4
+            }
+            return text
+        }
+        return nil
+    }
+
+    private static func clean(_ s: String) -> String? {
+        let t = s.unicodeScalars.filter { $0.value != 0 }
+        let trimmed = String(String.UnicodeScalarView(t)).trimmingWhitespace()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// ImageDescription or XPComment in IFD0 of a TIFF structure.
+    static func tiff(_ t: [UInt8]) -> String? {
+        guard t.count >= 8 else { return nil }
+        let little = t[0] == 0x49 && t[1] == 0x49
+        guard little || (t[0] == 0x4D && t[1] == 0x4D) else { return nil }
+        func u16(_ i: Int) -> Int? {
+            guard i >= 0, i + 2 <= t.count else { return nil }
+            return little ? Int(t[i]) | Int(t[i + 1]) << 8 : Int(t[i]) << 8 | Int(t[i + 1])
+        }
+        func u32(_ i: Int) -> Int? {
+            guard let a = u16(i), let b = u16(i + 2) else { return nil }
+            return little ? a | b << 16 : a << 16 | b
+        }
+        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
+        var description: String?, comment: String?
+        for k in 0..<count {
+            let e = ifd + 2 + 12 * k
+            guard let tag = u16(e), let n = u32(e + 4) else { break }
+            guard tag == 0x010E || tag == 0x9C9C, n > 0, n < t.count else { continue }
+            let start = n <= 4 ? e + 8 : (u32(e + 8) ?? t.count)
+            guard start >= 0, start + n <= t.count else { continue }
+            let raw = Array(t[start..<(start + n)])
+            if tag == 0x010E {
+                description = clean(String(decoding: raw, as: UTF8.self))
+            } else {
+                let units = stride(from: 0, to: raw.count - 1, by: 2).map { UInt16(raw[$0]) | UInt16(raw[$0 + 1]) << 8 }
+                comment = clean(String(decoding: units, as: UTF16.self))
+            }
+        }
+        return description ?? comment
+    }
+
+    /// The IPTC Caption/Abstract (2:120) in an APP13 "Photoshop 3.0" payload.
+    static func photoshopCaption(_ p: [UInt8]) -> String? {
+        let prefix = Array("Photoshop 3.0\0".utf8)
+        guard p.starts(with: prefix) else { return nil }
+        var at = prefix.count
+        while at + 12 <= p.count, p[at..<(at + 4)].elementsEqual("8BIM".utf8) {
+            let id = Int(p[at + 4]) << 8 | Int(p[at + 5])
+            let nameLength = Int(p[at + 6]), namePadded = (nameLength + 2) & ~1  // Pascal string, even length
+            let sizeAt = at + 6 + namePadded
+            guard sizeAt + 4 <= p.count else { return nil }
+            let size = Int(p[sizeAt]) << 24 | Int(p[sizeAt + 1]) << 16 | Int(p[sizeAt + 2]) << 8 | Int(p[sizeAt + 3])
+            let data = (sizeAt + 4)..<min(p.count, sizeAt + 4 + size)
+            if id == 0x0404 {
+                var i = data.lowerBound
+                while i + 5 <= data.upperBound, p[i] == 0x1C {
+                    let record = p[i + 1], dataset = p[i + 2], n = Int(p[i + 3]) << 8 | Int(p[i + 4])
+                    let end = min(data.upperBound, i + 5 + n)
+                    if record == 2, dataset == 120 { return clean(String(decoding: p[(i + 5)..<end], as: UTF8.self)) }
+                    i = end
+                }
+                return nil
+            }
+            at = sizeAt + 4 + ((size + 1) & ~1)
+        }
+        return nil
+    }
+}
+
+extension String {
+    /// The string without leading and trailing whitespace (Unicode White_Space).
+    func trimmingWhitespace() -> String {
+        let s = unicodeScalars
+        guard let first = s.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = s.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(s[first...last])
+    }
+}

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Why text could not be set up. Each case's description is the log line.
+public enum TextError: Error, CustomStringConvertible, Equatable {
+    /// `FT_Init_FreeType` or `FT_New_Face` failed: the FreeType error code (fterrdef.h) and
+    /// the font file, if any.
+    case freetype(operation: String, path: String?, code: Int32)
+    /// fontconfig could not be initialised or matched no font at all for `family`.
+    case noFont(family: String)
+
+    public var description: String {
+        switch self {
+        case .freetype(let operation, let path, let code):
+            return "\(operation)\(path.map { " \($0)" } ?? ""): FreeType error \(code)"
+        case .noFont(let family):
+            return "fontconfig finds no font for \"\(family)\" (install fonts-dejavu-core)"
+        }
+    }
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: Apache-2.0
+import CLibFreeType
+import CLibHarfBuzz
+import KioskCore
+import KioskSystem
+
+/// Sets and draws text: HarfBuzz shapes it (ligatures, kerning, Arabic joining, right-to-left
+/// runs), FreeType renders the glyphs antialiased (8-bit coverage, normal hinting) and a
+/// bounded ``GlyphCache`` keeps them, and each character is drawn with the first font of the
+/// ``FontLibrary`` that covers it. A character no installed font covers is drawn as the
+/// default font's missing glyph and logged once, naming it.
+///
+/// Not thread-safe (FreeType's `FT_Library` is one thread's): one renderer per thread. Sizes
+/// are in pixels (FreeType's `FT_Set_Pixel_Sizes`); positions inside FreeType and HarfBuzz are
+/// 26.6 fixed point (1/64 pixel), rounded to whole pixels where glyphs are placed.
+public final class TextRenderer {
+    /// One glyph placed on a line: the face it comes from, its glyph index, its pen position in
+    /// 1/64 pixel from the line's left end and from the baseline (up is positive).
+    public struct PlacedGlyph: Equatable {
+        let face: Int
+        let glyph: UInt32
+        let x: Int32, y: Int32
+    }
+
+    /// A line set by ``layout(_:pixelSize:maxWidth:maxLines:)``.
+    public struct Line: Equatable {
+        public let glyphs: [PlacedGlyph]
+        /// Advance width in pixels (rounded up).
+        public let width: Int
+        /// The characters shown, after wrapping and ellipsis.
+        public let text: String
+    }
+
+    /// Text set into lines at one size, ready for ``draw(_:into:x:y:width:color:opacity:)``.
+    public struct Layout: Equatable {
+        public let lines: [Line]
+        /// Pixels from a line's top to its baseline (the default font's ascender).
+        public let ascender: Int
+        /// Pixels below the baseline (the default font's descender, positive).
+        public let descender: Int
+        /// Pixels from one baseline to the next.
+        public let lineHeight: Int
+        /// The widest line, pixels.
+        public var width: Int { lines.map(\.width).max() ?? 0 }
+        /// From the first line's top to the last line's descender, pixels.
+        public var height: Int { lines.isEmpty ? 0 : (lines.count - 1) * lineHeight + ascender + descender }
+        /// True when text was cut to fit and ends in "…".
+        public let truncated: Bool
+    }
+
+    public let library: FontLibrary
+    private var freetype: FT_Library?
+    private var faces: [FaceKey: Face] = [:]
+    private var nextFaceID = 0
+    private var cache: GlyphCache
+    /// The characters (Unicode scalar values) no installed font covers, each logged once when
+    /// first met (at most 256 remembered).
+    public private(set) var reportedMissing: Set<UInt32> = []
+    private let buffer: OpaquePointer
+
+    private struct FaceKey: Hashable { let font: Int, size: Int }
+    private final class Face {
+        let id: Int
+        let face: FT_Face
+        let hbFont: OpaquePointer
+        init(id: Int, face: FT_Face, hbFont: OpaquePointer) { self.id = id; self.face = face; self.hbFont = hbFont }
+        /// The HarfBuzz font holds a second reference to the face (`FT_Reference_Face`): both go.
+        deinit { hb_font_destroy(hbFont); FT_Done_Face(face) }
+    }
+
+    /// FreeType's `FT_LOAD_DEFAULT` (freetype.h): hinted outlines, normal antialiasing, the
+    /// same glyphs and advances as Pillow's `ImageDraw.text`.
+    private static let loadFlags: Int32 = 0
+
+    /// True: glyph advances are the hinted ones (whole pixels, as FreeType's hinter and
+    /// Pillow's basic layout give them); false: HarfBuzz's unhinted 1/64-pixel advances (as
+    /// Pillow with libraqm gives them). Glyphs are hinted either way.
+    public let hintedAdvances: Bool
+
+    /// A renderer over `library`'s fonts whose glyph cache holds at most `glyphCacheBytes`.
+    /// - Throws: ``TextError/freetype(operation:path:code:)`` when FreeType cannot start.
+    public init(library: FontLibrary, glyphCacheBytes: Int = 2 << 20, hintedAdvances: Bool = true) throws(TextError) {
+        self.library = library
+        self.hintedAdvances = hintedAdvances
+        self.cache = GlyphCache(budget: glyphCacheBytes)
+        var lib: FT_Library?
+        let err = FT_Init_FreeType(&lib)
+        guard err == 0, lib != nil else { throw TextError.freetype(operation: "FT_Init_FreeType", path: nil, code: err) }
+        freetype = lib
+        buffer = hb_buffer_create()
+    }
+
+    deinit {
+        faces.removeAll()  // every face before the library that made it
+        faceOf.removeAll()
+        hb_buffer_destroy(buffer)
+        FT_Done_FreeType(freetype)
+    }
+
+    /// Bytes the glyph cache holds now (at most its budget).
+    public var glyphCacheBytes: Int { cache.bytes }
+
+    private func face(font: Int, size: Int) -> Face? {
+        let key = FaceKey(font: font, size: size)
+        if let f = faces[key] { return f }
+        if faces.count >= 16 { faces.removeAll() }  // sizes change rarely: start again
+        let info = library.fonts[font]
+        var ftFace: FT_Face?
+        let err = FT_New_Face(freetype, info.path, info.index, &ftFace)
+        guard err == 0, let ftFace else {
+            Log.warning("cannot open font", path: info.path, reason: TextError.freetype(operation: "FT_New_Face", path: nil, code: err).description)
+            return nil
+        }
+        FT_Set_Pixel_Sizes(ftFace, 0, FT_UInt(size))
+        guard let hb = hb_ft_font_create_referenced(ftFace) else { FT_Done_Face(ftFace); return nil }
+        hb_ft_font_set_load_flags(hb, hintedAdvances ? Self.loadFlags : Self.loadFlags | 2)  // 2: FT_LOAD_NO_HINTING
+        let f = Face(id: nextFaceID, face: ftFace, hbFont: hb)
+        nextFaceID += 1
+        faces[key] = f
+        return f
+    }
+
+    // MARK: - Shaping
+
+    private struct Shaped {
+        var glyphs: [PlacedGlyph] = []
+        /// Advance (1/64 px) of each scalar (its cluster's advance on the first scalar).
+        var advances: [Int32]
+        var width: Int32 = 0
+    }
+
+    private static func isNeutral(_ script: hb_script_t) -> Bool {
+        script == HB_SCRIPT_COMMON || script == HB_SCRIPT_INHERITED || script == HB_SCRIPT_UNKNOWN
+    }
+
+    /// Shapes `scalars` as one line at `size`: split into runs of one font and one script,
+    /// each shaped by HarfBuzz with the whole line as context; runs are placed left to right,
+    /// or right to left when the line's first strong script is (Arabic, Hebrew).
+    private func shape(_ scalars: [UInt32], size: Int) -> Shaped {
+        var out = Shaped(advances: [Int32](repeating: 0, count: scalars.count))
+        guard !scalars.isEmpty else { return out }
+        let funcs = hb_unicode_funcs_get_default()
+        var runs: [(font: Int, range: Range<Int>)] = []
+        var runFont = -1, runScript = HB_SCRIPT_COMMON, runStart = 0
+        var lineRTL: Bool?
+        for (i, cp) in scalars.enumerated() {
+            let script = hb_unicode_script(funcs, cp)
+            let scalar = Unicode.Scalar(cp) ?? " "
+            let neutral = Self.isNeutral(script)
+            if !neutral, lineRTL == nil { lineRTL = hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL }
+            let sameScript = neutral || Self.isNeutral(runScript) || script == runScript
+            if runFont >= 0, sameScript, neutral || library.font(covering: scalar) == runFont
+                || (scalar.properties.isWhitespace) {
+                if !neutral { runScript = script }
+                continue
+            }
+            let font = library.font(covering: scalar) ?? missing(scalar)
+            if runFont >= 0 { appendRun(runFont, runStart..<i, runScript) }
+            runFont = font; runScript = script; runStart = i
+        }
+        // Spaces and punctuation after a run against the line's direction (an Arabic phrase in
+        // a Latin caption) belong between it and the next run, not inside it (mirrored).
+        func appendRun(_ font: Int, _ range: Range<Int>, _ script: hb_script_t) {
+            let rtl = hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL
+            var end = range.upperBound
+            if rtl != (lineRTL ?? false) {
+                while end > range.lowerBound, Self.isNeutral(hb_unicode_script(funcs, scalars[end - 1])) { end -= 1 }
+            }
+            if end > range.lowerBound { runs.append((font, range.lowerBound..<end)) }
+            if end < range.upperBound { runs.append((font, end..<range.upperBound)) }
+        }
+        appendRun(runFont, runStart..<scalars.count, runScript)
+        if lineRTL == true { runs.reverse() }
+        var pen: Int32 = 0
+        scalars.withUnsafeBufferPointer { text in
+            for run in runs {
+                guard let f = face(font: run.font, size: size) else { continue }
+                hb_buffer_clear_contents(buffer)
+                hb_buffer_add_utf32(buffer, text.baseAddress, Int32(text.count), UInt32(run.range.lowerBound), Int32(run.range.count))
+                hb_buffer_guess_segment_properties(buffer)
+                hb_shape(f.hbFont, buffer, nil, 0)
+                var n: UInt32 = 0
+                guard let infos = hb_buffer_get_glyph_infos(buffer, &n), let pos = hb_buffer_get_glyph_positions(buffer, &n) else { continue }
+                for g in 0..<Int(n) {
+                    let p = pos[g]
+                    out.glyphs.append(PlacedGlyph(face: f.id, glyph: infos[g].codepoint, x: pen + p.x_offset, y: p.y_offset))
+                    let cluster = Int(infos[g].cluster)
+                    if cluster < out.advances.count { out.advances[cluster] += p.x_advance }
+                    pen += p.x_advance
+                }
+            }
+        }
+        out.width = pen
+        faceOf.removeAll(keepingCapacity: true)
+        for f in faces.values { faceOf[f.id] = f }
+        return out
+    }
+
+    private var faceOf: [Int: Face] = [:]
+
+    private func missing(_ scalar: Unicode.Scalar) -> Int {
+        if reportedMissing.count < 256, reportedMissing.insert(scalar.value).inserted {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            Log.warning("no installed font covers a character of the text; it is drawn as a box",
+                        reason: "U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex) is in none of the \(library.fonts.count) fonts fontconfig lists for \"\(library.family)\" (for Chinese, Japanese or Korean install fonts-wqy-microhei; for other scripts a Noto font such as fonts-noto-core)")
+        }
+        return 0
+    }
+
+    // MARK: - Layout
+
+    /// Sets `text` in lines of at most `maxWidth` pixels at `pixelSize`, at most `maxLines` of
+    /// them: paragraphs split at "\n", lines broken after spaces (and between Chinese,
+    /// Japanese or Korean characters), a word longer than a line broken where it must, and
+    /// what does not fit in the last line cut and ended with "…" (U+2026).
+    public func layout(_ text: String, pixelSize: Int, maxWidth: Int, maxLines: Int) -> Layout {
+        let size = max(1, pixelSize)
+        let metricsFace = face(font: 0, size: size)
+        var ascender = size, descender = size / 4, lineHeight = size * 5 / 4
+        if let m = metricsFace?.face.pointee.size.pointee.metrics {
+            ascender = Int((m.ascender + 63) >> 6)
+            descender = Int((-m.descender + 63) >> 6)
+            lineHeight = Int((m.height + 63) >> 6)
+        }
+        let limit = Int32(max(1, min(maxWidth, 1 << 24))) * 64  // 1 << 24 px: "no limit"
+        var lines: [Line] = []
+        var truncated = false
+        let paragraphs = text.split(separator: "\n", omittingEmptySubsequences: false)
+        paragraphLoop: for (p, paragraph) in paragraphs.enumerated() {
+            let scalars = paragraph.unicodeScalars.map { $0.value == 9 ? 32 : $0.value }
+            let shaped = shape(scalars, size: size)
+            var start = 0
+            if scalars.isEmpty { lines.append(Line(glyphs: [], width: 0, text: "")) }
+            while start < scalars.count {
+                while start < scalars.count, scalars[start] == 32 { start += 1 }
+                if start == scalars.count { break }
+                let lastAllowed = lines.count == maxLines - 1
+                var end = scalars.count
+                let restWidth = shaped.advances[start..<end].reduce(0, +)
+                if restWidth > limit {
+                    if lastAllowed {
+                        lines.append(ellipsised(scalars, from: start, shaped: shaped, limit: limit, size: size))
+                        truncated = true
+                        break paragraphLoop
+                    }
+                    end = breakPoint(scalars, from: start, advances: shaped.advances, limit: limit)
+                } else if lastAllowed, p < paragraphs.count - 1 {
+                    lines.append(ellipsised(scalars, from: start, shaped: shaped, limit: limit, size: size, force: true))
+                    truncated = true
+                    break paragraphLoop
+                }
+                lines.append(line(Array(scalars[start..<end]), size: size))
+                start = end
+            }
+            if lines.count >= maxLines, p < paragraphs.count - 1 { truncated = true; break }
+        }
+        while let last = lines.last, last.glyphs.isEmpty, lines.count > 1 { lines.removeLast() }
+        return Layout(lines: lines, ascender: ascender, descender: descender, lineHeight: lineHeight, truncated: truncated)
+    }
+
+    private static func isCJK(_ cp: UInt32) -> Bool {
+        (0x2E80...0x9FFF).contains(cp) || (0xAC00...0xD7AF).contains(cp) || (0xF900...0xFAFF).contains(cp)
+            || (0xFF00...0xFFEF).contains(cp) || (0x20000...0x2FFFF).contains(cp)
+    }
+
+    /// The end of the longest line from `start` within `limit`: after the last space or
+    /// between CJK characters, else as many characters as fit (at least one).
+    private func breakPoint(_ s: [UInt32], from start: Int, advances: [Int32], limit: Int32) -> Int {
+        var width: Int32 = 0, best = -1, i = start
+        while i < s.count {
+            let next = width + advances[i]
+            if next > limit && s[i] != 32 { break }
+            width = next
+            i += 1
+            if i < s.count, s[i - 1] == 32 || Self.isCJK(s[i]) || Self.isCJK(s[i - 1]) { best = i }
+        }
+        if best > start { return best }
+        return max(start + 1, i)
+    }
+
+    private func ellipsised(_ s: [UInt32], from start: Int, shaped: Shaped, limit: Int32, size: Int, force: Bool = false) -> Line {
+        let ellipsis = shape([0x2026], size: size).width
+        var width: Int32 = 0, end = start
+        while end < s.count, width + shaped.advances[end] + ellipsis <= limit { width += shaped.advances[end]; end += 1 }
+        if force { end = s.count; while end > start, shaped.advances[start..<end].reduce(0, +) + ellipsis > limit { end -= 1 } }
+        while end > start, s[end - 1] == 32 { end -= 1 }
+        return line(Array(s[start..<end]) + [0x2026], size: size)
+    }
+
+    private func line(_ scalars: [UInt32], size: Int) -> Line {
+        var s = scalars
+        while let last = s.last, last == 32 { s.removeLast() }
+        let shaped = shape(s, size: size)
+        let text = String(String.UnicodeScalarView(s.compactMap(Unicode.Scalar.init)))
+        return Line(glyphs: shaped.glyphs, width: Int((shaped.width + 63) >> 6), text: text)
+    }
+
+    // MARK: - Drawing
+
+    private func rendered(_ g: PlacedGlyph) -> GlyphCache.Glyph? {
+        let key = GlyphCache.Key(face: g.face, glyph: g.glyph)
+        if let hit = cache.glyph(key) { return hit }
+        guard let f = faceOf[g.face] ?? faces.values.first(where: { $0.id == g.face }) else { return nil }
+        guard FT_Load_Glyph(f.face, g.glyph, Self.loadFlags) == 0, let slot = f.face.pointee.glyph,
+              FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { return nil }
+        let bm = slot.pointee.bitmap
+        let w = Int(bm.width), h = Int(bm.rows), pitch = Int(bm.pitch)
+        var coverage = [UInt8](repeating: 0, count: w * h)
+        if let src = bm.buffer, bm.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) {
+            for y in 0..<h { for x in 0..<w { coverage[y * w + x] = src[y * pitch + x] } }
+        }
+        let glyph = GlyphCache.Glyph(left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top), width: w, height: h, coverage: coverage)
+        cache.insert(glyph, for: key)
+        return glyph
+    }
+
+    /// Draws `layout` into `frame` (XRGB8888; the top byte is set to 0xFF where drawn): the
+    /// first line's top at row `y`, each line starting at column `x`, or centred in
+    /// `x ..< x + width` when `width` is given. Glyph coverage blends `color` over the frame,
+    /// scaled by `opacity` (0 to 256); out-of-frame pixels are clipped.
+    public func draw(_ layout: Layout, into frame: Bitmap, x: Int, y: Int, width: Int? = nil,
+                     color: RGBColor, opacity: Int = 256) {
+        let op = UInt32(max(0, min(256, opacity)))
+        let cr = UInt32(color.red), cg = UInt32(color.green), cb = UInt32(color.blue)
+        for (i, line) in layout.lines.enumerated() {
+            let left = width.map { x + ($0 - line.width) / 2 } ?? x
+            let baseline = y + layout.ascender + i * layout.lineHeight
+            for g in line.glyphs {
+                guard let glyph = rendered(g), glyph.width > 0 else { continue }
+                let gx = left + Int((g.x + 32) >> 6) + glyph.left
+                let gy = baseline - Int((g.y + 32) >> 6) - glyph.top
+                let x0 = max(0, gx), x1 = min(frame.width, gx + glyph.width)
+                let y0 = max(0, gy), y1 = min(frame.height, gy + glyph.height)
+                guard x0 < x1, y0 < y1 else { continue }
+                glyph.coverage.withUnsafeBufferPointer { cov in
+                    for row in y0..<y1 {
+                        let dst = frame.row(row), src = (row - gy) * glyph.width - gx
+                        for col in x0..<x1 {
+                            let c = UInt32(cov[src + col])
+                            if c == 0 { continue }
+                            let a = (c &* op) >> 8, na = 255 &- a
+                            let v = dst[col]
+                            let r = (cr &* a &+ ((v &>> 16) & 0xFF) &* na &+ 127) / 255
+                            let gg = (cg &* a &+ ((v &>> 8) & 0xFF) &* na &+ 127) / 255
+                            let b = (cb &* a &+ (v & 0xFF) &* na &+ 127) / 255
+                            dst[col] = 0xFF00_0000 | r &<< 16 | gg &<< 8 | b
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

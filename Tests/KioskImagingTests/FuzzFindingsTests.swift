@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+import KioskCore
+import KioskImaging
+import Testing
+
+/// The inputs the image fuzz targets found (Tests/fuzz, README "Fuzzing"), minimised, in
+/// Tests/Fixtures/fuzz/FORMAT/: each is decoded whole and into a 48x32 frame with every fit, as
+/// the targets do; each must end in a result or an ``ImageError``, never a trap, and a frame
+/// that decodes is written whole.
+@Suite struct FuzzFindingsTests {
+    static let formats = ["jpeg", "png", "webp", "gif", "heif"]
+
+    static func findings() throws -> [(folder: String, name: String)] {
+        try formats.flatMap { folder in
+            ((try? Fixtures.files("fuzz/" + folder, suffix: "")) ?? []).map { (folder, $0) }
+        }
+    }
+
+    @Test func everyFindingDecodesOrIsRefused() throws {
+        let found = try Self.findings()
+        #expect(!found.isEmpty)
+        for (folder, name) in found {
+            let path = Fixtures.path("fuzz/" + folder, name)
+            _ = try? ImageDecoder.decode(path: path)
+            for fit in FitMode.allCases {
+                let frame = Bitmap(width: 48, height: 32, fill: 0x0012_3456)
+                guard (try? ImageDecoder.decodeFitted(path: path, into: frame, fit: fit,
+                                                      background: RGBColor(red: 0, green: 0, blue: 0))) != nil else { continue }
+                #expect((0 ..< frame.pixelCount).allSatisfy { frame.pixels[$0] >> 24 == 0xFF }, "\(name) \(fit)")
+            }
+        }
+    }
+
+    /// An hvcC box whose SPS NAL unit is shorter than its 2-byte header: reading the coded size
+    /// from it trapped (a range with its lower bound past its upper) and took the program down.
+    @Test func anHEVCParameterSetShorterThanItsHeaderIsRefused() throws {
+        #expect(throws: ImageError.self) {
+            try ImageDecoder.decode(path: Fixtures.path("fuzz/heif", "hvcc-sps-shorter-than-its-header.heic"))
+        }
+    }
+}

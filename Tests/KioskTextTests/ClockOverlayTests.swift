@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import KioskCore
+import KioskText
+import Testing
+
+/// The overlay on the virtual clock: the show's time zero stands for `start` (seconds since
+/// 1970), and the clock is moved from deadline to deadline as the frame loop moves it.
+/// Serialized: the time zone is the process's (`TZ`).
+@Suite(.serialized) struct ClockOverlayTests {
+    init() {
+        // Central European time with its rules (POSIX TZ, no tzdata needed): CEST from the last
+        // Sunday of March 01:00 UTC to the last Sunday of October 01:00 UTC.
+        setenv("TZ", "CET-1CEST,M3.5.0,M10.5.0/3", 1)
+        tzset()
+    }
+
+    func overlay() throws -> ClockOverlay {
+        ClockOverlay(format: ClockOverlay.Kind.clock.defaultFormat, renderer: try Fonts.renderer(), frameWidth: 1920, frameHeight: 1080)
+    }
+
+    @Test func aMinuteBoundaryChangesTheTextOnceAtItsDeadline() throws {
+        let o = try overlay()
+        let start = 1_780_000_000 + 59 - 1_780_000_000 % 60 - 30  // hh:mm:29 UTC
+        let clock = VirtualClock()
+        #expect(o.update(epochSeconds: start))
+        let first = o.text
+        #expect(first.count == 5 && first.contains(":"))
+        let deadline = ClockOverlay.nextChange(after: start)
+        #expect(deadline == start + 31 && deadline % 60 == 0)
+        clock.advance(to: .seconds(deadline - start - 1))
+        #expect(!o.update(epochSeconds: start + Int(clock.now.components.seconds)))  // same minute: nothing to draw
+        clock.advance(to: .seconds(deadline - start))
+        #expect(o.update(epochSeconds: start + Int(clock.now.components.seconds)))
+        #expect(o.text != first)
+        #expect(ClockOverlay.nextChange(after: deadline) == deadline + 60)
+    }
+
+    @Test func theEndOfSummerTimeTurnsTheClockBack() throws {
+        let o = try overlay()
+        let change = 1_792_890_000  // 2026-10-25 01:00:00 UTC: 03:00 CEST becomes 02:00 CET
+        let clock = VirtualClock()
+        #expect(o.update(epochSeconds: change - 30))
+        #expect(o.text == "02:59")
+        clock.advance(to: .seconds(ClockOverlay.nextChange(after: change - 30) - (change - 30)))
+        #expect(o.update(epochSeconds: change - 30 + Int(clock.now.components.seconds)))
+        #expect(o.text == "02:00")
+        #expect(ClockOverlay.format("%H:%M %Z", epochSeconds: change + 3600) == "03:00 CET")
+        #expect(ClockOverlay.format("%H:%M %Z", epochSeconds: change - 3600) == "02:00 CEST")
+    }
+
+    @Test func blendingTouchesOnlyTheCornerBox() throws {
+        let o = try overlay()
+        o.update(epochSeconds: 1_792_890_000)
+        let frame = Bitmap(width: 1920, height: 1080, fill: 0xFF80_8080)
+        o.blend(into: frame)
+        let box = o.box
+        #expect(box.x > 1920 / 2 && box.y < 1080 / 10 && box.width > 0 && box.height > 0)
+        var changedOutside = 0, white = 0
+        for y in 0..<1080 {
+            for x in 0..<1920 where frame[x, y] != 0xFF80_8080 {
+                if x < box.x || x >= box.x + box.width || y < box.y || y >= box.y + box.height { changedOutside += 1 }
+                if frame[x, y] == 0xFFFF_FFFF { white += 1 }
+            }
+        }
+        #expect(changedOutside == 0 && white > 100)
+        // A frame of another size is left alone.
+        let other = Bitmap(width: 64, height: 48, fill: 0xFF80_8080)
+        o.blend(into: other)
+        #expect((0..<other.pixelCount).allSatisfy { other.pixels[$0] == 0xFF80_8080 })
+    }
+}

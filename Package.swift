@@ -14,7 +14,7 @@
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
 //          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
-//       <- KioskApp (options, frame loop, decode worker, control socket, systemd; libsystemd)
+//       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
 // and one test target per module (KioskCoreTests ... KioskAppTests) testing that module's types.
@@ -59,9 +59,6 @@ let package = Package(
         .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
-        // sd_notify / sd_watchdog_enabled for the Type=notify unit (runtime: libsystemd0).
-        .systemLibrary(name: "CLibSystemd", pkgConfig: "libsystemd",
-                       providers: [.apt(["libsystemd-dev"])]),
         // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).
         .systemLibrary(name: "CLibJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
@@ -95,7 +92,7 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText", "CLibSystemd",
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
                                                  "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.

@@ -17,8 +17,8 @@ public struct CarouselConfig: Equatable, Sendable {
     /// 250 ms, eased out (``Easing/easeOutFraction(elapsed:total:)``).
     public var settle: Duration
     /// The first image of the show, ready within this of the start, appears at once instead of
-    /// fading in over the placeholder (300 ms: a warm start shows the image as its first frame).
-    public var startGrace: Duration = .milliseconds(300)
+    /// fading in over the placeholder (1 s: natively under 100 ms, an emulator's several hundred).
+    public var startGrace: Duration = .seconds(1)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.

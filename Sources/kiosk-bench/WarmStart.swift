@@ -88,7 +88,7 @@ extension Bench {
                      + " --clock real --run-for 5 --manifest http://127.0.0.1:1/show.json --cache-dir C --state-dir S --fade 0`"
                      + " (C and S warmed by one run against a local python3 http.server serving two deploy/samples photos;"
                      + " port 1 refuses: no network), ended with SIGTERM after that line. The photo decoded within the"
-                     + " 300 ms start grace is the first frame presented (no placeholder, no fade-in), with or without --fade")
+                     + " start grace (1 s) is the first frame presented (no placeholder, no fade-in), with or without --fade")
     }
 
     struct SpawnFailure: Error { var text: String }

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import KioskApp
 
-// sd_notify through libsystemd (README "Check"), end to end. The test plays systemd: it owns an
+// The sd_notify protocol (README "Check"), end to end. The test plays systemd: it owns an
 // AF_UNIX datagram socket bound in a temporary directory, starts the real executable with
 // NOTIFY_SOCKET pointing at it and WATCHDOG_USEC / WATCHDOG_PID set (WATCHDOG_PID is the
 // child's own pid, as systemd sets it), and reads what arrives.
@@ -163,6 +163,33 @@ private final class NotifySocket {
     usleep(800_000)
     #expect(notify.times(of: "WATCHDOG=1").isEmpty)
     #expect(child.stop() == 0)
+}
+
+@Test func aNotificationReachesAnAbstractSocketAndAnUnusableNameIsRefused() throws {
+    // "@name" is an abstract AF_UNIX socket (sd_notify(3)): bound here as systemd binds its own.
+    let name = "kiosk-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    #expect(fd >= 0)
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = [UInt8(0)] + Array(name.utf8)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+    let rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sa_family_t>.size + bytes.count))
+        }
+    }
+    #expect(rc == 0, "bind @\(name): errno \(errno)")
+    #expect(SystemdNotifier.sendDatagram("READY=1\nSTATUS=up", to: "@" + name))
+    var buffer = [UInt8](repeating: 0, count: 256)
+    let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+    #expect(n > 0 && String(decoding: buffer[0..<max(n, 0)], as: UTF8.self) == "READY=1\nSTATUS=up")
+    // Another family (vsock:), a relative path, a name past sun_path, a missing socket: false.
+    #expect(!SystemdNotifier.sendDatagram("READY=1", to: "vsock:2:1234"))
+    #expect(!SystemdNotifier.sendDatagram("READY=1", to: "run/notify"))
+    #expect(!SystemdNotifier.sendDatagram("READY=1", to: "/" + String(repeating: "x", count: 120)))
+    #expect(!SystemdNotifier.sendDatagram("READY=1", to: "@" + name + "-nobody"))
 }
 
 /// Under systemd (NOTIFY_SOCKET set), `--display auto` on a machine with no display waits for

@@ -156,3 +156,40 @@ extension Harness {
     h.run(to: ms(600))
     #expect(h.shown.map(\.item) == [0, 3])
 }
+
+/// A manifest applied at any moment of the start (before the first image is decoded, while it
+/// fades in, while the next one is prepared, mid cross-fade) keeps the order: folder items 0...4
+/// then, once the manifest's two items are appended, 0...6, each `shown` the successor of the
+/// one before, never a jump (as seen on a booted system: 5 folder photos, 2 from the manifest).
+@Test func aManifestAppendedDuringTheStartNeverMakesAutoAdvanceJump() {
+    let folder = (0..<5).map { PlaylistItem(source: "/img/\($0).jpg") }
+    let withManifest = folder + [PlaylistItem(source: "http://m/a.jpg"), PlaylistItem(source: "http://m/b.jpg")]
+    for replaceAt in stride(from: 0, through: 11_000, by: 250) {
+        for decode in [50, 400, 1200] {
+            var c = Carousel(items: folder)
+            var pending: [(ticket: Int, at: Int)] = []
+            var shown: [(item: Int, at: Int)] = []
+            func record(_ actions: [CarouselAction], _ t: Int) {
+                for a in actions {
+                    if case .prepare(_, _, let ticket) = a { pending.append((ticket, t + decode)) }
+                    if case .shown(let item, _, _) = a { shown.append((item, t)) }
+                }
+            }
+            record(c.start(at: .zero), 0)
+            for t in stride(from: 0, through: 20_000, by: 10) {
+                if t == replaceAt { record(c.replaceItems(withManifest, at: ms(t)), t) }
+                let due = pending.filter { $0.at <= t }
+                pending.removeAll { $0.at <= t }
+                for p in due { record(c.imageReady(ticket: p.ticket, at: ms(t)), t) }
+                record(c.tick(at: ms(t)), t)
+            }
+            #expect(shown.first?.item == 0)
+            for (before, after) in zip(shown, shown.dropFirst()) {
+                let count = after.at >= replaceAt ? 7 : 5
+                // Item 4 is followed by 0 when the manifest came later, by 5 when it was applied.
+                let ok = after.item == (before.item + 1) % count || (before.item == 4 && after.item == 0)
+                #expect(ok, "manifest at \(replaceAt) ms, decodes \(decode) ms: \(shown.map(\.item))")
+            }
+        }
+    }
+}

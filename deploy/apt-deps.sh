@@ -13,7 +13,7 @@
 # heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libsystemd-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
         --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs" ;;

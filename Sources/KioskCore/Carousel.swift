@@ -99,7 +99,7 @@ public struct Carousel: Sendable {
         case ready(since: Duration)
     }
 
-    struct Slot: Equatable {
+    struct Slot: Equatable, Sendable {
         var item: Int?
         var status: SlotStatus = .empty
         /// The frame shows an older picture of its item (its file changed while it was on
@@ -109,7 +109,7 @@ public struct Carousel: Sendable {
     }
 
     /// What a finger holds and moves: the current slot, or a cross-fade caught mid-way.
-    struct Picture: Equatable {
+    struct Picture: Equatable, Sendable {
         /// Slot underneath; nil for the placeholder (a fade-in caught mid-way).
         var base: Int?
         /// Slot blended over ``base`` with ``weight`` (0...256), or nil.
@@ -118,13 +118,13 @@ public struct Carousel: Sendable {
     }
 
     /// A fade a finger interrupted, and how far it had run, to be picked up again.
-    struct CaughtFade: Equatable {
+    struct CaughtFade: Equatable, Sendable {
         var fade: Transition
         var elapsed: Duration
     }
 
     /// A finger is down (README "Touch").
-    struct Hold: Equatable {
+    struct Hold: Equatable, Sendable {
         var picture: Picture
         /// Where the picture sat when the finger landed (non-zero when it caught a settle).
         var origin: Double
@@ -137,7 +137,7 @@ public struct Carousel: Sendable {
 
     /// The picture gliding after a release: from `from` to `to` (0 = back in place, -width =
     /// the next image in, +width = the previous one in), eased out from `start`.
-    struct Settle: Equatable {
+    struct Settle: Equatable, Sendable {
         var picture: Picture
         var from: Double
         var to: Double
@@ -146,7 +146,7 @@ public struct Carousel: Sendable {
         var caughtFade: CaughtFade?
     }
 
-    indirect enum Transition: Equatable {
+    indirect enum Transition: Equatable, Sendable {
         /// Cross-fade from the current slot to the neighbour in `direction`.
         case move(from: Int, to: Int, direction: Direction, start: Duration)
         /// The current slot's late image fades in over the placeholder.

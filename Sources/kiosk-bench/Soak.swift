@@ -36,6 +36,7 @@ enum Soak {
     /// the last thousand is within 5 % of the second, 1 otherwise, 2 when it could not run.
     static func run(dir: String, manifestURL: String, transitions: Int) -> Int32 {
         guard let url = URL(string: manifestURL) else { fputs("soak: bad URL \(manifestURL)\n", stderr); return 2 }
+        Allocator.mapLargeBlocks()  // as KioskApp.main does
         let driver: Driver
         let content: ContentService
         let preparer: SlotPreparer
@@ -101,11 +102,13 @@ enum Soak {
         }
         let secondStart = samples.first(where: { $0.transitions == 1000 })!
         var ok = true
-        for (name, value) in [("RSS", \Sample.rssKiB), ("fds", \Sample.fds), ("threads", \Sample.threads)] {
+        // Threads get 2 of slack besides the 5 %: libdispatch starts and retires pool workers as
+        // the decode, file-check and event queues get busy, so a sample catches 0 to 2 idle ones.
+        for (name, value, slack) in [("RSS", \Sample.rssKiB, 0), ("fds", \Sample.fds, 0), ("threads", \Sample.threads, 2)] {
             let reference = max(second[keyPath: value], secondStart[keyPath: value])
             let worst = max(last[keyPath: value], lastStart[keyPath: value])
             let growth = Double(worst - reference) / Double(reference) * 100
-            let pass = growth <= 5
+            let pass = growth <= 5 || worst - reference <= slack
             ok = ok && pass
             print("soak: \(name) second thousand \(secondStart[keyPath: value])…\(second[keyPath: value]), last thousand "
                   + "\(lastStart[keyPath: value])…\(last[keyPath: value]): \(growth >= 0 ? "+" : "")\(Double(Int(growth * 10)) / 10) % "

@@ -3,7 +3,6 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import KioskSystem
-import Synchronization
 
 /// Writes events to stdout as JSON lines (README "Events and logs", "Touch"), e.g.
 /// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}` and
@@ -26,7 +25,7 @@ public final class EventWriter: @unchecked Sendable {
     private let queue = DispatchQueue(label: "kiosk-carousel.events")
     private let group = DispatchGroup()
     private struct State { var waiting = 0; var dropped = 0 }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let descriptor: Int32
 
     /// Writes to `descriptor` (default 1, stdout).

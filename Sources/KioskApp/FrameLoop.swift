@@ -92,7 +92,7 @@ public final class FrameLoop {
     var deadlines = Deadlines<LoopDuty>()
     /// The control socket (README "Control socket"; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
-    var control: ControlServer?
+    public var control: ControlServer?
     /// Where the control socket's `screenshot` writes its PNGs (FrameLoop+Screenshot.swift), or nil.
     var screenshots: ScreenshotWriter?
 
@@ -425,25 +425,28 @@ public final class FrameLoop {
     private func accept(_ results: [SlotPreparer.Result]) {
         let now = clock.now
         for r in results {
-            for w in r.warnings { Log.warning("image warning", path: carousel.items[r.item].source, reason: w) }
+            // Only a result its slot still waits for counts. A new playlist may have come while
+            // the job ran: the slot's item (renumbered into the new list) is the one it shows,
+            // never the index the job was asked with, which may now be past the end of a
+            // shorter list or name another image.
+            guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket), let item = carousel.item(inSlot: r.slot) else { continue }
+            let source = carousel.items[item].source
+            for w in r.warnings { Log.warning("image warning", path: source, reason: w) }
             switch r.outcome {
             case .superseded:
                 continue
             case .frame(let frame):
-                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
-                if !failedSources.isEmpty, failedSources.remove(carousel.items[r.item].source) != nil {
-                    Log.info("image back in the show", path: carousel.items[r.item].source)
+                if !failedSources.isEmpty, failedSources.remove(source) != nil {
+                    Log.info("image back in the show", path: source)
                 }
                 slotFrames[r.slot] = frame
-                slotFiles[r.slot] = r.identity.map { (r.ticket, carousel.items[r.item].source, $0) }
+                slotFiles[r.slot] = r.identity.map { (r.ticket, source, $0) }
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
                 // again when it is tried again later and still fails).
-                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
-                let source = carousel.items[r.item].source
                 let actions = carousel.imageFailed(ticket: r.ticket, at: now)
-                let kept = carousel.readySlots(ofItem: r.item)
+                let kept = carousel.readySlots(ofItem: item)
                 if !kept.isEmpty, let identity = r.identity {
                     // A changed file that does not decode (yet): its old picture stays, and the
                     // file is watched again from what it is now.
@@ -456,8 +459,6 @@ public final class FrameLoop {
                 }
                 handle(actions)
             case .unavailable(let reason):
-                guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket) else { continue }
-                let source = carousel.items[r.item].source
                 if failedSources.insert(source).inserted {
                     Log.warning("image skipped", path: source,
                                 reason: reason + "; tried again every \(retryInterval.wholeMilliseconds / 1000) s")

@@ -28,6 +28,7 @@ public enum KioskApp {
     /// take the console, start touch, run the frame loop; each `defer` puts its part back.
     public static func main(_ arguments: [String]) -> Int32 {
         reopenClosedStandardDescriptors()
+        Allocator.mapLargeBlocks()  // frames go back to the kernel when freed (Allocator.swift)
         // Signals are caught from the first thing main does: one sent while the display opens
         // or the manifest is awaited waits in the pipe for the frame loop (SIGTERM then ends the
         // show cleanly) instead of killing the process with its default action. (Before main,

@@ -6,7 +6,6 @@ import KioskCore
 import KioskSystem
 import KioskImaging
 import KioskText
-import Synchronization
 
 /// Prepares slot frames off the frame loop: decodes an image (libjpeg-turbo / libpng, with DCT
 /// scaling close to the frame size), composites alpha over the background and resamples it
@@ -91,7 +90,7 @@ public final class SlotPreparer: @unchecked Sendable {
         var latest: [Int: Int] = [:]
         var frames: FrameCache
     }
-    private let shared: Mutex<Shared>
+    private let shared: Locked<Shared>
 
     /// Default bound of the memory cache of prepared frames: 32 MiB (four 1920x1080 frames),
     /// beside the three slot frames, within the service's `MemoryMax=256M`.
@@ -103,7 +102,7 @@ public final class SlotPreparer: @unchecked Sendable {
                 memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
         results = try Mailbox()
         changedFiles = try Mailbox()
-        shared = Mutex(Shared(frames: FrameCache(budget: memoryCacheBytes)))
+        shared = Locked(Shared(frames: FrameCache(budget: memoryCacheBytes)))
         self.width = width
         self.height = height
         self.fit = fit

@@ -6,7 +6,6 @@ import FoundationEssentials
 import Glibc
 import KioskCore
 import KioskSystem
-import Synchronization
 
 /// The validators of a stored manifest, sent back as `If-None-Match` / `If-Modified-Since`
 /// (RFC 9110 §13.1) so that an unchanged manifest costs a `304 Not Modified`.
@@ -194,7 +193,7 @@ final class FetchEngine: @unchecked Sendable {
         var unavailable: String?
         var stats = Fetcher.Statistics()
     }
-    let state = Mutex(State())
+    let state = Locked(State())
     let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
     let cache: DiskCache
     let configuration: Fetcher.Configuration

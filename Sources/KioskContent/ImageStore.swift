@@ -2,7 +2,6 @@
 import Glibc
 import KioskCore
 import KioskSystem
-import Synchronization
 
 /// The one door to remote images: the ``DiskCache`` and the ``Fetcher`` that fills it, behind
 /// three calls (get an image's file, prefetch a playlist, forget a bad entry). Modelled on
@@ -39,7 +38,7 @@ public final class ImageStore: @unchecked Sendable {
     /// server again before the show's own retry comes.
     public static let failureMemory: Duration = .seconds(60)
     /// The last failure of each URL and when it came (``ContinuousClock``).
-    private let failures = Mutex<[String: (error: ContentError, at: ContinuousClock.Instant)]>([:])
+    private let failures = Locked<[String: (error: ContentError, at: ContinuousClock.Instant)]>([:])
 
     /// A store over `cache`, filled by a fetcher with `configuration`.
     public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration()) {

@@ -42,7 +42,7 @@ public struct Carousel: Sendable {
         case ready(since: Duration)
     }
 
-    struct Slot: Equatable {
+    struct Slot: Equatable, Sendable {
         var item: Int?
         var status: SlotStatus = .empty
         /// The frame shows an older picture of its item (its file changed while it was on
@@ -52,7 +52,7 @@ public struct Carousel: Sendable {
     }
 
     /// What a finger holds and moves: the current slot, or a cross-fade caught mid-way.
-    struct Picture: Equatable {
+    struct Picture: Equatable, Sendable {
         /// Slot underneath; nil for the placeholder (a fade-in caught mid-way).
         var base: Int?
         /// Slot blended over ``base`` with ``weight`` (0...256), or nil.
@@ -61,13 +61,13 @@ public struct Carousel: Sendable {
     }
 
     /// A fade a finger interrupted, and how far it had run, to be picked up again.
-    struct CaughtFade: Equatable {
+    struct CaughtFade: Equatable, Sendable {
         var fade: Transition
         var elapsed: Duration
     }
 
     /// A finger is down (README "Touch").
-    struct Hold: Equatable {
+    struct Hold: Equatable, Sendable {
         var picture: Picture
         /// Where the picture sat when the finger landed (non-zero when it caught a settle).
         var origin: Double
@@ -80,7 +80,7 @@ public struct Carousel: Sendable {
 
     /// The picture gliding after a release: from `from` to `to` (0 = back in place, -width =
     /// the next image in, +width = the previous one in), eased out from `start`.
-    struct Settle: Equatable {
+    struct Settle: Equatable, Sendable {
         var picture: Picture
         var from: Double
         var to: Double
@@ -89,7 +89,7 @@ public struct Carousel: Sendable {
         var caughtFade: CaughtFade?
     }
 
-    indirect enum Transition: Equatable {
+    indirect enum Transition: Equatable, Sendable {
         /// Cross-fade from the current slot to the neighbour in `direction`.
         case move(from: Int, to: Int, direction: Direction, start: Duration)
         /// The current slot's late image fades in over the placeholder.
@@ -143,7 +143,7 @@ public struct Carousel: Sendable {
     /// move there is made.
     private var jump: Int?
 
-    private static let previousRole = 0, currentRole = 1, nextRole = 2
+    static let previousRole = 0, currentRole = 1, nextRole = 2
 
     public init(items: [PlaylistItem], config: CarouselConfig = CarouselConfig()) {
         self.items = items
@@ -160,7 +160,7 @@ public struct Carousel: Sendable {
     private var currentIndex: Int? { retiring ?? (order.isEmpty ? nil : order[cursor]) }
     /// Whether there is anywhere to move to (in a show of one image, to its new picture when its
     /// file changed).
-    private var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) || refreshesInPlace }
+    var canMove: Bool { order.count > 1 || (retiring != nil && !order.isEmpty) || refreshesInPlace }
     /// A show of one image whose picture on screen is stale: the next "move" cross-fades to the
     /// new picture of the same item, prepared in the next slot.
     private var refreshesInPlace: Bool {
@@ -191,7 +191,7 @@ public struct Carousel: Sendable {
     /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
     public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
-    private var fade: Duration { config.effectiveFade }
+    var fade: Duration { config.effectiveFade }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
 
     // MARK: Events
@@ -207,6 +207,11 @@ public struct Carousel: Sendable {
     /// Advances the show to `now`: completes and starts fades as their times come. Call it on
     /// every turn of the frame loop before asking for the ``scene(at:)``.
     public mutating func tick(at now: Duration) -> [CarouselAction] {
+        let actions = passes(at: now)  // first: `settled` must read the state after the passes
+        return settled(actions)
+    }
+
+    private mutating func passes(at now: Duration) -> [CarouselAction] {
         var actions: [CarouselAction] = []
         // Each pass completes or starts at most one transition; a late tick catches up in order.
         passes: for _ in 0..<8 {
@@ -232,7 +237,8 @@ public struct Carousel: Sendable {
     /// is down (the person at the screen wins).
     public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
         guard canMove, !isHeld else { return [] }
-        return finishTransition(at: now) + beginMove(direction, at: now)
+        let actions = finishTransition(at: now) + beginMove(direction, at: now)
+        return settled(actions)
     }
 
     /// When transition `t` ends by itself; nil for a finger hold.
@@ -295,12 +301,14 @@ public struct Carousel: Sendable {
         var actions = finishTransition(at: now)
         let forward = retiring != nil ? 0 : wrap(cursor + 1)
         let backward = retiring != nil ? order.count - 1 : wrap(cursor - 1)
-        if position == forward { return actions + beginMove(.forward, at: now) }
-        if position == backward { return actions + beginMove(.backward, at: now) }
+        if position == forward || position == backward {
+            actions += beginMove(position == forward ? .forward : .backward, at: now)
+            return settled(actions)
+        }
         jump = position
         actions += reconcile()
         if let next = nextSlot, slots[next].isReady, transition == nil { actions += beginMove(.forward, at: now) }
-        return actions
+        return settled(actions)
     }
 
     // MARK: A new playlist (README "Content")
@@ -545,6 +553,9 @@ public struct Carousel: Sendable {
             order.remove(at: position)
             if position < cursor { cursor -= 1 }
             if cursor >= order.count { cursor = 0 }
+            // A goto's target is a position in `order` too: it follows its item, or is
+            // forgotten when its item is the one that failed.
+            if let target = jump { jump = target == position ? nil : target > position ? target - 1 : target }
         }
         if wasCurrent {
             currentSince = now
@@ -557,34 +568,6 @@ public struct Carousel: Sendable {
     }
 
     // MARK: What to draw and when
-
-    /// What the screen shows at `now` (call after ``tick(at:)`` for the same time).
-    public func scene(at now: Duration) -> Scene {
-        guard let current = currentSlot, !order.isEmpty else { return Scene(base: .noImages) }
-        var scene: Scene
-        switch transition {
-        case .held(let hold)?:
-            return slidingScene(hold.picture, offset: hold.dragOffset ?? hold.origin)
-        case .settle(let settle)?:
-            return slidingScene(settle.picture, offset: settleOffset(settle, at: now))
-        case .move(let from, let to, let direction, let start)?:
-            let w = weight(since: start, now: now)
-            scene = Scene(base: layer(from), overlay: layer(to), weight: w)
-            if config.showDots, retiring == nil {
-                let target = wrap(cursor + direction.step)
-                scene.dots = Scene.PageDots(count: order.count, current: w >= 128 ? target : cursor)
-            }
-            return scene
-        case .fadeIn(let slot, let start)?:
-            scene = Scene(base: .placeholder, overlay: layer(slot), weight: weight(since: start, now: now))
-        case nil:
-            scene = Scene(base: layer(current))
-        }
-        if config.showDots, order.count > 1, retiring == nil {
-            scene.dots = Scene.PageDots(count: order.count, current: cursor)
-        }
-        return scene
-    }
 
     /// When the carousel next needs the frame loop: `.animating` while a fade runs (draw paced
     /// frames), `.at(time)` for the next scheduled fade, `.idle` when nothing is scheduled (one
@@ -605,15 +588,9 @@ public struct Carousel: Sendable {
 
     // MARK: Internals
 
-    private func wrap(_ position: Int) -> Int {
+    func wrap(_ position: Int) -> Int {
         let n = order.count
         return n == 0 ? 0 : ((position % n) + n) % n
-    }
-
-    private func layer(_ slot: Int) -> Scene.Layer { slots[slot].isReady ? .slot(slot) : .placeholder }
-
-    private func weight(since start: Duration, now: Duration) -> Int {
-        Easing.easeInOutWeight(elapsed: (now - start).wholeNanoseconds, total: fade.wholeNanoseconds)
     }
 
     private func involves(_ t: Transition, slot: Int) -> Bool {
@@ -623,28 +600,6 @@ public struct Carousel: Sendable {
         case .held(let h): return h.picture.base == slot || h.picture.overlay == slot
         case .settle(let s): return s.picture.base == slot || s.picture.overlay == slot
         }
-    }
-
-    private func settleOffset(_ s: Settle, at now: Duration) -> Double {
-        let f = Easing.easeOutFraction(elapsed: (now - s.start).wholeNanoseconds, total: config.settle.wholeNanoseconds)
-        return s.from + (s.to - s.from) * f
-    }
-
-    /// The scene of a picture moved sideways by `offset`, with the neighbour on that side.
-    private func slidingScene(_ picture: Picture, offset: Double) -> Scene {
-        let o = Int(offset.rounded())
-        var scene = Scene(base: picture.base.map(layer) ?? .placeholder,
-                          overlay: picture.overlay.map(layer), weight: picture.weight, offset: o)
-        if o != 0 {
-            let role = o < 0 ? Self.nextRole : Self.previousRole
-            scene.neighbour = roles[role].map(layer) ?? .placeholder
-        }
-        if config.showDots, order.count > 1, retiring == nil {
-            let beyondHalf = 2 * abs(o) > config.screenWidth
-            scene.dots = Scene.PageDots(count: order.count,
-                                        current: beyondHalf ? wrap(cursor + (o < 0 ? 1 : -1)) : cursor)
-        }
-        return scene
     }
 
     /// The picture came to rest at `end`: in place (the show carries on as after a tap) or at

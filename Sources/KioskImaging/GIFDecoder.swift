@@ -2,7 +2,7 @@
 import CLibGif
 import Glibc
 import KioskCore
-import Synchronization
+import KioskSystem
 
 /// GIF through giflib 5 (DGifOpen, DGifGetLine): the first frame, drawn on the logical screen
 /// (the GIF's canvas) at its offset; pixels of its transparent colour (from the Graphics
@@ -45,7 +45,7 @@ enum GIFDecoder {
     }
 
     /// The paths whose animation was already reported.
-    private static let animationReported = Mutex<Set<String>>([])
+    private static let animationReported = Locked<Set<String>>([])
 
     /// The warning for an animated GIF, the first time `name` is decoded; nil after that.
     static func animationWarning(for name: String) -> String? {

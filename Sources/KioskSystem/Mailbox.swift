@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import Synchronization
 
 /// Something a poll loop waits on and drains: ``wakeDescriptor`` is readable while values
 /// wait, ``take()`` hands them over and never blocks. The frame loop drains every source it
@@ -68,7 +67,7 @@ public final class Mailbox<Value: Sendable>: WakeSource, @unchecked Sendable {
         var values: [Value] = []
         var noticed = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Makes the wake-up pipe. Throws ``SystemError`` (`pipe: … (errno N)`) when it cannot.
     public init(bound: Int? = nil, overflow: Overflow = .dropOldest, wake: Wake = .everyPost) throws(SystemError) {

@@ -16,6 +16,14 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "--case" {
     exit(ChildCase.run(Array(arguments.dropFirst())))
 }
+// The soak on the virtual clock (Tests/soak/virtual-clock.sh sets up DIR and the server).
+if arguments.first == "--soak" {
+    guard arguments.count == 4, let transitions = Int(arguments[3]) else {
+        fputs("usage: kiosk-bench --soak DIR MANIFEST-URL TRANSITIONS\n", stderr)
+        exit(64)
+    }
+    exit(Soak.run(dir: arguments[1], manifestURL: arguments[2], transitions: transitions))
+}
 
 var settings = Bench.Settings()
 while let a = arguments.first {

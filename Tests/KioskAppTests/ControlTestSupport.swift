@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
-import Synchronization
+import KioskSystem
 
 // Helpers for the end-to-end tests of the control socket, sd_notify and the signals: the real
 // `kiosk-carousel` executable in a child process, a client of its control socket, and a
@@ -55,7 +55,7 @@ func waitFor(_ timeout: Double, _ condition: () -> Bool) -> Bool {
 
 /// Reads a descriptor to its end on a thread of its own, keeping the lines with their arrival time.
 final class LineCollector: @unchecked Sendable {
-    private let state = Mutex<(lines: [(text: String, at: Double)], partial: [UInt8], done: Bool)>(([], [], false))
+    private let state = Locked<(lines: [(text: String, at: Double)], partial: [UInt8], done: Bool)>(([], [], false))
     private let fd: Int32
 
     init(fd: Int32, startNow: Bool = true) {

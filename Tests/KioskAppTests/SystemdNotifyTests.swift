@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
-import Synchronization
+import KioskSystem
 import Testing
 @testable import KioskApp
 
@@ -13,7 +13,7 @@ import Testing
 /// What the notify socket received: each datagram, its arrival time, and for READY=1 how many
 /// frame files were on disk at that moment.
 private final class NotifyLog: @unchecked Sendable {
-    let entries = Mutex<[(text: String, at: Double, framesOnDisk: Int)]>([])
+    let entries = Locked<[(text: String, at: Double, framesOnDisk: Int)]>([])
 }
 
 /// The stand-in for systemd's notify socket.
@@ -74,7 +74,7 @@ private final class NotifySocket {
     // READY=1: exactly once, after the first frame was written (the frame file is on disk when
     // the datagram arrives, and older than it), with a STATUS line.
     #expect(waitFor(20) { !notify.times(of: "READY=1").isEmpty }, "no READY=1: \(notify.messages.map(\.text))")
-    let ready = notify.messages.first { $0.text.contains("READY=1") }!
+    let ready = try #require(notify.messages.first { $0.text.contains("READY=1") })
     #expect(ready.framesOnDisk >= 1, "READY=1 arrived before the first frame was on disk")
     #expect(ready.text.contains("STATUS="))
     let firstFrame = try FileManager.default.contentsOfDirectory(atPath: frames).filter { $0.hasPrefix("frame-") }.sorted().first

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import Synchronization
 import Testing
 import KioskSystem
 
 @Test func stopWakesABodyBlockedInPollAndJoinsIt() throws {
     let worker = try WorkerThread(name: "blocked")
-    let state = Mutex((started: false, ended: false))
+    let state = Locked((started: false, ended: false))
     try worker.start {
         state.withLock { $0.started = true }
         var p = pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)
@@ -28,7 +27,7 @@ import KioskSystem
 
 @Test func startTwiceRunsTheBodyOnce() throws {
     let worker = try WorkerThread(name: "once")
-    let runs = Mutex(0)
+    let runs = Locked(0)
     let body: @Sendable () -> Void = {
         runs.withLock { $0 += 1 }
         var p = pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)
@@ -42,7 +41,7 @@ import KioskSystem
 
 @Test func aBodyThatEndsByItselfIsJoinedByStop() throws {
     let worker = try WorkerThread(name: "short")
-    let done = Mutex(false)
+    let done = Locked(false)
     try worker.start { done.withLock { $0 = true } }
     worker.stop()
     #expect(done.withLock { $0 })

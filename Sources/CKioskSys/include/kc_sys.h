@@ -6,6 +6,7 @@
 //   kc_console.h  VT console mode requests and the async-signal-safe restore
 //   kc_time.h     the wall-clock timerfd of the display-off schedule
 //   kc_version.h  the program's version (the top-level VERSION file) and the loaded libraries
+//   kc_malloc.h   glibc's allocator settings (mallopt)
 #ifndef KC_SYS_H
 #define KC_SYS_H
 #include "kc_ioctl.h"
@@ -13,4 +14,5 @@
 #include "kc_console.h"
 #include "kc_time.h"
 #include "kc_version.h"
+#include "kc_malloc.h"
 #endif

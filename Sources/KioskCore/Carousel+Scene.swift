@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// The carousel's picture (what the screen shows at a time) and the actions of one call as they
+// stand at its end; the state and the events are in Carousel.swift.
+extension Carousel {
+    /// What the screen shows at `now` (call after ``tick(at:)`` for the same time).
+    public func scene(at now: Duration) -> Scene {
+        guard let current = currentSlot, !order.isEmpty else { return Scene(base: .noImages) }
+        var scene: Scene
+        switch transition {
+        case .held(let hold)?:
+            return slidingScene(hold.picture, offset: hold.dragOffset ?? hold.origin)
+        case .settle(let settle)?:
+            return slidingScene(settle.picture, offset: settleOffset(settle, at: now))
+        case .move(let from, let to, let direction, let start)?:
+            let w = weight(since: start, now: now)
+            scene = Scene(base: layer(from), overlay: layer(to), weight: w)
+            if config.showDots, retiring == nil {
+                let target = wrap(cursor + direction.step)
+                scene.dots = Scene.PageDots(count: order.count, current: w >= 128 ? target : cursor)
+            }
+            return scene
+        case .fadeIn(let slot, let start)?:
+            scene = Scene(base: .placeholder, overlay: layer(slot), weight: weight(since: start, now: now))
+        case nil:
+            scene = Scene(base: layer(current))
+        }
+        if config.showDots, order.count > 1, retiring == nil {
+            scene.dots = Scene.PageDots(count: order.count, current: cursor)
+        }
+        return scene
+    }
+
+    func layer(_ slot: Int) -> Scene.Layer { slots[slot].isReady ? .slot(slot) : .placeholder }
+
+    func weight(since start: Duration, now: Duration) -> Int {
+        Easing.easeInOutWeight(elapsed: (now - start).wholeNanoseconds, total: fade.wholeNanoseconds)
+    }
+
+    func settleOffset(_ s: Settle, at now: Duration) -> Double {
+        let f = Easing.easeOutFraction(elapsed: (now - s.start).wholeNanoseconds, total: config.settle.wholeNanoseconds)
+        return s.from + (s.to - s.from) * f
+    }
+
+    /// The scene of a picture moved sideways by `offset`, with the neighbour on that side.
+    func slidingScene(_ picture: Picture, offset: Double) -> Scene {
+        let o = Int(offset.rounded())
+        var scene = Scene(base: picture.base.map(layer) ?? .placeholder,
+                          overlay: picture.overlay.map(layer), weight: picture.weight, offset: o)
+        if o != 0 {
+            let role = o < 0 ? Self.nextRole : Self.previousRole
+            scene.neighbour = roles[role].map(layer) ?? .placeholder
+        }
+        if config.showDots, order.count > 1, retiring == nil {
+            let beyondHalf = 2 * abs(o) > config.screenWidth
+            scene.dots = Scene.PageDots(count: order.count,
+                                        current: beyondHalf ? wrap(cursor + (o < 0 ? 1 : -1)) : cursor)
+        }
+        return scene
+    }
+
+    /// The actions of one call as they stand at its end, for the frame loop that reads them
+    /// only then: one call may make several steps (a fade ends, a waiting playlist replaces the
+    /// old one, a retiring image leaves ``items``), and an action of an earlier step can name an
+    /// item by an index that a later step renumbered or removed. A `prepare` is kept only while
+    /// its slot still waits for its ticket, naming the slot's item now; a `shown` or `dropped`
+    /// names its source's index now (dropped when the list no longer has it).
+    func settled(_ actions: [CarouselAction]) -> [CarouselAction] {
+        func index(_ item: Int, _ source: String) -> Int? {
+            item < items.count && items[item].source == source ? item : items.firstIndex { $0.source == source }
+        }
+        return actions.compactMap { action in
+            switch action {
+            case .prepare(let slot, _, let ticket):
+                guard slots[slot].status == .pending(ticket: ticket), let item = slots[slot].item else { return nil }
+                return .prepare(slot: slot, item: item, ticket: ticket)
+            case .shown(let item, let source, let at):
+                return index(item, source).map { .shown(item: $0, source: source, at: at) }
+            case .dropped(let item, let source):
+                return index(item, source).map { .dropped(item: $0, source: source) }
+            }
+        }
+    }
+}

@@ -104,7 +104,17 @@ final class HEIFImage {
         // whatever the ispe box says, past every limit checked from it. A stream coding more
         // than the ispe declares (a few rows and columns of coding blocks aside) is refused.
         let streamName = format == .avif ? "AV1" : "HEVC"
-        if let coded = format == .avif ? ISOMediaCodedSize.largestAV1(file.bytes) : ISOMediaCodedSize.largestHEVC(file.bytes) {
+        let reading = format == .avif ? ISOMediaCodedSize.largestAV1(file.bytes) : ISOMediaCodedSize.largestHEVC(file.bytes)
+        guard reading.complete else {
+            throw .corrupt(path: name, reason: "its \(streamName) items' extents add up to more than the file")
+        }
+        if reading.items > 0 && reading.largest == nil {
+            // A decoder could not start without one either; libheif would still be handed it.
+            throw .corrupt(path: name, reason: format == .avif ? "its AV1 stream has no sequence header to read its size from"
+                           : "its HEVC stream has no sequence parameter set to read its size from")
+        }
+        let coded = reading.largest
+        if let coded {
             try checkHeader(width: coded.width, height: coded.height, options: options, name: name)
             if let stored, coded.width > stored.width + 64 || coded.height > stored.height + 64 {
                 throw .corrupt(path: name, reason: "its \(streamName) stream codes \(coded.width)x\(coded.height) pixels, "
@@ -128,8 +138,10 @@ final class HEIFImage {
         guard error.code == heif_error_Ok, let handle else { throw failure(error, name: name, reading: true) }
         defer { lib.handleRelease(handle) }
 
-        let storedWidth = Int(lib.handleIspeWidth(handle))
-        let storedHeight = Int(lib.handleIspeHeight(handle))
+        // The decoder's pictures are counted at the larger of the ispe size and the coded size
+        // (which may pass the ispe by up to a coding block's worth of rows and columns).
+        let storedWidth = max(Int(lib.handleIspeWidth(handle)), coded?.width ?? 0)
+        let storedHeight = max(Int(lib.handleIspeHeight(handle)), coded?.height ?? 0)
         try checkHeader(width: storedWidth, height: storedHeight, options: options, name: name)
         let width = Int(lib.handleWidth(handle)), height = Int(lib.handleHeight(handle))
         try checkHeader(width: width, height: height, options: options, name: name)

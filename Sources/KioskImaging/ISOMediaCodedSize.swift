@@ -26,20 +26,28 @@
 enum ISOMediaCodedSize {
     typealias Size = (width: Int, height: Int)
 
+    /// What the coded streams of a file say: the largest size found (nil: none), how many
+    /// coded items of the codec's type the file has, and whether all their data could be read
+    /// (false when an item's extents add up to more than the file: it cannot be judged).
+    struct Reading {
+        var largest: Size?
+        var items = 0
+        var complete = true
+    }
+
     /// The largest picture any HEVC parameter set of the file codes, in `hvcC` properties or
-    /// in the data of `hvc1` items, or nil when there is none to read.
-    static func largestHEVC(_ b: UnsafeRawBufferPointer) -> Size? {
+    /// in the data of `hvc1` items.
+    static func largestHEVC(_ b: UnsafeRawBufferPointer) -> Reading {
         var largest = ISOMediaHeader.largestCodedHEVCSize(b)
         let lengthSize = ISOMediaHeader.hevcNALLengthSize(b) ?? 4
-        for data in Items(b).data(ofType: "hvc1") {
+        let items = Items(b).data(ofType: "hvc1")
+        for data in items.data {
             var at = 0
-            var units = 0
-            while at + lengthSize <= data.count, units < 100_000 {
+            while at + lengthSize <= data.count {  // each unit takes at least lengthSize + 2 bytes
                 var length = 0
                 for i in 0..<lengthSize { length = length << 8 | Int(data[at + i]) }
                 at += lengthSize
                 guard length >= 2, length <= data.count - at else { break }
-                units += 1
                 if (data[at] >> 1) & 0x3F == 33,
                    let sps = data.withUnsafeBytes({ ISOMediaHeader.spsSize($0, from: at, count: length) }) {
                     largest = larger(largest, sps)
@@ -47,28 +55,20 @@ enum ISOMediaCodedSize {
                 at += length
             }
         }
-        return largest
+        return Reading(largest: largest, items: items.data.count, complete: items.complete)
     }
 
     /// The largest frame any AV1 sequence header of the file allows, in `av1C` properties or in
-    /// the data of `av01` items, or nil when there is none to read.
-    static func largestAV1(_ b: UnsafeRawBufferPointer) -> Size? {
+    /// the data of `av01` items.
+    static func largestAV1(_ b: UnsafeRawBufferPointer) -> Reading {
         var largest: Size? = nil
-        // Every av1C box (a plain scan for the type, as for hvcC: a false match only adds a size
-        // to compare): 4 bytes of fixed fields, then configOBUs to the end of the box.
-        var at = 4
-        var seen = 0
-        while at + 4 <= b.count, seen < 10_000 {
-            defer { at += 1 }
-            guard b[at] == 0x61, b[at + 1] == 0x76, b[at + 2] == 0x31, b[at + 3] == 0x43 else { continue }  // "av1C"
-            let size = Int(b[at - 4]) << 24 | Int(b[at - 3]) << 16 | Int(b[at - 2]) << 8 | Int(b[at - 1])
-            guard size >= 12 else { continue }
-            seen += 1
-            let end = min(b.count, at - 4 + size)
-            if at + 8 < end { largest = larger(largest, sequenceHeaderSize(Array(b[(at + 8)..<end]))) }
+        // Every av1C property (meta/iprp/ipco): 4 bytes of fixed fields, then configOBUs.
+        for (type, payload) in ISOMediaHeader.properties(b) where type == "av1C" && payload.count > 4 {
+            largest = larger(largest, sequenceHeaderSize(Array(b[(payload.lowerBound + 4)..<payload.upperBound])))
         }
-        for data in Items(b).data(ofType: "av01") { largest = larger(largest, sequenceHeaderSize(data)) }
-        return largest
+        let items = Items(b).data(ofType: "av01")
+        for data in items.data { largest = larger(largest, sequenceHeaderSize(data)) }
+        return Reading(largest: largest, items: items.data.count, complete: items.complete)
     }
 
     private static func larger(_ a: Size?, _ b: Size?) -> Size? {
@@ -81,9 +81,7 @@ enum ISOMediaCodedSize {
     static func sequenceHeaderSize(_ obus: [UInt8]) -> Size? {
         var largest: Size? = nil
         var at = 0
-        var count = 0
-        while at < obus.count, count < 100_000 {
-            count += 1
+        while at < obus.count {  // each OBU takes at least its header byte: the walk ends
             let header = obus[at]
             guard header & 0x80 == 0 else { break }  // obu_forbidden_bit
             let type = Int(header >> 3) & 0x0F
@@ -178,22 +176,32 @@ enum ISOMediaCodedSize {
             return n == 8 && b[at] & 0x80 != 0 ? nil : v
         }
 
-        /// The data of every item whose type is `type` (its extents joined), each at most
-        /// the size of the file.
-        func data(ofType type: String) -> [[UInt8]] {
-            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return [] }
+        /// The data of every item whose type is `type` (its extents joined), and whether all
+        /// of it was read: all the items' data together is held to the size of the file (so
+        /// extents naming the same bytes many times cannot make it large); past that, or past
+        /// 4,096 extents an item, `complete` is false.
+        func data(ofType type: String) -> (data: [[UInt8]], complete: Bool) {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return ([], true) }
             let children = (meta.lowerBound + 4)..<meta.upperBound
             guard let iinf = ISOMediaHeader.child("iinf", in: children, of: b),
-                  let iloc = ISOMediaHeader.child("iloc", in: children, of: b) else { return [] }
+                  let iloc = ISOMediaHeader.child("iloc", in: children, of: b) else { return ([], true) }
             let wanted = itemIDs(ofType: type, iinf: iinf)
-            guard !wanted.isEmpty else { return [] }
+            guard !wanted.isEmpty else { return ([], true) }
             let idat = ISOMediaHeader.child("idat", in: children, of: b)
-            return extents(iloc: iloc, idat: idat).compactMap { id, ranges in
-                guard wanted.contains(id) else { return nil }
+            var total = 0
+            var complete = true
+            var result: [[UInt8]] = []
+            for (id, ranges, whole) in extents(iloc: iloc, idat: idat) where wanted.contains(id) {
+                if !whole { complete = false }
                 var joined: [UInt8] = []
-                for r in ranges { joined += b[r] }
-                return joined
+                for r in ranges {
+                    total += r.count
+                    guard total <= b.count else { complete = false; break }
+                    joined += b[r]
+                }
+                result.append(joined)
             }
+            return (result, complete)
         }
 
         private func itemIDs(ofType type: String, iinf: Range<Int>) -> Set<Int> {
@@ -212,8 +220,9 @@ enum ISOMediaCodedSize {
             return ids
         }
 
-        /// (item ID, byte ranges in the file) for every item with construction method 0 or 1.
-        private func extents(iloc: Range<Int>, idat: Range<Int>?) -> [(Int, [Range<Int>])] {
+        /// (item ID, byte ranges in the file, whether every extent was taken) for every item with
+        /// construction method 0 or 1.
+        private func extents(iloc: Range<Int>, idat: Range<Int>?) -> [(Int, [Range<Int>], Bool)] {
             var at = iloc.lowerBound
             guard let version = u8(at), version <= 2, let sizes = u8(at + 4), let sizes2 = u8(at + 5) else { return [] }
             let offsetSize = sizes >> 4, lengthSize = sizes & 15, baseSize = sizes2 >> 4
@@ -221,7 +230,7 @@ enum ISOMediaCodedSize {
             at += 6
             guard let count = uN(at, version < 2 ? 2 : 4) else { return [] }
             at += version < 2 ? 2 : 4
-            var result: [(Int, [Range<Int>])] = []
+            var result: [(Int, [Range<Int>], Bool)] = []
             for _ in 0..<min(count, 10_000) {
                 guard let id = uN(at, version < 2 ? 2 : 4) else { break }
                 at += version < 2 ? 2 : 4
@@ -234,6 +243,7 @@ enum ISOMediaCodedSize {
                 guard uN(at, 2) != nil, let base = uN(at + 2, baseSize), let extentCount = uN(at + 2 + baseSize, 2) else { break }
                 at += 4 + baseSize
                 var ranges: [Range<Int>] = []
+                var whole = true
                 for _ in 0..<extentCount {
                     at += indexSize
                     guard let offset = uN(at, offsetSize), let length = uN(at + offsetSize, lengthSize) else { return result }
@@ -250,10 +260,10 @@ enum ISOMediaCodedSize {
                     let (start, overflow) = origin.addingReportingOverflow(base &+ offset)
                     guard !overflow, base <= b.count, offset <= b.count, start <= limit else { continue }
                     let end = length == 0 ? limit : min(limit, start + min(length, b.count))
-                    if ranges.count < 64 { ranges.append(start..<end) }
+                    if ranges.count < 4096 { ranges.append(start..<end) } else { whole = false }
                 }
                 guard at <= iloc.upperBound else { break }
-                if method <= 1 { result.append((id, ranges)) }
+                if method <= 1 { result.append((id, ranges, whole)) }
             }
             return result
         }

@@ -58,7 +58,7 @@ enum ISOMediaHeader {
         return nil
     }
 
-    /// The boxes in `range` of `b`: (type, payload range), at most 10,000.
+    /// The boxes in `range` of `b`: (type, payload range), at most 65,536.
     static func boxes(_ range: Range<Int>, of b: UnsafeRawBufferPointer) -> [(String, Range<Int>)] {
         func u32(_ at: Int) -> Int? {
             guard at >= 0, at + 4 <= b.count else { return nil }
@@ -66,7 +66,7 @@ enum ISOMediaHeader {
         }
         var result: [(String, Range<Int>)] = []
         var at = range.lowerBound
-        while at + 8 <= range.upperBound, result.count < 10_000 {
+        while at + 8 <= range.upperBound, result.count < 65_536 {
             guard var size = u32(at) else { break }
             var header = 8
             if size == 1 {
@@ -89,16 +89,19 @@ enum ISOMediaHeader {
         boxes(range, of: b).first { $0.0 == type }?.1
     }
 
+    /// The item property boxes (meta/iprp/ipco, ISO/IEC 23008-12 section 9.3): (type, payload),
+    /// at most 65,536 of them (ipma indexes them with 15 bits).
+    static func properties(_ b: UnsafeRawBufferPointer) -> [(String, Range<Int>)] {
+        guard let meta = child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return [] }
+        let children = (meta.lowerBound + 4)..<meta.upperBound
+        guard let iprp = child("iprp", in: children, of: b), let ipco = child("ipco", in: iprp, of: b) else { return [] }
+        return boxes(ipco, of: b)
+    }
+
     /// The NAL unit length size in bytes (`lengthSizeMinusOne` + 1) of the file's first `hvcC`.
     static func hevcNALLengthSize(_ b: UnsafeRawBufferPointer) -> Int? {
-        var at = 4
-        while at + 4 + 22 < b.count {
-            if b[at] == 0x68, b[at + 1] == 0x76, b[at + 2] == 0x63, b[at + 3] == 0x43 {  // "hvcC"
-                return Int(b[at + 4 + 21] & 3) + 1
-            }
-            at += 1
-        }
-        return nil
+        guard let hvcC = properties(b).first(where: { $0.0 == "hvcC" })?.1, hvcC.count >= 22 else { return nil }
+        return Int(b[hvcC.lowerBound + 21] & 3) + 1
     }
 
     /// The largest picture size any HEVC decoder configuration (`hvcC` property, ISO/IEC
@@ -111,25 +114,20 @@ enum ISOMediaHeader {
         func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
         func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
         var largest: (width: Int, height: Int)? = nil
-        // Every hvcC box anywhere (they sit in ipco; a plain scan for the type is enough: a
-        // false match only adds a size to compare, never removes one).
-        var at = 4
-        var seen = 0
-        while at + 4 <= b.count, seen < 10_000 {
-            defer { at += 1 }
-            guard b[at] == 0x68, b[at + 1] == 0x76, b[at + 2] == 0x63, b[at + 3] == 0x43,  // "hvcC"
-                  let size = u32(at - 4), size >= 31 else { continue }
-            seen += 1
-            let end = min(b.count, at - 4 + size)
-            var p = at + 4 + 22  // past the fixed part of the configuration record
+        // Every hvcC property of the item properties (meta/iprp/ipco, where libheif reads them).
+        for (type, payload) in properties(b) where type == "hvcC" && payload.count >= 23 {
+            let end = payload.upperBound
+            var p = payload.lowerBound + 22  // past the fixed part of the configuration record
             guard let arrays = u8(p) else { continue }
             p += 1
             for _ in 0..<arrays {
-                guard let type = u8(p), let count = u16(p + 1) else { break }
+                guard u8(p) != nil, let count = u16(p + 1) else { break }
                 p += 3
                 for _ in 0..<count {
                     guard let length = u16(p), p + 2 + length <= end else { p = end; break }
-                    if type & 0x3F == 33, let sps = spsSize(b, from: p + 2, count: length) {
+                    // The NAL unit's own header says what it is (H.265 section 7.3.1.2), as the
+                    // decoder reads it; the array's NAL_unit_type is not trusted.
+                    if length > 2, (b[p + 2] >> 1) & 0x3F == 33, let sps = spsSize(b, from: p + 2, count: length) {
                         // In Double: each side is up to 2^32 - 2 (ue(v) of 32 bits), the product past Int.
                         if largest == nil || Double(sps.width) * Double(sps.height) > Double(largest!.width) * Double(largest!.height) { largest = sps }
                     }

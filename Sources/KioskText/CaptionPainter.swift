@@ -34,6 +34,10 @@ public final class CaptionPainter {
     @discardableResult
     public func draw(_ caption: String, into frame: Bitmap) -> TextRenderer.Layout? {
         guard caption.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { return nil }
+        // Blank lines would take one of the two lines the band has: they are dropped (a line
+        // break is any of "\n", "\r\n", "\r", U+2028; the rest of the text is kept).
+        let caption = caption.split(whereSeparator: \.isNewline)
+            .filter { $0.contains { !$0.isWhitespace } }.joined(separator: "\n")
         let size = Self.pixelSize(height: frame.height)
         let layout = renderer.layout(caption, pixelSize: size, maxWidth: frame.width * 9 / 10, maxLines: Self.maxLines)
         let top = Self.bandTop(height: frame.height, layout: layout, pixelSize: size)

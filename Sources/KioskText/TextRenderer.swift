@@ -209,6 +209,10 @@ public final class TextRenderer {
 
     // MARK: - Layout
 
+    /// The most Unicode scalars of one text that ``layout(_:pixelSize:maxWidth:maxLines:)``
+    /// sets (the rest is dropped before shaping).
+    public static let maxCharacters = 4096
+
     /// Sets `text` in lines of at most `maxWidth` pixels at `pixelSize`, at most `maxLines` of
     /// them: paragraphs split at "\n", lines broken after spaces (and between Chinese,
     /// Japanese or Korean characters), a word longer than a line broken where it must, and
@@ -225,7 +229,12 @@ public final class TextRenderer {
         let limit = Int32(max(1, min(maxWidth, 1 << 24))) * 64  // 1 << 24 px: "no limit"
         var lines: [Line] = []
         var truncated = false
-        let paragraphs = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // At most 4,096 characters are set: no line of any screen holds more, and the pen's
+        // 26.6 fixed-point sums stay far inside 32 bits. Paragraphs end at any line break
+        // ("\n", "\r\n", "\r", U+2028...).
+        let kept = text.unicodeScalars.count > Self.maxCharacters
+            ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(Self.maxCharacters))) : text
+        let paragraphs = kept.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
         paragraphLoop: for (p, paragraph) in paragraphs.enumerated() {
             let scalars = paragraph.unicodeScalars.map { $0.value == 9 ? 32 : $0.value }
             let shaped = shape(scalars, size: size)

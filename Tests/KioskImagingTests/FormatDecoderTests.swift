@@ -301,6 +301,47 @@ extension HEIFDecoderTests {
     }
 }
 
+extension HEIFDecoderTests {
+    /// The hvcC array that holds the SPS relabelled (its NAL_unit_type byte 33 -> 48) while the
+    /// SPS NAL unit itself is left whole: libde265 reads the unit's own header, so must we.
+    /// With the ispe saying 16x16 the file is refused; with the SPS unit's own header changed
+    /// too there is no SPS left to read a size from, and the file is refused for that.
+    @Test func anSPSIsKnownByItsOwnNALHeaderNotByItsArray() throws {
+        var bytes = HEIFBomb.make(try FormatFiles.path("photo.heic"), width: 16, height: 16)
+        let hvcC = try #require(bytes.firstRange(of: Array("hvcC".utf8)))
+        var p = hvcC.upperBound + 22
+        let arrays = Int(bytes[p])
+        p += 1
+        var spsAt: Int?
+        for _ in 0..<arrays {
+            let type = bytes[p], count = Int(bytes[p + 1]) << 8 | Int(bytes[p + 2])
+            if type & 0x3F == 33 { bytes[p] = (type & 0xC0) | 48; spsAt = p + 3 + 2 }
+            p += 3
+            for _ in 0..<count { p += 2 + (Int(bytes[p]) << 8 | Int(bytes[p + 1])) }
+        }
+        let sps = try #require(spsAt)
+        #expect((bytes[sps] >> 1) & 0x3F == 33, "the SPS unit itself still says SPS")
+        func reason(_ bytes: [UInt8]) -> String {
+            let result = Result { () throws(ImageError) in try ImageDecoder.decode(bytes: bytes, name: "relabelled") }
+            guard case .corrupt(_, let reason) = result.failure else { return "not refused as corrupt: \(result)" }
+            return reason
+        }
+        #expect(reason(bytes).contains("HEVC stream codes"), "\(reason(bytes))")
+        bytes[sps] = (bytes[sps] & 0x81) | (48 << 1)
+        #expect(reason(bytes).contains("no sequence parameter set"), "\(reason(bytes))")
+    }
+
+    /// 100,001 padding OBUs before the sequence header (a walk that gave up after 100,000 saw
+    /// none, and the file was decoded at its coded size): every OBU is walked.
+    @Test func aSequenceHeaderAfterAnyNumberOfPaddingOBUsIsRead() {
+        // Reduced still-picture header, 16-bit sizes 6000x4000 (see the test above).
+        let header: [UInt8] = [0x1F, 0xFF, 0xC5, 0xDB, 0xC3, 0xE7, 0xC0]
+        let padding: [UInt8] = (0..<200_002).map { $0 % 2 == 0 ? 0x7A : 0x00 }
+        let size = ISOMediaCodedSize.sequenceHeaderSize(padding + [0x0A, UInt8(header.count)] + header)
+        #expect(size.map { [$0.width, $0.height] } == [6000, 4000])
+    }
+}
+
 enum HEIFBomb {
     /// The file at `path` with every ispe property's size replaced.
     static func make(_ path: String, width: Int, height: Int) -> [UInt8] {

@@ -39,3 +39,27 @@ import Testing
         #expect(CaptionPainter.bandTop(height: 480, layout: layout, pixelSize: 18) > 480 - 50)
     }
 }
+
+/// Captions as people type them, and as a hostile manifest may send them.
+@Suite struct CaptionInputTests {
+    /// 900,000 characters (a 0.9 MB manifest field): set without overflowing the pen's 32-bit
+    /// 26.6 sums (it trapped the whole program before), two lines and "…".
+    @Test func aHugeCaptionIsCutNotACrash() throws {
+        let painter = CaptionPainter(renderer: try Fonts.renderer())
+        let frame = Bitmap(width: 1920, height: 1080, fill: 0xFF80_8080)
+        let layout = try #require(painter.draw(String(repeating: "W", count: 900_000), into: frame))
+        #expect(layout.lines.count == 2 && layout.truncated)
+    }
+
+    /// Windows line ends and blank lines: "\r\n" is a line break like "\n" (no boxes on one
+    /// line), and blank lines do not use up the band's two lines.
+    @Test func lineBreaksOfEveryKindAndBlankLines() throws {
+        let painter = CaptionPainter(renderer: try Fonts.renderer())
+        for text in ["Line one\r\nLine two", "Line one\rLine two", "\n\nLine one\n\n\nLine two\n"] {
+            let frame = Bitmap(width: 1920, height: 1080, fill: 0xFF80_8080)
+            let layout = try #require(painter.draw(text, into: frame))
+            #expect(layout.lines.map(\.text) == ["Line one", "Line two"], "\(text.debugDescription): \(layout.lines.map(\.text))")
+            #expect(!layout.truncated)
+        }
+    }
+}

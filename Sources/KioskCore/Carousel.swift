@@ -342,9 +342,15 @@ public struct Carousel: Sendable {
         jump = nil
         let oldItems = items
         let onScreen = currentIndex
-        var indexBySource: [String: Int] = [:]
-        for (i, item) in newItems.enumerated() where indexBySource[item.source] == nil { indexBySource[item.source] = i }
-        func remap(_ old: Int) -> Int? { old < oldItems.count ? indexBySource[oldItems[old].source] : nil }
+        // An item keeps its prepared slot when it is drawn the same: same source, fit and
+        // caption. One whose fit or caption changed is a new picture (prepared again; on
+        // screen, it stays until the next move, like a removed item).
+        func look(_ item: PlaylistItem) -> String {
+            item.source + "\u{0}" + (item.fit.map { "\($0)" } ?? "") + "\u{0}" + (item.caption ?? "")
+        }
+        var indexByLook: [String: Int] = [:]
+        for (i, item) in newItems.enumerated() where indexByLook[look(item)] == nil { indexByLook[look(item)] = i }
+        func remap(_ old: Int) -> Int? { old < oldItems.count ? indexByLook[look(oldItems[old])] : nil }
 
         items = newItems
         order = rotation

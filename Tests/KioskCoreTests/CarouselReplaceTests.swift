@@ -193,3 +193,26 @@ extension Harness {
         }
     }
 }
+
+/// An item whose caption or fit changed under the same source is drawn differently: its
+/// prepared slot is not reused. The next image (c, its caption changed) is prepared again; the
+/// one on screen (b, its fit changed) stays until the next move, like an item that left.
+@Test func aNewCaptionOrFitUnderTheSameSourceIsPreparedAgain() {
+    var h = Harness(names: ["a", "b", "c"])
+    h.start()
+    h.run(to: ms(5000))                          // b on screen, c prepared next
+    let preparesBefore = h.prepares.count
+    var items = playlist(["a", "b", "c"])
+    items[1].fit = .blur
+    items[2].caption = "New price"
+    h.record(h.carousel.replaceItems(items, at: ms(6000)))
+    h.prepareAll(at: ms(6000))
+    #expect(h.carousel.currentItem == nil, "the b on screen is the old look of b")
+    #expect(h.prepares.suffix(h.prepares.count - preparesBefore).contains { $0.item == 2 }, "c prepared again: \(h.prepares)")
+    // Unchanged items keep their slot: a new list equal to the last prepares nothing.
+    for t in stride(from: 6100, through: 16_000, by: 100) { h.run(to: ms(t)) }
+    let settled = h.prepares.count
+    h.record(h.carousel.replaceItems(items, at: ms(16_100)))
+    h.prepareAll(at: ms(16_100))
+    #expect(h.prepares.count == settled)
+}

@@ -51,7 +51,7 @@ public final class ScreenshotWriter: @unchecked Sendable {
         return dirs
     }
 
-    /// Where `path` may be written: an absolute path to a file whose directory, with every
+    /// Where `path` may be written: an absolute path to a `.png` file whose directory, with every
     /// symbolic link and `..` resolved (realpath(3)), is one of ``directories`` or below one, and
     /// which is not something other than a regular file already. Returns the resolved path.
     /// The failure's message says what is wrong: `screenshot: /etc/x.png is outside …`.
@@ -65,6 +65,11 @@ public final class ScreenshotWriter: @unchecked Sendable {
         guard let slash = path.lastIndex(of: "/") else { return fail("\(path): no file name") }
         let name = String(path[path.index(after: slash)...])
         guard !name.isEmpty, name != ".", name != ".." else { return fail("\(path): expected a file name at the end") }
+        // Only .png names: the kiosk's own files in the state directory (the stored manifest,
+        // the disk cache's entries) can never be replaced by a screenshot.
+        guard name.lowercased().hasSuffix(".png"), name.count > 4 else {
+            return fail("\(path): the file name must end in .png")
+        }
         let parent = slash == path.startIndex ? "/" : String(path[..<slash])
         guard let real = realPath(parent) else {
             let code = errno

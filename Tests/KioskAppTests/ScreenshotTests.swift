@@ -79,7 +79,7 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
     let client = try ControlClient(path: socket)
     let outside = controlTestDirectory()
     symlink(outside, "\(dir)/link")
-    mkdir("\(dir)/adir", 0o755)
+    mkdir("\(dir)/adir.png", 0o755)
     let cases: [(request: String, error: String)] = [
         (#"["screenshot","\#(outside)/x.png"]"#, "is outside the directories a screenshot may be written to"),
         (#"["screenshot","\#(dir)/../\#((outside as NSString).lastPathComponent)/x.png"]"#, "is outside"),
@@ -87,7 +87,10 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
         (#"["screenshot","/x.png"]"#, "is outside"),
         (#"["screenshot","shot.png"]"#, "expected an absolute path"),
         (#"["screenshot","\#(dir)/missing/x.png"]"#, "cannot be resolved: No such file or directory"),
-        (#"["screenshot","\#(dir)/adir"]"#, "exists and is not a regular file"),
+        (#"["screenshot","\#(dir)/adir.png"]"#, "exists and is not a regular file"),
+        // The kiosk's own files (the stored manifest, cache entries) are never replaced.
+        (#"["screenshot","\#(dir)/manifest.json"]"#, "the file name must end in .png"),
+        (#"["screenshot","\#(dir)/.png"]"#, "the file name must end in .png"),
         (#"["screenshot","\#(dir)/"]"#, "expected a file name"),
         (#"["screenshot"]"#, "screenshot: expected one argument, the PATH"),
         (#"["screenshot",7]"#, "screenshot: expected one argument, the PATH"),

@@ -53,7 +53,8 @@ public enum ImageDescription {
                 let data = Array(b[(at + 8)..<end])
                 if type == "eXIf", let d = tiff(data) { return d }
                 if type == "tEXt", let nul = data.firstIndex(of: 0), String(decoding: data[..<nul], as: UTF8.self) == "Description" {
-                    text = clean(String(decoding: data[(nul + 1)...], as: UTF8.self))  // Latin-1 in theory; ASCII in practice
+                    // The text of tEXt is Latin-1 (ISO 8859-1; PNG specification section 11.3.4.3).
+                    text = clean(String(String.UnicodeScalarView(data[(nul + 1)...].map { Unicode.Scalar($0) })))
                 }
                 if type == "IDAT" || type == "IEND" { break }
                 at = end + 4
@@ -63,8 +64,10 @@ public enum ImageDescription {
         return nil
     }
 
+    /// The text up to its first NUL (TIFF's ASCII and EXIF's strings end there), trimmed;
+    /// nil when nothing is left.
     private static func clean(_ s: String) -> String? {
-        let t = s.unicodeScalars.filter { $0.value != 0 }
+        let t = s.unicodeScalars.prefix { $0.value != 0 }
         let trimmed = String(String.UnicodeScalarView(t)).trimmingWhitespace()
         return trimmed.isEmpty ? nil : trimmed
     }

@@ -43,6 +43,23 @@ private func inserting(_ marker: UInt8, _ payload: [UInt8], into jpeg: [UInt8]) 
         #expect(ImageDescription.read(path: dir + "/missing.jpg") == nil)
     }
 
+    /// A PNG tEXt "Description" is Latin-1 (PNG specification 11.3.4.3): "Café crème" from the
+    /// bytes E9 and E8, not two replacement characters. An EXIF string ends at its first NUL.
+    @Test func pngTextIsLatin1AndExifStringsEndAtTheirNUL() {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            let n = data.count
+            return [UInt8(n >> 24 & 0xFF), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+                + Array(type.utf8) + data + [0, 0, 0, 0]  // the CRC is not read
+        }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+            + chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0])
+            + chunk("tEXt", Array("Description".utf8) + [0] + [0x43, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65])
+            + chunk("IEND", [])
+        #expect(ImageDescription.parse(png) == "Café crème")
+        let exif = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x010E, 2, Array("Hello\0garbage here\0".utf8))]), into: jpeg)
+        #expect(ImageDescription.parse(exif) == "Hello")
+    }
+
     @Test func xpCommentWhenThereIsNoDescription() {
         let utf16: [UInt8] = Array("港口 at night".utf16).flatMap { u -> [UInt8] in [UInt8(u & 0xFF), UInt8(u >> 8)] } + [0, 0]
         let file = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x9C9C, 1, utf16)]), into: jpeg)

@@ -156,6 +156,10 @@ public enum CommandLineParser {
         },
         OptionSpec(name: "--overlay-format", value: "FORMAT", help: "strftime(3) format of the overlay (default %H:%M for clock, '%a %-d %b  %H:%M' for date)") { s, v throws(UsageError) in
             guard !v.isEmpty, v.utf8.count <= 64 else { throw UsageError("--overlay-format: expected 1...64 bytes of strftime format, got '\(v)'") }
+            // Tried on the time now: a format whose text is empty or over 255 bytes would draw nothing.
+            guard !ClockOverlay.format(v, epochSeconds: Int(time(nil))).isEmpty else {
+                throw UsageError("--overlay-format: '\(v)' gives no text or more than 255 bytes (strftime(3))")
+            }
             s.overlayFormat = v
         },
         OptionSpec(name: "--rotate", value: "DEGREES", help: "0, 90, 180 or 270: clockwise rotation for a screen mounted in portrait or upside down (applied in the copy to DRM or fbdev; offscreen frames are written as composed)") { s, v throws(UsageError) in

@@ -52,6 +52,7 @@ import KioskCore
     (["--dots=yes", "x"], "takes no value"),
     (["x", "--interval"], "needs a value"),
     (["--dots"], "no SOURCE"),
+    (["--overlay", "clock", "--overlay-format", String(repeating: "%c", count: 11), "x"], "more than 255 bytes"),
 ])
 func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected: String) {
     #expect {

@@ -34,9 +34,14 @@ extension FrameLoop {
             return .success(nil)
         case .pause:
             carousel.pause(at: now)
+            // While the screen is off the show is paused anyway: this pause is what it comes
+            // back to when the screen is on again.
+            if !displayControl.powerOn { displayControl.wasPaused = true }
             return .success(nil)
         case .resume:
-            carousel.resume(at: now)
+            // While the screen is off the show stays paused (nothing would be seen of it); it
+            // resumes when the screen is on again.
+            if !displayControl.powerOn { displayControl.wasPaused = false } else { carousel.resume(at: now) }
             return .success(nil)
         case .goto(let index):
             let count = controlPlaylistCount

@@ -122,3 +122,17 @@ private func describe(_ events: [[String: Any]]) -> String {
     }
     #expect(events.map { "\($0["event"]!) \($0["state"] ?? "")" } == ["display off"], "\(describe(events))")
 }
+
+/// `pause` sent while the screen is off by control is what the show comes back to: it stays
+/// paused when the screen is on again (it was forgotten, and the show moved on).
+@Test func aPauseSentWhileTheScreenIsOffHoldsWhenItComesBack() throws {
+    let events = try run(seconds: 2.0, interval: ms(250), hooks: [
+        (ms(400), { $0.setDisplayPower(on: false, reason: "test") }),
+        (ms(600), { _ = $0.perform(.pause) }),
+        (ms(800), { $0.setDisplayPower(on: true, reason: "test") }),
+    ])
+    let shown = events.filter { $0["event"] as? String == "shown" }
+    // One shown when the screen is lit again (the image on it), none after: paused.
+    #expect(shown.filter { t($0) >= 800 }.count == 1, "\(describe(events))")
+    #expect(!shown.contains { t($0) > 1100 }, "\(describe(events))")
+}

@@ -10,6 +10,9 @@ import KioskSystem
 /// {"src": "logo.png", "fallback": true}
 /// ```
 enum ManifestSchedule {
+    /// The most entries of `days` or `times` in one schedule (64).
+    static let maxEntries = 64
+
     /// Reads `schedule` (an object with `from`, `until`, `days`, `times`, each optional; other
     /// keys are refused, so a misspelt one does not quietly show the item all the time).
     /// - Parameter fail: makes the error for a place under `path` (`items[3].schedule.times[0]`).
@@ -32,6 +35,11 @@ enum ManifestSchedule {
             guard let v = fields[key] else { return nil }
             guard case .array(let entries) = v else { throw fail(path + "." + key, "expected an array, found \(v.typeName)") }
             guard !entries.isEmpty else { throw fail(path + "." + key, "empty (leave it out to mean every day, all day)") }
+            // A day has 7 names and no one needs more than a few dozen windows a day; each
+            // window is looked at on every look at the schedules.
+            guard entries.count <= Self.maxEntries else {
+                throw fail(path + "." + key, "\(entries.count) entries, more than the \(Self.maxEntries) allowed")
+            }
             var out: [(String, String)] = []
             for (i, e) in entries.enumerated() { let p = "\(path).\(key)[\(i)]"; out.append((try text(e, p), p)) }
             return out

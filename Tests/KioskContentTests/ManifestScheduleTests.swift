@@ -18,6 +18,9 @@ import KioskContent
     #expect(error(#"{"items": [{"src": "d.png", "schedule": {"times": []}}]}"#).contains("items[0].schedule.times"))
     #expect(error(#"{"items": [{"src": "d.png", "fallback": "yes"}]}"#).contains("items[0].fallback"))
     #expect(error(#"{"items": [{"src": "d.png", "schedule": {"days": ["mon"], "times": ["17:30-02:00"]}, "fallback": false}]}"#) == "accepted")
+    // At most 64 windows (each is looked at on every look at the schedules): 500,000 stalled the loop.
+    let windows = (0..<65).map { _ in #""07:00-08:00""# }.joined(separator: ",")
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"times": [\#(windows)]}}]}"#).contains("items[0].schedule.times: 65 entries, more than the 64 allowed"))
     let refused = error(#"{"items": [\#(item), {"src": "d.png", "schedule": {"times": ["07:00-11:00", "25:00-26:00"]}}]}"#)
     #expect(refused.contains("items[3].schedule.times[1]: '25:00' in '25:00-26:00' is not a time"), "\(refused)")
 }

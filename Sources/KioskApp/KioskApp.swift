@@ -105,6 +105,9 @@ public enum KioskApp {
         loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
         // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
         if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
+        if settings.overlay == nil, let format = settings.overlayFormat {
+            Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
+        }
         if let kind = settings.overlay, let r = text?.renderer() {
             loop.clockOverlay = ClockOverlay(format: settings.overlayFormat ?? kind.defaultFormat, renderer: r,
                                              frameWidth: display.width, frameHeight: display.height)

@@ -70,6 +70,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
         guard name.lowercased().hasSuffix(".png"), name.count > 4 else {
             return fail("\(path): the file name must end in .png")
         }
+        // The temporary file beside it takes the name and a suffix: NAME_MAX (255) must hold both.
+        guard name.utf8.count <= 200 else { return fail("\(path): the file name is longer than 200 bytes") }
         let parent = slash == path.startIndex ? "/" : String(path[..<slash])
         guard let real = realPath(parent) else {
             let code = errno

@@ -91,6 +91,7 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
         // The kiosk's own files (the stored manifest, cache entries) are never replaced.
         (#"["screenshot","\#(dir)/manifest.json"]"#, "the file name must end in .png"),
         (#"["screenshot","\#(dir)/.png"]"#, "the file name must end in .png"),
+        (#"["screenshot","\#(dir)/\#(String(repeating: "x", count: 250)).png"]"#, "longer than 200 bytes"),
         (#"["screenshot","\#(dir)/"]"#, "expected a file name"),
         (#"["screenshot"]"#, "screenshot: expected one argument, the PATH"),
         (#"["screenshot",7]"#, "screenshot: expected one argument, the PATH"),

@@ -28,7 +28,34 @@ public enum Log {
     /// Longest field, in characters; longer ones end with "…(N more)".
     static let fieldLimit = 4096
 
+    /// `s` with the password of every URL in it hidden: `scheme://user:secret@host` becomes
+    /// `scheme://user:***@host` (RFC 3986 section 3.2.1 deprecates a password in a URL; a
+    /// manifest URL may still carry one, and the journal must not).
+    static func hidingPasswords(_ s: String) -> String {
+        guard s.contains("@") else { return s }
+        let c = Array(s)
+        var out = ""
+        var i = 0
+        while i < c.count {
+            guard i + 2 < c.count, c[i] == ":", c[i + 1] == "/", c[i + 2] == "/" else { out.append(c[i]); i += 1; continue }
+            out += "://"
+            i += 3
+            // The authority ends at the first "/", "?", "#", space or quote.
+            var end = i
+            while end < c.count, !"/?#\" ".contains(c[end]) { end += 1 }
+            let authority = c[i..<end]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                out += String(authority[...colon]) + "***" + String(authority[at...])
+            } else {
+                out += String(authority)
+            }
+            i = end
+        }
+        return out
+    }
+
     private static func cut(_ s: String) -> String {
+        let s = hidingPasswords(s)
         let scalars = s.unicodeScalars
         guard scalars.count > fieldLimit else { return s }
         var out = String(String.UnicodeScalarView(scalars.prefix(fieldLimit)))

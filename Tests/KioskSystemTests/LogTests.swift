@@ -11,3 +11,15 @@ import KioskSystem
 @Test func aPlainPathIsNotQuoted() {
     #expect(Log.line(.info, "display opened", path: "/dev/fb0") == "kiosk-carousel: info display opened path=/dev/fb0")
 }
+
+/// A password in a URL never reaches the journal, whichever field carries the URL; the user
+/// name and the rest stay, and text without one is left alone.
+@Test func aPasswordInAURLIsHidden() {
+    let line = Log.line(.warning, "manifest fetch failed http://kiosk:s3cret@signs.example/show.json",
+                        path: "https://a:b@c.example:8443/x?y=1",
+                        reason: "redirect to http://u:p@d.example/ refused; mail me@example.org")
+    #expect(!line.contains("s3cret") && !line.contains(":b@") && !line.contains(":p@"), "\(line)")
+    #expect(line.contains("http://kiosk:***@signs.example/show.json") && line.contains("https://a:***@c.example:8443/x?y=1"), "\(line)")
+    #expect(line.contains("http://u:***@d.example/") && line.contains("me@example.org"), "\(line)")
+    #expect(Log.line(.info, "plain", path: "/srv/photos/a@b.jpg") == "kiosk-carousel: info plain path=/srv/photos/a@b.jpg")
+}

@@ -164,7 +164,7 @@ private final class Driver: TouchFeed {
     var wakeDescriptor: Int32 { eventsRead }
     var clock: VirtualClock?
     private var pool: [String] = []
-    private var random = SplitMix(seed: 20261201)
+    private var random = SplitMix64(seed: 20261201)
     private var pendingLine: [UInt8] = []
     private var controlSocket: Int32 = -1
     private var replyLine: [UInt8] = []
@@ -348,18 +348,8 @@ private final class Driver: TouchFeed {
     }
 }
 
-/// SplitMix64: the soak's fixed-seed choices.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+extension SplitMix64 {
+    /// `items` in an order of the soak's fixed-seed choosing.
     mutating func shuffle(_ items: inout [String]) { items.shuffle(using: &self) }
 }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import KioskContent
+import KioskCore
 import Testing
 
 private func openCache(_ dir: String, maxBytes: Int = 500_000_000, maxAge: Duration = .seconds(7 * 86_400),
@@ -198,7 +199,7 @@ private func files(_ dir: String) -> [String] {
     let clock = TestClock()
     let cache = try openCache(dir, maxBytes: 40 * 100, clock: clock)
     var model: [String: Duration] = [:]   // url -> last use
-    var rng = SplitMix(seed: 7)
+    var rng = SplitMix64(seed: 7)
     for step in 0..<1500 {
         clock.advance(.milliseconds(1))
         let url = "http://x/\(rng.next() % 90).jpg"
@@ -218,18 +219,6 @@ private func files(_ dir: String) -> [String] {
     for url in model.keys { #expect(cache.entry(for: url) != nil, "\(url)") }
 }
 
-/// A small deterministic generator for the test above.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A manifest at the fetcher's 8 MiB cap is stored in base64 (about 11 MB on disk) and read
 /// back whole at the next start: the offline-first start never loses a manifest it accepted.

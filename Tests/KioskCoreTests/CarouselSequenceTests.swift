@@ -8,20 +8,9 @@ import Testing
 /// item) must be an index of its items at that moment. The virtual-clock soak (README "Soak")
 /// crashed the frame loop with a `prepare` of an item past the end of a new, shorter playlist.
 @Suite struct CarouselSequenceTests {
-    struct Rng {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
-    }
-
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func indicesStayInsideThePlaylist(seed: UInt64) {
-        var rng = Rng(state: seed)
+        var rng = SplitMix64(seed: seed)
         let pool = (0..<12).map { PlaylistItem(source: "/p/\($0).png") }
         func playlist() -> [PlaylistItem] {
             var items = pool

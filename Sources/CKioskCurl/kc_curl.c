@@ -84,7 +84,7 @@ CURLUcode kc_curl_url_set(CURLU *url, CURLUPart part, const char *text, unsigned
     KC_READY(CURLUE_OUT_OF_MEMORY);
     return api.curl_url_set(url, part, text, flags);
 }
-CURLUcode kc_curl_url_get(const CURLU *url, CURLUPart part, char **text, unsigned int flags) {
+CURLUcode kc_curl_url_get(CURLU *url, CURLUPart part, char **text, unsigned int flags) {
     KC_READY(CURLUE_OUT_OF_MEMORY);
     return api.curl_url_get(url, part, text, flags);
 }

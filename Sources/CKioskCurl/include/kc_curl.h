@@ -64,7 +64,7 @@ void kc_curl_url_cleanup(CURLU *url);
 /// curl_url_set; CURLUE_OUT_OF_MEMORY when libcurl is not loaded.
 CURLUcode kc_curl_url_set(CURLU *url, CURLUPart part, const char *text, unsigned int flags);
 /// curl_url_get: `*text` is freed with kc_curl_free; CURLUE_OUT_OF_MEMORY when not loaded.
-CURLUcode kc_curl_url_get(const CURLU *url, CURLUPart part, char **text, unsigned int flags);
+CURLUcode kc_curl_url_get(CURLU *url, CURLUPart part, char **text, unsigned int flags);
 
 /// The signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION: `size * nmemb` bytes at
 /// `data` (not NUL-terminated, owned by libcurl for the call only); returns the bytes taken

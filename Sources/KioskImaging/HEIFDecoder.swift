@@ -103,6 +103,7 @@ final class HEIFImage {
         // headers, in the configuration box and in the item data): libheif decodes that size
         // whatever the ispe box says, past every limit checked from it. A stream coding more
         // than the ispe declares (a few rows and columns of coding blocks aside) is refused.
+        if let problem = ISOMediaCodedSize.gridProblem(file.bytes) { throw .corrupt(path: name, reason: problem) }
         let streamName = format == .avif ? "AV1" : "HEVC"
         let reading = format == .avif ? ISOMediaCodedSize.largestAV1(file.bytes) : ISOMediaCodedSize.largestHEVC(file.bytes)
         guard reading.complete else {

@@ -71,6 +71,36 @@ enum ISOMediaCodedSize {
         return Reading(largest: largest, items: items.data.count, complete: items.complete)
     }
 
+    /// Why the primary image, when it is a grid (ISO/IEC 23008-12 section 6.6.2.3: a
+    /// descriptor of version, flags, rows - 1, columns - 1, then the output width and height, 16
+    /// bits each or 32 with flag bit 0; its tiles are its `dimg` references, all of one size)
+    /// cannot be decoded whole, or nil: tiles of different sizes, a tile count other than rows x
+    /// columns, or tiles that do not cover the output. libheif 1.15 places each tile at its
+    /// column and row times the first tile's size and leaves what no tile covers as it was
+    /// allocated, so such a file would show whatever the memory held.
+    static func gridProblem(_ b: UnsafeRawBufferPointer) -> String? {
+        let items = Items(b)
+        guard let primary = ISOMediaHeader.primaryItem(b), items.item(primary, isOfType: "grid") else { return nil }
+        guard let d = items.data(ofItem: primary), d.count >= 8 else { return "its grid descriptor cannot be read" }
+        let rows = Int(d[2]) + 1, columns = Int(d[3]) + 1
+        let wide = d[1] & 1 != 0
+        guard d.count >= (wide ? 12 : 8) else { return "its grid descriptor is cut short" }
+        func be(_ at: Int, _ n: Int) -> Int { (0..<n).reduce(0) { $0 << 8 | Int(d[at + $1]) } }
+        let width = wide ? be(4, 4) : be(4, 2), height = wide ? be(8, 4) : be(6, 2)
+        let tiles = items.references(from: primary, type: "dimg")
+        guard tiles.count == rows * columns else {
+            return "its grid of \(columns)x\(rows) tiles refers to \(tiles.count) images"
+        }
+        let sizes = tiles.map { ISOMediaHeader.imageSize(b, item: $0) }
+        guard let first = sizes.first ?? nil, sizes.allSatisfy({ $0?.width == first.width && $0?.height == first.height }) else {
+            return "its grid's tiles are not all of one known size"
+        }
+        guard columns * first.width >= width, rows * first.height >= height else {
+            return "its grid's \(columns)x\(rows) tiles of \(first.width)x\(first.height) do not cover its \(width)x\(height) image"
+        }
+        return nil
+    }
+
     private static func larger(_ a: Size?, _ b: Size?) -> Size? {
         guard let b else { return a }
         guard let a else { return b }
@@ -202,6 +232,45 @@ enum ISOMediaCodedSize {
                 result.append(joined)
             }
             return (result, complete)
+        }
+
+        /// The data of item `id` (its extents joined), nil when it has none to read or it is
+        /// larger than the file.
+        func data(ofItem id: Int) -> [UInt8]? {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return nil }
+            let children = (meta.lowerBound + 4)..<meta.upperBound
+            guard let iloc = ISOMediaHeader.child("iloc", in: children, of: b) else { return nil }
+            let idat = ISOMediaHeader.child("idat", in: children, of: b)
+            guard let (_, ranges, whole) = extents(iloc: iloc, idat: idat).first(where: { $0.0 == id }), whole,
+                  ranges.reduce(0, { $0 + $1.count }) <= b.count else { return nil }
+            return ranges.reduce(into: [UInt8]()) { $0 += b[$1] }
+        }
+
+        /// Whether item `id` has the item type `type` (`iinf`).
+        func item(_ id: Int, isOfType type: String) -> Bool {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
+                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return false }
+            return itemIDs(ofType: type, iinf: iinf).contains(id)
+        }
+
+        /// The items `from` refers to with references of `type` (`iref`, ISO/IEC 14496-12
+        /// section 8.11.12: a full box of boxes named by the reference type, each a from-item ID,
+        /// a 16-bit count and the to-item IDs; IDs of 16 bits in version 0, else 32), in order.
+        func references(from: Int, type: String) -> [Int] {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
+                  let iref = ISOMediaHeader.child("iref", in: (meta.lowerBound + 4)..<meta.upperBound, of: b),
+                  let version = u8(iref.lowerBound) else { return [] }
+            let idSize = version == 0 ? 2 : 4
+            var result: [Int] = []
+            for (boxType, box) in ISOMediaHeader.boxes((iref.lowerBound + 4)..<iref.upperBound, of: b) where boxType == type {
+                guard let id = uN(box.lowerBound, idSize), id == from, let count = uN(box.lowerBound + idSize, 2) else { continue }
+                for k in 0..<count {
+                    let at = box.lowerBound + idSize + 2 + k * idSize
+                    guard at + idSize <= box.upperBound, let to = uN(at, idSize) else { break }
+                    result.append(to)
+                }
+            }
+            return result
         }
 
         private func itemIDs(ofType type: String, iinf: Range<Int>) -> Set<Int> {

@@ -16,6 +16,20 @@
 enum ISOMediaHeader {
     /// The primary image's `ispe` size in pixels (before `irot`), or nil.
     static func primaryImageSize(_ b: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        primaryItem(b).flatMap { imageSize(b, item: $0) }
+    }
+
+    /// The primary item's ID (`pitm`), or nil.
+    static func primaryItem(_ b: UnsafeRawBufferPointer) -> Int? {
+        guard let meta = child("meta", in: 0..<b.count, of: b), meta.count >= 4,
+              let pitm = child("pitm", in: (meta.lowerBound + 4)..<meta.upperBound, of: b), pitm.count >= 6 else { return nil }
+        let at = pitm.lowerBound
+        return b[at] == 0 ? Int(b[at + 4]) << 8 | Int(b[at + 5])
+            : pitm.count >= 8 ? Int(b[at + 4]) << 24 | Int(b[at + 5]) << 16 | Int(b[at + 6]) << 8 | Int(b[at + 7]) : nil
+    }
+
+    /// The `ispe` size in pixels of the item `primary` (any item's ID), or nil.
+    static func imageSize(_ b: UnsafeRawBufferPointer, item primary: Int) -> (width: Int, height: Int)? {
         func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
         func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
         func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
@@ -24,9 +38,7 @@ enum ISOMediaHeader {
 
         guard let meta = child("meta", in: 0..<b.count), meta.count >= 4 else { return nil }
         let metaChildren = (meta.lowerBound + 4)..<meta.upperBound
-        guard let pitm = child("pitm", in: metaChildren), let pitmVersion = u8(pitm.lowerBound),
-              let primary = pitmVersion == 0 ? u16(pitm.lowerBound + 4) : u32(pitm.lowerBound + 4),
-              let iprp = child("iprp", in: metaChildren),
+        guard let iprp = child("iprp", in: metaChildren),
               let ipco = child("ipco", in: iprp), let ipma = child("ipma", in: iprp),
               let ipmaVersion = u8(ipma.lowerBound), let ipmaFlags = u8(ipma.lowerBound + 3),
               let entries = u32(ipma.lowerBound + 4) else { return nil }

@@ -38,4 +38,15 @@ import Testing
             try ImageDecoder.decode(path: Fixtures.path("fuzz/heif", "hvcc-sps-shorter-than-its-header.heic"))
         }
     }
+
+    /// A grid whose one 64x64 tile is placed on a 544x32 canvas: libheif 1.15 leaves what no
+    /// tile covers as allocated, so two decodes of the file differed (the fuzz target's streamed
+    /// and whole decodes disagreed at one pixel). Refused before libheif decodes it.
+    @Test func aGridWhoseTilesDoNotCoverItsImageIsRefused() throws {
+        let result = Result { () throws(ImageError) in
+            try ImageDecoder.decode(path: Fixtures.path("fuzz/heif", "grid-uncovered.heic"))
+        }
+        guard case .corrupt(_, let reason) = result.failure else { Issue.record("\(result)"); return }
+        #expect(reason == "its grid's 1x1 tiles of 64x64 do not cover its 544x32 image", "\(reason)")
+    }
 }

@@ -20,6 +20,7 @@ extension FrameLoop {
     /// Without schedules or fallback items, nothing is read: every item is in the rotation.
     func applyRotation(at now: Duration, replace: Bool) {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
+            setNoImagesMessage(SceneRenderer.noImagesText)
             deadlines[.schedule] = nil
             let hadRotation = rotation != nil
             rotation = nil
@@ -35,6 +36,7 @@ extension FrameLoop {
         } else {
             deadlines[.schedule] = nil
         }
+        setNoImagesMessage(showing.isEmpty && !playlist.isEmpty ? SceneRenderer.nothingScheduledText : SceneRenderer.noImagesText)
         guard replace || showing != rotation else { return }
         if showing != rotation { logRotation(showing) }
         rotation = showing
@@ -51,6 +53,13 @@ extension FrameLoop {
         if carousel.currentItem == nil, carousel.activeCount > 0 {
             handleControlActions(carousel.move(.forward, at: now))
         }
+    }
+
+    /// The "no images" screen's words; a change redraws it at once.
+    private func setNoImagesMessage(_ text: String) {
+        guard renderer.noImagesMessage != text else { return }
+        renderer.noImagesMessage = text
+        lastScene = nil
     }
 
     private func logRotation(_ showing: [Int]) {

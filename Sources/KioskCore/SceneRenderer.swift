@@ -16,6 +16,12 @@ public final class SceneRenderer {
     public static let placeholderText = "Loading\u{2026}"
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
+    /// Text of that screen when the playlist has items but none is in its schedule now.
+    public static let nothingScheduledText = "Nothing is scheduled now\n\nThe show's items are outside\ntheir schedules"
+    /// What the "no images" screen says (``noImagesText`` or ``nothingScheduledText``).
+    public var noImagesMessage = noImagesText {
+        didSet { if noImagesMessage != oldValue { noImagesFrame = nil } }
+    }
 
     private var placeholderFrame: Bitmap?
     private var noImagesFrame: Bitmap?
@@ -98,7 +104,7 @@ public final class SceneRenderer {
         case .noImages:
             if let f = noImagesFrame { return f }
             let f = Bitmap(width: width, height: height)
-            Compositor.drawMessage(into: f, Self.noImagesText, background: background, painter: painter)
+            Compositor.drawMessage(into: f, noImagesMessage, background: background, painter: painter)
             noImagesFrame = f
             return f
         }

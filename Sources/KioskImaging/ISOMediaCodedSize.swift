@@ -74,8 +74,9 @@ enum ISOMediaCodedSize {
     /// Why the primary image, when it is a grid (ISO/IEC 23008-12 section 6.6.2.3: a
     /// descriptor of version, flags, rows - 1, columns - 1, then the output width and height, 16
     /// bits each or 32 with flag bit 0; its tiles are its `dimg` references, all of one size)
-    /// cannot be decoded whole, or nil: tiles of different sizes, a tile count other than rows x
-    /// columns, or tiles that do not cover the output. libheif 1.15 places each tile at its
+    /// cannot be decoded whole, or nil: tiles that are not HEVC or AV1 images (the grid itself,
+    /// another grid), tiles of different sizes, a tile count other than rows x columns, or
+    /// tiles that do not cover the output. libheif 1.15 places each tile at its
     /// column and row times the first tile's size and leaves what no tile covers as it was
     /// allocated, so such a file would show whatever the memory held.
     static func gridProblem(_ b: UnsafeRawBufferPointer) -> String? {
@@ -90,6 +91,12 @@ enum ISOMediaCodedSize {
         let tiles = items.references(from: primary, type: "dimg")
         guard tiles.count == rows * columns else {
             return "its grid of \(columns)x\(rows) tiles refers to \(tiles.count) images"
+        }
+        // Tiles are coded images: a grid among its own tiles (itself, or another grid) made
+        // libheif 1.15 decode it again and again until it could start no more threads and the
+        // process aborted.
+        guard tiles.allSatisfy({ $0 != primary && (items.item($0, isOfType: "hvc1") || items.item($0, isOfType: "av01")) }) else {
+            return "its grid's tiles are not all HEVC or AV1 images"
         }
         let sizes = tiles.map { ISOMediaHeader.imageSize(b, item: $0) }
         guard let first = sizes.first ?? nil, sizes.allSatisfy({ $0?.width == first.width && $0?.height == first.height }) else {

@@ -49,4 +49,15 @@ import Testing
         guard case .corrupt(_, let reason) = result.failure else { Issue.record("\(result)"); return }
         #expect(reason == "its grid's 1x1 tiles of 64x64 do not cover its 544x32 image", "\(reason)")
     }
+
+    /// A grid whose one tile is the grid itself: libheif 1.15 decoded it within itself until it
+    /// could start no more threads, and the process aborted (an uncaught std::system_error,
+    /// 777 MB). Refused before libheif decodes it.
+    @Test func aGridThatIsItsOwnTileIsRefused() throws {
+        let result = Result { () throws(ImageError) in
+            try ImageDecoder.decode(path: Fixtures.path("fuzz/heif", "grid-tile-is-itself.heic"))
+        }
+        guard case .corrupt(_, let reason) = result.failure else { Issue.record("\(result)"); return }
+        #expect(reason == "its grid's tiles are not all HEVC or AV1 images", "\(reason)")
+    }
 }

@@ -81,7 +81,7 @@ enum ISOMediaCodedSize {
     /// allocated, so such a file would show whatever the memory held.
     static func gridProblem(_ b: UnsafeRawBufferPointer) -> String? {
         let items = Items(b)
-        guard let primary = ISOMediaHeader.primaryItem(b), items.item(primary, isOfType: "grid") else { return nil }
+        guard let primary = ISOMediaHeader.primaryItem(b), items.ids(ofType: "grid").contains(primary) else { return nil }
         guard let d = items.data(ofItem: primary), d.count >= 8 else { return "its grid descriptor cannot be read" }
         let rows = Int(d[2]) + 1, columns = Int(d[3]) + 1
         let wide = d[1] & 1 != 0
@@ -95,10 +95,12 @@ enum ISOMediaCodedSize {
         // Tiles are coded images: a grid among its own tiles (itself, or another grid) made
         // libheif 1.15 decode it again and again until it could start no more threads and the
         // process aborted.
-        guard tiles.allSatisfy({ $0 != primary && (items.item($0, isOfType: "hvc1") || items.item($0, isOfType: "av01")) }) else {
+        let coded = items.ids(ofType: "hvc1").union(items.ids(ofType: "av01"))
+        guard tiles.allSatisfy({ $0 != primary && coded.contains($0) }) else {
             return "its grid's tiles are not all HEVC or AV1 images"
         }
-        let sizes = tiles.map { ISOMediaHeader.imageSize(b, item: $0) }
+        let known = ISOMediaHeader.imageSizes(b)  // one walk of ipma for every tile
+        let sizes = tiles.map { known[$0] }
         guard let first = sizes.first ?? nil, sizes.allSatisfy({ $0?.width == first.width && $0?.height == first.height }) else {
             return "its grid's tiles are not all of one known size"
         }
@@ -253,11 +255,11 @@ enum ISOMediaCodedSize {
             return ranges.reduce(into: [UInt8]()) { $0 += b[$1] }
         }
 
-        /// Whether item `id` has the item type `type` (`iinf`).
-        func item(_ id: Int, isOfType type: String) -> Bool {
+        /// The IDs of the items of type `type` (`iinf`).
+        func ids(ofType type: String) -> Set<Int> {
             guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
-                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return false }
-            return itemIDs(ofType: type, iinf: iinf).contains(id)
+                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return [] }
+            return itemIDs(ofType: type, iinf: iinf)
         }
 
         /// The items `from` refers to with references of `type` (`iref`, ISO/IEC 14496-12

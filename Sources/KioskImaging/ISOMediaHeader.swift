@@ -28,46 +28,51 @@ enum ISOMediaHeader {
             : pitm.count >= 8 ? Int(b[at + 4]) << 24 | Int(b[at + 5]) << 16 | Int(b[at + 6]) << 8 | Int(b[at + 7]) : nil
     }
 
-    /// The `ispe` size in pixels of the item `primary` (any item's ID), or nil.
-    static func imageSize(_ b: UnsafeRawBufferPointer, item primary: Int) -> (width: Int, height: Int)? {
+    /// The `ispe` size in pixels of item `item` (any item's ID), or nil.
+    static func imageSize(_ b: UnsafeRawBufferPointer, item: Int) -> (width: Int, height: Int)? {
+        imageSizes(b)[item]
+    }
+
+    /// The `ispe` size in pixels of every item that has one (its first), in one walk of `ipma`;
+    /// what was read before a malformed entry is kept.
+    static func imageSizes(_ b: UnsafeRawBufferPointer) -> [Int: (width: Int, height: Int)] {
         func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
         func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
         func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
-        func boxes(_ range: Range<Int>) -> [(String, Range<Int>)] { Self.boxes(range, of: b) }
-        func child(_ type: String, in range: Range<Int>) -> Range<Int>? { Self.child(type, in: range, of: b) }
 
-        guard let meta = child("meta", in: 0..<b.count), meta.count >= 4 else { return nil }
+        var sizes: [Int: (width: Int, height: Int)] = [:]
+        guard let meta = child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return sizes }
         let metaChildren = (meta.lowerBound + 4)..<meta.upperBound
-        guard let iprp = child("iprp", in: metaChildren),
-              let ipco = child("ipco", in: iprp), let ipma = child("ipma", in: iprp),
+        guard let iprp = child("iprp", in: metaChildren, of: b),
+              let ipco = child("ipco", in: iprp, of: b), let ipma = child("ipma", in: iprp, of: b),
               let ipmaVersion = u8(ipma.lowerBound), let ipmaFlags = u8(ipma.lowerBound + 3),
-              let entries = u32(ipma.lowerBound + 4) else { return nil }
-        let properties = boxes(ipco)
+              let entries = u32(ipma.lowerBound + 4) else { return sizes }
+        let properties = boxes(ipco, of: b)
         var at = ipma.lowerBound + 8
         for _ in 0..<min(entries, 100_000) {
-            guard let item = ipmaVersion < 1 ? u16(at) : u32(at) else { return nil }
+            guard let item = ipmaVersion < 1 ? u16(at) : u32(at) else { return sizes }
             at += ipmaVersion < 1 ? 2 : 4
-            guard let count = u8(at) else { return nil }
+            guard let count = u8(at) else { return sizes }
             at += 1
             for _ in 0..<count {
                 let index: Int
                 if ipmaFlags & 1 != 0 {
-                    guard let v = u16(at) else { return nil }
+                    guard let v = u16(at) else { return sizes }
                     index = v & 0x7FFF
                     at += 2
                 } else {
-                    guard let v = u8(at) else { return nil }
+                    guard let v = u8(at) else { return sizes }
                     index = v & 0x7F
                     at += 1
                 }
-                guard item == primary, index >= 1, index <= properties.count else { continue }
+                guard sizes[item] == nil, index >= 1, index <= properties.count else { continue }
                 let (type, payload) = properties[index - 1]
                 if type == "ispe", let w = u32(payload.lowerBound + 4), let h = u32(payload.lowerBound + 8) {
-                    return (w, h)
+                    sizes[item] = (w, h)
                 }
             }
         }
-        return nil
+        return sizes
     }
 
     /// The boxes in `range` of `b`: (type, payload range), at most 65,536.

@@ -104,7 +104,7 @@ private func unitText() throws -> String {
     try verifyUnit(try unitText(), binaryPath: "/usr/bin/kiosk-carousel")
 }
 
-@Test func theUnitHasWhatIssue6Asks() throws {
+@Test func theUnitHasTheSettingsTheReadmeDescribes() throws {
     let settings = Set(try unitText().split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") })
     for line in [
         "Type=notify", "WatchdogSec=30", "Restart=always", "User=kiosk", "SupplementaryGroups=video input render",

@@ -35,6 +35,10 @@ let version: String = {
     return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
 }()
 
+/// FreeType's and HarfBuzz's header folders on Debian (`pkg-config --cflags freetype2 harfbuzz`),
+/// for the targets that read their headers (the libraries themselves are opened with dlopen).
+let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz"]
+
 let package = Package(
     name: "kiosk-carousel",
     products: [
@@ -66,10 +70,12 @@ let package = Package(
         .systemLibrary(name: "CLibCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         // Text: glyphs, shaping and font lookup for KioskText (runtime: libfreetype6,
-        // libharfbuzz0b, libfontconfig1; fonts-dejavu-core is the default font).
-        .systemLibrary(name: "CLibFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
-        .systemLibrary(name: "CLibHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
-        .systemLibrary(name: "CLibFontconfig", pkgConfig: "fontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        // libharfbuzz0b, libfontconfig1; fonts-dejavu-core is the default font). Headers only:
+        // CKioskText opens the libraries on first use; no pkgConfig, which would link them, so
+        // FreeType's and HarfBuzz's header folders are given as `textHeaders`.
+        .systemLibrary(name: "CLibFreeType", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CLibHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        .systemLibrary(name: "CLibFontconfig", providers: [.apt(["libfontconfig-dev"])]),
         // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
@@ -83,12 +89,16 @@ let package = Package(
         .target(name: "CKioskJSON", dependencies: ["CLibJansson"]),
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
+        // FreeType, HarfBuzz and fontconfig opened on first use (a table of their functions).
+        .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"],
+                cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
                                                      "CLibGif"]),
-        .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"]),
+        .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"],
+                swiftSettings: [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
@@ -106,7 +116,8 @@ let package = Package(
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
                     exclude: ["pil_reference.py", "make_formats.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskTextTests", dependencies: ["KioskText", "KioskImaging"],
-                    exclude: ["pil_text.py"]), // run by the tests with /usr/bin/python3
+                    exclude: ["pil_text.py"], // run by the tests with /usr/bin/python3
+                    swiftSettings: [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]),
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),

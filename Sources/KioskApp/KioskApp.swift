@@ -82,7 +82,7 @@ public enum KioskApp {
         preparer.images = content.images
         let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
         preparer.captionSource = settings.caption
-        if settings.caption != .off { preparer.captions = text?.renderer().map(CaptionPainter.init) }
+        if settings.caption != .off { preparer.makeCaptions = { text.renderer().map(CaptionPainter.init) } }
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first photo is on screen.
@@ -100,7 +100,7 @@ public enum KioskApp {
                              runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
                              signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content, painter: text?.messagePainter())
+                             tapCommand: tapCommand, content: content, painter: text.messagePainter())
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
         loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
         // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
@@ -108,7 +108,7 @@ public enum KioskApp {
         if settings.overlay == nil, let format = settings.overlayFormat {
             Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
         }
-        if let kind = settings.overlay, let r = text?.renderer() {
+        if let kind = settings.overlay, let r = text.renderer() {
             loop.clockOverlay = ClockOverlay(format: settings.overlayFormat ?? kind.defaultFormat, renderer: r,
                                              frameWidth: display.width, frameHeight: display.height)
         }

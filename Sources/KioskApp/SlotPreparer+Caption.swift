@@ -24,9 +24,14 @@ extension SlotPreparer {
         }
     }
 
-    /// Draws the caption of `job` into its freshly prepared `frame` (on the decode worker).
+    /// Draws the caption of `job` into its freshly prepared `frame` (on the decode worker); the
+    /// first one makes the painter (``makeCaptions``).
     func drawCaption(_ job: Job, into frame: Bitmap) {
-        guard let captions, let text = caption(for: job) else { return }
-        captions.draw(text, into: frame)
+        guard let text = caption(for: job) else { return }
+        if captions == nil, let make = makeCaptions {
+            makeCaptions = nil
+            captions = make()
+        }
+        captions?.draw(text, into: frame)
     }
 }

@@ -126,6 +126,10 @@ public final class SlotPreparer: @unchecked Sendable {
 
     /// Draws captions into prepared frames (on the decode worker only); nil: no captions.
     public var captions: CaptionPainter?
+    /// Makes ``captions`` on the decode worker when the first caption is drawn (then dropped),
+    /// so the text libraries are loaded only by a show that has captions; set before the worker
+    /// starts. nil, or returning nil: no captions.
+    public var makeCaptions: (() -> CaptionPainter?)?
     /// Where a caption comes from when an item has none: `.exif`, the image's own description.
     public var captionSource: CaptionSource = .item
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CLibFontconfig
+internal import CKioskText
 import KioskSystem
 #if canImport(Glibc)
 import Glibc
@@ -27,6 +27,7 @@ public final class FontLibrary: @unchecked Sendable {
     /// The family asked for.
     public let family: String
     private let fontSet: UnsafeMutablePointer<FcFontSet>
+    private let api: UnsafePointer<kc_text_api>
     private let charsets: [OpaquePointer?]
 
     /// Points fontconfig's cache at `cacheDirectory`/fontconfig (through `XDG_CACHE_HOME`,
@@ -41,46 +42,51 @@ public final class FontLibrary: @unchecked Sendable {
 
     /// Finds the fonts for `family` (a fontconfig pattern: a family name such as
     /// `sans-serif` or `DejaVu Sans`, or a pattern such as `DejaVu Sans:bold`).
-    /// - Throws: ``TextError/noFont(family:)`` when fontconfig cannot start or finds no font.
+    /// The first ``FontLibrary`` opens FreeType, HarfBuzz and fontconfig (dlopen).
+    /// - Throws: ``TextError/libraryMissing(soname:reason:)`` when one of them cannot be
+    ///   opened; ``TextError/noFont(family:)`` when fontconfig cannot start or finds no font.
     public init(family: String = "sans-serif") throws(TextError) {
         self.family = family
-        guard FcInit() == FcTrue, let pattern = FcNameParse(family) else { throw TextError.noFont(family: family) }
-        defer { FcPatternDestroy(pattern) }
-        FcConfigSubstitute(nil, pattern, FcMatchPattern)
-        FcDefaultSubstitute(pattern)
+        let api = try TextLibraries.load()
+        self.api = api
+        let fc = api.pointee
+        guard fc.FcInit() == FcTrue, let pattern = fc.FcNameParse(family) else { throw TextError.noFont(family: family) }
+        defer { fc.FcPatternDestroy(pattern) }
+        _ = fc.FcConfigSubstitute(nil, pattern, FcMatchPattern)
+        fc.FcDefaultSubstitute(pattern)
         var result = FcResultNoMatch
-        guard let set = FcFontSort(nil, pattern, FcTrue, nil, &result), set.pointee.nfont > 0 else {
+        guard let set = fc.FcFontSort(nil, pattern, FcTrue, nil, &result), set.pointee.nfont > 0 else {
             throw TextError.noFont(family: family)
         }
         var fonts: [Font] = [], charsets: [OpaquePointer?] = []
         for i in 0..<Int(set.pointee.nfont) {
             guard let p = set.pointee.fonts[i] else { continue }
             var file: UnsafeMutablePointer<FcChar8>?
-            guard FcPatternGetString(p, "file", 0, &file) == FcResultMatch, let file else { continue }
+            guard fc.FcPatternGetString(p, "file", 0, &file) == FcResultMatch, let file else { continue }
             var index: Int32 = 0
-            _ = FcPatternGetInteger(p, "index", 0, &index)
+            _ = fc.FcPatternGetInteger(p, "index", 0, &index)
             var name: UnsafeMutablePointer<FcChar8>?
-            _ = FcPatternGetString(p, "family", 0, &name)
+            _ = fc.FcPatternGetString(p, "family", 0, &name)
             var charset: OpaquePointer?
-            _ = FcPatternGetCharSet(p, "charset", 0, &charset)
+            _ = fc.FcPatternGetCharSet(p, "charset", 0, &charset)
             let path = String(cString: file), familyName = name.map { String(cString: $0) } ?? path
             // Only scalable outlines FreeType can open: no Type 1 / PCF bitmap fonts.
             guard path.hasSuffix(".ttf") || path.hasSuffix(".otf") || path.hasSuffix(".ttc") else { continue }
             fonts.append(Font(path: path, index: Int(index), family: familyName))
             charsets.append(charset)
         }
-        guard !fonts.isEmpty else { FcFontSetDestroy(set); throw TextError.noFont(family: family) }
+        guard !fonts.isEmpty else { fc.FcFontSetDestroy(set); throw TextError.noFont(family: family) }
         self.fontSet = set
         self.fonts = fonts
         self.charsets = charsets
     }
 
-    deinit { FcFontSetDestroy(fontSet) }
+    deinit { api.pointee.FcFontSetDestroy(fontSet) }
 
     /// The index in ``fonts`` of the first font that covers `scalar`, or nil when none does.
     public func font(covering scalar: Unicode.Scalar) -> Int? {
         for (i, cs) in charsets.enumerated() where cs != nil {
-            if FcCharSetHasChar(cs, scalar.value) == FcTrue { return i }
+            if api.pointee.FcCharSetHasChar(cs, scalar.value) == FcTrue { return i }
         }
         return nil
     }

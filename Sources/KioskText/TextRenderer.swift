@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import CLibFreeType
-import CLibHarfBuzz
+internal import CKioskText
 import KioskCore
 import KioskSystem
 
@@ -57,15 +56,21 @@ public final class TextRenderer {
     /// first met (at most 256 remembered).
     public private(set) var reportedMissing: Set<UInt32> = []
     private let buffer: OpaquePointer
+    /// FreeType's and HarfBuzz's functions (`Sources/CKioskText`, opened by the library's
+    /// ``FontLibrary``).
+    private let api: UnsafePointer<kc_text_api>
 
     private struct FaceKey: Hashable { let font: Int, size: Int }
     private final class Face {
         let id: Int
         let face: FT_Face
         let hbFont: OpaquePointer
-        init(id: Int, face: FT_Face, hbFont: OpaquePointer) { self.id = id; self.face = face; self.hbFont = hbFont }
+        let api: UnsafePointer<kc_text_api>
+        init(id: Int, face: FT_Face, hbFont: OpaquePointer, api: UnsafePointer<kc_text_api>) {
+            self.id = id; self.face = face; self.hbFont = hbFont; self.api = api
+        }
         /// The HarfBuzz font holds a second reference to the face (`FT_Reference_Face`): both go.
-        deinit { hb_font_destroy(hbFont); FT_Done_Face(face) }
+        deinit { api.pointee.hb_font_destroy(hbFont); _ = api.pointee.FT_Done_Face(face) }
     }
 
     /// FreeType's `FT_LOAD_DEFAULT` (freetype.h): hinted outlines, normal antialiasing, the
@@ -78,23 +83,26 @@ public final class TextRenderer {
     public let hintedAdvances: Bool
 
     /// A renderer over `library`'s fonts whose glyph cache holds at most `glyphCacheBytes`.
-    /// - Throws: ``TextError/freetype(operation:path:code:)`` when FreeType cannot start.
+    /// - Throws: ``TextError/freetype(operation:path:code:)`` when FreeType cannot start,
+    ///   ``TextError/libraryMissing(soname:reason:)`` when the libraries cannot be opened.
     public init(library: FontLibrary, glyphCacheBytes: Int = 2 << 20, hintedAdvances: Bool = true) throws(TextError) {
         self.library = library
         self.hintedAdvances = hintedAdvances
         self.cache = GlyphCache(budget: glyphCacheBytes)
+        let api = try TextLibraries.load()
+        self.api = api
         var lib: FT_Library?
-        let err = FT_Init_FreeType(&lib)
+        let err = api.pointee.FT_Init_FreeType(&lib)
         guard err == 0, lib != nil else { throw TextError.freetype(operation: "FT_Init_FreeType", path: nil, code: err) }
         freetype = lib
-        buffer = hb_buffer_create()
+        buffer = api.pointee.hb_buffer_create()!  // never NULL: HarfBuzz returns its empty buffer on failure
     }
 
     deinit {
         faces.removeAll()  // every face before the library that made it
         faceOf.removeAll()
-        hb_buffer_destroy(buffer)
-        FT_Done_FreeType(freetype)
+        api.pointee.hb_buffer_destroy(buffer)
+        _ = api.pointee.FT_Done_FreeType(freetype)
     }
 
     /// Bytes the glyph cache holds now (at most its budget).
@@ -106,15 +114,15 @@ public final class TextRenderer {
         if faces.count >= 16 { faces.removeAll() }  // sizes change rarely: start again
         let info = library.fonts[font]
         var ftFace: FT_Face?
-        let err = FT_New_Face(freetype, info.path, info.index, &ftFace)
+        let err = api.pointee.FT_New_Face(freetype, info.path, info.index, &ftFace)
         guard err == 0, let ftFace else {
             Log.warning("cannot open font", path: info.path, reason: TextError.freetype(operation: "FT_New_Face", path: nil, code: err).description)
             return nil
         }
-        FT_Set_Pixel_Sizes(ftFace, 0, FT_UInt(size))
-        guard let hb = hb_ft_font_create_referenced(ftFace) else { FT_Done_Face(ftFace); return nil }
-        hb_ft_font_set_load_flags(hb, hintedAdvances ? Self.loadFlags : Self.loadFlags | 2)  // 2: FT_LOAD_NO_HINTING
-        let f = Face(id: nextFaceID, face: ftFace, hbFont: hb)
+        _ = api.pointee.FT_Set_Pixel_Sizes(ftFace, 0, FT_UInt(size))
+        guard let hb = api.pointee.hb_ft_font_create_referenced(ftFace) else { _ = api.pointee.FT_Done_Face(ftFace); return nil }
+        api.pointee.hb_ft_font_set_load_flags(hb, hintedAdvances ? Self.loadFlags : Self.loadFlags | 2)  // 2: FT_LOAD_NO_HINTING
+        let f = Face(id: nextFaceID, face: ftFace, hbFont: hb, api: api)
         nextFaceID += 1
         faces[key] = f
         return f
@@ -139,15 +147,15 @@ public final class TextRenderer {
     private func shape(_ scalars: [UInt32], size: Int) -> Shaped {
         var out = Shaped(advances: [Int32](repeating: 0, count: scalars.count))
         guard !scalars.isEmpty else { return out }
-        let funcs = hb_unicode_funcs_get_default()
+        let funcs = api.pointee.hb_unicode_funcs_get_default()
         var runs: [(font: Int, range: Range<Int>)] = []
         var runFont = -1, runScript = HB_SCRIPT_COMMON, runStart = 0
         var lineRTL: Bool?
         for (i, cp) in scalars.enumerated() {
-            let script = hb_unicode_script(funcs, cp)
+            let script = api.pointee.hb_unicode_script(funcs, cp)
             let scalar = Unicode.Scalar(cp) ?? " "
             let neutral = Self.isNeutral(script)
-            if !neutral, lineRTL == nil { lineRTL = hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL }
+            if !neutral, lineRTL == nil { lineRTL = api.pointee.hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL }
             let sameScript = neutral || Self.isNeutral(runScript) || script == runScript
             if runFont >= 0, sameScript, neutral || library.font(covering: scalar) == runFont
                 || (scalar.properties.isWhitespace) {
@@ -161,10 +169,10 @@ public final class TextRenderer {
         // Spaces and punctuation after a run against the line's direction (an Arabic phrase in
         // a Latin caption) belong between it and the next run, not inside it (mirrored).
         func appendRun(_ font: Int, _ range: Range<Int>, _ script: hb_script_t) {
-            let rtl = hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL
+            let rtl = api.pointee.hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL
             var end = range.upperBound
             if rtl != (lineRTL ?? false) {
-                while end > range.lowerBound, Self.isNeutral(hb_unicode_script(funcs, scalars[end - 1])) { end -= 1 }
+                while end > range.lowerBound, Self.isNeutral(api.pointee.hb_unicode_script(funcs, scalars[end - 1])) { end -= 1 }
             }
             if end > range.lowerBound { runs.append((font, range.lowerBound..<end)) }
             if end < range.upperBound { runs.append((font, end..<range.upperBound)) }
@@ -175,12 +183,12 @@ public final class TextRenderer {
         scalars.withUnsafeBufferPointer { text in
             for run in runs {
                 guard let f = face(font: run.font, size: size) else { continue }
-                hb_buffer_clear_contents(buffer)
-                hb_buffer_add_utf32(buffer, text.baseAddress, Int32(text.count), UInt32(run.range.lowerBound), Int32(run.range.count))
-                hb_buffer_guess_segment_properties(buffer)
-                hb_shape(f.hbFont, buffer, nil, 0)
+                api.pointee.hb_buffer_clear_contents(buffer)
+                api.pointee.hb_buffer_add_utf32(buffer, text.baseAddress, Int32(text.count), UInt32(run.range.lowerBound), Int32(run.range.count))
+                api.pointee.hb_buffer_guess_segment_properties(buffer)
+                api.pointee.hb_shape(f.hbFont, buffer, nil, 0)
                 var n: UInt32 = 0
-                guard let infos = hb_buffer_get_glyph_infos(buffer, &n), let pos = hb_buffer_get_glyph_positions(buffer, &n) else { continue }
+                guard let infos = api.pointee.hb_buffer_get_glyph_infos(buffer, &n), let pos = api.pointee.hb_buffer_get_glyph_positions(buffer, &n) else { continue }
                 for g in 0..<Int(n) {
                     let p = pos[g]
                     out.glyphs.append(PlacedGlyph(face: f.id, glyph: infos[g].codepoint, x: pen + p.x_offset, y: p.y_offset))
@@ -310,8 +318,8 @@ public final class TextRenderer {
         let key = GlyphCache.Key(face: g.face, glyph: g.glyph)
         if let hit = cache.glyph(key) { return hit }
         guard let f = faceOf[g.face] ?? faces.values.first(where: { $0.id == g.face }) else { return nil }
-        guard FT_Load_Glyph(f.face, g.glyph, Self.loadFlags) == 0, let slot = f.face.pointee.glyph,
-              FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { return nil }
+        guard api.pointee.FT_Load_Glyph(f.face, g.glyph, Self.loadFlags) == 0, let slot = f.face.pointee.glyph,
+              api.pointee.FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { return nil }
         let bm = slot.pointee.bitmap
         let w = Int(bm.width), h = Int(bm.rows), pitch = Int(bm.pitch)
         var coverage = [UInt8](repeating: 0, count: w * h)

@@ -340,6 +340,10 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
     #expect(depends.contains("libc6 (>= "), "\(depends)")
     #expect(depends.hasPrefix("adduser, ca-certificates, "), "\(depends)")
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
+    // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
+    for package in ["libcurl4 (>= ", "libheif1 (>= ", "libfreetype6 (>= ", "libharfbuzz0b (>= ", "libfontconfig1 (>= "] {
+        #expect(depends.contains(package), "\(depends)")
+    }
     let unpacked = dir.appendingPathComponent("unpacked")
     #expect(try run("dpkg-deb", ["-x", deb.path, unpacked.path]).status == 0)
     let file = try run("file", ["-b", unpacked.appendingPathComponent("usr/bin/kiosk-carousel").path]).stdout

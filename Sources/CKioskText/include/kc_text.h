@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#ifndef KC_TEXT_H
+#define KC_TEXT_H
+// FreeType, HarfBuzz and fontconfig, opened with dlopen when the show first draws text (a
+// status screen, a caption, the clock) instead of linked: the three bring glib, graphite2,
+// pcre2, brotli, expat and more, about 15 libraries a show of photos without words never
+// needs (README "Benchmarks"). The .deb depends on libfreetype6, libharfbuzz0b and
+// libfontconfig1 by name, since dpkg-shlibdeps cannot see them.
+//
+// kc_text_load() opens the three and returns a table with every function KioskText calls,
+// each field typed as the library's own declaration (__typeof__), so a signature cannot drift
+// from the headers the project builds against. Call them as `api.pointee.FT_New_Face(...)`;
+// see each library's documentation (freetype.org/freetype2/docs/reference, harfbuzz.github.io,
+// fontconfig-devel).
+#include <ft2build.h>
+#include FT_FREETYPE_H
+#include <hb.h>
+#include <hb-ft.h>
+#include <fontconfig/fontconfig.h>
+
+/// The sonames opened, in this order: the ABIs Debian 12's libfreetype6 (2.12),
+/// libharfbuzz0b (6.0) and libfontconfig1 (2.14) provide.
+#define KC_FREETYPE_SONAME "libfreetype.so.6"
+#define KC_HARFBUZZ_SONAME "libharfbuzz.so.0"
+#define KC_FONTCONFIG_SONAME "libfontconfig.so.1"
+
+#define KC_TEXT_FUNCTIONS(X) \
+    X(FT_Init_FreeType) X(FT_Done_FreeType) X(FT_New_Face) X(FT_Done_Face) X(FT_Set_Pixel_Sizes) \
+    X(FT_Load_Glyph) X(FT_Render_Glyph) \
+    X(hb_ft_font_create_referenced) X(hb_ft_font_set_load_flags) X(hb_font_destroy) \
+    X(hb_buffer_create) X(hb_buffer_destroy) X(hb_buffer_clear_contents) X(hb_buffer_add_utf32) \
+    X(hb_buffer_guess_segment_properties) X(hb_buffer_get_glyph_infos) X(hb_buffer_get_glyph_positions) \
+    X(hb_shape) X(hb_unicode_funcs_get_default) X(hb_unicode_script) X(hb_script_get_horizontal_direction) \
+    X(FcInit) X(FcNameParse) X(FcPatternDestroy) X(FcConfigSubstitute) X(FcDefaultSubstitute) \
+    X(FcFontSort) X(FcFontSetDestroy) X(FcPatternGetString) X(FcPatternGetInteger) \
+    X(FcPatternGetCharSet) X(FcCharSetHasChar)
+
+/// The functions of the three libraries KioskText calls, never NULL once loaded.
+struct kc_text_api {
+#define KC_TEXT_FIELD(name) __typeof__(&name) _Nonnull name;
+    KC_TEXT_FUNCTIONS(KC_TEXT_FIELD)
+#undef KC_TEXT_FIELD
+};
+
+/// Opens the three libraries and looks up every function, once per process (thread-safe):
+/// the table (static, valid for the life of the process), or NULL when a library or a symbol
+/// is missing (then kc_text_load_error() says which and why).
+const struct kc_text_api *_Nullable kc_text_load(void);
+/// Why the libraries could not be loaded: dlerror's text (which names the file) or "no symbol
+/// NAME"; NULL when they were. The string is static.
+const char *_Nullable kc_text_load_error(void);
+/// The soname that failed to load (one of the KC_*_SONAME), NULL when all were loaded.
+const char *_Nullable kc_text_load_failed_soname(void);
+
+#endif

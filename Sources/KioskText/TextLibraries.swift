@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+internal import CKioskText
+
+/// FreeType, HarfBuzz and fontconfig, opened with dlopen on the first use of text
+/// (`Sources/CKioskText`): a show that never draws words never maps them nor the libraries
+/// they depend on (README "Benchmarks").
+enum TextLibraries {
+    /// The table of every function KioskText calls (static, valid for the life of the
+    /// process), loading the three libraries on the first call (thread-safe).
+    /// - Throws: ``TextError/libraryMissing(soname:reason:)`` when one of them cannot be opened
+    ///   or lacks a function; every later call throws the same.
+    static func load() throws(TextError) -> UnsafePointer<kc_text_api> {
+        if let api = kc_text_load() { return api }
+        let soname = kc_text_load_failed_soname().map { String(cString: $0) } ?? "?"
+        var reason = kc_text_load_error().map { String(cString: $0) } ?? "unknown"
+        if reason.hasPrefix(soname + ": ") { reason.removeFirst(soname.count + 2) }  // dlerror names it too
+        throw TextError.libraryMissing(soname: soname, reason: reason)
+    }
+}

@@ -36,7 +36,9 @@ let version: String = {
 }()
 
 /// FreeType's and HarfBuzz's header folders on Debian (`pkg-config --cflags freetype2 harfbuzz`),
-/// for the targets that read their headers (the libraries themselves are opened with dlopen).
+/// for the targets that read their headers (the libraries themselves are opened with dlopen):
+/// CKioskText, and every Swift module, since one that imports KioskText, even indirectly, may
+/// read CKioskText's header (release builds optimise across modules; see the end of the file).
 let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz"]
 
 let package = Package(
@@ -97,8 +99,7 @@ let package = Package(
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
                                                      "CLibGif"]),
-        .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"],
-                swiftSettings: [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]),
+        .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
@@ -116,8 +117,7 @@ let package = Package(
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
                     exclude: ["pil_reference.py", "make_formats.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskTextTests", dependencies: ["KioskText", "KioskImaging"],
-                    exclude: ["pil_text.py"], // run by the tests with /usr/bin/python3
-                    swiftSettings: [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]),
+                    exclude: ["pil_text.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),
@@ -133,4 +133,9 @@ if Context.environment["KIOSK_FUZZ"] == "1" {
         name: "kiosk-fuzz",
         dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskInput", "KioskContent", "KioskApp"],
         path: "Tests/fuzz/Sources"))
+}
+
+// FreeType's and HarfBuzz's header folders for every Swift module (see `textHeaders`).
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]
 }

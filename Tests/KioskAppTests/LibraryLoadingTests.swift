@@ -94,8 +94,10 @@ private let photo = samples.appendingPathComponent("path-1920x1200.jpg").path
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-ld-nofc-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
-    let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-    let libc = try #require(maps.split(separator: "\n").compactMap { line in
+    // The C library's file, as the loader mapped it into this process (read to the end:
+    // /proc files have no size to read by).
+    let maps = try #require(FileHandle(forReadingAtPath: "/proc/self/maps")).readDataToEndOfFile()
+    let libc = try #require(String(decoding: maps, as: UTF8.self).split(separator: "\n").compactMap { line in
         line.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init)
     }.first { $0.hasSuffix("/libc.so.6") })
     try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("libfontconfig.so.1").path,

@@ -57,8 +57,7 @@ let package = Package(
                        providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev",
                        providers: [.apt(["libevdev-dev"])]),
-        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),  // header only: CKioskCrypto opens it
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
         // libheif's header only: the library is opened on first use (HEIFLibrary.swift).
@@ -91,6 +90,8 @@ let package = Package(
         .target(name: "CKioskJSON", dependencies: ["CLibJansson"]),
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
+        // libcrypto opened at the first SHA-256 (a table of its EVP digest functions).
+        .target(name: "CKioskCrypto", dependencies: ["CLibCrypto"]),
         // FreeType, HarfBuzz and fontconfig opened on first use (a table of their functions).
         .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"],
                 cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
@@ -102,7 +103,7 @@ let package = Package(
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CLibCrypto", "CLibCurl", "CKioskCurl"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
                                                  "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),

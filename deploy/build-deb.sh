@@ -52,7 +52,7 @@ arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 # The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
 maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libssl3, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libdrm2, libevdev2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;
@@ -158,8 +158,8 @@ fi
 # libheif and libcurl are dlopen()ed on first use: dpkg-shlibdeps cannot see them.
 depends="adduser, ca-certificates, libcurl4 (>= 7.88.1), libheif1 (>= 1.15.1), $lib_depends"
 depends="$depends, fonts-dejavu-core"  # the default font fontconfig finds for the screens' text
-# So are FreeType, HarfBuzz and fontconfig (at the first text drawn).
-depends="$depends, libfreetype6 (>= 2.12.1), libharfbuzz0b (>= 6.0.0), libfontconfig1 (>= 2.14.1)"
+# So are FreeType, HarfBuzz and fontconfig (at the first text drawn) and libcrypto (at the first SHA-256).
+depends="$depends, libfreetype6 (>= 2.12.1), libharfbuzz0b (>= 6.0.0), libfontconfig1 (>= 2.14.1), libssl3 (>= 3.0.0)"
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

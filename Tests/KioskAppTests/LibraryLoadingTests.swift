@@ -46,8 +46,8 @@ private func librariesMapped(_ arguments: [String], environment: [String: String
     #expect(local.libraries.contains("libjpeg.so.62"), "the loader's report was read: \(local.libraries)")
     #expect(!local.libraries.contains("libcurl.so.4"), "\(local.libraries.sorted())")
     #expect(!local.libraries.contains { $0.hasPrefix("libgnutls") || $0.hasPrefix("libkrb5") }, "\(local.libraries.sorted())")
-    // No words on screen: no text libraries (nor glib, graphite2, expat... they bring).
-    for library in textLibraries + ["libglib-2.0.so.0", "libgraphite2.so.3", "libexpat.so.1"] {
+    // No words on screen: no text libraries (nor glib, graphite2, expat... they bring), no libcrypto.
+    for library in textLibraries + ["libglib-2.0.so.0", "libgraphite2.so.3", "libexpat.so.1", "libcrypto.so.3"] {
         #expect(!local.libraries.contains(library), "\(library): \(local.libraries.sorted())")
     }
     // sd_notify is spoken directly: libsystemd and what it pulls in are never mapped.

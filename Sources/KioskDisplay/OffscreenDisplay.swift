@@ -74,22 +74,29 @@ public final class OffscreenDisplay: Display {
             throw .write(path: file, reason: error.reason)
         }
         framesWritten += 1
-        if let last = lastFrame, last.width == width, last.height == height {
-            last.pixels.update(from: frame.pixels, count: frame.pixelCount)
-        } else {
-            lastFrame = frame.copy()
-        }
+        lastFramePath = file
     }
 
-    /// The last frame written (kept for ``screenImage()``: a copy per frame, small beside the
-    /// PNG encoding of it).
-    private var lastFrame: Bitmap?
+    /// The file of the last frame written, which ``screenImage()`` reads back: the frame itself
+    /// is not kept (a 1920x1080 copy would add 7.9 MiB to every offscreen run for a screenshot
+    /// that may never be asked for).
+    private var lastFramePath: String?
 
-    /// A copy of the last frame written, as composed (offscreen frames are not rotated).
-    /// Throws ``DisplayError/unsupported(device:reason:)`` before the first frame.
+    /// The last frame written, as composed (offscreen frames are not rotated), read back from its
+    /// PNG file (lossless: the same RGB values; the top byte is 0xFF).
+    /// Throws ``DisplayError/unsupported(device:reason:)`` before the first frame, or when that
+    /// file cannot be read back (removed, changed: the decoder's reason).
     public func screenImage() throws(DisplayError) -> Bitmap {
-        guard let lastFrame else { throw .unsupported(device: "offscreen \(directory)", reason: "no frame was presented yet") }
-        return lastFrame.copy()
+        let device = "offscreen \(directory)"
+        guard let lastFramePath else { throw .unsupported(device: device, reason: "no frame was presented yet") }
+        let image: DecodedImage
+        do { image = try ImageDecoder.decode(path: lastFramePath) } catch {
+            throw .unsupported(device: device, reason: "the last frame written cannot be read back: \(error)")
+        }
+        guard image.bitmap.width == width, image.bitmap.height == height else {
+            throw .unsupported(device: device, reason: "the last frame written, \(lastFramePath), is \(image.bitmap.width)x\(image.bitmap.height), not \(width)x\(height)")
+        }
+        return image.bitmap
     }
 
     /// Nothing to put back.

@@ -32,6 +32,27 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         #expect(mismatches == 0)
     }
 
+    /// The screen read back is the last frame written (from its PNG: the backend keeps no
+    /// copy), and a clear error before the first frame or once that file is gone.
+    @Test func theScreenIsTheLastFrameWritten() throws {
+        let directory = temporaryDirectory()
+        let display = try OffscreenDisplay(directory: directory, width: 23, height: 11)
+        #expect { try display.screenImage() } throws: { "\($0)".hasSuffix("no frame was presented yet") }
+        let first = patternFrame(width: 23, height: 11, seed: 1), second = patternFrame(width: 23, height: 11, seed: 2)
+        try display.present(first, showTime: 0)
+        try display.present(second, showTime: 40)
+        first.pixels.update(repeating: 0, count: first.pixelCount)  // the caller reuses its frames
+        second.pixels.update(repeating: 0, count: second.pixelCount)
+        let screen = try display.screenImage()
+        let expected = patternFrame(width: 23, height: 11, seed: 2)
+        #expect(screen.width == 23 && screen.height == 11)
+        var mismatches = 0
+        for y in 0 ..< 11 { for x in 0 ..< 23 where screen[x, y] & 0xFF_FFFF != expected[x, y] & 0xFF_FFFF { mismatches += 1 } }
+        #expect(mismatches == 0)
+        unlink(display.path(showTime: 40))
+        #expect { try display.screenImage() } throws: { "\($0)".contains("the last frame written cannot be read back") }
+    }
+
     @Test func eachPresentIsItsOwnFile() throws {
         let directory = temporaryDirectory()
         let display = try OffscreenDisplay(directory: directory, width: 4, height: 4)

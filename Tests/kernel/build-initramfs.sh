@@ -63,6 +63,13 @@ heif=$(ls /usr/lib/x86_64-linux-gnu/libheif.so.1 2>/dev/null || true)
 { ldd "$APP"; [ -z "$heif" ] || { echo "$heif"; ldd "$heif"; }; } | grep -o '/[^ ]*' | sort -u | while read -r lib; do
     mkdir -p "$ROOT$(dirname "$lib")"; cp -L "$lib" "$ROOT$lib"
 done
+# FreeType, HarfBuzz and fontconfig are opened with dlopen when text is first drawn: the same.
+for soname in libfreetype.so.6 libharfbuzz.so.0 libfontconfig.so.1; do
+    text=/usr/lib/x86_64-linux-gnu/$soname
+    { echo "$text"; ldd "$text"; } | grep -o '/[^ ]*' | sort -u | while read -r lib; do
+        mkdir -p "$ROOT$(dirname "$lib")"; cp -L "$lib" "$ROOT$lib"
+    done
+done
 
 # Kernel modules, dependencies first.
 : > "$ROOT/etc/modules.order"

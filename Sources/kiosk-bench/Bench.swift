@@ -230,7 +230,7 @@ final class Bench {
                            + " (5120x2880x3 x 2 bytes = 84 MiB); djpeg alone needs the same", overDjpegMiB: 16)
         if let big {
             wholeProgram(label: "6000x4000 baseline 4:2:0", path: big, app: app, prefix: appPrefix, djpeg: djpeg,
-                         reason: "the process floor (Swift runtime, libcurl and its libraries) and the 1920x1080 frames",
+                         reason: "the process floor (Swift runtime, the binary's own pages, the libraries it links) and the 1920x1080 frame",
                          limitMiB: 24)
         }
         if let volnaBaseline {

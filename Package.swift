@@ -75,8 +75,9 @@ let package = Package(
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
         // the page-flip event handler (libdrm),
         .target(name: "CKioskDRM", dependencies: ["CLibDRM"]),
-        // setjmp-guarded libjpeg/libpng steps.
-        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
+        // setjmp-guarded libjpeg/libpng steps, and libheif's HEVC decoder on several threads
+        // (libheif and libde265 looked up in the libheif that KioskImaging opens, not linked).
+        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibHeif"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
         // jansson's allocations counted, with a budget per parse.

@@ -55,8 +55,9 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
-        // libheif's header only: the library is opened on first use (HEIFLibrary.swift).
-        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev"])]),
+        // libheif's header only: the library is opened on first use (HEIFLibrary.swift); the
+        // HEVC plug-in (kc_heif.c) includes libde265's, which libheif-dev depends on.
+        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev", "libde265-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).

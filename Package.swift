@@ -60,8 +60,9 @@ let package = Package(
         .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),  // header only: CKioskCrypto opens it
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
-        // libheif's header only: the library is opened on first use (HEIFLibrary.swift).
-        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev"])]),
+        // libheif's header only: the library is opened on first use (HEIFLibrary.swift); the
+        // HEVC plug-in (kc_heif.c) includes libde265's, which libheif-dev depends on.
+        .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev", "libde265-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).
@@ -82,8 +83,9 @@ let package = Package(
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
         // the page-flip event handler (libdrm),
         .target(name: "CKioskDRM", dependencies: ["CLibDRM"]),
-        // setjmp-guarded libjpeg/libpng steps.
-        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG"],
+        // setjmp-guarded libjpeg/libpng steps, and libheif's HEVC decoder on several threads
+        // (libheif and libde265 looked up in the libheif that KioskImaging opens, not linked).
+        .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibHeif"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
         // jansson's allocations counted, with a budget per parse.

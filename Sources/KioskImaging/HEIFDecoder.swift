@@ -59,6 +59,42 @@ enum HEIFDecoder {
     }
 }
 
+/// The codec of a HEIF's primary image, from the item type that codes it (ISO/IEC 23008-12
+/// and its amendments: `hvc1`/`hev1` HEVC, `av01` AV1, `avc1` H.264, `jpeg` JPEG, `j2k1`
+/// JPEG 2000, `vvc1` VVC, `evc1` EVC), else from the file's brand (HEVC, or AV1 for AVIF).
+struct HEIFCoding {
+    let compression: heif_compression_format
+    /// The codec's name, as the log says it.
+    let name: String
+    /// The item type it was read from, nil when told from the brand.
+    let itemType: String?
+
+    init(itemType: String?, format: ImageFormat) {
+        let known: [String: (heif_compression_format, String)] = [
+            "hvc1": (heif_compression_HEVC, "HEVC"), "hev1": (heif_compression_HEVC, "HEVC"),
+            "av01": (heif_compression_AV1, "AV1"), "avc1": (heif_compression_AVC, "H.264 (AVC)"),
+            "jpeg": (heif_compression_JPEG, "JPEG"), "j2k1": (heif_compression_JPEG2000, "JPEG 2000"),
+            "vvc1": (heif_compression_VVC, "VVC (H.266)"), "evc1": (heif_compression_EVC, "EVC")]
+        if let itemType, let (compression, name) = known[itemType] {
+            (self.compression, self.name, self.itemType) = (compression, name, itemType)
+        } else {
+            (compression, name) = format == .avif ? (heif_compression_AV1, "AV1") : (heif_compression_HEVC, "HEVC")
+            self.itemType = nil
+        }
+    }
+
+    /// The log's reason when libheif has no decoder for this codec: which codec, and which
+    /// ones Debian's libheif1 decodes (libde265, dav1d and libaom are built into it).
+    var missingDecoder: String {
+        let coded = itemType.map { " (its primary image is coded as '\($0)')" } ?? ""
+        switch compression {
+        case heif_compression_HEVC: return "this libheif has no HEVC decoder\(coded) (Debian's libheif1 uses libde265)"
+        case heif_compression_AV1: return "this libheif has no AV1 decoder\(coded) (Debian's libheif1 uses dav1d or libaom)"
+        default: return "this libheif has no \(name) decoder\(coded); Debian's libheif1 decodes HEVC and AV1 only"
+        }
+    }
+}
+
 /// The primary image of a HEIF file decoded by libheif into interleaved 8-bit RGBA, its
 /// bytes then reordered in place to B, G, R, A (ARGB8888, straight alpha), so that each row
 /// is a row of ``Bitmap`` pixels. Owns the `heif_image` (released on deinit).
@@ -127,6 +163,12 @@ final class HEIFImage {
         case .success(let loaded): lib = loaded
         case .failure(let error): throw .unsupported(path: name, reason: error.message)
         }
+        // Before libheif reads the file: libheif 1.15 does not take an item it has no decoder
+        // for as an image at all, and would call the file damaged.
+        let coding = HEIFCoding(itemType: ISOMediaCodedSize.primaryCoding(file.bytes), format: format)
+        guard lib.haveDecoderForFormat(coding.compression) != 0 else {
+            throw .unsupported(path: name, reason: coding.missingDecoder)
+        }
         guard let context = lib.contextAlloc() else {
             throw .outOfMemory(path: name, reason: "cannot create a libheif context")
         }
@@ -150,12 +192,6 @@ final class HEIFImage {
         let bits = Int(lib.handleLumaBits(handle))
         let sampleBytes = bits > 0 && bits <= 8 ? 1 : 2
 
-        let codec = format == .avif ? heif_compression_AV1 : heif_compression_HEVC
-        guard lib.haveDecoderForFormat(codec) != 0 else {
-            let which = format == .avif ? "an AV1 decoder (Debian's libheif1 uses dav1d or libaom)"
-                : "an HEVC decoder (Debian's libheif1 uses libde265)"
-            throw .unsupported(path: name, reason: "this libheif has no \(which)")
-        }
 
         let held = EncodedBytes.memoryUse(file.heldBytes)
         let ycbcr = MemoryUse(what: "the decoded YCbCr image (\(storedWidth)x\(storedHeight) pixels, \(3 * sampleBytes) bytes each at most)",

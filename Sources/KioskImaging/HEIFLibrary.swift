@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CKioskShim
 import CLibHeif
 import Glibc
 
@@ -40,6 +41,17 @@ struct HEIFLibrary: @unchecked Sendable {
     let imageBitsPerPixelRange: @convention(c) (Image?, heif_channel) -> Int32
     let imagePlane: @convention(c) (Image?, heif_channel, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<UInt8>?
     let imageRelease: @convention(c) (Image?) -> Void
+
+    /// libde265 worker threads each HEVC decode starts (the CPUs the process may run on, at
+    /// most `KC_HEIF_MAX_THREADS`): the project's HEVC plug-in (`kc_heif.h`) replaces
+    /// libheif's own, which starts one. 0 when it could not be registered (then
+    /// ``hevcPluginProblem`` says why and libheif's own plug-in decodes, on one thread).
+    let hevcThreads: Int
+    /// Why the project's HEVC plug-in is not in use, nil when it is.
+    let hevcPluginProblem: String?
+
+    /// How many images the project's HEVC plug-in has decoded in this process.
+    static var hevcImagesDecoded: Int { kc_heif_hevc_images_decoded() }
 
     /// The shared library's soname (Debian package libheif1).
     static let soname = "libheif.so.1"
@@ -106,6 +118,8 @@ struct HEIFLibrary: @unchecked Sendable {
             primaryImageHandle: e, handleRelease: f, handleIspeWidth: g, handleIspeHeight: h, handleWidth: i,
             handleHeight: j, handleHasAlpha: k, handleLumaBits: l, haveDecoderForFormat: m, decodingOptionsAlloc: n,
             decodingOptionsFree: o, decodeImage: p, imageWidth: q, imageHeight: r, imageBitsPerPixelRange: s,
-            imagePlane: t, imageRelease: u))
+            imagePlane: t, imageRelease: u,
+            hevcThreads: kc_heif_install_hevc_decoder(library) == 0 ? Int(kc_heif_hevc_decoder_threads()) : 0,
+            hevcPluginProblem: kc_heif_hevc_decoder_error().map { String(cString: $0) }))
     }
 }

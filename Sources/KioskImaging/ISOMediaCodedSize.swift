@@ -110,6 +110,16 @@ enum ISOMediaCodedSize {
         return nil
     }
 
+    /// The item type that codes the primary image: its own (`hvc1`, `av01`, `jpeg`, ...) or,
+    /// for a derived image (`grid`, `iovl`, `iden`), that of its first `dimg` input; nil when
+    /// the file names no primary item or no type for it.
+    static func primaryCoding(_ b: UnsafeRawBufferPointer) -> String? {
+        let items = Items(b)
+        guard let primary = ISOMediaHeader.primaryItem(b), let type = items.type(ofItem: primary) else { return nil }
+        guard ["grid", "iovl", "iden"].contains(type) else { return type }
+        return items.references(from: primary, type: "dimg").first.flatMap { items.type(ofItem: $0) }
+    }
+
     private static func larger(_ a: Size?, _ b: Size?) -> Size? {
         guard let b else { return a }
         guard let a else { return b }
@@ -282,20 +292,32 @@ enum ISOMediaCodedSize {
             return result
         }
 
+        /// The type of item `id` (`iinf`), nil when no `infe` names it.
+        func type(ofItem id: Int) -> String? {
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
+                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return nil }
+            return itemTypes(iinf: iinf).first { $0.id == id }?.type
+        }
+
         private func itemIDs(ofType type: String, iinf: Range<Int>) -> Set<Int> {
+            Set(itemTypes(iinf: iinf).filter { $0.type == type }.map(\.id))
+        }
+
+        /// Every `infe` of version 2 or 3: its item ID and four-character type, in order.
+        private func itemTypes(iinf: Range<Int>) -> [(id: Int, type: String)] {
             guard let version = u8(iinf.lowerBound) else { return [] }
             let start = iinf.lowerBound + 4 + (version == 0 ? 2 : 4)
             guard start <= iinf.upperBound else { return [] }
-            var ids: Set<Int> = []
+            var result: [(id: Int, type: String)] = []
             for (boxType, infe) in ISOMediaHeader.boxes(start..<iinf.upperBound, of: b) where boxType == "infe" {
                 guard let v = u8(infe.lowerBound), v >= 2 else { continue }
                 let idSize = v == 2 ? 2 : 4
                 guard let id = uN(infe.lowerBound + 4, idSize) else { continue }
                 let typeAt = infe.lowerBound + 4 + idSize + 2
                 guard typeAt + 4 <= infe.upperBound else { continue }
-                if String(decoding: b[typeAt..<(typeAt + 4)], as: UTF8.self) == type { ids.insert(id) }
+                result.append((id, String(decoding: b[typeAt..<(typeAt + 4)], as: UTF8.self)))
             }
-            return ids
+            return result
         }
 
         /// (item ID, byte ranges in the file, whether every extent was taken) for every item with

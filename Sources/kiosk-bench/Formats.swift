@@ -74,6 +74,9 @@ extension Bench {
         if !vipsRuns.isEmpty, vipsRuns.allSatisfy(\.ok) {
             let t = median(vipsRuns.map(\.wallMs)), rss = vipsRuns.map(\.maxRSSKiB).max() ?? 0
             compare(name + ", wall", ours: oWall, ms(oWall), reference: vipsName, t, ms(t), max: target)
+            // CPU time of all threads: what the machine's other work disturbs least.
+            let oCPU = median(ours.map(\.cpuMs)), vCPU = median(vipsRuns.map(\.cpuMs))
+            compare(name + ", CPU", ours: oCPU, ms(oCPU), reference: vipsName, vCPU, ms(vCPU), max: nil)
             compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: vipsName, Double(rss), mib(rss), max: nil)
         } else if vipsthumbnail != nil {
             failRow(name + " vs vipsthumbnail", firstLine(vipsRuns.first { !$0.ok }?.stderr ?? ""))

@@ -11,6 +11,8 @@ struct ChildRun {
     var status: Int32
     /// Minor page faults (`ru_minflt`).
     var minorFaults = 0
+    /// CPU time of all its threads, user and system (`ru_utime` + `ru_stime`), in milliseconds.
+    var cpuMs = 0.0
     var stdout: String
     var stderr: String
 
@@ -43,8 +45,8 @@ func spawnChild(_ arguments: [String], executable: String? = nil, stdoutPath: St
         if let executable { argv[0] = executable }
         var r = spawnChild([runner, report] + argv, stdoutPath: stdoutPath, scratch: scratch)
         let f = readTextFile(report).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard r.ok, f.count == 4, let wall = Double(f[0]), let rss = Int(f[1]), let status = Int32(f[2]),
-              let faults = Int(f[3]) else {
+        guard r.ok, f.count == 5, let wall = Double(f[0]), let rss = Int(f[1]), let status = Int32(f[2]),
+              let faults = Int(f[3]), let cpu = Double(f[4]) else {
             r.status = r.ok ? 70 : r.status
             r.stderr = "rusage_runner failed: " + r.stderr
             return r
@@ -53,6 +55,7 @@ func spawnChild(_ arguments: [String], executable: String? = nil, stdoutPath: St
         r.maxRSSKiB = rss
         r.status = status
         r.minorFaults = faults
+        r.cpuMs = cpu
         return r
     }
     let outPath = stdoutPath ?? scratch + "/child.stdout"
@@ -81,7 +84,9 @@ func spawnChild(_ arguments: [String], executable: String? = nil, stdoutPath: St
     let wall = nowMs() - start
     let signalled = status & 0x7F
     let code: Int32 = signalled == 0 ? (status >> 8) & 0xFF : 128 + signalled
-    return ChildRun(wallMs: wall, maxRSSKiB: Int(usage.ru_maxrss), status: code, minorFaults: Int(usage.ru_minflt),
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3
+    return ChildRun(wallMs: wall, maxRSSKiB: Int(usage.ru_maxrss), status: code, minorFaults: Int(usage.ru_minflt), cpuMs: cpu,
                     stdout: stdoutPath == nil ? readTextFile(outPath) : "", stderr: readTextFile(errPath))
 }
 

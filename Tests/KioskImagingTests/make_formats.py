@@ -22,6 +22,11 @@ Files (references: *.ref.png, straight alpha where the image has alpha):
   irot-exif6.heic     stored 400x300 (the picture turned a quarter anticlockwise), an Exif
                       item with orientation 6 (heif-enc keeps the JPEG's) and an irot box
                       added here turning it a quarter clockwise: upright.png is the picture
+  grid.heic           a 1200x700 grid of 3x2 tiles of 512x512 (as phones write HEIC: each tile
+                      heif-enc -q 90 of its part of the picture, the boxes assembled here)
+                                                      grid.heic.ref.png heif-convert
+  jpeg.heif           a HEIF whose primary image is a JPEG-coded item ('jpeg'), which
+                      Debian 12's libheif cannot decode (it has no JPEG decoder)
   still.gif           320x180, 255 colours + transparent index (Pillow), a transparent band
   anim.gif            gifsicle of still.gif and a second frame (inverted)
   still.gif.ref.png   Pillow's RGBA decode of still.gif (first frame)
@@ -144,6 +149,121 @@ def add_irot(path, angle):
     open(path, "wb").write(bytes(d))
 
 
+def box(kind, payload):
+    return struct.pack(">I", 8 + len(payload)) + kind + payload
+
+
+def full_box(kind, version, flags, payload):
+    return box(kind, bytes([version]) + flags.to_bytes(3, "big") + payload)
+
+
+def primary_item(path):
+    """(property boxes other than ispe, data) of the primary item of a one-image HEIF that
+    heif-enc wrote (ISO/IEC 23008-12: pitm, iloc with construction method 0, ipco/ipma)."""
+    d = open(path, "rb").read()
+    meta = next(b for b in boxes(d, 0, len(d)) if b[0] == b"meta")
+    inner = boxes(d, meta[1] + 12, meta[3])
+    find = lambda kind, within: next(b for b in within if b[0] == kind)
+    pitm = find(b"pitm", inner)
+    primary = struct.unpack(">H", d[pitm[1] + 12:pitm[1] + 14])[0]
+    iprp = find(b"iprp", inner)
+    ipco = find(b"ipco", boxes(d, iprp[1] + 8, iprp[3]))
+    ipma = find(b"ipma", boxes(d, iprp[1] + 8, iprp[3]))
+    properties = [bytes(d[b[1]:b[3]]) for b in boxes(d, ipco[1] + 8, ipco[3])]
+    assert d[ipma[1] + 8] == 0 and d[ipma[1] + 11] & 1 == 0, "ipma layout"
+    at, chosen = ipma[1] + 16, []
+    for _ in range(struct.unpack(">I", d[ipma[1] + 12:ipma[1] + 16])[0]):
+        item, n = struct.unpack(">H", d[at:at + 2])[0], d[at + 2]
+        if item == primary:
+            chosen = [properties[(v & 0x7F) - 1] for v in d[at + 3:at + 3 + n]]
+        at += 3 + n
+    iloc = find(b"iloc", inner)
+    version = d[iloc[1] + 8]
+    offset_size, length_size = d[iloc[1] + 12] >> 4, d[iloc[1] + 12] & 15
+    base_size, index_size = d[iloc[1] + 13] >> 4, (d[iloc[1] + 13] & 15) if version else 0
+    be = lambda at, n: int.from_bytes(d[at:at + n], "big")
+    at, data = iloc[1] + 16, b""
+    for _ in range(be(iloc[1] + 14, 2)):
+        item = be(at, 2)
+        at += 2 + (2 if version else 0) + 2
+        base = be(at, base_size)
+        at += base_size
+        extents = be(at, 2)
+        at += 2
+        for _ in range(extents):
+            at += index_size
+            offset, length = be(at, offset_size), be(at + offset_size, length_size)
+            at += offset_size + length_size
+            if item == primary:
+                data += d[base + offset:base + offset + length]
+    return [p for p in chosen if p[4:8] != b"ispe"], data
+
+
+def write_heif(path, brands, primary, items, dimg=None):
+    """A HEIF of `items` (dicts: id, type, width, height, properties, data, hidden, idat),
+    the data of each in mdat (or in idat), `dimg` references (from, [to...])."""
+    ispe = lambda w, h: full_box(b"ispe", 0, 0, struct.pack(">II", w, h))
+    unique = []
+    for item in items:
+        for p in item["properties"] + [ispe(item["width"], item["height"])]:
+            if p not in unique:
+                unique.append(p)
+    ipma = b""
+    for item in items:
+        props = item["properties"] + [ispe(item["width"], item["height"])]
+        ipma += struct.pack(">HB", item["id"], len(props))
+        ipma += bytes((0x80 if p[4:8] in (b"hvcC", b"av1C") else 0) | (unique.index(p) + 1) for p in props)
+    iprp = box(b"iprp", box(b"ipco", b"".join(unique)) + full_box(b"ipma", 0, 0, struct.pack(">I", len(items)) + ipma))
+    iinf = full_box(b"iinf", 0, 0, struct.pack(">H", len(items)) + b"".join(
+        full_box(b"infe", 2, 1 if item.get("hidden") else 0, struct.pack(">HH", item["id"], 0) + item["type"] + b"\0")
+        for item in items))
+    iref = full_box(b"iref", 0, 0, box(b"dimg", struct.pack(">HH", dimg[0], len(dimg[1]))
+                                       + b"".join(struct.pack(">H", t) for t in dimg[1]))) if dimg else b""
+    idat_bytes = b"".join(item["data"] for item in items if item.get("idat"))
+    ftyp = box(b"ftyp", brands[0] + b"\0\0\0\0" + b"".join(brands))
+
+    def meta(mdat_start):
+        at, in_idat, entries = mdat_start, 0, b""
+        for item in items:
+            method = 1 if item.get("idat") else 0
+            offset = in_idat if method else at
+            entries += struct.pack(">HHHHII", item["id"], method, 0, 1, offset, len(item["data"]))
+            if method:
+                in_idat += len(item["data"])
+            else:
+                at += len(item["data"])
+        iloc = full_box(b"iloc", 1, 0, bytes([0x44, 0x00]) + struct.pack(">H", len(items)) + entries)
+        hdlr = full_box(b"hdlr", 0, 0, b"\0\0\0\0pict" + bytes(12) + b"\0")
+        pitm = full_box(b"pitm", 0, 0, struct.pack(">H", primary))
+        idat = box(b"idat", idat_bytes) if idat_bytes else b""
+        return full_box(b"meta", 0, 0, hdlr + pitm + iinf + iref + iprp + iloc + idat)
+
+    start = len(ftyp) + len(meta(0)) + 8
+    mdat = box(b"mdat", b"".join(item["data"] for item in items if not item.get("idat")))
+    open(path, "wb").write(ftyp + meta(start) + mdat)
+
+
+def make_grid(base, out, width, height, tile=512):
+    """A grid HEIC: base cut into tiles of tile x tile (covering width x height), each coded by
+    heif-enc, assembled under a grid item (ISO/IEC 23008-12 section 6.6.2.3)."""
+    columns, rows = -(-width // tile), -(-height // tile)
+    picture = base.resize((columns * tile, rows * tile), Image.LANCZOS)
+    items = []
+    for r in range(rows):
+        for c in range(columns):
+            png, heic = os.path.join(out, "tile.png"), os.path.join(out, "tile.heic")
+            picture.crop((c * tile, r * tile, (c + 1) * tile, (r + 1) * tile)).save(png)
+            run("heif-enc", "-q", "90", png, "-o", heic)
+            properties, data = primary_item(heic)
+            items.append({"id": 2 + len(items), "type": b"hvc1", "width": tile, "height": tile,
+                          "properties": properties, "data": data, "hidden": True})
+            os.remove(png)
+            os.remove(heic)
+    descriptor = struct.pack(">BBBBHH", 0, 0, rows - 1, columns - 1, width, height)
+    grid = {"id": 1, "type": b"grid", "width": width, "height": height, "properties": [], "data": descriptor, "idat": True}
+    write_heif(os.path.join(out, "grid.heic"), [b"heic", b"mif1"], 1, [grid] + items, dimg=(1, [i["id"] for i in items]))
+
+
 def main():
     if len(sys.argv) != 4:
         sys.stderr.write(__doc__)
@@ -177,6 +297,13 @@ def main():
     run("heif-enc", "-A", "-q", "90", p("alpha.png"), "-o", p("alpha.avif"))
     for name in ("photo.heic", "photo10.heic", "photo.avif", "alpha.avif"):
         run("heif-convert", p(name), p(name + ".ref.png"))
+
+    make_grid(base, out, 1200, 700)
+    run("heif-convert", p("grid.heic"), p("grid.heic.ref.png"))
+    small_jpeg = p("small.jpg")
+    base.resize((320, 180), Image.LANCZOS).save(small_jpeg, quality=90)
+    write_heif(p("jpeg.heif"), [b"mif1", b"jpeg"], 1, [{"id": 1, "type": b"jpeg", "width": 320, "height": 180,
+                                                      "properties": [], "data": open(small_jpeg, "rb").read()}])
 
     upright = base.resize((300, 400), Image.LANCZOS)
     upright.save(p("upright.png"))

@@ -4,8 +4,9 @@
  *
  * usage: rusage_runner REPORT PROGRAM ARGS...
  * Runs PROGRAM (searched in PATH) with this process's stdin, stdout and stderr, waits for it
- * with wait4() and writes "<wall ms> <ru_maxrss KiB> <exit status> <ru_minflt>" to the file
- * REPORT (exit status 128 + N when killed by signal N; ru_minflt = minor page faults).
+ * with wait4() and writes "<wall ms> <ru_maxrss KiB> <exit status> <ru_minflt> <CPU ms>" to the
+ * file REPORT (exit status 128 + N when killed by signal N; ru_minflt = minor page faults; CPU
+ * ms = ru_utime + ru_stime, all threads).
  *
  * Why it exists: glibc's posix_spawn starts a child with CLONE_VM | CLONE_VFORK, and at execve
  * Linux folds the peak RSS of the mm the child leaves (the parent's) into the child's
@@ -40,7 +41,7 @@ int main(int argc, char **argv) {
     int rc = posix_spawnp(&pid, argv[2], NULL, NULL, argv + 2, environ);
     if (rc != 0) {
         fprintf(stderr, "cannot start %s: errno %d\n", argv[2], rc);
-        fprintf(report, "0 0 127 0\n");
+        fprintf(report, "0 0 127 0 0\n");
         fclose(report);
         return 127;
     }
@@ -49,7 +50,8 @@ int main(int argc, char **argv) {
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {}
     double wall = now_ms() - t0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 255;
-    fprintf(report, "%.3f %ld %d %ld\n", wall, ru.ru_maxrss, code, ru.ru_minflt);
+    double cpu = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+    fprintf(report, "%.3f %ld %d %ld %.3f\n", wall, ru.ru_maxrss, code, ru.ru_minflt, cpu);
     fclose(report);
     return 0;
 }

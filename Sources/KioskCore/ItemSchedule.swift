@@ -216,9 +216,11 @@ public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertib
 public enum ScheduledRotation {
     /// The indices of `items` in the rotation at `t`: those whose schedule holds (or that have
     /// none), leaving out `fallback` items; when that leaves none, the fallback items whose
-    /// schedule holds. `next` is the first instant after `t` where that may change (nil: never).
+    /// schedule holds. `standby`: the fallback items whose schedule holds while others are in
+    /// the rotation (they stand in when none of those can be shown). `next` is the first
+    /// instant after `t` where that may change (nil: never).
     public static func showing(_ items: [PlaylistItem], atEpochSecond t: Int64,
-                               zone: TimeZoneRules) -> (showing: [Int], next: Int64?) {
+                               zone: TimeZoneRules) -> (showing: [Int], standby: [Int], next: Int64?) {
         var holds: [ItemSchedule: Bool] = [:]
         var next: Int64?
         func inTime(_ item: PlaylistItem) -> Bool {
@@ -233,6 +235,6 @@ public enum ScheduledRotation {
         for (i, item) in items.enumerated() where inTime(item) {
             if item.fallback { fallback.append(i) } else { regular.append(i) }
         }
-        return (regular.isEmpty ? fallback : regular, next)
+        return regular.isEmpty ? (fallback, [], next) : (regular, fallback, next)
     }
 }

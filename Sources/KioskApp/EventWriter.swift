@@ -33,9 +33,10 @@ public final class EventWriter: @unchecked Sendable {
 
     /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
     /// Fields in a fixed order: event, index, src, x, y, t. The strings are escaped by
-    /// Foundation's JSON encoder (each encoded as a JSON fragment).
+    /// Foundation's JSON encoder (each encoded as a JSON fragment). A password in `source`
+    /// (`https://user:secret@host/...`) is written as `***` (``Log/hidingPasswords(_:)``).
     public func line(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) -> String {
-        var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(source))"
+        var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(Log.hidingPasswords(source)))"
         if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
         return text + ",\"t\":\(time.wholeMilliseconds)}"
     }

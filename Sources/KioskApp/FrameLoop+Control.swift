@@ -87,7 +87,7 @@ extension FrameLoop {
         ]
         if let item = carousel.currentItem {
             fields["index"] = .int(Int64(item))
-            fields["src"] = .string(carousel.items[item].source)
+            fields["src"] = .string(Log.hidingPasswords(carousel.items[item].source))
         }
         return .object(fields)
     }
@@ -97,7 +97,7 @@ extension FrameLoop {
     func publishEvent(_ event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) {
         control?.publish(eventLine: events.line(event: event, index: index, source: source, time: time, point: point))
         if event == "shown", let notifier {
-            notifier.status("showing \(index + 1) of \(controlPlaylistCount): \(source)")
+            notifier.status("showing \(index + 1) of \(controlPlaylistCount): \(Log.hidingPasswords(source))")
         }
     }
 

@@ -22,6 +22,7 @@ extension FrameLoop {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
             setNoImagesMessage(SceneRenderer.noImagesText)
             deadlines[.schedule] = nil
+            standIn = FallbackStandIn()
             let hadRotation = rotation != nil
             rotation = nil
             if replace || hadRotation { handleControlActions(carousel.replaceItems(playlist, at: now)) }
@@ -29,7 +30,7 @@ extension FrameLoop {
         }
         (timeZone as? LocalTimeZone)?.refresh()
         let wall = wallClock.sinceEpoch
-        let (showing, next) = ScheduledRotation.showing(playlist, atEpochSecond: wall.components.seconds, zone: timeZone)
+        let (showing, standby, next) = ScheduledRotation.showing(playlist, atEpochSecond: wall.components.seconds, zone: timeZone)
         if let next {
             let until = Duration.seconds(next) - wall
             deadlines[.schedule] = now + (virtualClock == nil ? min(until, Self.scheduleRecheck) : until)
@@ -37,11 +38,42 @@ extension FrameLoop {
             deadlines[.schedule] = nil
         }
         setNoImagesMessage(showing.isEmpty && !playlist.isEmpty ? SceneRenderer.nothingScheduledText : SceneRenderer.noImagesText)
+        if standIn.active, standIn.scheduled == showing, standIn.standby == standby {
+            // Still standing in for the same rotation: the fallback items stay on (a look at the
+            // schedules, or the same playlist again, does not end it; an image that loads does).
+            if replace { handleControlActions(carousel.replaceItems(playlist, showing: rotation, at: now)) }
+            return
+        }
+        standIn = FallbackStandIn(scheduled: showing, standby: standby)
         guard replace || showing != rotation else { return }
         if showing != rotation { logRotation(showing) }
         rotation = showing
         handleControlActions(carousel.replaceItems(playlist, showing: showing, at: now))
         leaveRetired = !replace
+    }
+
+    /// Fallback items stand in for a rotation none of whose images can be shown (each failed
+    /// to download or decode): the rotation becomes those items and the fallback items, so
+    /// the failed ones are tried again at each retry while a fallback image stays on screen (no
+    /// empty screen in between, no flapping). The first of the scheduled items that loads ends
+    /// it: the rotation is the scheduled items again, and the fallback image gives way to it.
+    func reviewStandIn(at now: Duration) {
+        guard let current = rotation, !standIn.standby.isEmpty else { return }
+        if !standIn.active {
+            guard current == standIn.scheduled, carousel.activeCount == 0 else { return }
+            standIn.active = true
+            let both = (standIn.scheduled + standIn.standby).sorted()
+            rotation = both
+            Log.info("fallback standing in", detail: "none of the \(standIn.scheduled.count) scheduled items can be shown; "
+                     + "\(standIn.standby.count) fallback items are, until one of them loads")
+            handleControlActions(carousel.replaceItems(playlist, showing: both, at: now))
+        } else if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
+            standIn.active = false
+            rotation = standIn.scheduled
+            Log.info("rotation changed", detail: "a scheduled item loaded: the fallback items stand down")
+            handleControlActions(carousel.replaceItems(playlist, showing: standIn.scheduled, at: now))
+            leaveRetired = true
+        }
     }
 
     /// At a schedule's boundary the image on screen that left the rotation gives way at once
@@ -71,4 +103,12 @@ extension FrameLoop {
                      + (fallback ? " (the fallback items: nothing else is scheduled now)" : ""))
         }
     }
+}
+
+/// The fallback items in their schedule while other items are in the rotation (``standby``),
+/// and whether they stand in for those (``active``: none of ``scheduled`` could be shown).
+struct FallbackStandIn {
+    var scheduled: [Int] = []
+    var standby: [Int] = []
+    var active = false
 }

@@ -57,7 +57,7 @@ extension FrameLoop {
                                           "height": .int(Int64(image.height)), "index": .null, "src": .null]
         if let item = carousel.currentItem {
             reply["index"] = .int(Int64(item))
-            reply["src"] = .string(carousel.items[item].source)
+            reply["src"] = .string(Log.hidingPasswords(carousel.items[item].source))
         }
         screenshots.inFlight = request
         screenshots.write(image, to: target, reply: reply, for: request, readBackMilliseconds: readBack)

@@ -108,6 +108,8 @@ public final class FrameLoop {
     var rotation: [Int]?
     /// A schedule took the image on screen out of the rotation: move on from it now.
     var leaveRetired = false
+    /// Fallback items standing by, or in, for a rotation none of whose images can be shown.
+    var standIn = FallbackStandIn()
     /// Items that failed (a download, a decode) are tried again this long after the failure, by
     /// giving the carousel the playlist again (60 s; the retry is a deadline the loop wakes for).
     public var retryInterval: Duration = .seconds(60)
@@ -467,6 +469,7 @@ public final class FrameLoop {
                 handle(carousel.imageFailed(ticket: r.ticket, at: now))
             }
         }
+        reviewStandIn(at: now)
     }
 
     /// The descriptors of everything that hands the loop work: finished decodes, signals,

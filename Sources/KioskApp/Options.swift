@@ -89,9 +89,10 @@ public struct Settings: Sendable {
 }
 
 /// A command-line mistake; the description is the message printed before exiting with 64 (EX_USAGE).
+/// A URL's password in it is written as `***` (``Log/hidingPasswords(_:)``).
 public struct UsageError: Error, Equatable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String) { self.message = Log.hidingPasswords(message) }
     public var description: String { message }
 }
 
@@ -179,10 +180,8 @@ public enum CommandLineParser {
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
         OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
-            guard let url = URL(string: v), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  url.host?.isEmpty == false else {
-                throw UsageError("--manifest: expected an http or https URL, got '\(v)'")
-            }
+            if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
+            guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
             s.manifest = url
         },
         OptionSpec(name: "--manifest-interval", value: "SECONDS", help: "time between manifest polls, with 10 % jitter (default 60); SIGHUP polls at once") { s, v throws(UsageError) in
@@ -193,7 +192,9 @@ public enum CommandLineParser {
             s.caFile = v
         },
         OptionSpec(name: "--proxy", value: "URL", help: "HTTP proxy for every download, e.g. http://proxy.lan:3128 (default: http_proxy, https_proxy and no_proxy from the environment)") { s, v throws(UsageError) in
-            guard v.hasPrefix("http://") || v.hasPrefix("https://") else { throw UsageError("--proxy: expected an http:// or https:// URL, got '\(v)'") }
+            // Checked here, not by libcurl at the first download: `http://u:p@[::1` would fail
+            // every download of the show with a message about the proxy far from the cause.
+            if let problem = HTTPURL.problem(v) { throw UsageError("--proxy: expected an http:// or https:// URL: \(problem)") }
             s.proxy = v
         },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
@@ -314,6 +315,9 @@ public enum CommandLineParser {
         if settings.showHelp || settings.showVersion { return settings }
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
+        }
+        for source in settings.sources where ManifestItem.isRemote(source) {
+            if let problem = HTTPURL.problem(source) { throw UsageError("SOURCE: \(problem)") }
         }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")

@@ -27,7 +27,7 @@ public final class TapCommand {
         }
         do {
             running = try ChildProcess(arguments: arguments,
-                                       environment: ["KIOSK_INDEX": String(index), "KIOSK_SRC": source])
+                                       environment: ["KIOSK_INDEX": String(index), "KIOSK_SRC": Log.hidingPasswords(source)])
         } catch {
             running = nil
             Log.warning("tap command not started", reason: error.description)

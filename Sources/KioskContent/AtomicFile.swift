@@ -12,14 +12,14 @@ enum AtomicFile {
     /// Prefix of every temporary file name (hidden, never taken for an entry).
     static let temporaryPrefix = ".tmp-"
 
-    /// A new temporary file in `directory`, opened for writing (`O_EXCL`, mode 0644).
-    /// Returns the descriptor and the path. Throws ``ContentError/system(_:)``.
-    static func createTemporary(in directory: String, tag: String) throws(ContentError) -> FileDescriptor {
+    /// A new temporary file in `directory`, opened for writing (`O_EXCL`, `mode`: 0644 unless
+    /// told, before the umask). Returns the descriptor and the path. Throws ``ContentError/system(_:)``.
+    static func createTemporary(in directory: String, tag: String, mode: mode_t = 0o644) throws(ContentError) -> FileDescriptor {
         var attempt = 0
         while true {
             let name = "\(temporaryPrefix)\(tag)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             do {
-                return try FileDescriptor.open(directory + "/" + name, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+                return try FileDescriptor.open(directory + "/" + name, O_WRONLY | O_CREAT | O_EXCL, mode: mode)
             } catch {
                 attempt += 1
                 if error.errno != EEXIST || attempt > 8 { throw .system(error) }
@@ -76,9 +76,11 @@ enum AtomicFile {
     }
 
     /// Writes `bytes` to `directory/name` with the protocol above; the file's mtime is set to
-    /// `modified` when given.
-    static func write(_ bytes: [UInt8], directory: String, name: String, modified: Duration? = nil) throws(ContentError) {
-        let fd = try createTemporary(in: directory, tag: name)
+    /// `modified` when given; its mode is `mode` (0644 unless told; the rename replaces the old
+    /// file with its mode).
+    static func write(_ bytes: [UInt8], directory: String, name: String, modified: Duration? = nil,
+                      mode: mode_t = 0o644) throws(ContentError) {
+        let fd = try createTemporary(in: directory, tag: name, mode: mode)
         do throws(ContentError) {
             try bytes.withUnsafeBytes { b in Result { () throws(ContentError) in try writeAll(fd, b) } }.get()
             if let modified { try setModificationTime(fd.rawValue, path: fd.path, modified) }

@@ -44,8 +44,9 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAnImage(url: String, firstBytes: String)
     /// The body's SHA-256 is not the one the manifest gives.
     case hashMismatch(url: String, expected: String, actual: String)
-    /// The URL is not an absolute http or https URL.
-    case unsupportedURL(url: String)
+    /// The URL is not an absolute http or https URL with a host and a port in 1...65535;
+    /// `reason` says which when known (``HTTPURL/problem(_:)``).
+    case unsupportedURL(url: String, reason: String? = nil)
     /// The server at `url` redirected to `location` (resolved), whose scheme is not http or
     /// https (`file:`, `ftp:`, `gopher:`, ...): not followed.
     case redirectRefused(url: String, location: String)
@@ -63,7 +64,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
         case .httpStatus(let u, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
              .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
-             .unsupportedURL(let u), .redirectRefused(let u, _), .cancelled(let u):
+             .unsupportedURL(let u, _), .redirectRefused(let u, _), .cancelled(let u):
             return u
         case .system(let e): return e.path
         }
@@ -117,7 +118,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
             return "body cut off: \(received) of \(expected) bytes received"
         case .notAnImage(_, let first): return "not an image this program shows (first bytes \(first))"
         case .hashMismatch(_, let expected, let actual): return "SHA-256 \(actual) is not the manifest's \(expected)"
-        case .unsupportedURL: return "not an absolute http or https URL"
+        case .unsupportedURL(_, let r): return r ?? "not an absolute http or https URL"
         case .redirectRefused(_, let location):
             return "redirect to \(location) refused: only http and https redirects are followed"
         case .cancelled: return "cancelled"

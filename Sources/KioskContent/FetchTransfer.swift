@@ -181,6 +181,11 @@ final class FetchJob {
 
     // MARK: - The end of a transfer
 
+    /// libcurl's longest header line, CURL_MAX_HTTP_HEADER in curl/curl.h (bytes).
+    static let maxHeaderLine = 100 * 1024
+    /// CURLE_TOO_LARGE (curl/curl.h from libcurl 8.6), what newer libcurl returns for it.
+    static let curleTooLarge: UInt32 = 100
+
     /// What a transfer that libcurl ended with `code` gives.
     func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
         if let outcome { return outcome }
@@ -191,6 +196,14 @@ final class FetchJob {
         switch code {
         case CURLE_OK:
             return complete()
+        case CURLE_OUT_OF_MEMORY where !gotHeaders, CURLcode(rawValue: Self.curleTooLarge):
+            // libcurl keeps one header line in a buffer of at most CURL_MAX_HTTP_HEADER
+            // (100 KiB, curl/curl.h) and fails a longer one with CURLE_OUT_OF_MEMORY (libcurl
+            // 7.88's dynbuf; CURLE_TOO_LARGE from 8.6 on), with no message of its own.
+            let said = String(cString: errorBuffer)
+            return .failure(.transport(url: url, reason: "response header too large: a header line over libcurl's limit of "
+                                       + "\(Self.maxHeaderLine / 1024) KiB (CURL_MAX_HTTP_HEADER)" + (said.isEmpty ? "" : ": \(said)"),
+                                       receivedBytes: received))
         case CURLE_OPERATION_TIMEDOUT:
             return gotHeaders
                 ? .failure(.timedOut(url: url, phase: "low-speed", seconds: seconds(lowSpeedTime), receivedBytes: received))

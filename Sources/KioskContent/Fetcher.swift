@@ -242,9 +242,8 @@ final class FetchEngine: @unchecked Sendable {
     }
 
     func enqueue(key: String, url: String, kind: FetchJob.Kind, urgent: Bool = false, completion: @escaping FetchJob.Completion) {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              parsed.host != nil else {
-            callbackQueue.async { completion(.failure(.unsupportedURL(url: url))) }
+        if let problem = HTTPURL.problem(url) {
+            callbackQueue.async { completion(.failure(.unsupportedURL(url: url, reason: problem))) }
             return
         }
         let refused: ContentError? = state.withLock { state in

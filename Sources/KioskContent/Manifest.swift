@@ -272,6 +272,7 @@ private struct Reader {
                 throw fail(path, "\"\(raw)\" is not an http or https URL (a remote manifest may only name http(s) URLs)")
             }
             guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
+            if let problem = HTTPURL.problem(url.absoluteString) { throw fail(path, problem) }
             return url.absoluteString
         case .local(let manifestPath):
             // A URL starts with a scheme (RFC 3986 section 3.1: a letter, then letters, digits,
@@ -284,6 +285,7 @@ private struct Reader {
                 switch scheme {
                 case "http", "https":
                     guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
+                    if let problem = HTTPURL.problem(url.absoluteString) { throw fail(path, problem) }
                     return url.absoluteString
                 case "file":
                     guard url.host == nil || url.host == "" || url.host == "localhost" else {

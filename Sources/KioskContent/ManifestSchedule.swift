@@ -21,8 +21,12 @@ enum ManifestSchedule {
     static func read(_ value: JSONValue?, path: String,
                      fail: (String, String) -> ContentError) throws(ContentError) -> ItemSchedule? {
         guard let value else { return nil }
-        if case .null = value { return nil }
-        guard case .object(let fields) = value else { throw fail(path, "expected an object, found \(value.typeName)") }
+        // `null` is refused like any other non-object (README "Schedules"): a generator that
+        // writes it for "no schedule" may as well mean a schedule it failed to write, and an
+        // item must not be shown all the time by mistake. Leave `schedule` out instead.
+        guard case .object(let fields) = value else {
+            throw fail(path, "expected an object, found \(value.typeName) (leave schedule out for an item always in the rotation)")
+        }
         for key in fields.keys.sorted() where !["from", "until", "days", "times"].contains(key) {
             throw fail(path + "." + key, "unknown schedule field (from, until, days, times)")
         }
@@ -65,10 +69,10 @@ enum ManifestSchedule {
         return schedule
     }
 
-    /// Reads `fallback` (true or false; absent: false).
+    /// Reads `fallback` (true or false; absent: false; `null` refused as for `schedule`).
     static func fallback(_ value: JSONValue?, path: String, fail: (String, String) -> ContentError) throws(ContentError) -> Bool {
         switch value {
-        case nil, .null?: return false
+        case nil: return false
         case .bool(let b)?: return b
         case let v?: throw fail(path, "expected true or false, found \(v.typeName)")
         }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
+import Glibc
 
 /// The last good manifest, as stored for an offline start (README "Content", offline first).
 public struct StoredManifest: Equatable, Sendable, Codable {
@@ -22,7 +23,10 @@ public struct StoredManifest: Equatable, Sendable, Codable {
 /// Keeps the last good manifest in the state directory (`--state-dir`, $STATE_DIRECTORY), in
 /// one JSON file `manifest.json` (`{"url","etag","lastModified","body"}`, the body in base64)
 /// written with the temp file + `fsync` + `rename` + directory `fsync` protocol: a crash leaves
-/// the previous manifest or the new one. Calls do file I/O: use them off the frame loop.
+/// the previous manifest or the new one. The file is mode 0600 (readable by the kiosk's user
+/// only): its URL may hold a password (`https://user:secret@host/...`), kept as it is because
+/// the stored manifest's relative `src` resolve against it at an offline start, and the image
+/// cache's keys are those URLs. Calls do file I/O: use them off the frame loop.
 public final class ManifestStore: Sendable {
     /// The state directory.
     public let directory: String
@@ -36,13 +40,16 @@ public final class ManifestStore: Sendable {
         AtomicFile.removeTemporaryFiles(in: directory)
     }
 
-    /// Replaces the stored manifest. Throws ``ContentError/system(_:)``.
+    /// Mode of `manifest.json`: owner read and write only.
+    public static let fileMode: mode_t = 0o600
+
+    /// Replaces the stored manifest (a file of mode ``fileMode``). Throws ``ContentError/system(_:)``.
     public func save(_ manifest: StoredManifest) throws(ContentError) {
         let data: Data
         do { data = try JSONEncoder().encode(manifest) } catch {
             throw .manifestSyntax(source: manifest.url, reason: "cannot encode: \(error)")
         }
-        try AtomicFile.write(Array(data), directory: directory, name: Self.fileName)
+        try AtomicFile.write(Array(data), directory: directory, name: Self.fileName, mode: Self.fileMode)
     }
 
     /// The largest stored file read back: the body of a manifest at its 8 MiB cap in base64

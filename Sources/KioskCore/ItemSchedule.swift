@@ -160,6 +160,15 @@ public struct ItemSchedule: Hashable, Sendable {
     /// - Throws: ``ItemScheduleError/badWindow(_:)`` with the reason.
     public static func parseWindow(_ text: String) throws(ItemScheduleError) -> DisplaySchedule.Range {
         guard !text.contains(",") else { throw .badWindow("'\(text)' holds several windows; give each as its own string") }
+        // Stricter than `--display-off`: exactly HH:MM, two digits each (RFC 3339 section 5.6,
+        // time-hour and time-minute), no spaces; `24:00` only as an end (ISO 8601's end of day).
+        let ends = text.split(separator: "-", omittingEmptySubsequences: false)
+        if ends.count == 2, let bad = ends.first(where: { end in
+            let u = Array(end.utf8)
+            return u.count != 5 || u[2] != 58 || ![0, 1, 3, 4].allSatisfy({ (48...57).contains(u[$0]) })
+        }) {
+            throw .badWindow("'\(bad)' in '\(text)' is not a time HH:MM (two digits each, 00:00 ... 23:59, 24:00 as an end)")
+        }
         do {
             return try DisplaySchedule.parse(text).ranges[0]
         } catch {
@@ -207,9 +216,11 @@ public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertib
 public enum ScheduledRotation {
     /// The indices of `items` in the rotation at `t`: those whose schedule holds (or that have
     /// none), leaving out `fallback` items; when that leaves none, the fallback items whose
-    /// schedule holds. `next` is the first instant after `t` where that may change (nil: never).
+    /// schedule holds. `standby`: the fallback items whose schedule holds while others are in
+    /// the rotation (they stand in when none of those can be shown). `next` is the first
+    /// instant after `t` where that may change (nil: never).
     public static func showing(_ items: [PlaylistItem], atEpochSecond t: Int64,
-                               zone: TimeZoneRules) -> (showing: [Int], next: Int64?) {
+                               zone: TimeZoneRules) -> (showing: [Int], standby: [Int], next: Int64?) {
         var holds: [ItemSchedule: Bool] = [:]
         var next: Int64?
         func inTime(_ item: PlaylistItem) -> Bool {
@@ -224,6 +235,6 @@ public enum ScheduledRotation {
         for (i, item) in items.enumerated() where inTime(item) {
             if item.fallback { fallback.append(i) } else { regular.append(i) }
         }
-        return (regular.isEmpty ? fallback : regular, next)
+        return regular.isEmpty ? (fallback, [], next) : (regular, fallback, next)
     }
 }

@@ -30,8 +30,10 @@ public enum Log {
 
     /// `s` with the password of every URL in it hidden: `scheme://user:secret@host` becomes
     /// `scheme://user:***@host` (RFC 3986 section 3.2.1 deprecates a password in a URL; a
-    /// manifest URL may still carry one, and the journal must not).
-    static func hidingPasswords(_ s: String) -> String {
+    /// manifest URL may still carry one, and the journal must not). Every output of the program
+    /// that may hold a URL goes through it: log lines, `shown` and `tap` events, control-socket
+    /// replies, systemd's STATUS, the tap command's `KIOSK_SRC` and usage errors.
+    public static func hidingPasswords(_ s: String) -> String {
         guard s.contains("@") else { return s }
         let c = Array(s)
         var out = ""

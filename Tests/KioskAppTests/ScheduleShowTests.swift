@@ -15,8 +15,10 @@ import KioskSystem
 
 /// Writes a playlist and one solid-colour PNG per item into a fresh directory; runs the loop on
 /// the virtual clock from the wall time `start` for `hours`; returns the `shown` events as
-/// (source file name, show time in ms).
-private func runScheduled(playlist: String, names: [String], start: String, hours: Int) throws -> [(String, Int64)] {
+/// (source file name, show time in ms). `frames` gets the directory of the frames written
+/// (`frame-TTTTTTTT.png`) before it is deleted.
+private func runScheduled(playlist: String, names: [String], start: String, hours: Int,
+                          frames: ((String) throws -> Void)? = nil) throws -> [(String, Int64)] {
     setenv("TZ", "Europe/Berlin", 1)
     let dir = NSTemporaryDirectory() + "kc-schedule-\(getpid())-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
@@ -39,6 +41,7 @@ private func runScheduled(playlist: String, names: [String], start: String, hour
     loop.wallClock = ShowWallClock(start: .seconds(epoch), clock: clock)
     loop.timeZone = LocalTimeZone()
     _ = try loop.run()
+    try frames?(dir + "/frames")
     events.flush()
     close(fds[1])
     let out = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true).readDataToEndOfFile()
@@ -137,4 +140,33 @@ private func h(_ hours: Double) -> Int64 { Int64(hours * 3_600_000) }
         #expect(leftAt >= Double(until) - 0.05 && leftAt < Double(until) + 1.0, "until \(until), left at \(leftAt)")
     }
     #expect(stderr.contains("rotation changed"), "\(stderr)")
+}
+
+/// Fallback items stand in when no scheduled item can be shown (here a missing file): from
+/// 07:00 the only scheduled item fails, and the logo stays on screen, not the empty screen; the
+/// failed item is tried again every minute without the logo leaving (no flapping); an item that
+/// loads (lunch, from 09:00) ends it, and the logo is back at 11:00 when nothing is scheduled.
+@Test func fallbackItemsStandInWhileNoScheduledItemCanBeShown() throws {
+    let playlist = """
+        {"items": [
+          {"src": "gone.png", "schedule": {"times": ["07:00-11:00"]}},
+          {"src": "lunch.png", "schedule": {"times": ["09:00-11:00"]}},
+          {"src": "logo.png", "fallback": true}]}
+        """
+    var logoFrame: Data?, lastBeforeLunch: (name: String, bytes: Data)?, framesAfterSeven = 0
+    let shown = try runScheduled(playlist: playlist, names: ["lunch", "logo"], start: "2026-03-02T06:00:00+01:00", hours: 6) { dir in
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("frame-") }.sorted()
+        func ms(_ name: String) -> Int64 { Int64(name.dropFirst(6).dropLast(4))! }
+        logoFrame = FileManager.default.contents(atPath: dir + "/" + names[0])
+        framesAfterSeven = names.filter { ms($0) > h(1) && ms($0) < h(3) }.count
+        if let last = names.last(where: { ms($0) < h(3) }) {
+            lastBeforeLunch = (last, FileManager.default.contents(atPath: dir + "/" + last) ?? Data())
+        }
+    }
+    #expect(shown.map(\.0) == ["logo", "lunch", "logo"], "\(shown)")
+    #expect(shown.map(\.1) == [0, h(3), h(5)], "\(shown)")
+    // 07:00 to 09:00: the logo's own frame stays on screen (an empty screen is another frame),
+    // and 120 retries of gone.png draw nothing new.
+    #expect(lastBeforeLunch?.bytes == logoFrame, "last frame before 09:00: \(lastBeforeLunch?.name ?? "none")")
+    #expect(framesAfterSeven <= 2, "\(framesAfterSeven) frames drawn between 07:00 and 09:00")
 }

@@ -218,3 +218,32 @@ private final class TinyProxy {
     #expect(r.failureKind == "transport", "\(r)")
     #expect(r.failureDescription.contains("cannot resolve host kiosk-carousel-test.invalid (DNS)"), "\(r.failureDescription)")
 }
+
+/// A 200 KB response header line: libcurl 7.88 ends the transfer with CURLE_OUT_OF_MEMORY and
+/// no message (its header buffer is capped at CURL_MAX_HTTP_HEADER, 100 KiB); the error says
+/// what happened instead of "Out of memory".
+@Test func aHugeResponseHeaderIsCalledThatNotOutOfMemory() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let r = try image(try makeFetcher(), faults.base + "/bigheader")
+    guard case .failure(.transport(_, let reason, _)) = r else { Issue.record("\(r)"); return }
+    #expect(reason.hasPrefix("response header too large: a header line over libcurl's limit of 100 KiB (CURL_MAX_HTTP_HEADER)"),
+            "\(reason)")
+    #expect(!reason.contains("Out of memory"), "\(reason)")
+}
+
+/// A port past 65535 (or 0, or not a number) is refused before any connection is tried, with
+/// the reason: libcurl would call it unreachable and the show would try it again forever.
+@Test func aPortOutOfRangeIsRefusedWithTheReason() throws {
+    let fetcher = try makeFetcher()
+    for (url, reason) in [("http://127.0.0.1:99999/a.jpg", "port 99999 is out of range (a TCP port is 1...65535)"),
+                          ("http://127.0.0.1:0/a.jpg", "port 0 is out of range"),
+                          ("http://127.0.0.1:123456789012345678901/a.jpg", "port 123456789012345678901 is out of range"),
+                          ("http://u:pw@[::1]:65536/a.jpg", "'http://u:***@[::1]:65536/a.jpg': port 65536 is out of range")] {
+        let r = try image(fetcher, url)
+        guard case .failure(.unsupportedURL(url, let said?)) = r else { Issue.record("\(url): \(r)"); continue }
+        #expect(said.contains(reason), "\(said)")
+    }
+    #expect(HTTPURL.problem("http://[::1]:65535/a.jpg") == nil)
+    #expect(HTTPURL.problem("http://host:/a.jpg") == nil)   // RFC 3986 section 3.2.3: the default port
+}

@@ -218,7 +218,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
 
 @Test func aFileURLIsNeverFetched() throws {
     let (fetcher, _) = try makeFetcher()
-    #expect(try image(fetcher, "file:///etc/passwd") == .failure(.unsupportedURL(url: "file:///etc/passwd")))
+    #expect(try image(fetcher, "file:///etc/passwd")
+             == .failure(.unsupportedURL(url: "file:///etc/passwd", reason: "'file:///etc/passwd' is not an http or https URL")))
 }
 
 extension Result where Failure == ContentError {

@@ -25,6 +25,31 @@ import KioskContent
     #expect(refused.contains("items[3].schedule.times[1]: '25:00' in '25:00-26:00' is not a time"), "\(refused)")
 }
 
+/// Strict as README "Schedules" says: a window is HH:MM-HH:MM (two digits each, as RFC 3339's
+/// partial-time; `--display-off` also takes `9:00`), and `schedule` or `fallback` set to null is
+/// refused, not read as "always" (a generator's missing schedule must not show an item all day).
+@Test func aScheduleIsReadStrictlyNullAndOneDigitHoursRefused() throws {
+    func error(_ json: String) -> String {
+        do { _ = try Manifest.parse(Array(json.utf8), origin: .local(path: "/tmp/show.json")); return "accepted" } catch {
+            return error.description
+        }
+    }
+    let item = #"{"src": "a.png"}, {"src": "b.png"}, {"src": "c.png"}"#
+    let oneDigit = error(#"{"items": [\#(item), {"src": "d.png", "schedule": {"times": ["07:00-11:00", "9:00-11:00"]}}]}"#)
+    #expect(oneDigit == "/tmp/show.json: items[3].schedule.times[1]: '9:00' in '9:00-11:00' is not a time HH:MM "
+            + "(two digits each, 00:00 ... 23:59, 24:00 as an end)", "\(oneDigit)")
+    for bad in [" 07:00-11:00", "07:00 - 11:00", "07:00-1100", "07:0-11:00", "07:00-11:000", "０７:00-11:00"] {
+        #expect(error(#"{"items": [{"src": "d.png", "schedule": {"times": ["\#(bad)"]}}]}"#)
+                    .contains("items[0].schedule.times[0]: "), "\(bad)")
+    }
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"times": ["00:00-24:00", "22:00-06:30"]}}]}"#) == "accepted")
+    let null = error(#"{"items": [{"src": "a.png"}, {"src": "d.png", "schedule": null}]}"#)
+    #expect(null == "/tmp/show.json: items[1].schedule: expected an object, found null (leave schedule out for an item always in the rotation)",
+            "\(null)")
+    #expect(error(#"{"items": [{"src": "d.png", "fallback": null}]}"#).contains("items[0].fallback: expected true or false, found null"))
+    #expect(error(#"{"items": [{"src": "d.png", "schedule": {"days": null}}]}"#).contains("items[0].schedule.days: expected an array, found null"))
+}
+
 @Test func aPlaylistItemCarriesItsScheduleAndFallback() throws {
     let json = #"{"items": [{"src": "menu.png", "schedule": {"from": "2026-12-01", "until": "2026-12-04T18:00:00+01:00", "#
         + #""days": ["Mon", "tue"], "times": ["07:00-11:00", "17:30-02:00"]}}, {"src": "logo.png", "fallback": true}]}"#

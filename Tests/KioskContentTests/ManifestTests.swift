@@ -242,3 +242,21 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     #expect(again.items.map(\.src) == ["/srv/show/a://b.gif", "/etc/kiosk/sub/12:00://c.png"])
     #expect(error(#"{"items":[{"src":"ftp://x/a.jpg"}]}"#, local) != nil)
 }
+
+/// An item URL with a port past 65535 refuses the manifest like any bad `src`, naming the item
+/// (remote and local manifests): the last good show stays instead of an item retried forever.
+@Test func anItemPortOutOfRangeIsRefusedNamingTheItem() throws {
+    for origin in [remote, ManifestOrigin.local(path: "/srv/show.json")] {
+        let json = #"{"items":[{"src":"http://cdn.example/a.jpg"},{"src":"http://u:pw@cdn.example:99999/b.jpg"}]}"#
+        do {
+            _ = try Manifest.parse(Array(json.utf8), origin: origin)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.hasSuffix("items[1].src: 'http://u:***@cdn.example:99999/b.jpg': port 99999 is out of "
+                                                + "range (a TCP port is 1...65535)"), "\(error.description)")
+        }
+    }
+    // A relative src inherits the manifest's port; one in range is kept.
+    let ok = try Manifest.parse(Array(#"{"items":[{"src":"//cdn.example:8080/a.jpg"}]}"#.utf8), origin: remote)
+    #expect(ok.items.map(\.src) == ["http://cdn.example:8080/a.jpg"])
+}

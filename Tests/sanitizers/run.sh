@@ -12,7 +12,7 @@
 # race, and prints them. Exit codes of sanitized children are left as they would be (exitcode=0), so a
 # report shows here rather than as some other test's failure.
 #
-# usage: Tests/sanitizers/run.sh thread|address|undefined [FILTER...]   (undefined: the C shims)
+# usage: Tests/sanitizers/run.sh thread|address|undefined [FILTER...]   (undefined: the C targets)
 #        Tests/sanitizers/run.sh ci   (what CI runs: ThreadSanitizer over the threaded suites)
 set -euo pipefail
 kind=${1:-}
@@ -60,12 +60,19 @@ export TSAN_OPTIONS="$common:halt_on_error=0:second_deadlock_stack=1:history_siz
 export ASAN_OPTIONS="$common:detect_leaks=1:detect_stack_use_after_return=0:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/Tests/sanitizers/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="$common:print_stacktrace=1"
-swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
+# Swift 6.3 on Linux refuses `-sanitize=undefined` for Swift code (it traps on overflow and
+# out-of-bounds by itself): UBSan is clang's, given to the C targets (-Xcc) and to the link.
+sanitize=(--sanitize="$kind")
+if [ "$kind" = undefined ]; then
+    sanitize=(-Xcc -fsanitize=undefined -Xcc -fno-omit-frame-pointer
+        -Xswiftc -Xclang-linker -Xswiftc -fsanitize=undefined)
+fi
+swift build --build-tests "${sanitize[@]}" --scratch-path "$scratch"
 status=0
-swift test --skip-build --disable-xctest --sanitize="$kind" --scratch-path "$scratch" \
+swift test --skip-build --disable-xctest "${sanitize[@]}" --scratch-path "$scratch" \
     ${filters[@]+"${filters[@]}"} ${skips[@]+"${skips[@]}"} || status=$?
 if [ ${#serial[@]} -gt 0 ]; then
-    swift test --skip-build --disable-xctest --no-parallel --sanitize="$kind" --scratch-path "$scratch" \
+    swift test --skip-build --disable-xctest --no-parallel "${sanitize[@]}" --scratch-path "$scratch" \
         "${serial[@]}" || status=$?
 fi
 # A report is an error or a race; a warning alone (a refused huge malloc, as asked) is not.

@@ -17,6 +17,7 @@ Binds 127.0.0.1 on a free port and prints `PORT n` on stdout. Paths:
   /go?URL        302 to URL (percent-decoded): file:///etc/passwd, ftp://..., anything
   /hold/NAME      200, a 3000-byte JPEG-looking body after 400 ms; counts concurrent requests
   /status/N       answers status N with a short text body (`?retry-after=V`: with Retry-After V)
+  /bigheader      200 with one 200 KB header field (X-Padding), then a short JPEG-looking body
   /headers        JSON {"user-agent": ..., "accept-encoding": ...}: the request's headers
   /stats          JSON {"peak": most concurrent /hold requests, "count": {path: requests}}
   /chaos/...      with `--chaos SEED`: a changing manifest and its images with faults at random
@@ -78,6 +79,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 echo = {"user-agent": self.headers.get("User-Agent"),
                         "accept-encoding": self.headers.get("Accept-Encoding")}
                 self.send_body(200, json.dumps(echo).encode(), "application/json")
+                return
+            if path == "/bigheader":
+                self.send_body(200, jpeg_bytes(3000), extra={"X-Padding": "a" * 200000})
                 return
             if path == "/slow":
                 self.send_response(200)

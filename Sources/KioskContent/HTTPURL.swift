@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+import FoundationEssentials
+import KioskSystem
+
+/// The checks every http(s) URL the program fetches goes through (`--manifest`, `--proxy`, an
+/// item's `src`, a SOURCE argument), beyond what `URL(string:)` does: FoundationEssentials
+/// takes `http://host:99999/` (port 99999) and `http://host:123456789012345678901/` (port nil),
+/// and libcurl then fails each attempt as if the host were unreachable.
+public enum HTTPURL {
+    /// The TCP port range (a 16-bit field, RFC 9293 section 3.1; port 0 is reserved and cannot
+    /// be connected to).
+    public static let portRange = 1...65535
+
+    /// Why `text` is not an absolute http or https URL with a host and a usable port, or nil
+    /// when it is. The reason quotes `text` with any password hidden (`user:***@`).
+    public static func problem(_ text: String) -> String? {
+        let shown = "'\(Log.hidingPasswords(text))'"
+        guard let url = URL(string: text) else { return "\(shown) is not a URL (RFC 3986)" }
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return "\(shown) is not an http or https URL"
+        }
+        guard let host = url.host, !host.isEmpty else { return "\(shown) has no host" }
+        if let port = portText(text) {
+            // RFC 3986 section 3.2.3: `host:` with no digits means the scheme's default port.
+            if !port.isEmpty {
+                guard port.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                    return "\(shown): port '\(port)' is not a number"
+                }
+                guard port.utf8.count <= 5, let n = Int(port), portRange.contains(n) else {
+                    return "\(shown): port \(port) is out of range (a TCP port is \(portRange.lowerBound)...\(portRange.upperBound))"
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The text after the authority's port colon (`99999` in `http://u:p@host:99999/x`,
+    /// `8080` in `http://[::1]:8080`), "" for `host:`, nil when there is no port.
+    static func portText(_ text: String) -> String? {
+        let chars = Array(text)
+        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) else { return nil }
+        var authority = chars[(mark + 3)...]
+        if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
+        if let at = authority.lastIndex(of: "@") { authority = authority[(at + 1)...] }
+        if authority.first == "[" {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            authority = authority[(close + 1)...]
+            guard authority.first == ":" else { return nil }
+            return String(authority.dropFirst())
+        }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        return String(authority[(colon + 1)...])
+    }
+}

@@ -90,6 +90,8 @@ public final class DRMDisplay: Display {
     ///   - connector: the connector's name (`HDMI-A-1`, case-insensitive); nil = the first connected one.
     ///   - mode: the mode to use; nil = the connector's preferred mode (``DRMModeChoice``).
     ///   - rotation: clockwise rotation of the picture on the panel.
+    ///   - preferringSize: without a `mode`, a mode of this size in pixels when the connector
+    ///     offers one (a card opened again keeps the show's size), else the preferred one.
     /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
     ///   ``DisplayError/system(_:advice:)`` when a call fails (permission denied names the group the
     ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
@@ -97,9 +99,13 @@ public final class DRMDisplay: Display {
     ///   available (the available ones are listed), or another program holds DRM master.
     ///   Nothing is left behind when opening fails.
     public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
-                            rotation: Rotation) throws(DisplayError) -> DRMDisplay {
+                            rotation: Rotation, preferringSize: (width: Int, height: Int)? = nil) throws(DisplayError) -> DRMDisplay {
         let (device, connector) = try findOutput(device: path, connector: name)
-        let index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: "\(device.path) \(connector.info.name)")
+        let label = "\(device.path) \(connector.info.name)"
+        let sameSize = preferringSize.flatMap { size in request == nil ? try? DRMModeChoice.choose(
+            ModeRequest(width: size.width, height: size.height), from: connector.info.modes, connector: label) : nil }
+        let index: Int
+        if let sameSize { index = sameSize } else { index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: label) }
         let crtcID = try device.crtc(for: connector)
         return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation)
     }

@@ -240,10 +240,10 @@ extension FrameLoop {
 }
 
 extension FrameLoop {
-    /// Once per loop turn and after each frame: the card's comings and goings
-    /// (``ReopeningDRMDisplay``). A lost card darkens the show (a `display` event with reason
+    /// Once per loop turn and after each frame: the card's comings and goings and its
+    /// connector's (``ReopeningDRMDisplay``). A lost card or connector darkens the show (a `display` event with reason
     /// `device`, no `shown` meanwhile) and pauses it, so it goes on at the same image; a card
-    /// back redraws that image at once and resumes. Returns true when the card is lost now.
+    /// or connector back redraws that image at once and resumes. Returns true when the card is lost now.
     /// Throws when the card that appeared cannot carry on the show (another size).
     @discardableResult
     func serviceDisplayDevice() throws(DisplayError) -> Bool {
@@ -252,10 +252,12 @@ extension FrameLoop {
         for change in try device.service(now: clock.now) {
             switch change {
             case .lost(let reason):
-                if dc.canDraw { announceDisplay(on: false, reason: "device", time: clock.now) }
-                dc.deviceThere = false
-                dc.pausedForLoss = !carousel.isPaused
-                if dc.pausedForLoss { carousel.pause(at: clock.now) }
+                if dc.deviceThere {
+                    if dc.canDraw { announceDisplay(on: false, reason: "device", time: clock.now) }
+                    dc.deviceThere = false
+                    dc.pausedForLoss = !carousel.isPaused
+                    if dc.pausedForLoss { carousel.pause(at: clock.now) }
+                }
                 Log.warning("display lost", reason: reason + "; the show waits at its image for a display to appear")
                 notifier?.status("display lost: \(reason); waiting for one")
             case .reopened(let summary):

@@ -355,6 +355,35 @@ public final class DRMDisplay: Display {
         if on && crtcSet && !buffers.isEmpty { try? setCrtc(buffers[front]) }
     }
 
+    /// The connector's status: as the kernel last probed it (`probe` false:
+    /// drmModeGetConnectorCurrent; a hotplug interrupt makes the driver probe and update it), or
+    /// probed now (drmModeGetConnector: on real hardware a DDC read of tens of milliseconds; for
+    /// a connector that is not connected, or a virtual one whose driver does not probe again on
+    /// its own display event, as virtio-gpu in Linux 6.1). Nil when it cannot be read.
+    public func connectorStatus(probe: Bool) -> DRMConnectorStatus? {
+        let fd = device.fd.rawValue
+        guard !restored, let c = probe ? drmModeGetConnector(fd, connectorID) : drmModeGetConnectorCurrent(fd, connectorID) else { return nil }
+        defer { drmModeFreeConnector(c) }
+        switch c.pointee.connection {
+        case DRM_MODE_CONNECTED: return .connected
+        case DRM_MODE_DISCONNECTED: return .disconnected
+        default: return .unknown
+        }
+    }
+
+    /// Sets the mode again (drmModeSetCrtc: the mode, the connector and the buffer on screen),
+    /// as after the connector came back: the sink may have lost it meanwhile. Does nothing
+    /// before the first frame, while released or powered off.
+    /// Throws ``DisplayError/system(_:advice:)`` when drmModeSetCrtc fails.
+    public func setModeAgain() throws(DisplayError) {
+        guard !restored, !isReleased, !isPoweredOff, crtcSet, !buffers.isEmpty else { return }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone)
+            flipPending = false
+        }
+        do { try setCrtc(buffers[front]) } catch { throw .system(error) }
+    }
+
     /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
     public var dpmsState: UInt64? {
         guard let id = try? dpmsProperty() else { return nil }

@@ -20,6 +20,12 @@ import KioskSystem
 /// inotify event when it connects; a uevent would, but the unit's sandbox allows no netlink
 /// socket).
 ///
+/// While a card is open its connector's status is looked at every ``connectorCheckInterval``
+/// (the hotplug uevent would say it sooner, but needs netlink), as the kernel last probed it: a
+/// connector reporting nothing connected counts as lost too (nothing drawn), and is then probed
+/// every ``connectorCheckInterval``; when it is connected again the mode is set again
+/// (``DRMDisplay/setModeAgain()``) and the caller redraws.
+///
 /// The show keeps its logical size: a mode of the size in use is chosen on the new card when
 /// it offers one (else the one `--display` asks for or the preferred one), and a card that
 /// gives another size ends the show with ``DisplayError/unsupported(device:reason:)`` (the
@@ -49,15 +55,22 @@ public final class ReopeningDRMDisplay: Display {
     public var summary: String { current?.summary ?? "DRM (lost: \(lossReason ?? "no card"))" }
     /// The card in use; nil while lost.
     public private(set) var current: DRMDisplay?
-    /// True from the loss of a card until a card is opened again.
-    public var isLost: Bool { current == nil }
+    /// True from the loss of a card until a card is opened again, and while its connector
+    /// reports nothing connected.
+    public var isLost: Bool { current == nil || disconnected }
+    /// How often the connector's status is looked at while a card is open: 2 s. A connector
+    /// that went away (a monitor unplugged, a virtual output disabled) stops the drawing; when it
+    /// is back the mode is set again and the caller redraws.
+    public var connectorCheckInterval: Duration = .seconds(2)
+    private var disconnected = false
+    private var nextConnectorCheck: Duration?
     /// Why the last card was lost (for the log and the summary).
     public private(set) var lossReason: String?
     /// How often a reopen is tried while lost besides inotify's wake-ups: 2 s.
     public var retryInterval: Duration = .seconds(2)
     /// When ``service(now:)`` next tries to reopen (the caller's clock); nil unless lost, and
     /// while the VT is switched away.
-    public var retryAt: Duration? { released ? nil : nextTry }
+    public var retryAt: Duration? { released ? nil : current == nil ? nextTry : nextConnectorCheck }
     private var nextTry: Duration?
     /// Readable (POLLIN) when something changed in `/dev/dri` (or `/dev`, while `/dev/dri` is
     /// gone): the caller polls it and then calls ``service(now:)``. Nil when inotify could not
@@ -101,7 +114,7 @@ public final class ReopeningDRMDisplay: Display {
     /// nothing; a call that fails because the card is gone (ENODEV, ENXIO) makes it lost (the
     /// next ``service(now:)`` reports it) instead of throwing. Other errors are thrown.
     public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
-        guard let display = current else { return }
+        guard let display = current, !disconnected else { return }
         do {
             try display.present(frame, showTime: showTime)
         } catch {
@@ -139,15 +152,43 @@ public final class ReopeningDRMDisplay: Display {
         if current == nil, !released {
             if nextTry == nil { nextTry = now + retryInterval }
             if woken || now >= nextTry! { try reopen(now: now) }
+        } else if let display = current, !released {
+            if nextConnectorCheck == nil || now >= nextConnectorCheck! {
+                nextConnectorCheck = now + connectorCheckInterval
+                checkConnector(display)
+            }
         }
         defer { pending = [] }
         return pending
+    }
+
+    /// A connector gone is a loss (nothing is drawn); one back has its mode set again.
+    private func checkConnector(_ display: DRMDisplay) {
+        // Probed only while disconnected: the kernel may not probe again by itself (virtio-gpu),
+        // and a probe of a connected monitor costs a DDC read every time.
+        guard let status = display.connectorStatus(probe: disconnected) else { return }
+        if status == .disconnected, !disconnected {
+            disconnected = true
+            lossReason = "connector \(display.connectorName) of \(display.devicePath) disconnected"
+            pending.append(.lost(reason: lossReason!))
+        } else if status != .disconnected, disconnected {
+            disconnected = false
+            lossReason = nil
+            do {
+                try display.setModeAgain()
+                pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) connected again, mode set again"))
+            } catch {
+                lose(reason: "setting the mode again on \(display.connectorName) failed: \(error)")
+            }
+        }
     }
 
     private func lose(reason: String) {
         guard let display = current else { return }
         display.restore()   // its calls fail on a gone card; the buffers are unmapped, the fd closed with it
         current = nil
+        disconnected = false
+        nextConnectorCheck = nil
         lossReason = reason
         nextTry = nil
         wakeWaiting = true  // look at once: the new card may be there already

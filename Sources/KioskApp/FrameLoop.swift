@@ -254,7 +254,7 @@ public final class FrameLoop {
             } else if scene != lastScene, displayControl.canDraw {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
-                if try serviceDisplayDevice() { continue }  // the card went away under this frame
+                if (display as? ReopeningDRMDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1
                 readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
                 lastScene = scene
@@ -511,7 +511,7 @@ enum LoopDuty: Hashable, Sendable {
     case retry
     /// A VT acquire that failed is tried again.
     case displayAcquire
-    /// A lost card is looked for again (``ReopeningDRMDisplay/retryAt``).
+    /// A lost card is looked for again, or the connector looked at (``ReopeningDRMDisplay/retryAt``).
     case displayReopen
     /// The files behind the prepared slots are checked for a change of content.
     case fileCheck

@@ -137,7 +137,7 @@ public final class ReopeningDRMDisplay: Display {
     public func service(now: Duration) throws(DisplayError) -> [Change] {
         var woken = wakeWaiting
         wakeWaiting = false
-        for event in inotify?.readEvents() ?? [] {
+        for event in inotifyReadable ? inotify?.readEvents() ?? [] : [] {
             woken = true
             let name = String(decoding: event.name, as: UTF8.self)
             if event.watch == cardWatch, event.has(IN_DELETE_SELF | IN_IGNORED) {
@@ -160,6 +160,14 @@ public final class ReopeningDRMDisplay: Display {
         }
         defer { pending = [] }
         return pending
+    }
+
+    /// True when inotify has events waiting (poll(2) with no timeout: the loop calls
+    /// ``service(now:)`` every turn, and a read costs a 64 KiB buffer).
+    private var inotifyReadable: Bool {
+        guard let fd = inotify?.descriptor else { return false }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
     }
 
     /// A connector gone is a loss (nothing is drawn); one back has its mode set again.

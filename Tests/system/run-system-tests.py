@@ -423,18 +423,21 @@ class Suite:
         # stays "connected": the probe an HPD interrupt would start is started through sysfs.
         self.vm.set_output(SCREEN[0], SCREEN[1])
         self.vm.set_output(0, 0)
-        time.sleep(1)
-        self.vm.run("for s in /sys/class/drm/card*-Virtual-*/status; do echo detect > $s; done")
-        lost = self.journal.wait(lambda m: "display lost" in m and "disconnected" in m, EVENT_TIMEOUT, c,
-                                 "`display lost` for the disconnected connector")
-        expect(str(lost[1]) == str(pid), f"`display lost` from pid {lost[1]}, not the show's {pid}")
-        status = self.vm.run("cat /sys/class/drm/card*-Virtual-*/status")
-        expect(status == "disconnected", f"the connector is {status!r} with the output disabled")
-        src = self.status()["src"]   # paused while disconnected
-        time.sleep(3)
-        expect(not [m for _, _, m, _, _ in self.journal.entries(c) if event(m, "shown")], "`shown` while disconnected")
-        c2 = self.journal.cursor()
-        self.vm.set_output(SCREEN[0], SCREEN[1])   # no sysfs probe: the show probes a disconnected connector itself
+        try:
+            time.sleep(1)
+            self.vm.run("for s in /sys/class/drm/card*-Virtual-*/status; do echo detect > $s; done")
+            lost = self.journal.wait(lambda m: "display lost" in m and "disconnected" in m, EVENT_TIMEOUT, c,
+                                     "`display lost` for the disconnected connector")
+            expect(str(lost[1]) == str(pid), f"`display lost` from pid {lost[1]}, not the show's {pid}")
+            status = self.vm.run("cat /sys/class/drm/card*-Virtual-*/status")
+            expect(status == "disconnected", f"the connector is {status!r} with the output disabled")
+            src = self.status()["src"]   # paused while disconnected
+            time.sleep(3)
+            shown = [m for _, _, m, _, _ in self.journal.entries((c[0], lost[0])) if event(m, "shown")]
+            expect(not shown, f"`shown` while disconnected: {shown[:2]}")
+            c2 = self.journal.cursor()
+        finally:
+            self.vm.set_output(SCREEN[0], SCREEN[1])   # no sysfs probe: the show probes a disconnected connector itself
         back = self.journal.wait(lambda m: "mode set again" in m, EVENT_TIMEOUT, c2, "the mode set again")
         _, shown = self.wait_shown(c2, what="`shown` on the reconnected output")
         expect(self.main_pid() == pid and self.unit_times()["NRestarts"] == restarts, "the show was restarted")

@@ -389,7 +389,9 @@ class Suite:
         time.sleep(5)
         cpu = self.cpu_seconds(pid) - cpu0
         waited = time.time() - t0
-        expect(cpu < 0.5, f"{cpu:.2f} s of CPU in {waited:.1f} s without a display (a busy wait?)")
+        # A busy wait would take nearly all of it; the loss itself (buffers unmapped, the card
+        # closed) was measured at 0.01-0.3 s of CPU under TCG on a loaded host.
+        expect(cpu < 1.0, f"{cpu:.2f} s of CPU in {waited:.1f} s without a display (a busy wait?)")
         frames = self.vm.run("find / -xdev -name 'kiosk-frames' -o -name 'frame-0*.png' 2>/dev/null | head -3")
         expect(not frames, f"frames written to disk: {frames}")
         dark = [event(m, "display") for _, p, m, _, _ in self.journal.entries(c) if event(m, "display")]

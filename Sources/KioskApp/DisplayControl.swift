@@ -21,8 +21,12 @@ public final class DisplayControl {
     public internal(set) var vtActive = true
     /// False while the screen is switched off.
     public internal(set) var powerOn = true
-    /// Frames go to the display only when the VT is ours and the screen is on.
-    public var canDraw: Bool { vtActive && powerOn }
+    /// False while the card is gone (``ReopeningDRMDisplay``: its driver unbound, a reset).
+    public internal(set) var deviceThere = true
+    /// The carousel was paused because the card went away (it resumes when one is back).
+    var pausedForLoss = false
+    /// Frames go to the display only when the VT is ours, the screen is on and the card there.
+    public var canDraw: Bool { vtActive && powerOn && deviceThere }
     /// `display on|off`: the state asked for and whether the schedule said "off" then; it holds
     /// until the schedule's state changes.
     var manual: (on: Bool, scheduledOff: Bool)?
@@ -173,7 +177,7 @@ extension FrameLoop {
         if on { lastScene = nil }   // draw the current scene at once
         var detail = reason + (on ? (dc.wasPaused ? "; the show stays paused" : "; the show resumes with a full interval")
                                   : "; the show pauses")
-        if let drm = display as? DRMDisplay, let dpms = drm.dpmsState {
+        if let dpms = (display as? DRMDisplay)?.dpmsState ?? (display as? ReopeningDRMDisplay)?.dpmsState {
             detail += "; DPMS \(["On", "Standby", "Suspend", "Off"][Int(min(dpms, 3))])"
         }
         Log.info(on ? "display on" : "display off", detail: detail)
@@ -232,5 +236,41 @@ extension FrameLoop {
     func announceDisplay(on: Bool, reason: String, time: Duration) {
         events.emitDisplay(on: on, reason: reason, time: time)
         control?.publish(eventLine: events.displayLine(on: on, reason: reason, time: time))
+    }
+}
+
+extension FrameLoop {
+    /// Once per loop turn and after each frame: the card's comings and goings and its
+    /// connector's (``ReopeningDRMDisplay``). A lost card or connector darkens the show (a `display` event with reason
+    /// `device`, no `shown` meanwhile) and pauses it, so it goes on at the same image; a card
+    /// or connector back redraws that image at once and resumes. Returns true when the card is lost now.
+    /// Throws when the card that appeared cannot carry on the show (another size).
+    @discardableResult
+    func serviceDisplayDevice() throws(DisplayError) -> Bool {
+        guard let device = display as? ReopeningDRMDisplay else { return false }
+        let dc = displayControl
+        for change in try device.service(now: clock.now) {
+            switch change {
+            case .lost(let reason):
+                if dc.deviceThere {
+                    if dc.canDraw { announceDisplay(on: false, reason: "device", time: clock.now) }
+                    dc.deviceThere = false
+                    dc.pausedForLoss = !carousel.isPaused
+                    if dc.pausedForLoss { carousel.pause(at: clock.now) }
+                }
+                Log.warning("display lost", reason: reason + "; the show waits at its image for a display to appear")
+                notifier?.status("display lost: \(reason); waiting for one")
+            case .reopened(let summary):
+                dc.deviceThere = true
+                if dc.pausedForLoss && dc.powerOn { carousel.resume(at: clock.now) }
+                dc.pausedForLoss = false
+                if dc.canDraw { announceDisplay(on: true, reason: "device", time: clock.now) }
+                lastScene = nil   // the new card shows nothing of ours yet: draw now
+                Log.info("display reopened", detail: summary)
+                notifier?.status("display reopened: \(summary)")
+            }
+        }
+        deadlines[.displayReopen] = device.retryAt
+        return device.isLost
     }
 }

@@ -203,6 +203,7 @@ public final class FrameLoop {
             performControlRequests()
             // 1c. The display: a VT acquire to retry, the --display-off schedule.
             serviceDisplayControl()
+            try serviceDisplayDevice()  // a card lost or back (ReopeningDRMDisplay)
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
@@ -255,6 +256,7 @@ public final class FrameLoop {
             } else if scene != lastScene, displayControl.canDraw {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
+                if (display as? ReopeningDRMDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1
                 readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
                 lastScene = scene
@@ -482,6 +484,7 @@ public final class FrameLoop {
         if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
+        if let fd = (display as? ReopeningDRMDisplay)?.wakeDescriptor { fds.append(fd) }
         return fds
     }
 
@@ -511,6 +514,8 @@ enum LoopDuty: Hashable, Sendable {
     case retry
     /// A VT acquire that failed is tried again.
     case displayAcquire
+    /// A lost card is looked for again, or the connector looked at (``ReopeningDRMDisplay/retryAt``).
+    case displayReopen
     /// The files behind the prepared slots are checked for a change of content.
     case fileCheck
     /// The next boundary of an item's schedule (FrameLoop+Schedule.swift).

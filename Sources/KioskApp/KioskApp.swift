@@ -42,7 +42,8 @@ public enum KioskApp {
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        guard let display = openTheDisplay(spec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
+        guard let opened = openTheDisplay(spec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
+        let display = reopening(opened, spec: spec)
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
@@ -61,6 +62,17 @@ public enum KioskApp {
             if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(removed) frame-*.png files of an earlier run") }
         }
 
+        let preparer: SlotPreparer
+        do {
+            preparer = try SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
+                                        background: settings.background, maxPixels: settings.maxPixels)
+        } catch {
+            Log.error("decoder unavailable", reason: error.description)
+            return exitUnavailable
+        }
+        preparer.images = content.images
+        if !(display is OffscreenDisplay) { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
+
         // The console: graphics mode on a VT, text mode back on every way out.
         let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics(note: { Log.info($0) })
         if let console { Log.info("console switched to graphics mode", path: console.path) }
@@ -71,15 +83,7 @@ public enum KioskApp {
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
         config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
-        let preparer: SlotPreparer
-        do {
-            preparer = try SlotPreparer(width: display.width, height: display.height, fit: settings.fit,
-                                        background: settings.background, maxPixels: settings.maxPixels)
-        } catch {
-            Log.error("decoder unavailable", reason: error.description)
-            return exitUnavailable
-        }
-        preparer.images = content.images
+
         let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
         preparer.captionSource = settings.caption
         if settings.caption != .off { preparer.makeCaptions = { text.renderer().map(CaptionPainter.init) } }
@@ -192,12 +196,33 @@ public enum KioskApp {
         }
     }
 
+    /// Starts decoding the first image before the rest of the program is set up (see
+    /// ``SlotPreparer/warm(_:)``): the playlist's first item when it is a local file with no
+    /// schedule and no caption drawn on it (the carousel starts there).
+    static func warmFirstImage(_ items: [PlaylistItem], preparer: SlotPreparer, captions: CaptionSource) {
+        guard let first = items.first, first.schedule == nil, !first.fallback, !ManifestItem.isRemote(first.source),
+              captions == .off || (captions == .item && first.caption == nil) else { return }
+        preparer.warm(.init(slot: 0, ticket: 0, item: 0, path: first.source, fit: first.fit, sha256: first.sha256,
+                            caption: first.caption))
+    }
+
+    /// A DRM card is wrapped so the show outlives it (``ReopeningDRMDisplay``: its driver
+    /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
+    static func reopening(_ display: Display, spec: DisplaySpec) -> Display {
+        guard let drm = display as? DRMDisplay else { return display }
+        if case .drm(let device, let connector, let mode) = spec {
+            return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
+        }
+        return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)
+    }
+
     /// Set when SIGTERM or SIGINT ended ``waitForDisplay(settings:firstFailure:)``: a clean stop.
     nonisolated(unsafe) private static var stoppedWhileWaiting = false
 
     /// Under systemd with `--display auto` and no usable display at start (the DRM driver still
     /// loading at boot, its device node not yet given to the video group by udev, a card being
-    /// reset): says so once, and tries again every second until a display opens. The unit stays
+    /// reset): says so once, and tries again every second, and whenever a node appears in
+    /// `/dev/dri` or changes owner (inotify), until a display opens. The unit stays
     /// "activating" meanwhile (READY=1 comes with the first photo): STATUS= says why, and
     /// EXTEND_TIMEOUT_USEC= every second keeps the start timeout from restarting it (sd_notify(3)),
     /// as WATCHDOG=1 keeps the watchdog. Nil when SIGTERM or SIGINT comes first; other signals
@@ -207,11 +232,21 @@ public enum KioskApp {
         let notifier = SystemdNotifier()
         notifier.status("waiting for a display: \(firstFailure)")
         var failure = firstFailure.description
+        // A card node appearing in /dev/dri (or /dev/dri in /dev), or udev giving it its group
+        // (IN_ATTRIB), wakes the wait at once: no second lost after the driver loads at boot.
+        let devices = try? InotifyReader()
+        var watchingCards = false
         while true {
+            if let devices, !watchingCards {
+                watchingCards = (try? devices.addWatch("/dev/dri", mask: UInt32(IN_CREATE | IN_ATTRIB | IN_MOVED_TO))) != nil
+                if !watchingCards { _ = try? devices.addWatch("/dev", mask: UInt32(IN_CREATE | IN_MOVED_TO)) }
+            }
             // 3 s: three tries' worth, so one late turn does not end the start job.
             notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
-            var poller = pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, 1000)
+            var pollers = [pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: devices?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
+            _ = poll(&pollers, 2, 1000)
+            _ = devices?.readEvents()
             if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
                 Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
                 stoppedWhileWaiting = true

@@ -165,6 +165,16 @@ public final class SlotPreparer: @unchecked Sendable {
         decode(job)
     }
 
+    /// Prepares the frame of `job` into the memory cache on the decode worker, ahead of the
+    /// carousel asking for it: the first image, while the rest of the program starts (fonts,
+    /// console, touch, control socket), so the first frame does not wait for them. The job the
+    /// carousel then submits for the same file and fit, queued behind it, is answered from the
+    /// cache. No result is posted. For a local file whose frame gets no caption only (the
+    /// caller checks): captions are not drawn here.
+    public func warm(_ job: Job) {
+        queue.async { [self] in _ = prepare(job, captioned: false) }
+    }
+
     private func finish(_ result: Result) { results.post(result) }
 
     /// Decodes on the worker. `holding`: the open file to close afterwards. `cached`: the image
@@ -189,7 +199,8 @@ public final class SlotPreparer: @unchecked Sendable {
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``, which streams a JPEG
     /// into the frame without holding the decoded image.
     /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
-    public func prepare(_ job: Job) -> Result {
+    /// `captioned`: false leaves ``captions`` alone (``warm(_:)``, before they are set).
+    public func prepare(_ job: Job, captioned: Bool = true) -> Result {
         let fit = job.fit ?? self.fit
         var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption)
         // A local file is known by its content's identity, read before the decode; a file that
@@ -206,7 +217,7 @@ public final class SlotPreparer: @unchecked Sendable {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
                                                        options: options)
-            drawCaption(job, into: frame)
+            if captioned { drawCaption(job, into: frame) }
             if identity == nil || (try? FileIdentity(path: job.path)) == identity {
                 shared.withLock { $0.frames.insert(frame, for: key) }
             }

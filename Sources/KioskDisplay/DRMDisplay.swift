@@ -90,6 +90,8 @@ public final class DRMDisplay: Display {
     ///   - connector: the connector's name (`HDMI-A-1`, case-insensitive); nil = the first connected one.
     ///   - mode: the mode to use; nil = the connector's preferred mode (``DRMModeChoice``).
     ///   - rotation: clockwise rotation of the picture on the panel.
+    ///   - preferringSize: without a `mode`, a mode of this size in pixels when the connector
+    ///     offers one (a card opened again keeps the show's size), else the preferred one.
     /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
     ///   ``DisplayError/system(_:advice:)`` when a call fails (permission denied names the group the
     ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
@@ -97,9 +99,13 @@ public final class DRMDisplay: Display {
     ///   available (the available ones are listed), or another program holds DRM master.
     ///   Nothing is left behind when opening fails.
     public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
-                            rotation: Rotation) throws(DisplayError) -> DRMDisplay {
+                            rotation: Rotation, preferringSize: (width: Int, height: Int)? = nil) throws(DisplayError) -> DRMDisplay {
         let (device, connector) = try findOutput(device: path, connector: name)
-        let index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: "\(device.path) \(connector.info.name)")
+        let label = "\(device.path) \(connector.info.name)"
+        let sameSize = preferringSize.flatMap { size in request == nil ? try? DRMModeChoice.choose(
+            ModeRequest(width: size.width, height: size.height), from: connector.info.modes, connector: label) : nil }
+        let index: Int
+        if let sameSize { index = sameSize } else { index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: label) }
         let crtcID = try device.crtc(for: connector)
         return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation)
     }
@@ -347,6 +353,35 @@ public final class DRMDisplay: Display {
         // A modeset with the buffer on screen when switching on: some drivers come back dark
         // from DPMS without it, and it is one call.
         if on && crtcSet && !buffers.isEmpty { try? setCrtc(buffers[front]) }
+    }
+
+    /// The connector's status: as the kernel last probed it (`probe` false:
+    /// drmModeGetConnectorCurrent; a hotplug interrupt makes the driver probe and update it), or
+    /// probed now (drmModeGetConnector: on real hardware a DDC read of tens of milliseconds; for
+    /// a connector that is not connected, or a virtual one whose driver does not probe again on
+    /// its own display event, as virtio-gpu in Linux 6.1). Nil when it cannot be read.
+    public func connectorStatus(probe: Bool) -> DRMConnectorStatus? {
+        let fd = device.fd.rawValue
+        guard !restored, let c = probe ? drmModeGetConnector(fd, connectorID) : drmModeGetConnectorCurrent(fd, connectorID) else { return nil }
+        defer { drmModeFreeConnector(c) }
+        switch c.pointee.connection {
+        case DRM_MODE_CONNECTED: return .connected
+        case DRM_MODE_DISCONNECTED: return .disconnected
+        default: return .unknown
+        }
+    }
+
+    /// Sets the mode again (drmModeSetCrtc: the mode, the connector and the buffer on screen),
+    /// as after the connector came back: the sink may have lost it meanwhile. Does nothing
+    /// before the first frame, while released or powered off.
+    /// Throws ``DisplayError/system(_:advice:)`` when drmModeSetCrtc fails.
+    public func setModeAgain() throws(DisplayError) {
+        guard !restored, !isReleased, !isPoweredOff, crtcSet, !buffers.isEmpty else { return }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone)
+            flipPending = false
+        }
+        do { try setCrtc(buffers[front]) } catch { throw .system(error) }
     }
 
     /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.

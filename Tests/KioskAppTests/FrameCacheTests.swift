@@ -59,6 +59,29 @@ import KioskSystem
     #expect(preparer.memoryCacheUsage.frames == 0)
 }
 
+/// The first image warmed while the program starts: decoded into the memory cache with no
+/// result posted, then the carousel's job for it is answered with that very frame.
+@Test func aWarmedFirstImageAnswersTheFirstJobFromMemory() throws {
+    let path = NSTemporaryDirectory() + "kc-framecache-warm-\(getpid()).png"
+    defer { unlink(path) }
+    try PNGWriter.write(Bitmap(width: 40, height: 30, fill: 0xFF11_2233), to: path)
+    let preparer = try SlotPreparer(width: 64, height: 48, fit: .fill, background: .black, maxPixels: 1 << 20)
+    preparer.warm(.init(slot: 0, ticket: 0, item: 0, path: path))
+    for _ in 0..<1000 where preparer.memoryCacheUsage.frames == 0 { usleep(10_000) }
+    #expect(preparer.memoryCacheUsage.frames == 1)
+    #expect(preparer.outstanding == 0 && preparer.takeResults().isEmpty)
+    guard case .frame(let cached) = preparer.prepare(.init(slot: 2, ticket: 9, item: 0, path: path)).outcome else {
+        Issue.record("prepare failed"); return
+    }
+    preparer.submit(.init(slot: 0, ticket: 1, item: 0, path: path))
+    let results = preparer.waitForResults()
+    guard results.count == 1, case .frame(let first) = results[0].outcome else {
+        Issue.record("the first job gave \(results.map(\.outcome))"); return
+    }
+    #expect(first === cached && results[0].ticket == 1)
+    #expect(first[10, 10] == 0xFF11_2233)
+}
+
 /// The memory cache never serves an old picture for a new file: a file replaced under its name
 /// by another of the same size and the same modification time (renamed over, or copied over
 /// with `cp -p`, which keeps the time) is decoded again; the frame it gave carries the identity

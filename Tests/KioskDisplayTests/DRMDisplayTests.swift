@@ -3,6 +3,7 @@ import Testing
 import Glibc
 import CLibDRM
 @testable import KioskDisplay
+import KioskSystem
 
 /// A kernel mode record as drmModeGetConnector returns it.
 func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String) -> drmModeModeInfo {
@@ -39,6 +40,18 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
             return text.hasPrefix("no usable DRM device: \(dir)/card0: not a KMS")
                 && text.contains("; \(dir)/card1: not a KMS")
         }
+    }
+
+    /// What makes the show wait for another card instead of ending: the KMS calls of an
+    /// unplugged device answer ENODEV (drm_ioctl), a vanished one ENXIO; a lost DRM master
+    /// (EACCES) or a refused mode is not a lost card.
+    @Test func onlyAGoneCardCountsAsLost() {
+        let gone = DisplayError.system(SystemError(operation: "drmModePageFlip", path: "/dev/dri/card0", errno: ENODEV))
+        let vanished = DisplayError.system(SystemError(operation: "drmModeDirtyFB", path: "/dev/dri/card0", errno: ENXIO))
+        let notMaster = DisplayError.system(SystemError(operation: "drmModeSetCrtc", path: "/dev/dri/card0", errno: EACCES))
+        #expect(ReopeningDRMDisplay.meansGone(gone) && ReopeningDRMDisplay.meansGone(vanished))
+        #expect(!ReopeningDRMDisplay.meansGone(notMaster))
+        #expect(!ReopeningDRMDisplay.meansGone(.unsupported(device: "/dev/dri/card0", reason: "mode 800x480 is not available")))
     }
 
     @Test func aNamedDeviceThatDoesNotExistSaysWhich() {

@@ -12,7 +12,7 @@
 #        KC_OUT           captures and logs (default /tmp/kc-system)
 # Root (or sudo) is needed only to make the image (mmdebstrap runs apt in a chroot); the rest
 # runs as the calling user.
-# Needs (Debian 12): mmdebstrap e2fsprogs qemu-system-x86
+# Needs (Debian 12): mmdebstrap e2fsprogs qemu-system-x86 dbus-daemon systemd (busctl)
 #   python3-pil, the network for the Debian mirror on a cache miss, and what
 #   deploy/build-deb.sh needs.
 set -uo pipefail
@@ -27,6 +27,8 @@ missing=()
 command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
 command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
 command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+command -v dbus-daemon >/dev/null || missing+=(dbus-daemon)   # QEMU's D-Bus display (virtio-gpu reconnect)
+command -v busctl >/dev/null || missing+=(systemd)
 command -v dpkg-deb >/dev/null || missing+=(dpkg)
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || missing+=(python3-pil)
 [ ${#missing[@]} -eq 0 ] || fail "missing packages: apt-get install -y ${missing[*]}"

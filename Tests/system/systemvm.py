@@ -47,6 +47,12 @@ class VM:
                     "-serial", "chardev:ser0",
                     "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
                     "-monitor", "none", "-display", "none", "-nic", "none"]
+        # virtio-gpu gets QEMU's D-Bus display on a private bus: its Console.SetUIInfo with a
+        # size of 0x0 disables the output (the guest sees its connector disconnected), with a
+        # size enables it again (QEMU 7.2 has no QMP command for it).
+        self.bus, self.bus_address = None, None
+        if device == "virtio":
+            self.cmd[self.cmd.index("-display") + 1] = "dbus,addr=@BUS@,gl=off"
         self.proc = None
         self.buf = b""
         self.lock = threading.Lock()
@@ -57,7 +63,15 @@ class VM:
     def start(self):
         self.t0 = time.time()
         env = dict(os.environ, TMPDIR=os.environ.get("KC_SNAPSHOT_DIR", "/var/tmp"))
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=open(os.path.join(self.out, "qemu.out"), "wb"),
+        cmd = list(self.cmd)
+        i = cmd.index("-display") + 1
+        if "@BUS@" in cmd[i]:
+            self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
+                                        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                        stderr=open(os.path.join(self.out, "dbus-daemon.log"), "wb"))
+            self.bus_address = self.bus.stdout.readline().strip().split(",")[0]  # QEMU's options split at commas
+            cmd[i] = cmd[i].replace("@BUS@", self.bus_address)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=open(os.path.join(self.out, "qemu.out"), "wb"),
                                      stderr=subprocess.STDOUT, env=env)
         self.qmp = self._connect(self.qmp_path)
         self.qmp_file = self.qmp.makefile("rw")
@@ -105,6 +119,9 @@ class VM:
             if s:
                 s.close()
         self.serial_log.close()
+        if self.bus:
+            self.bus.terminate()
+            self.bus.wait(10)
 
     # -- QMP --
     def qmp_cmd(self, name, **args):
@@ -126,6 +143,17 @@ class VM:
         os.remove(ppm)
         img.save(path)
         return img
+
+    def set_output(self, width, height):
+        """The virtio-gpu output's size as the D-Bus display asks for it: 0x0 disables it
+        (org.qemu.Display1.Console.SetUIInfo: width_mm, height_mm, xoff, yoff, width, height)."""
+        if not self.bus_address:
+            raise GuestError("no D-Bus display: QEMU runs with -display none")
+        r = subprocess.run(["busctl", f"--address={self.bus_address}", "call", "org.qemu", "/org/qemu/Display1/Console_0",
+                            "org.qemu.Display1.Console", "SetUIInfo", "qqiiuu", "0", "0", "0", "0", str(width), str(height)],
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise GuestError(f"SetUIInfo {width}x{height}: {r.stderr.strip()}")
 
     def tablet(self, *events):
         self.qmp_cmd("input-send-event", device=DISPLAY_ID, head=0, events=list(events))

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import KioskCore
+import KioskSystem
+
+/// A DRM display that outlives its card: when the card goes away (its driver unbound through
+/// sysfs, a GPU reset, simpledrm handing over to the real driver at boot) the show keeps
+/// running without drawing, and as soon as a `/dev/dri/card*` with a usable connector appears
+/// again it is opened, its connector, CRTC and mode chosen again, new dumb buffers made and the
+/// mode set, and the frame loop redraws the scene it was showing (README "Check").
+///
+/// Loss is noticed two ways: a KMS call of ``present(_:showTime:)`` failing with ENODEV or
+/// ENXIO (drm_ioctl answers ENODEV for an unplugged device, drm_drv.c), or the card's node
+/// removed from `/dev/dri` (inotify(7), IN_DELETE; the whole directory going, IN_DELETE_SELF,
+/// since devtmpfs removes a directory left empty). While lost, nothing is drawn anywhere and
+/// the loop sleeps: it is woken by inotify when a node appears in `/dev/dri` or changes its
+/// owner or mode (udev gives it the group `video` after devtmpfs made it; IN_CREATE,
+/// IN_ATTRIB), or `/dev/dri` itself appears in `/dev`, and tries again every
+/// ``retryInterval`` besides (a card whose connector reports nothing connected yet sends no
+/// inotify event when it connects; a uevent would, but the unit's sandbox allows no netlink
+/// socket).
+///
+/// While a card is open its connector's status is looked at every ``connectorCheckInterval``
+/// (the hotplug uevent would say it sooner, but needs netlink), as the kernel last probed it: a
+/// connector reporting nothing connected counts as lost too (nothing drawn), and is then probed
+/// every ``connectorCheckInterval``; when it is connected again the mode is set again
+/// (``DRMDisplay/setModeAgain()``) and the caller redraws.
+///
+/// The show keeps its logical size: a mode of the size in use is chosen on the new card when
+/// it offers one (else the one `--display` asks for or the preferred one), and a card that
+/// gives another size ends the show with ``DisplayError/unsupported(device:reason:)`` (the
+/// service is then restarted for the new size).
+///
+/// Ownership: owns the open ``DRMDisplay`` (``current``) and an inotify descriptor.
+public final class ReopeningDRMDisplay: Display {
+    /// What ``service(now:)`` found.
+    public enum Change: Equatable, Sendable {
+        /// The card went away; the reason is for the log (the failed call, or the node removed).
+        case lost(reason: String)
+        /// A card was opened and its mode set: the caller redraws. The summary is for the log.
+        case reopened(summary: String)
+    }
+
+    /// Logical width in pixels, fixed for the life of the show.
+    public let width: Int
+    /// Logical height in pixels.
+    public let height: Int
+    /// The panel width in pixels (the mode's, before `--rotate`).
+    public let panelWidth: Int
+    /// The panel height in pixels.
+    public let panelHeight: Int
+    /// Page flips pace the frames (as ``DRMDisplay``); while lost nothing is drawn.
+    public var pacesFrames: Bool { true }
+    /// The open card's summary, or what was lost.
+    public var summary: String { current?.summary ?? "DRM (lost: \(lossReason ?? "no card"))" }
+    /// The card in use; nil while lost.
+    public private(set) var current: DRMDisplay?
+    /// True from the loss of a card until a card is opened again, and while its connector
+    /// reports nothing connected.
+    public var isLost: Bool { current == nil || disconnected }
+    /// How often the connector's status is looked at while a card is open: 2 s. A connector
+    /// that went away (a monitor unplugged, a virtual output disabled) stops the drawing; when it
+    /// is back the mode is set again and the caller redraws.
+    public var connectorCheckInterval: Duration = .seconds(2)
+    private var disconnected = false
+    private var nextConnectorCheck: Duration?
+    /// Why the last card was lost (for the log and the summary).
+    public private(set) var lossReason: String?
+    /// How often a reopen is tried while lost besides inotify's wake-ups: 2 s.
+    public var retryInterval: Duration = .seconds(2)
+    /// When ``service(now:)`` next tries to reopen (the caller's clock); nil unless lost, and
+    /// while the VT is switched away.
+    public var retryAt: Duration? { released ? nil : current == nil ? nextTry : nextConnectorCheck }
+    private var nextTry: Duration?
+    /// Readable (POLLIN) when something changed in `/dev/dri` (or `/dev`, while `/dev/dri` is
+    /// gone): the caller polls it and then calls ``service(now:)``. Nil when inotify could not
+    /// be set up (the loss is then noticed by the next failing frame, the reopen by the timer).
+    public var wakeDescriptor: Int32? { inotify?.descriptor }
+
+    /// The directory the card nodes are in (`/dev/dri`, drm_sysfs.c's devnode) and its parent.
+    public let cardDirectory = "/dev/dri"
+    private let parentDirectory = "/dev"
+    private let device: String?
+    private let connector: String?
+    private let mode: ModeRequest?
+    private let rotation: Rotation
+    private let inotify: InotifyReader?
+    private var cardWatch: Int32 = -1
+    private var parentWatch: Int32 = -1
+    private var released = false
+    private var poweredOff = false
+    private var pending: [Change] = []
+    private var wakeWaiting = false
+
+    /// Events that mean a card may have appeared, or ours gone (inotify(7)).
+    private static let cardEvents = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF)
+
+    /// Wraps an open card. `device`, `connector` and `mode` are what `--display` asked for
+    /// (nil: any card, its first usable connector, the preferred mode): a reopen asks for the
+    /// same, preferring the size in use.
+    public init(_ display: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) {
+        current = display
+        width = display.width; height = display.height
+        panelWidth = display.panelWidth; panelHeight = display.panelHeight
+        rotation = display.rotation
+        self.device = device; self.connector = connector; self.mode = mode
+        inotify = try? InotifyReader()
+        watchCards()
+    }
+
+    deinit { restore() }
+
+    /// Copies `frame` to the card (``DRMDisplay/present(_:showTime:)``). While lost it draws
+    /// nothing; a call that fails because the card is gone (ENODEV, ENXIO) makes it lost (the
+    /// next ``service(now:)`` reports it) instead of throwing. Other errors are thrown.
+    public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        guard let display = current, !disconnected else { return }
+        do {
+            try display.present(frame, showTime: showTime)
+        } catch {
+            guard Self.meansGone(error) else { throw error }
+            lose(reason: error.description)
+        }
+    }
+
+    /// True for a failure that means the card is no longer there (ENODEV, ENXIO).
+    public static func meansGone(_ error: DisplayError) -> Bool {
+        if case .system(let e, _) = error { return e.errno == ENODEV || e.errno == ENXIO }
+        return false
+    }
+
+    /// Reads what inotify reported and acts on it: the card's node removed makes it lost; while
+    /// lost (and not switched away: the VT's owner has the screen) a card is tried when a node
+    /// appeared, changed, or ``retryAt`` is due. Returns the changes since the last call, in order.
+    /// Throws ``DisplayError/unsupported(device:reason:)`` when the card that appeared cannot give
+    /// the show's size: the show cannot go on in this process.
+    public func service(now: Duration) throws(DisplayError) -> [Change] {
+        var woken = wakeWaiting
+        wakeWaiting = false
+        for event in inotifyReadable ? inotify?.readEvents() ?? [] : [] {
+            woken = true
+            let name = String(decoding: event.name, as: UTF8.self)
+            if event.watch == cardWatch, event.has(IN_DELETE_SELF | IN_IGNORED) {
+                cardWatch = -1
+                if current != nil { lose(reason: "\(cardDirectory) was removed") }
+            } else if event.watch == cardWatch, event.has(IN_DELETE | IN_MOVED_FROM), let current,
+                      current.devicePath == "\(cardDirectory)/\(name)" {
+                lose(reason: "\(current.devicePath) was removed")
+            }
+        }
+        if cardWatch < 0 || parentWatch >= 0 { watchCards() }
+        if current == nil, !released {
+            if nextTry == nil { nextTry = now + retryInterval }
+            if woken || now >= nextTry! { try reopen(now: now) }
+        } else if let display = current, !released {
+            if nextConnectorCheck == nil || now >= nextConnectorCheck! {
+                nextConnectorCheck = now + connectorCheckInterval
+                checkConnector(display)
+            }
+        }
+        defer { pending = [] }
+        return pending
+    }
+
+    /// True when inotify has events waiting (poll(2) with no timeout: the loop calls
+    /// ``service(now:)`` every turn, and a read costs a 64 KiB buffer).
+    private var inotifyReadable: Bool {
+        guard let fd = inotify?.descriptor else { return false }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
+    }
+
+    /// A connector gone is a loss (nothing is drawn); one back has its mode set again.
+    private func checkConnector(_ display: DRMDisplay) {
+        // Probed only while disconnected: the kernel may not probe again by itself (virtio-gpu),
+        // and a probe of a connected monitor costs a DDC read every time.
+        guard let status = display.connectorStatus(probe: disconnected) else { return }
+        if status == .disconnected, !disconnected {
+            disconnected = true
+            lossReason = "connector \(display.connectorName) of \(display.devicePath) disconnected"
+            pending.append(.lost(reason: lossReason!))
+        } else if status != .disconnected, disconnected {
+            disconnected = false
+            lossReason = nil
+            do {
+                try display.setModeAgain()
+                pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) connected again, mode set again"))
+            } catch {
+                lose(reason: "setting the mode again on \(display.connectorName) failed: \(error)")
+            }
+        }
+    }
+
+    private func lose(reason: String) {
+        guard let display = current else { return }
+        display.restore()   // its calls fail on a gone card; the buffers are unmapped, the fd closed with it
+        current = nil
+        disconnected = false
+        nextConnectorCheck = nil
+        lossReason = reason
+        nextTry = nil
+        wakeWaiting = true  // look at once: the new card may be there already
+        pending.append(.lost(reason: reason))
+    }
+
+    private func reopen(now: Duration) throws(DisplayError) {
+        let opened: DRMDisplay
+        do {
+            opened = try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
+                                         preferringSize: (panelWidth, panelHeight))
+        } catch {
+            nextTry = now + retryInterval
+            return
+        }
+        guard opened.width == width, opened.height == height else {
+            let summary = opened.summary
+            opened.restore()
+            throw .unsupported(device: opened.devicePath, reason: "the display that appeared (\(summary)) is not the show's \(panelWidth)x\(panelHeight): the show must start again for it")
+        }
+        current = opened
+        nextTry = nil
+        lossReason = nil
+        if poweredOff { try? opened.setPower(on: false) }
+        pending.append(.reopened(summary: opened.summary))
+    }
+
+    /// Watches `cardDirectory` when it exists, else its parent for it to appear.
+    private func watchCards() {
+        guard let inotify else { return }
+        if cardWatch < 0, let wd = try? inotify.addWatch(cardDirectory, mask: Self.cardEvents) {
+            cardWatch = wd
+            if parentWatch >= 0 { inotify_rm_watch(inotify.descriptor, parentWatch); parentWatch = -1 }
+            wakeWaiting = true  // cards may have appeared before the watch
+        }
+        if cardWatch < 0, parentWatch < 0 {
+            parentWatch = (try? inotify.addWatch(parentDirectory, mask: UInt32(IN_CREATE | IN_MOVED_TO))) ?? -1
+        }
+    }
+
+    /// Puts the card's previous CRTC back (``DRMDisplay/restore()``). Safe to call more than once.
+    public func restore() { current?.restore() }
+
+    /// ``DRMDisplay/release()``; while lost it only records that the VT is switched away (no
+    /// reopen until ``acquire()``).
+    public func release() throws(DisplayError) {
+        released = true
+        try current?.release()
+    }
+
+    /// ``DRMDisplay/acquire()``; while lost, only allows reopening again.
+    public func acquire() throws(DisplayError) {
+        try current?.acquire()
+        released = false
+    }
+
+    /// ``DRMDisplay/setPower(on:)``; while lost it is remembered for the next card.
+    public func setPower(on: Bool) throws(DisplayError) {
+        poweredOff = !on
+        try current?.setPower(on: on)
+    }
+
+    /// The connector's DPMS state (``DRMDisplay/dpmsState``); nil while lost.
+    public var dpmsState: UInt64? { current?.dpmsState }
+
+    /// ``DRMDisplay/screenImage()``; throws ``DisplayError/unsupported(device:reason:)`` while lost.
+    public func screenImage() throws(DisplayError) -> Bitmap {
+        guard let current else { throw .unsupported(device: summary, reason: "the display is lost; waiting for one") }
+        return try current.screenImage()
+    }
+}

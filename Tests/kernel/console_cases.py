@@ -5,8 +5,8 @@ import os, re, time
 from PIL import ImageStat
 
 from qemu_vm import EVENT_TIMEOUT, CaseFailed, console_mode, sh, stop_with, switch_vt
-from screen_compare import DIFFERS_PSNR, psnr, reference, screen_given_back, screen_is
-from kernel_case import SHOWN0, case_dir, json_events, start_still_show
+from screen_compare import console_on_screen, psnr, reference, screen_given_back, screen_is
+from kernel_case import SHOWN0, SHOWN1, case_dir, guest_photos, json_events, start_still_show
 
 # -- VT switching and display power (--display-off, README "Configure") --
 VT_OTHER = 2              # the VT switched to while the show runs on tty1
@@ -49,10 +49,9 @@ def run_vt_switch_case(vm, case, args, size):
     away = None
     for k in range(12):
         img = vm.screendump(os.path.join(out, f"away-{k}.png"))
-        pa = psnr(img, ref_a) if img.size == ref_a.size else 0.0
-        lit = sum(img.convert("L").histogram()[128:])
+        ok, pa, lit = console_on_screen(img, [ref_a])
         away = (pa, lit)
-        if pa < DIFFERS_PSNR and 200 < lit < img.width * img.height // 20:
+        if ok:
             break
         time.sleep(0.25)
     else:
@@ -109,8 +108,7 @@ def run_display_off_case(vm, case, args, size):
     lo, hi = time.gmtime(now - 120), time.gmtime(now + 600)
     rng = f"{lo.tm_hour:02}:{lo.tm_min:02}-{hi.tm_hour:02}:{hi.tm_min:02}"
     start = vm.mark()
-    photos = " ".join(f"/app/photos/{os.path.basename(p)}" for p in args.photos)
-    vm.send(f"run --display {case.display} --interval 3 --fade 300 --display-off {rng} {photos}")
+    vm.send(f"run --display {case.display} --interval 3 --fade 300 --display-off {rng} {guest_photos(args)}")
     off = vm.wait_for(r"display off[^\n]*", EVENT_TIMEOUT, start).group(0).strip()
     vm.wait_for(display_event("off", "schedule"), EVENT_TIMEOUT, start)
     time.sleep(2.0)   # photo A decoded meanwhile (its `shown` waits for a lit screen)
@@ -147,7 +145,7 @@ def run_display_off_case(vm, case, args, size):
     if best < case.psnr_min:
         raise CaseFailed(f"after the screen came back on it is not photo A: {best:.1f} dB")
     notes.append(f"photo A back at {best:.1f} dB")
-    m = vm.wait_for(r'\{[^\n]*"event" *: *"shown"[^\n]*"index" *: *1[^\n]*\}', 15, mark)
+    vm.wait_for(SHOWN1, 15, mark)
     notes.append(f"`shown` index 1 {time.time() - t_set:.1f}s after the clock was set (interval 3 s)")
     rc = stop_with(vm, "TERM", start)
     if rc != 0:

@@ -19,10 +19,15 @@ class Case:
         self.log_expect = log_expect      # regex the program's log must match (which backend it opened)
 
 
+def guest_photos(args):
+    """The two photos as the guest names them (build-initramfs.sh puts them in /app/photos)."""
+    return " ".join(f"/app/photos/{os.path.basename(p)}" for p in args.photos)
+
+
 def start_show(vm, case, args, extra=()):
     """Sends `run` for the two photos; returns (log offset, host time it was sent)."""
     start = vm.mark()
-    photos = " ".join(f"/app/photos/{os.path.basename(p)}" for p in args.photos)
+    photos = guest_photos(args)
     rot = ["--rotate", str(case.rotation)] if case.rotation else []
     t_run = time.time()
     vm.send("run " + " ".join(["--display", case.display, "--interval", str(case.interval_s), "--fade", str(FADE_MS)]
@@ -31,13 +36,14 @@ def start_show(vm, case, args, extra=()):
 
 
 SHOWN0 = r'\{[^\n]*"event" *: *"shown"[^\n]*"index" *: *0[^\n]*\}'
+SHOWN1 = r'\{[^\n]*"event" *: *"shown"[^\n]*"index" *: *1[^\n]*\}'
 
 
 def start_still_show(vm, case, args, extra=()):
     """The show with a long interval, so photo A stays on screen while the case runs."""
     start = vm.mark()
-    photos = " ".join(f"/app/photos/{os.path.basename(p)}" for p in args.photos)
-    vm.send("run " + " ".join(["--display", case.display, "--interval", "120", "--fade", "300"] + list(extra)) + " " + photos)
+    vm.send("run " + " ".join(["--display", case.display, "--interval", "120", "--fade", "300"] + list(extra))
+            + " " + guest_photos(args))
     return start
 
 

@@ -79,15 +79,39 @@ def screen_is(vm, out, name, ref, psnr_min=40.0, timeout=8.0):
         time.sleep(0.25)
 
 
+def first_frame(vm, out, ref, psnr_min):
+    """The first frame after a `shown`: the event may come just before the frame reaches the
+    screen, so captures are retried a little. A screen of another size than `ref` fails at once.
+    Returns (the best PSNR against `ref`, the last capture)."""
+    best, img = -1.0, None
+    for attempt in range(8):
+        img = vm.screendump(os.path.join(out, f"first-{attempt}.png"))
+        if img.size != ref.size:
+            raise CaseFailed(f"screen is {img.size[0]}x{img.size[1]}, expected {ref.size[0]}x{ref.size[1]}")
+        best = max(best, psnr(img, ref))
+        if best >= psnr_min:
+            break
+        time.sleep(0.25)
+    return best, img
+
+
+def console_on_screen(img, refs):
+    """Whether `img` shows a text console rather than a photo: below DIFFERS_PSNR against every
+    one of `refs`, with some bright text pixels but not a bright screen. Returns (ok, the highest
+    PSNR against `refs`, the number of bright pixels)."""
+    worst = max(psnr(img, r) if img.size == r.size else 0.0 for r in refs)
+    lit = sum(img.convert("L").histogram()[128:])
+    return worst < DIFFERS_PSNR and 200 < lit < img.width * img.height // 20, worst, lit
+
+
 def screen_given_back(vm, out, refs):
     """After the program ends the text console must be on the screen again: no photo, and the
     line guest.sh printed on tty1 visible (a switched-off CRTC or a stale frame would not show it).
     Returns the highest PSNR against the photos of the last capture."""
     for attempt in range(10):
         img = vm.screendump(os.path.join(out, f"after-exit-{attempt}.png"))
-        worst = max(psnr(img, r) if img.size == r.size else 0.0 for r in refs)
-        lit = sum(img.convert("L").histogram()[128:])
-        if worst < DIFFERS_PSNR and 200 < lit < img.width * img.height // 20:
+        ok, worst, lit = console_on_screen(img, refs)
+        if ok:
             return worst
         time.sleep(0.25)
     raise CaseFailed(f"after the program ended the text console is not on the screen "

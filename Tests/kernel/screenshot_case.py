@@ -8,7 +8,7 @@ from PIL import Image
 
 from qemu_vm import EVENT_TIMEOUT, CaseFailed, sh, stop_with
 from screen_compare import psnr, reference, screen_is
-from kernel_case import SHOWN0, case_dir
+from kernel_case import SHOWN0, case_dir, start_still_show
 
 SOCKET = "/run/kc/control"
 SHOT = "/run/kc/shot.png"
@@ -24,11 +24,8 @@ def run_screenshot_case(vm, case, args, size):
     out = case_dir(vm, case)
     ref_a = reference(args.binary, args.photos[0], size, case.rotation, args.out)
     sh(vm, "mkdir -p /run/kc /var/lib/kc; rm -f " + SHOT, 0)
-    start = vm.mark()
-    photos = " ".join(f"/app/photos/{os.path.basename(p)}" for p in args.photos)
     rot = ["--rotate", str(case.rotation)] if case.rotation else []
-    vm.send("run " + " ".join(["--display", case.display, "--interval", "120", "--fade", "300", "--control", SOCKET,
-                               "--state-dir", "/var/lib/kc"] + rot) + " " + photos)
+    start = start_still_show(vm, case, args, ["--control", SOCKET, "--state-dir", "/var/lib/kc"] + rot)
     vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
     best = screen_is(vm, out, "before", ref_a)
     if best < case.psnr_min:

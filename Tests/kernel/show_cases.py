@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The kernel suite's show cases: first frame, fade and console on each display backend, other
 photo formats, captions, a missing mode, and the console after a crash."""
-import argparse, os, re, shutil, time
+import argparse, os, re, time
 
 from qemu_vm import EVENT_TIMEOUT, CaseFailed, console_mode, stop_with
-from screen_compare import DIFFERS_PSNR, best_blend, outside_fraction, psnr, reference, screen_given_back
-from kernel_case import FADE_MS, INTERVAL_S, SHOWN0, start_show
+from screen_compare import DIFFERS_PSNR, best_blend, first_frame, outside_fraction, psnr, reference, screen_given_back
+from kernel_case import FADE_MS, INTERVAL_S, SHOWN0, SHOWN1, case_dir, start_show
 
 TOLERANCE = 4             # per channel: how far outside [min(A,B), max(A,B)] a fade pixel may be
 OUTSIDE_MAX = 0.002       # fraction of pixels allowed outside that band
@@ -14,9 +14,7 @@ BLEND_PSNR = 35.0         # dB: capture vs the best single blend of A and B (no 
 
 def run_show_case(vm, case, args, size):
     """Starts the show, checks the first frame, a fade and the console; raises CaseFailed."""
-    out = os.path.join(vm.out, case.name)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    out = case_dir(vm, case)
     ref_a = reference(args.binary, args.photos[0], size, case.rotation, args.out)
     ref_b = reference(args.binary, args.photos[1], size, case.rotation, args.out)
     start, t_run = start_show(vm, case, args)
@@ -29,16 +27,7 @@ def run_show_case(vm, case, args, size):
             raise CaseFailed(f"the log does not match /{case.log_expect}/")
         notes.append(m.group(0).strip())
 
-    # First frame: the event may come just before the frame reaches the screen: retry a little.
-    best = -1.0
-    for attempt in range(8):
-        img = vm.screendump(os.path.join(out, f"first-{attempt}.png"))
-        if img.size != ref_a.size:
-            raise CaseFailed(f"screen is {img.size[0]}x{img.size[1]}, expected {ref_a.size[0]}x{ref_a.size[1]}")
-        best = max(best, psnr(img, ref_a))
-        if best >= case.psnr_min:
-            break
-        time.sleep(0.25)
+    best, _ = first_frame(vm, out, ref_a, case.psnr_min)
     if best < case.psnr_min:
         raise CaseFailed(f"first frame PSNR {best:.1f} dB < {case.psnr_min} dB against the offscreen frame "
                          f"(captures in {out})")
@@ -52,7 +41,7 @@ def run_show_case(vm, case, args, size):
     # after the first `shown`, and `shown` index 1 comes when it ends. Capture until then.
     captures = []
     fade_start = t_shown + case.interval_s - FADE_MS / 1000
-    shown1 = re.compile(r'\{[^\n]*"event" *: *"shown"[^\n]*"index" *: *1[^\n]*\}')
+    shown1 = re.compile(SHOWN1)
     deadline = t_shown + case.interval_s + EVENT_TIMEOUT
     while not shown1.search(vm.log_text(), start):
         if time.time() > deadline:
@@ -106,9 +95,7 @@ def run_crash_case(vm, case, args, size):
     SIGSEGV -> the fatal-signal handler's kc_console_restore_now() puts KD_TEXT back before
     the default action (exit status 128 + 11); SIGKILL -> nothing can run, the VT stays in
     KD_GRAPHICS, and the next start must still leave it in KD_TEXT when it ends."""
-    out = os.path.join(vm.out, case.name)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    out = case_dir(vm, case)
     refs = [reference(args.binary, p, size, 0, args.out) for p in args.photos]
     notes = []
     start, _ = start_show(vm, case, args)
@@ -142,24 +129,14 @@ def run_caption_case(vm, case, args, size):
     """A caption from a playlist, drawn in the guest (FreeType, HarfBuzz, fontconfig from the
     initramfs) and turned with the picture by --rotate: the screen matches the offscreen frame of
     the same playlist turned like the panel, and differs from the photo without its caption."""
-    out = os.path.join(vm.out, case.name)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    out = case_dir(vm, case)
     ref = reference(args.binary, args.photos[0], size, case.rotation, args.out, caption=CAPTION)
     plain = reference(args.binary, args.photos[0], size, case.rotation, args.out)
     start = vm.mark()
     vm.send("run " + " ".join(["--display", case.display, "--rotate", str(case.rotation), "--interval", str(INTERVAL_S),
                                 "--fade", str(FADE_MS), "/app/captions.json"]))
     vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
-    best, img = -1.0, None
-    for attempt in range(8):
-        img = vm.screendump(os.path.join(out, f"first-{attempt}.png"))
-        if img.size != ref.size:
-            raise CaseFailed(f"screen is {img.size[0]}x{img.size[1]}, expected {ref.size[0]}x{ref.size[1]}")
-        best = max(best, psnr(img, ref))
-        if best >= case.psnr_min:
-            break
-        time.sleep(0.25)
+    best, img = first_frame(vm, out, ref, case.psnr_min)
     if best < case.psnr_min:
         raise CaseFailed(f"captioned frame PSNR {best:.1f} dB < {case.psnr_min} dB against the offscreen frame (captures in {out})")
     without = psnr(img, plain)
@@ -184,10 +161,9 @@ def run_missing_mode_case(vm, case, args, size):
         raise CaseFailed("kiosk-carousel accepted a mode the connector does not have")
     if "1234x567 is not available; available:" not in text or f"{size[0]}x{size[1]}@" not in text:
         raise CaseFailed("the error does not list the available modes")
-    vm.send(f"mode {case.name}-after")
-    m = vm.wait_for(rf"KC_KDMODE {re.escape(case.name)}-after (\S+)", EVENT_TIMEOUT, start)
-    if m.group(1) != "0":
-        raise CaseFailed(f"console mode after the failed start is {m.group(1)}, expected 0")
+    mode = console_mode(vm, f"{case.name}-after", start)
+    if mode != "0":
+        raise CaseFailed(f"console mode after the failed start is {mode}, expected 0")
     line = next((l for l in text.splitlines() if "not available" in l), "").strip()
     return f"exit status {rc}, console in text mode: {line}"
 

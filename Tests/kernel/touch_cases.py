@@ -166,6 +166,12 @@ def touch_items(args):
     return [a, b, a]
 
 
+def touch_photo(args, i):
+    """The photo the touch playlist shows at index `i`."""
+    items = touch_items(args)
+    return args.photos[0 if items[i] == items[0] else 1]
+
+
 def touch_session(vm, args, key, desc=None):
     """Starts kiosk-carousel for touch cases, unless it already runs for `key` (cases of one
     device share one start: ~5 s under TCG). With `desc`, first creates that evemu device through
@@ -234,9 +240,8 @@ def run_touch_drag_case(vm, case, args, size):
     s = touch_session(vm, args, "tablet")
     items = touch_items(args)
     idx = current_index(vm, s)
-    photo = lambda i: args.photos[0 if items[i] == items[0] else 1]
-    cur = reference(args.binary, photo(idx), size, 0, args.out)
-    nxt = reference(args.binary, photo((idx + 1) % len(items)), size, 0, args.out)
+    cur = reference(args.binary, touch_photo(args, idx), size, 0, args.out)
+    nxt = reference(args.binary, touch_photo(args, (idx + 1) % len(items)), size, 0, args.out)
     mid = []
 
     def gesture():
@@ -296,7 +301,7 @@ def check_next_move(vm, case, args, size, out, s, gesture, what):
                          f"is the next image; {(idx - 1) % len(items)} would be the previous): {m.group(0)}")
     if ev.get("src") != items[want]:
         raise CaseFailed(f"{what}: `shown` src {ev.get('src')!r}, expected {items[want]!r}")
-    photo = args.photos[0 if items[want] == items[0] else 1]
+    photo = touch_photo(args, want)
     ref = reference(args.binary, photo, size, 0, args.out)
     best = screen_is(vm, out, "after-move", ref)
     if best < case.psnr_min:
@@ -310,7 +315,7 @@ def check_next_move(vm, case, args, size, out, s, gesture, what):
 def run_touch_tap_case(vm, case, args, size):
     """QMP: a tap (down, 80 ms, up) at the centre of the virtio tablet: a `tap` event with the index
     shown, its src, at the centre; no move."""
-    out = case_dir(vm, case)
+    case_dir(vm, case)
     s = touch_session(vm, args, "tablet")
     items = touch_items(args)
     idx = current_index(vm, s)
@@ -355,7 +360,7 @@ def run_touch_replay_taps_case(vm, case, args, size):
     """uinput: the Atmel maXTouch (protocol B, INPUT_PROP_DIRECT, 800x480) recording of 9 fast
     taps, replayed with its timing: one `tap` event per recorded touch, with the index shown and
     at the recorded place (device units mapped to the screen), and no move."""
-    out = case_dir(vm, case)
+    case_dir(vm, case)
     s = touch_session(vm, args, "atmel", desc="atmel-maxtouch.desc")
     items = touch_items(args)
     idx = current_index(vm, s)
@@ -395,7 +400,6 @@ def run_touch_replay_vertical_case(vm, case, args, size):
     drag does nothing: no `shown`, no `tap`, the screen still shows the current image."""
     out = case_dir(vm, case)
     s = touch_session(vm, args, "atmel", desc="atmel-maxtouch.desc")
-    items = touch_items(args)
     idx = current_index(vm, s)
     rec = "atmel-maxtouch.1-finger-drag-up-down.events"
     mark = vm.mark()
@@ -404,7 +408,7 @@ def run_touch_replay_vertical_case(vm, case, args, size):
     text = vm.log_text()[mark:]
     if json_events(text, "shown") or json_events(text, "tap"):
         raise CaseFailed(f"a vertical drag gave {json_events(text, 'shown') + json_events(text, 'tap')}")
-    photo = args.photos[0 if items[idx] == items[0] else 1]
+    photo = touch_photo(args, idx)
     best = screen_is(vm, out, "after-drag", reference(args.binary, photo, size, 0, args.out))
     if best < case.psnr_min:
         raise CaseFailed(f"after the vertical drag the screen is not {os.path.basename(photo)}: {best:.1f} dB")
@@ -467,7 +471,7 @@ def run_input_stack_case(vm, case, args, size):
             raise CaseFailed(f"the uinput device lacks {want_text}: {desc}")
     vm.wait_for(r"KC_EVDUMP_LISTENING", EVENT_TIMEOUT, start)
     try:
-        done = replay(vm, EVEMU_SWIPE_LEFT, r"KC_REPLAY_DONE [^\n]*", EVENT_TIMEOUT, start).group(0).strip()
+        replay(vm, EVEMU_SWIPE_LEFT, r"KC_REPLAY_DONE [^\n]*", EVENT_TIMEOUT, start)
         vm.wait_for(r"KC_EVDUMP_DONE", EVENT_TIMEOUT, start)
     except CaseFailed:
         vm.send("unplug")  # a device left behind would be taken for the touchscreen by later cases

@@ -154,7 +154,6 @@ class VM:
         return img
 
 
-
 def console_mode(vm, tag, start):
     vm.send(f"mode {tag}")
     return vm.wait_for(rf"KC_KDMODE {re.escape(tag)} (\S+)", EVENT_TIMEOUT, start).group(1)
@@ -164,7 +163,6 @@ def stop_with(vm, signal, start):
     """Sends `signal` (TERM, KILL, SEGV ...) to the program; returns its exit status."""
     vm.send("term" if signal == "TERM" else f"signal {signal}")
     return int(vm.wait_for(r"KC_EXITED rc=(\d+)", EVENT_TIMEOUT, start).group(1))
-
 
 
 def sh(vm, command, start, timeout=EVENT_TIMEOUT):
@@ -183,7 +181,6 @@ def switch_vt(vm, n):
     if m.group(1):
         raise CaseFailed(f"VT switch to {n} did not happen: {m.group(0).strip()}")
     return m.group(0).strip()
-
 
 
 def print_log(vm, lines=80):

@@ -32,7 +32,7 @@ gcc -O2 -Wall -static -o "$ROOT/app/vtswitch" "$HERE/vtswitch.c"
 gcc -O2 -Wall -static -o "$ROOT/app/ctlsend" "$HERE/ctlsend.c"
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
 # Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
-# playlist of the photos with a caption (the caption case; run-kernel-tests.py has the same words).
+# playlist of the photos with a caption (the caption case; show_cases.py has the same words).
 CAPTION="Harbour lights at dusk, seen from the pier"
 mkdir -p "$ROOT/usr/share/fonts/truetype/dejavu" "$ROOT/etc/fonts"
 cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$ROOT/usr/share/fonts/truetype/dejavu/"

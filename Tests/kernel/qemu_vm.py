@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The kernel suite's QEMU plumbing: one machine with its serial log, QMP socket and the command
+channel to guest.sh, and the guest commands the cases share (shell, console mode, signals, VT)."""
+import json, os, re, socket, subprocess, time
+from PIL import Image
+
+BOOT_TIMEOUT = 60         # s from QEMU start to KC_INIT (the first line of /init)
+READY_TIMEOUT = 60        # s from KC_INIT to KC_READY (modules loaded)
+EVENT_TIMEOUT = 60        # s for the app's first `shown` event and other guest answers
+DISPLAY_ID = "video0"     # QOM id of the display device: QMP input-send-event and the tablet name it
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class BootFailed(Exception):
+    pass
+
+
+class CaseFailed(Exception):
+    pass
+
+
+class VM:
+    """One QEMU run: the serial log, QMP and the command channel to guest.sh."""
+
+    DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
+
+    def __init__(self, kernel, initrd, device, res, out, extra=()):
+        self.out = out
+        os.makedirs(out, exist_ok=True)
+        self.serial = os.path.join(out, "serial.log")
+        self.qmp_path = os.path.join(out, "qmp.sock")
+        self.ctl_path = os.path.join(out, "ctl.sock")
+        for f in (self.serial, self.qmp_path, self.ctl_path):
+            if os.path.exists(f):
+                os.remove(f)
+        w, h = res
+        self.cmd = ["qemu-system-x86_64", "-m", "512M", "-smp", "2", "-accel", "tcg", "-display", "none",
+                    "-no-reboot", "-kernel", kernel, "-initrd", initrd,
+                    "-append", "console=ttyS0 quiet panic=-1",
+                    "-serial", f"file:{self.serial}",
+                    "-serial", f"unix:{self.ctl_path},server=on,wait=off",
+                    "-monitor", "none", "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
+                    "-vga", "none", "-device", f"{self.DEVICES[device]},id={DISPLAY_ID},xres={w},yres={h}"] + list(extra)
+        self.proc = None
+        self.touch = None         # the running touch session (see touch_session)
+        self.qmp = self.ctl = None
+        self.t0 = time.time()
+
+    # -- lifecycle --
+    def start(self):
+        self.t0 = time.time()
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.qmp = self._connect(self.qmp_path)
+        self.qmp_file = self.qmp.makefile("rw")
+        json.loads(self.qmp_file.readline())                  # greeting
+        self.qmp_cmd("qmp_capabilities")
+        self.ctl = self._connect(self.ctl_path)
+        try:
+            self.wait_for(r"KC_INIT", BOOT_TIMEOUT, since=0)
+        except CaseFailed as e:
+            raise BootFailed(str(e))
+        self.t_init = time.time() - self.t0
+        self.wait_for(r"KC_READY", READY_TIMEOUT, since=0)
+        self.t_ready = time.time() - self.t0
+
+    def _connect(self, path, timeout=10):
+        deadline = time.time() + timeout
+        while True:
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(path)
+                return s
+            except OSError:
+                if time.time() > deadline or (self.proc and self.proc.poll() is not None):
+                    raise BootFailed(f"cannot connect to {path}: qemu output: {self._qemu_output()}")
+                time.sleep(0.05)
+
+    def _qemu_output(self):
+        if self.proc and self.proc.poll() is not None and self.proc.stdout:
+            return self.proc.stdout.read().decode(errors="replace")
+        return "(qemu still running)"
+
+    def stop(self):
+        if self.proc is None:
+            return
+        try:
+            if self.proc.poll() is None:
+                self.send("off")
+                self.proc.wait(3)
+        except Exception:
+            pass
+        if self.proc.poll() is None:
+            try:
+                self.qmp_cmd("quit")
+                self.proc.wait(5)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+        for s in (self.qmp, self.ctl):
+            if s:
+                s.close()
+
+    # -- channels --
+    def qmp_cmd(self, name, **args):
+        self.qmp_file.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+        self.qmp_file.flush()
+        while True:
+            r = json.loads(self.qmp_file.readline())
+            if "event" in r:
+                continue
+            if "error" in r:
+                raise CaseFailed(f"QMP {name}: {r['error']}")
+            return r["return"]
+
+    def send(self, line):
+        self.ctl.sendall((line + "\n").encode())
+
+    def log_text(self):
+        try:
+            with open(self.serial, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def mark(self):
+        """The current end of the serial log, to look for output after this point."""
+        return len(self.log_text())
+
+    def wait_for(self, pattern, timeout, since):
+        """Waits until `pattern` (a regex) appears in the serial log after offset `since`."""
+        deadline = time.time() + timeout
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.log_text(), since)
+            if m:
+                return m
+            if self.proc.poll() is not None:
+                raise CaseFailed(f"QEMU exited while waiting for /{pattern}/")
+            if time.time() > deadline:
+                raise CaseFailed(f"timed out after {timeout}s waiting for /{pattern}/")
+            time.sleep(0.05)
+
+    def screendump(self, path):
+        ppm = path + ".ppm"
+        self.qmp_cmd("screendump", filename=ppm)
+        img = Image.open(ppm).convert("RGB")
+        img.load()
+        os.remove(ppm)
+        img.save(path)
+        return img
+
+
+def console_mode(vm, tag, start):
+    vm.send(f"mode {tag}")
+    return vm.wait_for(rf"KC_KDMODE {re.escape(tag)} (\S+)", EVENT_TIMEOUT, start).group(1)
+
+
+def stop_with(vm, signal, start):
+    """Sends `signal` (TERM, KILL, SEGV ...) to the program; returns its exit status."""
+    vm.send("term" if signal == "TERM" else f"signal {signal}")
+    return int(vm.wait_for(r"KC_EXITED rc=(\d+)", EVENT_TIMEOUT, start).group(1))
+
+
+def sh(vm, command, start, timeout=EVENT_TIMEOUT):
+    """Runs `command` in the guest shell; returns (its output, exit status)."""
+    mark = vm.mark()
+    vm.send("sh " + command)
+    m = vm.wait_for(r"KC_SH_DONE rc=(\d+)", timeout, mark)
+    return vm.log_text()[mark:m.start()], int(m.group(1))
+
+
+def switch_vt(vm, n):
+    """vtswitch N in the guest (VT_ACTIVATE + VT_WAITACTIVE); returns its KC_VT line."""
+    mark = vm.mark()
+    vm.send(f"vt {n}")
+    m = vm.wait_for(r"KC_VT(_TIMEOUT)? [^\n]*", EVENT_TIMEOUT, mark)
+    if m.group(1):
+        raise CaseFailed(f"VT switch to {n} did not happen: {m.group(0).strip()}")
+    return m.group(0).strip()
+
+
+def print_log(vm, lines=80):
+    log(f"---- guest serial log ({vm.serial}), last {lines} lines ----")
+    for line in vm.log_text().splitlines()[-lines:]:
+        log("  | " + line)
+    log("---- end of guest log ----")

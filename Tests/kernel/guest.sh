@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside the QEMU guest (started by /init once the display drivers are loaded).
 # A tiny command server: the host harness writes one command per line to the second serial
-# port (/dev/ttyS1); everything the guest says goes to the console (ttyS0 = serial.log).
+# port (/dev/ttyS1), each acknowledged (KC_ACK, see below); everything the guest says goes to
+# the console (ttyS0 = serial.log).
 #   run ARGS...    start /app/kiosk-carousel ARGS in the background  -> KC_STARTED pid=N
 #   mode TAG       print the foreground VT's KDGETMODE value         -> KC_KDMODE TAG N
 #   term           SIGTERM the program and wait for it               -> KC_EXITED rc=N
@@ -22,7 +23,19 @@ printf '\n  KIOSK-CAROUSEL KERNEL SUITE: THE TEXT CONSOLE (TTY1)\n' > /dev/tty1
 echo "KC_READY dri=$(ls /dev/dri 2>/dev/null | tr '\n' ' ')fb=$(ls /dev/fb* 2>/dev/null | tr '\n' ' ')input=$(ls /dev/input 2>/dev/null | tr '\n' ' ')uinput=$([ -c /dev/uinput ] && echo yes || echo no)"
 PID=
 RPID=
-while read -r cmd rest; do
+DONE=0
+# Each line is `SEQ LENGTH COMMAND [ARGS]` (qemu_vm.py `send`): a line whose length is not
+# LENGTH (read in pieces) is refused with KC_BADLINE and sent again; a SEQ already run is
+# acknowledged and not run twice.
+while read -r seq len cmd rest; do
+    case "$seq$len" in
+        ''|*[!0-9]*) echo "KC_BADLINE"; continue ;;
+    esac
+    line="$cmd${rest:+ $rest}"
+    if [ "${#line}" -ne "$len" ]; then echo "KC_BADLINE"; continue; fi
+    echo "KC_ACK $seq"
+    [ "$seq" -gt "$DONE" ] || continue
+    DONE=$seq
     case "$cmd" in
         run)  eval "set -- $rest"
               /app/kiosk-carousel "$@" &

@@ -47,6 +47,7 @@ class VM:
         self.proc = None
         self.touch = None         # the running touch session (see touch_session)
         self.qmp = self.ctl = None
+        self.seq = 0  # the last command number sent to guest.sh
         self.t0 = time.time()
 
     # -- lifecycle --
@@ -117,7 +118,24 @@ class VM:
             return r["return"]
 
     def send(self, line):
-        self.ctl.sendall((line + "\n").encode())
+        """Sends one command to guest.sh and waits for its KC_ACK.
+
+        Each line goes out as `SEQ LENGTH COMMAND`: under a loaded host the guest's shell has
+        been seen to read one line as two pieces (`evdump ... /dev/input/e`, then `vent2`), so
+        guest.sh runs a line only when its length matches, answers KC_BADLINE otherwise, and
+        acknowledges a sequence number it already ran without running it again."""
+        cmd, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        line = cmd + (" " + rest if rest else "")
+        self.seq += 1
+        for attempt in range(5):
+            mark = self.mark()
+            self.ctl.sendall(f"{self.seq} {len(line.encode())} {line}\n".encode())
+            m = self.wait_for(rf"KC_ACK {self.seq}\b|KC_BADLINE", EVENT_TIMEOUT, mark)
+            if m.group(0).startswith("KC_ACK"):
+                return
+            time.sleep(0.5)  # the rest of a split line is refused too before the next try
+        raise CaseFailed(f"the guest did not take the command {line!r} in 5 tries")
 
     def log_text(self):
         try:

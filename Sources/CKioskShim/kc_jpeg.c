@@ -520,7 +520,7 @@ static void cmyk_to_bgrx(const JSAMPLE *src, uint8_t *dst, JDIMENSION width, int
 /// above the current one; one more for safety.
 #define KC_JPEG_COEF_ROWS_KEPT 3
 /// The least given back at once per component (fewer madvise calls), except at the end.
-#define KC_JPEG_COEF_RELEASE_MIN ((size_t)256 * 1024)
+#define KC_JPEG_COEF_RELEASE_MIN ((size_t)1024 * 1024)
 
 /// Gives back to the kernel (madvise MADV_DONTNEED) the pages of the whole-image coefficient
 /// arrays that the output pass has read and will not read again: the block rows above
@@ -542,8 +542,8 @@ static void release_read_coefficients(kc_jpeg *h) {
         if (upto > h->coef_rows[ci]) upto = h->coef_rows[ci];
         JDIMENSION from = h->coef_released_rows[ci];
         size_t row_bytes = (size_t)h->coef_per_row[ci] * sizeof(JBLOCK);
-        if (upto <= from || ((size_t)(upto - from) * row_bytes < KC_JPEG_COEF_RELEASE_MIN && upto < h->coef_rows[ci]))
-            continue;
+        int last = c->output_iMCU_row >= c->total_iMCU_rows; // every iMCU row decoded: no more calls
+        if (upto <= from || ((size_t)(upto - from) * row_bytes < KC_JPEG_COEF_RELEASE_MIN && !last)) continue;
         for (JDIMENSION r = from; r < upto; r++) {
             JBLOCKARRAY row = (*c->mem->access_virt_barray)((j_common_ptr)c, h->coef_arrays[ci], r, 1, FALSE);
             uintptr_t start = (uintptr_t)row[0];

@@ -53,7 +53,10 @@ import Testing
     /// The large photos: the same pixels with and without giving back, at the scale the show
     /// uses for 1080p (3/8), at 1/8 and at full size, and most of the coefficients given back
     /// (all but the last iMCU rows, where libjpeg frees them anyway).
-    @Test(arguments: [(volna, Int32(3)), (volna, 1), (volna, 8), (colorfulcups, 3), (colorfulcups, 8)])
+    static let largeCases: [(path: String, scale: Int32)] = [(volna, 3), (volna, 1), (volna, 8), (colorfulcups, 3),
+                                                              (colorfulcups, 8)]
+
+    @Test(arguments: largeCases)
     func largePhotoGivesBackItsCoefficientsWithTheSamePixels(path: String, scale: Int32) throws {
         let kept = try Self.decode(path, scale: scale, release: false)
         let given = try Self.decode(path, scale: scale, release: true)

@@ -15,6 +15,9 @@
 // Work: libjpeg's progress monitor counts, scan by scan, the 8x8 blocks each scan passes over
 // and refuses a file whose scans would pass over its blocks more than KC_JPEG_MAX_BLOCK_PASSES
 // times on average, or that has more than KC_JPEG_MAX_SCANS scans.
+// The output pass of a multi-scan file gives back the whole-image coefficient rows it has
+// read (madvise MADV_DONTNEED, see release_read_coefficients), so the coefficients and the
+// rows written from them do not add up: the decode's peak is the coefficients alone.
 // References: libjpeg.txt (libjpeg-turbo) "Error handling", "Decompression parameter selection",
 // "Special markers"; jerror.h for the message codes.
 #include "kc_image.h"
@@ -24,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <jpeglib.h>
 #include <jerror.h>
@@ -67,6 +72,17 @@ struct kc_jpeg {
     /// and the most allowed (KC_JPEG_MAX_BLOCK_PASSES x the blocks of the image).
     int counted_scan;
     unsigned long long block_passes, max_block_passes;
+    /// The whole-image coefficient arrays (jdcoefct.c asks for one per component, in component
+    /// order), their size in block rows and blocks per row, the block rows given back so far,
+    /// and where the part of each not given back yet starts (a row may end inside a page).
+    /// coef_count over MAX_COMPONENTS: more arrays than expected, nothing is given back.
+    jvirt_barray_ptr coef_arrays[MAX_COMPONENTS];
+    JDIMENSION coef_rows[MAX_COMPONENTS], coef_per_row[MAX_COMPONENTS], coef_released_rows[MAX_COMPONENTS];
+    uintptr_t coef_pending_from[MAX_COMPONENTS], coef_run_end[MAX_COMPONENTS];
+    int coef_count;
+    /// 0: keep every coefficient to the end (kc_jpeg_release_coefficients).
+    int coef_release;
+    size_t coef_released_bytes;
 };
 
 static kc_jpeg *handle_of(j_common_ptr cinfo) { return (kc_jpeg *)cinfo->client_data; }
@@ -257,7 +273,16 @@ static jvirt_sarray_ptr kc_request_virt_sarray(j_common_ptr cinfo, int pool, boo
 static jvirt_barray_ptr kc_request_virt_barray(j_common_ptr cinfo, int pool, boolean pre_zero,
                                                JDIMENSION per_row, JDIMENSION rows, JDIMENSION max_access) {
     charge(cinfo, pool, array_bytes(per_row, rows, sizeof(JBLOCK), sizeof(JBLOCKROW)));
-    return (*handle_of(cinfo)->library_mem.request_virt_barray)(cinfo, pool, pre_zero, per_row, rows, max_access);
+    kc_jpeg *h = handle_of(cinfo);
+    jvirt_barray_ptr array =
+        (*h->library_mem.request_virt_barray)(cinfo, pool, pre_zero, per_row, rows, max_access);
+    if (h->coef_count < MAX_COMPONENTS) {
+        h->coef_arrays[h->coef_count] = array;
+        h->coef_rows[h->coef_count] = rows;
+        h->coef_per_row[h->coef_count] = per_row;
+    }
+    if (h->coef_count <= MAX_COMPONENTS) h->coef_count++;
+    return array;
 }
 
 static void kc_free_pool(j_common_ptr cinfo, int pool) {
@@ -336,6 +361,7 @@ static kc_jpeg *kc_jpeg_new(void) {
     h->cinfo.client_data = h; // kept by jpeg_create_decompress
     if (kc_jpeg_create(h) != 0) { free(h); return NULL; }
     wrap_memory_manager(h);
+    h->coef_release = 1;
     h->progress.progress_monitor = kc_jpeg_progress_monitor;
     h->cinfo.progress = &h->progress;
     return h;
@@ -487,6 +513,57 @@ static void cmyk_to_bgrx(const JSAMPLE *src, uint8_t *dst, JDIMENSION width, int
     }
 }
 
+// MARK: - Giving back the coefficients read
+
+/// iMCU rows of coefficients kept behind the one the output pass decodes next: its block
+/// smoothing (jdcoefct.c decompress_smooth_data, libjpeg-turbo 2.1) reads the two iMCU rows
+/// above the current one; one more for safety.
+#define KC_JPEG_COEF_ROWS_KEPT 3
+/// The least given back at once per component (fewer madvise calls), except at the end.
+#define KC_JPEG_COEF_RELEASE_MIN ((size_t)1024 * 1024)
+
+/// Gives back to the kernel (madvise MADV_DONTNEED) the pages of the whole-image coefficient
+/// arrays that the output pass has read and will not read again: the block rows above
+/// KC_JPEG_COEF_ROWS_KEPT iMCU rows before cinfo->output_iMCU_row (the iMCU rows the
+/// coefficient controller has decoded). Only whole pages inside rows already read are given
+/// back; the memory stays allocated (libjpeg frees it with the pool; a page given back reads
+/// as zeros, never read again here: no buffered-image mode, and jpeg_skip_scanlines only moves
+/// forward). Called under the caller's setjmp (access_virt_barray may fail like any libjpeg
+/// call, on rows the decoder itself has just read without failing).
+static void release_read_coefficients(kc_jpeg *h) {
+    struct jpeg_decompress_struct *c = &h->cinfo;
+    if (!h->coef_release || h->coef_count == 0 || h->coef_count != c->num_components || c->buffered_image ||
+        c->output_iMCU_row <= KC_JPEG_COEF_ROWS_KEPT)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    JDIMENSION decoded = c->output_iMCU_row - KC_JPEG_COEF_ROWS_KEPT;
+    for (int ci = 0; ci < h->coef_count; ci++) {
+        JDIMENSION upto = decoded * (JDIMENSION)c->comp_info[ci].v_samp_factor;
+        if (upto > h->coef_rows[ci]) upto = h->coef_rows[ci];
+        JDIMENSION from = h->coef_released_rows[ci];
+        size_t row_bytes = (size_t)h->coef_per_row[ci] * sizeof(JBLOCK);
+        int last = c->output_iMCU_row >= c->total_iMCU_rows; // every iMCU row decoded: no more calls
+        if (upto <= from || ((size_t)(upto - from) * row_bytes < KC_JPEG_COEF_RELEASE_MIN && !last)) continue;
+        for (JDIMENSION r = from; r < upto; r++) {
+            JBLOCKARRAY row = (*c->mem->access_virt_barray)((j_common_ptr)c, h->coef_arrays[ci], r, 1, FALSE);
+            uintptr_t start = (uintptr_t)row[0];
+            if (start != h->coef_run_end[ci]) {
+                // Not right after the rows before (a new chunk): what is left of the last run
+                // stays (at most a page).
+                h->coef_pending_from[ci] = start;
+            }
+            h->coef_run_end[ci] = start + row_bytes;
+            uintptr_t low = (h->coef_pending_from[ci] + page - 1) & ~(page - 1);
+            uintptr_t high = h->coef_run_end[ci] & ~(page - 1);
+            if (high > low && (high - low >= KC_JPEG_COEF_RELEASE_MIN || r + 1 == upto)) {
+                if (madvise((void *)low, high - low, MADV_DONTNEED) == 0) h->coef_released_bytes += high - low;
+                h->coef_pending_from[ci] = high;
+            }
+        }
+        h->coef_released_rows[ci] = upto;
+    }
+}
+
 /// Reads the next `count` output rows (count <= rows left) into rows[0...count-1] as
 /// B,G,R,0xFF. Called under the caller's setjmp. Returns the number of rows read: fewer than
 /// `count` only if libjpeg made no progress (a suspending source; ours never suspend).
@@ -507,6 +584,7 @@ static JDIMENSION read_rows(kc_jpeg *h, JSAMPROW *rows, JDIMENSION count) {
             done += n;
         }
     }
+    release_read_coefficients(h);
     return done;
 }
 
@@ -603,6 +681,8 @@ void kc_jpeg_set_memory_limit(kc_jpeg *h, size_t bytes) {
 
 size_t kc_jpeg_memory_in_use(const kc_jpeg *h) { return h->pool_bytes[JPOOL_PERMANENT] + h->pool_bytes[JPOOL_IMAGE]; }
 size_t kc_jpeg_memory_peak(const kc_jpeg *h) { return h->memory_peak; }
+void kc_jpeg_release_coefficients(kc_jpeg *h, int release) { h->coef_release = release != 0; }
+size_t kc_jpeg_coefficients_released(const kc_jpeg *h) { return h->coef_released_bytes; }
 
 int kc_jpeg_eoi_missing(const kc_jpeg *h) { return h->eof_reached; }
 

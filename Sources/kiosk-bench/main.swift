@@ -49,11 +49,14 @@ while let a = arguments.first {
         settings.formatsOnly = true
     case "--text-only":
         settings.textOnly = true
+    case "--progressive-peak-only":
+        settings.progressivePeakOnly = true
     case "--keep":
         settings.keepScratch = true
     case "-h", "--help":
         print("""
         usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only] [--text-only]
+                           [--progressive-peak-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
           --keep        keep the scratch directory (generated JPEGs, compiled C reference)
@@ -61,6 +64,7 @@ while let a = arguments.first {
           --huge-body-only   only section 7 (the whole program against a server streaming 1 GB)
           --formats-only     only section 3b (a 12 MP HEIC and a 24 MP WebP made from the photo)
           --text-only        only section 8 (caption prepare and clock overlay costs)
+          --progressive-peak-only  only section 3's peak RSS of the whole program showing the progressive photo
         Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs),
         heif-enc and heif-convert (libheif-examples), cwebp and dwebp (webp).
         """)

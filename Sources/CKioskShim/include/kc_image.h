@@ -126,6 +126,14 @@ void kc_jpeg_set_memory_limit(kc_jpeg *jpeg, size_t bytes);
 /// pool headers), and the most it held at once so far.
 size_t kc_jpeg_memory_in_use(const kc_jpeg *jpeg);
 size_t kc_jpeg_memory_peak(const kc_jpeg *jpeg);
+/// Whether the output pass of a multi-scan file gives back (madvise MADV_DONTNEED) the pages of
+/// the whole-image coefficient arrays it has read and will not read again, as the rows are
+/// read (kc_jpeg_read_pixels, kc_jpeg_read_rows): 1 (the default) or 0 to keep them all to
+/// the end (for comparing the two). The rows given back are never read again, so the pixels
+/// are the same either way; the memory counts above do not change (it stays allocated).
+void kc_jpeg_release_coefficients(kc_jpeg *jpeg, int release);
+/// The bytes of coefficient pages given back so far.
+size_t kc_jpeg_coefficients_released(const kc_jpeg *jpeg);
 /// Sets the DCT scale `scale_num`/8 (1...16, libjpeg-turbo's supported factors), the output
 /// colour space and calls jpeg_start_decompress. The output size is ceil(width * scale_num / 8)
 /// x ceil(height * scale_num / 8) pixels (jpeg_calc_output_dimensions) and is stored in

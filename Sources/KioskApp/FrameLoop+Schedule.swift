@@ -20,7 +20,7 @@ extension FrameLoop {
     /// Without schedules or fallback items, nothing is read: every item is in the rotation.
     func applyRotation(at now: Duration, replace: Bool) {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
-            setNoImagesMessage(SceneRenderer.noImagesText)
+            setNoImagesMessage(content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText)
             deadlines[.schedule] = nil
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil

@@ -81,6 +81,12 @@ public final class ContentService {
     /// True until the remote manifest's first poll has ended (an offscreen run on the virtual
     /// clock waits for it).
     public private(set) var awaitingFirstAnswer = false
+    /// True while a remote manifest has never been had: not fetched yet in this run and none
+    /// stored from an earlier one (the empty screen then says it waits for the show, not that
+    /// image files should be added). Read on the frame loop, as ``takeUpdate()`` changes it.
+    public var waitingForManifest: Bool {
+        sources.contains { if case .manifest(_, nil) = $0 { return true } else { return false } }
+    }
     private var started = false
 
     /// Builds the sources: lists directories and starts watching them, reads local playlists,

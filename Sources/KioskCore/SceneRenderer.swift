@@ -16,9 +16,13 @@ public final class SceneRenderer {
     public static let placeholderText = "Loading\u{2026}"
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
+    /// The empty screen's words while a remote manifest was never had (none fetched in this run,
+    /// none stored): the show waits for it, retrying as README "The manifest" says.
+    public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"
     /// Text of that screen when the playlist has items but none is in its schedule now.
     public static let nothingScheduledText = "Nothing is scheduled now\n\nThe show's items are outside\ntheir schedules"
-    /// What the "no images" screen says (``noImagesText`` or ``nothingScheduledText``).
+    /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText`` or
+    /// ``nothingScheduledText``).
     public var noImagesMessage = noImagesText {
         didSet { if noImagesMessage != oldValue { noImagesFrame = nil } }
     }

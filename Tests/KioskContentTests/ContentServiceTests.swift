@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import FoundationEssentials
 import Glibc
 import KioskContent
 import KioskCore
@@ -27,4 +28,37 @@ import Testing
     ])
     #expect(service.showSettings == .init(interval: .seconds(7), fade: .milliseconds(500), fit: .fill))
     #expect(!service.awaitingFirstAnswer)
+}
+
+/// A remote manifest never had (its server refuses, nothing stored) leaves the show waiting
+/// for it, so the empty screen says so; once one was fetched it is stored, and a start while
+/// the server is down shows that one: no longer waiting.
+@Test func aManifestNeverHadLeavesTheShowWaitingAndAStoredOneEndsIt() throws {
+    let dir = makeTempDirectory("content-waiting")
+    let closed = try #require(URL(string: "http://127.0.0.1:\(freePort())/show.json"))
+    let offline = try ContentService(configuration: .init(manifest: closed, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    offline.start()
+    offline.waitForFirstAnswer(timeout: .seconds(20))
+    #expect(!offline.awaitingFirstAnswer, "the refused poll is an answer")
+    #expect(offline.waitingForManifest)
+    #expect(offline.items.isEmpty)
+    offline.stop()
+
+    let nginx = try Nginx()
+    try nginx.put("/show.json", Array(#"{"items": [{"src": "a.jpg"}]}"#.utf8))
+    try nginx.put("/a.jpg", jpegBytes(200))
+    let url = try #require(URL(string: nginx.base + "/show.json"))
+    let online = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    #expect(online.waitingForManifest, "nothing stored yet")
+    online.start()
+    online.waitForFirstAnswer(timeout: .seconds(20))
+    #expect(!online.waitingForManifest)
+    #expect(online.items.count == 1)
+    online.stop()
+    nginx.stop()
+
+    let restarted = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    defer { restarted.stop() }
+    #expect(!restarted.waitingForManifest, "the stored manifest is the show")
+    #expect(restarted.items.count == 1)
 }

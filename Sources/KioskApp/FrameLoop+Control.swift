@@ -51,11 +51,11 @@ extension FrameLoop {
             }
             guard !carousel.isHeld else { return fail(held) }
             if let rotation, !rotation.contains(index) {  // README "Schedules"
-                return fail("goto: item \(index) (\(playlist[index].source)) is not in the rotation now (its schedule, or a fallback item while others are on)")
+                return fail("goto: item \(index) (\(Log.hidingPasswords(playlist[index].source))) is not in the rotation now (its schedule, or a fallback item while others are on)")
             }
             guard carousel.isInShow(item: index) else {
                 // An item that failed (a download, a decode) left the show until its retry.
-                let source = index < carousel.items.count ? " (\(carousel.items[index].source))" : ""
+                let source = index < carousel.items.count ? " (\(Log.hidingPasswords(carousel.items[index].source)))" : ""
                 return fail("goto: item \(index)\(source) is not in the show: it could not be loaded;"
                             + " tried again every \(retryInterval.wholeMilliseconds / 1000) s and on SIGHUP")
             }

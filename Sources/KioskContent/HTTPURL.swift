@@ -14,6 +14,7 @@ public enum HTTPURL {
     /// Why `text` is not an absolute http or https URL with a host and a usable port, or nil
     /// when it is. The reason quotes `text` with any password hidden (`user:***@`).
     public static func problem(_ text: String) -> String? {
+        if let bad = userInfoProblem(text) { return bad }
         let shown = "'\(Log.hidingPasswords(text))'"
         guard let url = URL(string: text) else { return "\(shown) is not a URL (RFC 3986)" }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -32,6 +33,23 @@ public enum HTTPURL {
             }
         }
         return nil
+    }
+
+    /// Why the user name and password before the authority's last `@` are not RFC 3986's
+    /// `userinfo` (section 3.2.1: unreserved characters, percent-encodings, sub-delims and `:`),
+    /// or nil. A `"`, a space or another character outside that set would also end the part of
+    /// the text that log lines and replies hide (``Log/hidingPasswords(_:)``), so the reason
+    /// names the character and never quotes the URL.
+    static func userInfoProblem(_ text: String) -> String? {
+        let chars = Array(text)
+        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) else { return nil }
+        var authority = chars[(mark + 3)...]
+        if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
+        guard let at = authority.lastIndex(of: "@") else { return nil }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
+        guard let bad = authority[..<at].first(where: { !allowed.contains($0) }) else { return nil }
+        let name = bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
+        return "a URL's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
     }
 
     /// The text after the authority's port colon (`99999` in `http://u:p@host:99999/x`,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
+import KioskSystem
 
 /// The last good manifest, as stored for an offline start (README "Content", offline first).
 public struct StoredManifest: Equatable, Sendable, Codable {
@@ -32,12 +33,18 @@ public final class ManifestStore: Sendable {
     public let directory: String
     public static let fileName = "manifest.json"
 
-    /// Creates the directory if needed and deletes temporary files a crash left.
-    /// Throws ``ContentError/system(_:)``.
+    /// Creates the directory if needed, deletes temporary files a crash left, and narrows a
+    /// stored file an earlier version wrote 0644 to ``fileMode`` (its URL may hold a password,
+    /// and a server answering 304 would leave it as it is). Throws ``ContentError/system(_:)``.
     public init(directory: String) throws(ContentError) {
         self.directory = directory
         try AtomicFile.makeDirectories(directory)
         AtomicFile.removeTemporaryFiles(in: directory)
+        let path = directory + "/" + Self.fileName
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o777 != Self.fileMode, chmod(path, Self.fileMode) != 0 {
+            Log.warning("stored manifest left readable", path: path, reason: "chmod \(String(Self.fileMode, radix: 8)): \(String(cString: strerror(errno))) (errno \(errno))")
+        }
     }
 
     /// Mode of `manifest.json`: owner read and write only.

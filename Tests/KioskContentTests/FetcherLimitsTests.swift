@@ -247,3 +247,18 @@ private final class TinyProxy {
     #expect(HTTPURL.problem("http://[::1]:65535/a.jpg") == nil)
     #expect(HTTPURL.problem("http://host:/a.jpg") == nil)   // RFC 3986 section 3.2.3: the default port
 }
+
+/// A user name or password with a character RFC 3986 does not allow in `userinfo` (a quote, a
+/// space) is refused without quoting the URL: such a character would also end the part of a
+/// line that log lines and replies hide, and the password would be shown.
+@Test func aPasswordWithACharacterURLsCannotHoldIsRefusedUnshown() throws {
+    for (url, name) in [("http://kiosk:sec\"retPW@127.0.0.1:8080/ok.jpg", "'\"'"),
+                        ("http://u:p wPW@h:3128", "a space"),
+                        ("https://u:a<bPW@h/m.json", "'<'")] {
+        let reason = try #require(HTTPURL.problem(url), "\(url)")
+        #expect(reason.contains(name) && reason.contains("RFC 3986"), "\(reason)")
+        #expect(!reason.contains("PW") && !reason.contains("p w"), "\(reason)")
+    }
+    #expect(HTTPURL.problem("http://kiosk:s3cret-Pw%22x@127.0.0.1:8080/ok.jpg") == nil, "percent-encoded")
+    #expect(HTTPURL.problem("http://k:a!$&'()*+,;=~._-@h/") == nil, "sub-delims and unreserved")
+}

@@ -83,14 +83,18 @@ private func output(_ show: KioskShow) -> String {
     let json = try #require(try JSONSerialization.jsonObject(with: Data(stored)) as? [String: Any])
     #expect(json["url"] as? String == manifest)
 
-    // Offline: the stored manifest and the cached images, found by the same URLs.
+    // Offline: the stored manifest and the cached images, found by the same URLs. The file
+    // is made readable by all first, as versions before 0600 left it: the start narrows it.
     nginx.stop()
+    #expect(chmod(state + "/manifest.json", 0o644) == 0)
     let offline = try KioskShow(common)
     #expect(offline.waitForExit(timeout: 30) == 0, "\(offline.transcript)")
     #expect(offline.shown.map(\.src) == [hidden + "/img/a.png", hidden + "/img/b.png", hidden + "/img/a.png"],
             "\(offline.transcript)")
     #expect(offline.logLines(containing: "stored manifest loaded").count == 1, "\(offline.transcript)")
     #expect(!output(offline).contains(secret), "\(offline.transcript)")
+    #expect(stat(state + "/manifest.json", &info) == 0)
+    #expect(info.st_mode & 0o777 == 0o600, "mode after an offline start \(String(info.st_mode & 0o777, radix: 8))")
 }
 
 /// A usage error never prints the password; a proxy URL that does not parse is refused at the

@@ -96,7 +96,14 @@ public final class ContentService {
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
         do { reloads = try Mailbox() } catch { throw .system(error) }
+        let local = settings.sources.map(Self.makeSource)
+        // Downloads are set up for a manifest, an image URL given as a SOURCE, and a local
+        // playlist that names one (a `.json` playlist has the manifest's format).
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
+            || local.contains { source in
+                if case .playlist(_, let manifest?) = source { return manifest.items.contains { ManifestItem.isRemote($0.src) } }
+                return false
+            }
         if remote {
             // An unusable cache directory (a file, read-only, missing permissions) must not stop
             // the show: a private one under the temporary directory takes its place, for this run.
@@ -124,10 +131,7 @@ public final class ContentService {
         } else {
             images = nil
         }
-        sources = []
-        for argument in settings.sources {
-            sources.append(Self.makeSource(argument))
-        }
+        sources = local
         if let url = settings.manifest, let images {
             let store: ManifestStore?
             do {

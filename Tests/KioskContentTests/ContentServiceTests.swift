@@ -62,3 +62,18 @@ import Testing
     #expect(!restarted.waitingForManifest, "the stored manifest is the show")
     #expect(restarted.items.count == 1)
 }
+
+/// A local `.json` playlist that names an http URL gets downloads set up (a playlist has the
+/// manifest's format), with no other remote source: the image comes from nginx and is shown.
+@Test func aLocalPlaylistNamingAURLDownloadsIt() throws {
+    let nginx = try Nginx()
+    defer { nginx.stop() }
+    try publish(nginx, "img/a.png", solidPNG(Swatch.red))
+    let dir = makeTempDirectory("content-playlist-url")
+    try writeFile(dir + "/show.json", Array(#"{"items": [{"src": "\#(nginx.base)/img/a.png"}]}"#.utf8))
+    let show = try KioskShow(["--size", "320x200", "--cache-dir", dir + "/cache", "--state-dir", dir + "/state",
+                              "--interval", "1", "--fade", "100", dir + "/show.json"])
+    #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")
+    #expect(show.shown.first?.src == nginx.base + "/img/a.png", "\(show.transcript)")
+    #expect(show.logLines(containing: "image skipped").isEmpty, "\(show.transcript)")
+}

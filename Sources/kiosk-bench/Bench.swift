@@ -136,11 +136,7 @@ final class Bench {
         if settings.hugeBodyOnly {
             let (app, appPrefix, appNote) = appCommand()
             if let appNote { notes.append(appNote) }
-            if let gcc = tool("gcc") {
-                let binary = scratch + "/rusage_runner"
-                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
-                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
-            }
+            buildRusageRunner()
             section("7. a hostile server: one manifest item streams 1 GB without Content-Length (whole program, 1920x1080)")
             hugeBody(app: app, prefix: appPrefix)
             printTable()
@@ -150,11 +146,7 @@ final class Bench {
         if settings.progressivePeakOnly {
             let (app, appPrefix, appNote) = appCommand()
             if let appNote { notes.append(appNote) }
-            if let gcc {
-                let binary = scratch + "/rusage_runner"
-                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
-                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
-            }
+            buildRusageRunner()
             section("3. whole program: kiosk-carousel --display offscreen:DIR --size 1920x1080 --run-for 1 PHOTO (peak RSS, max of \(settings.appRuns) runs)")
             wholeProgram(label: "volna progressive 4:4:4", path: volna, app: app, prefix: appPrefix, djpeg: tool("djpeg"),
                          reason: Self.progressiveReason, overDjpegMiB: 16)
@@ -165,11 +157,7 @@ final class Bench {
         if settings.formatsOnly {
             let (app, appPrefix, appNote) = appCommand()
             if let appNote { notes.append(appNote) }
-            if let gcc {
-                let binary = scratch + "/rusage_runner"
-                let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
-                if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
-            }
+            buildRusageRunner()
             section("3b. HEIC and WebP: decode + fit to 1920x1080 (whole process, median of \(settings.decodeRuns) runs), whole program at 1080p")
             formatSection(volna: volna, vips: vips, vipsthumbnail: vipsthumbnail, app: app, prefix: appPrefix)
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
@@ -177,11 +165,7 @@ final class Bench {
             return failures == 0 ? 0 : 1
         }
         let djpeg = tool("djpeg"), cjpeg = tool("cjpeg")
-        if let gcc {
-            let binary = scratch + "/rusage_runner"
-            let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
-            if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
-        }
+        buildRusageRunner()
         let floor = child(["/bin/true"])
 
         // Generated inputs.
@@ -530,6 +514,15 @@ final class Bench {
 
     /// The kiosk-carousel executable to run: next to kiosk-bench (same build), or kiosk-bench's own
     /// `--case app` (the same KioskApp.main) when it has not been built.
+    /// Builds `reference/rusage_runner.c` with gcc into the scratch directory as ``runner`` (the
+    /// spawner that reports a child's peak RSS and CPU time from `wait4`); a note when it cannot.
+    func buildRusageRunner() {
+        guard runner == nil, let gcc = tool("gcc") else { return }
+        let binary = scratch + "/rusage_runner"
+        let r = child([gcc, "-O2", "-o", binary, root + "/Sources/kiosk-bench/reference/rusage_runner.c"])
+        if r.ok { runner = binary } else { notes.append("could not build rusage_runner: \(firstLine(r.stderr))") }
+    }
+
     func appCommand() -> (executable: String, prefix: [String], note: String?) {
         let sibling = dirname(of: exe) + "/kiosk-carousel"
         if isExecutable(sibling) { return (sibling, ["kiosk-carousel"], nil) }

@@ -382,6 +382,10 @@ class Suite:
         drv, dev = self.drm_pci()
         pid = self.main_pid()
         restarts = self.unit_times()["NRestarts"]
+        # Unbound just after a `shown`, not during a cross-fade: a card lost mid-fade ends that
+        # fade on its target when it is back, while `status` at the loss still names the image
+        # the fade was leaving.
+        self.wait_shown(self.journal.cursor(), 30, what="a `shown` before the unbind")
         c = self.journal.cursor()
         self.vm.run(f"echo {dev} > {drv}/unbind")
         # The loss is noticed at once (the card's node removed from /dev/dri), not at the next frame.
@@ -422,6 +426,8 @@ class Suite:
     def case_reconnect(self):
         pid = self.main_pid()
         restarts = self.unit_times()["NRestarts"]
+        # Disabled just after a `shown`, not during a cross-fade (see case_hotplug).
+        self.wait_shown(self.journal.cursor(), 30, what="a `shown` before the output is disabled")
         c = self.journal.cursor()
         # QEMU applies a UI size only when it differs from the last one asked for, which starts
         # at 0x0: the size in use first, then 0x0. Linux 6.1's virtio-gpu asks for the display

@@ -316,8 +316,14 @@ public enum CommandLineParser {
         if settings.sources.isEmpty && settings.manifest == nil {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
-        for source in settings.sources where ManifestItem.isRemote(source) {
-            if let problem = HTTPURL.problem(source) { throw UsageError("SOURCE: \(problem)") }
+        for source in settings.sources {
+            if ManifestItem.isRemote(source) {
+                if let problem = HTTPURL.problem(source) { throw UsageError("SOURCE: \(problem)") }
+            } else if let scheme = urlScheme(source) {
+                // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a
+                // file name (RFC 3986 section 3.1: a letter, then letters, digits, + - .).
+                throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a \(scheme): URL; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
+            }
         }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
@@ -455,4 +461,24 @@ extension CommandLineParser {
         }
         if !sources.isEmpty { settings.sources = sources }
     }
+}
+
+/// The scheme of `text` when it starts as a URL with an authority (`scheme://`; RFC 3986
+/// section 3.1: a letter, then letters, digits, `+`, `-`, `.`), lowercased; nil otherwise
+/// (`/srv/a://b.gif` is a path).
+func urlScheme(_ text: String) -> String? {
+    let bytes = Array(text.utf8)
+    guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: [58, 47, 47]) }) else { return nil }  // "://"
+    let scheme = bytes[..<end]
+    guard let first = scheme.first, isASCIILetter(first),
+          scheme.allSatisfy(isSchemeByte) else { return nil }
+    return String(decoding: scheme, as: UTF8.self).lowercased()
+}
+
+private func isASCIILetter(_ c: UInt8) -> Bool { (65...90).contains(c) || (97...122).contains(c) }
+
+/// RFC 3986 section 3.1: ALPHA / DIGIT / "+" / "-" / ".".
+private func isSchemeByte(_ c: UInt8) -> Bool {
+    if isASCIILetter(c) || (48...57).contains(c) { return true }
+    return c == 43 || c == 45 || c == 46
 }

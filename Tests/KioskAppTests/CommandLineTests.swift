@@ -53,6 +53,9 @@ import KioskCore
     (["x", "--interval"], "needs a value"),
     (["--dots"], "no SOURCE"),
     (["--overlay", "clock", "--overlay-format", String(repeating: "%c", count: 11), "x"], "more than 255 bytes"),
+    (["ftp://host/a.jpg"], "is a ftp: URL"),
+    (["file:///etc/passwd"], "is a file: URL"),
+    (["Gopher+1.x://u:secret@host/"], "'Gopher+1.x://u:***@host/' is a gopher+1.x: URL"),
 ])
 func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected: String) {
     #expect {
@@ -60,6 +63,11 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
     } throws: { error in
         (error as? UsageError)?.message.contains(expected) == true
     }
+}
+
+/// A path with `://` inside is a path, not a URL of some scheme (RFC 3986 section 3.1).
+@Test func aPathWithColonSlashSlashInsideIsStillAPath() throws {
+    #expect(try CommandLineParser.parse(["/srv/show/a://b.gif", "1x://c.jpg"]).sources == ["/srv/show/a://b.gif", "1x://c.jpg"])
 }
 
 @Test func helpListsEveryOptionFromTheTable() throws {

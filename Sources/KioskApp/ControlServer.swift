@@ -345,8 +345,11 @@ extension KioskApp {
             Log.info("control socket listening", path: path, detail: "JSON lines: {\"command\":[\"status\"]}")
             return server
         } catch {
-            Log.error("control socket unavailable", path: path,
-                      reason: error.description + (error.errno == EEXIST ? "; it is not a socket, so it is left alone" : ""))
+            let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+            let hint = error.errno == EEXIST ? "; it is not a socket, so it is left alone"
+                : error.errno == ENOENT ? "; the folder \(folder.isEmpty ? "/" : folder) does not exist (it is not created: make it, or let systemd's RuntimeDirectory= make it)"
+                : ""
+            Log.error("control socket unavailable", path: path, reason: error.description + hint)
             return nil
         }
     }

@@ -207,6 +207,14 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(try String(contentsOfFile: file) == "keep me\n")
     #expect(second.stop() == 0)
     #expect(try String(contentsOfFile: file) == "keep me\n")
+
+    // A folder that does not exist: not made, and the message says so; the show goes on.
+    let third = try KioskChild(["--display", "offscreen:\(dir)/frames3", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+                                "--interval", "60", "--control", "\(dir)/missing/control", controlTestSamples.path])
+    #expect(waitFor(15) { !third.shown.isEmpty }, "the show must go on: \(third.stderr.text)")
+    #expect(third.stderr.text.contains("the folder \(dir)/missing does not exist (it is not created"), "\(third.stderr.text)")
+    #expect(third.stop() == 0)
+    #expect(access("\(dir)/missing", F_OK) != 0)
 }
 
 // MARK: Limits: clients that misbehave

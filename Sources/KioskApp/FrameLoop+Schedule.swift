@@ -20,7 +20,8 @@ extension FrameLoop {
     /// Without schedules or fallback items, nothing is read: every item is in the rotation.
     func applyRotation(at now: Duration, replace: Bool) {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
-            setNoImagesMessage(content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText)
+            setNoImagesMessage(!playlist.isEmpty ? SceneRenderer.noneShownText
+                               : content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText)
             deadlines[.schedule] = nil
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
@@ -37,7 +38,8 @@ extension FrameLoop {
         } else {
             deadlines[.schedule] = nil
         }
-        setNoImagesMessage(showing.isEmpty && !playlist.isEmpty ? SceneRenderer.nothingScheduledText : SceneRenderer.noImagesText)
+        setNoImagesMessage(!showing.isEmpty ? SceneRenderer.noneShownText
+                           : playlist.isEmpty ? SceneRenderer.noImagesText : SceneRenderer.nothingScheduledText)
         if standIn.active, standIn.scheduled == showing, standIn.standby == standby {
             // Still standing in for the same rotation: the fallback items stay on (a look at the
             // schedules, or the same playlist again, does not end it; an image that loads does).

@@ -19,10 +19,13 @@ public final class SceneRenderer {
     /// The empty screen's words while a remote manifest was never had (none fetched in this run,
     /// none stored): the show waits for it, retrying as README "The manifest" says.
     public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"
+    /// The empty screen's words when the playlist has items but none of them could be shown
+    /// (each failed to read, download or decode; each is tried again, and the log says why).
+    public static let noneShownText = "No image could be shown\n\nThe show's files could not be\nread or decoded: see the log"
     /// Text of that screen when the playlist has items but none is in its schedule now.
     public static let nothingScheduledText = "Nothing is scheduled now\n\nThe show's items are outside\ntheir schedules"
-    /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText`` or
-    /// ``nothingScheduledText``).
+    /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText``,
+    /// ``noneShownText`` or ``nothingScheduledText``).
     public var noImagesMessage = noImagesText {
         didSet { if noImagesMessage != oldValue { noImagesFrame = nil } }
     }

@@ -173,6 +173,29 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     #expect(lit > 50)
 }
 
+/// A folder whose only image cannot be decoded shows an empty screen with other words than an
+/// empty folder's ("No image could be shown … see the log", not "Add … files"): the two frames
+/// differ in the text band and both have text there.
+@Test func aFolderOfOnlyBrokenImagesSaysSoNotAddFiles() throws {
+    let empty = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-empty-\(UUID().uuidString)")
+    let broken = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-broken-\(UUID().uuidString)")
+    for dir in [empty, broken] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+    try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x41, count: 300)).write(to: broken.appendingPathComponent("cut.jpg"))
+    let a = try runShow(["--size", "320x200", "--run-for", "1", empty.path])
+    let b = try runShow(["--size", "320x200", "--run-for", "1", broken.path])
+    #expect(a.status == 0 && b.status == 0, "stderr: \(a.stderr) \(b.stderr)")
+    #expect(b.stderr.contains("cut.jpg"), "\(b.stderr)")
+    let fa = try a.frame(0), fb = try b.frame(0)
+    var lit = 0, differ = 0
+    for y in 60..<140 {
+        for x in 0..<320 {
+            if fb[x, y] & 0xFF > 0x80 { lit += 1 }
+            if fa[x, y] != fb[x, y] { differ += 1 }
+        }
+    }
+    #expect(lit > 50 && differ > 50, "lit \(lit), differing \(differ)")
+}
+
 @Test func aUsageErrorExitsWith64AndSaysWhy() throws {
     let run = try runShow(["--fit", "zoom", samples.path])
     #expect(run.status == 64)

@@ -53,6 +53,30 @@ public enum Log {
             }
             i = end
         }
+        return out.contains("@") ? hidingSchemelessPasswords(out) : out
+    }
+
+    /// The second pass of ``hidingPasswords(_:)``: a word (between spaces and quotes) without
+    /// `://` whose part before its first `@` (after its last `/`) has a `:` is a URL written
+    /// without the two slashes (`user:pw@proxy:3128`, `https:/user:pw@host`), which libcurl
+    /// takes too: what follows that `:` is hidden. `me@example.org` has no `:` there, and a
+    /// path (a word starting with `/` or `.`) is left as it is.
+    private static func hidingSchemelessPasswords(_ s: String) -> String {
+        var out = ""
+        var word = ""
+        func flush() {
+            defer { word = "" }
+            // A path (`/srv/12:30@2x.jpg`, `./a:b@c.png`) is not a URL.
+            guard !word.contains("://"), word.first != "/", word.first != ".", let at = word.firstIndex(of: "@") else { out += word; return }
+            let prefix = word[..<at]
+            let start = prefix.lastIndex(of: "/").map { prefix.index(after: $0) } ?? prefix.startIndex
+            guard let colon = prefix[start...].firstIndex(of: ":"), prefix.index(after: colon) < at else { out += word; return }
+            out += String(word[...colon]) + "***" + String(word[at...])
+        }
+        for ch in s {
+            if ch == " " || ch == "\"" || ch == "'" || ch == "=" { flush(); out.append(ch) } else { word.append(ch) }
+        }
+        flush()
         return out
     }
 

@@ -23,3 +23,17 @@ import KioskSystem
     #expect(line.contains("http://u:***@d.example/") && line.contains("me@example.org"), "\(line)")
     #expect(Log.line(.info, "plain", path: "/srv/photos/a@b.jpg") == "kiosk-carousel: info plain path=/srv/photos/a@b.jpg")
 }
+
+/// A URL written without its two slashes (`user:pw@proxy:3128`, `https:/user:pw@host`), which
+/// libcurl takes, has its password hidden too; an address or a path with `@` does not change.
+@Test func aPasswordInAURLWithoutItsSlashesIsHidden() {
+    #expect(Log.hidingPasswords("'user:proxyPW@proxy.example:3128' is not an http or https URL")
+            == "'user:***@proxy.example:3128' is not an http or https URL")
+    #expect(Log.hidingPasswords("'https:/kiosk:manPW@h/show.json' has no host") == "'https:/kiosk:***@h/show.json' has no host")
+    #expect(Log.hidingPasswords("source skipped path=http:/k:slashPW@host/a.jpg") == "source skipped path=http:/k:***@host/a.jpg")
+    for plain in ["mail me@example.org", "/srv/photos/a@b.jpg", "t=12:30 at 5@home", "http://u:p@h/x@y",
+                  #"{"event":"shown","src":"/srv/show/12:30@2x.jpg"}"#] {
+        #expect(!Log.hidingPasswords(plain).contains("***") || plain.hasPrefix("http://"), "\(plain)")
+    }
+    #expect(Log.hidingPasswords("http://u:p@h/x@y") == "http://u:***@h/x@y")
+}

@@ -27,7 +27,9 @@ public enum HTTPURL {
                 guard port.utf8.allSatisfy({ (48...57).contains($0) }) else {
                     return "\(shown): port '\(port)' is not a number"
                 }
-                guard port.utf8.count <= 5, let n = Int(port), portRange.contains(n) else {
+                // Leading zeros are allowed (RFC 3986 section 3.2.3: port = *DIGIT): 000080 is 80.
+                let digits = port.drop(while: { $0 == "0" })
+                guard digits.utf8.count <= 5, let n = Int(digits.isEmpty ? "0" : String(digits)), portRange.contains(n) else {
                     return "\(shown): port \(port) is out of range (a TCP port is \(portRange.lowerBound)...\(portRange.upperBound))"
                 }
             }

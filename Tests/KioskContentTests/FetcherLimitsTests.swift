@@ -246,6 +246,8 @@ private final class TinyProxy {
     }
     #expect(HTTPURL.problem("http://[::1]:65535/a.jpg") == nil)
     #expect(HTTPURL.problem("http://host:/a.jpg") == nil)   // RFC 3986 section 3.2.3: the default port
+    #expect(HTTPURL.problem("http://host:000080/a.jpg") == nil)   // leading zeros: port 80
+    #expect(HTTPURL.problem("http://host:0000/a.jpg")?.contains("port 0000 is out of range") == true)
 }
 
 /// A user name or password with a character RFC 3986 does not allow in `userinfo` (a quote, a

@@ -34,16 +34,16 @@ public enum KioskApp {
         // show cleanly) instead of killing the process with its default action. (Before main,
         // while the dynamic loader runs, nothing can catch them.)
         installSignalHandlers()
-        let settings: Settings, spec: DisplaySpec
+        let settings: Settings, displaySpec: DisplaySpec
         switch readCommandLine(arguments) {
         case .exit(let status): return status
-        case .run(let s, let d): (settings, spec) = (s, d)
+        case .run(let s, let d): (settings, displaySpec) = (s, d)
         }
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        guard let opened = openTheDisplay(spec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
-        let display = reopening(opened, spec: spec)
+        guard let opened = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
+        let display = reopening(opened, displaySpec: displaySpec)
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
@@ -166,19 +166,19 @@ public enum KioskApp {
         }
     }
 
-    /// Opens the display `spec` names. `auto` falls back to offscreen frames in ./kiosk-frames
+    /// Opens the display `displaySpec` names. `auto` falls back to offscreen frames in ./kiosk-frames
     /// when the machine has no screen, except under systemd (`$NOTIFY_SOCKET` set), where
     /// nobody looks at frame files: there it waits for a display (``waitForDisplay(settings:firstFailure:)``).
     /// Nil (logged) when there is none to be had, or a stop signal came while waiting.
-    static func openTheDisplay(_ spec: DisplaySpec, settings: Settings) -> Display? {
+    static func openTheDisplay(_ displaySpec: DisplaySpec, settings: Settings) -> Display? {
         do {
-            return try openDisplay(spec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+            return try openDisplay(displaySpec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
                                    offscreenSize: settings.size)
         } catch {
-            if case .auto = spec, SystemdNotifier().isActive {
+            if case .auto = displaySpec, SystemdNotifier().isActive {
                 return waitForDisplay(settings: settings, firstFailure: error)
             }
-            guard case .auto = spec, case .noDisplay = error else {
+            guard case .auto = displaySpec, case .noDisplay = error else {
                 Log.error("display unavailable", reason: error.description)
                 return nil
             }
@@ -208,9 +208,9 @@ public enum KioskApp {
 
     /// A DRM card is wrapped so the show outlives it (``ReopeningDRMDisplay``: its driver
     /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
-    static func reopening(_ display: Display, spec: DisplaySpec) -> Display {
+    static func reopening(_ display: Display, displaySpec: DisplaySpec) -> Display {
         guard let drm = display as? DRMDisplay else { return display }
-        if case .drm(let device, let connector, let mode) = spec {
+        if case .drm(let device, let connector, let mode) = displaySpec {
             return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
         }
         return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)

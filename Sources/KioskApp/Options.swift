@@ -322,7 +322,7 @@ public enum CommandLineParser {
             } else if let scheme = urlScheme(source) {
                 // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a
                 // file name (RFC 3986 section 3.1: a letter, then letters, digits, + - .).
-                throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a \(scheme): URL; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
+                throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme):; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
             }
         }
         if settings.fade > settings.interval {

@@ -21,7 +21,7 @@ public final class SceneRenderer {
     public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"
     /// The empty screen's words when the playlist has items but none of them could be shown
     /// (each failed to read, download or decode; each is tried again, and the log says why).
-    public static let noneShownText = "No image could be shown\n\nThe show's files could not be\nread or decoded: see the log"
+    public static let noneShownText = "No image could be shown\n\nThe show's images could not be\nloaded: see the log"
     /// Text of that screen when the playlist has items but none is in its schedule now.
     public static let nothingScheduledText = "Nothing is scheduled now\n\nThe show's items are outside\ntheir schedules"
     /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText``,

@@ -53,9 +53,9 @@ import KioskCore
     (["x", "--interval"], "needs a value"),
     (["--dots"], "no SOURCE"),
     (["--overlay", "clock", "--overlay-format", String(repeating: "%c", count: 11), "x"], "more than 255 bytes"),
-    (["ftp://host/a.jpg"], "is a ftp: URL"),
-    (["file:///etc/passwd"], "is a file: URL"),
-    (["Gopher+1.x://u:secret@host/"], "'Gopher+1.x://u:***@host/' is a gopher+1.x: URL"),
+    (["ftp://host/a.jpg"], "is a URL of the scheme ftp:"),
+    (["file:///etc/passwd"], "is a URL of the scheme file:"),
+    (["Gopher+1.x://u:secret@host/"], "'Gopher+1.x://u:***@host/' is a URL of the scheme gopher+1.x:"),
 ])
 func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected: String) {
     #expect {

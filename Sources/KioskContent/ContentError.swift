@@ -131,6 +131,15 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .system(let e) = self { return e.description }
         return "\(subject): \(reason)"
     }
+
+    /// The `reason="…"` of a log line whose `path=` is `shownSubject` (README "Events and
+    /// logs": one `path=`, the reason in `reason`): ``reason`` when the error is about that
+    /// URL or path, else the whole ``description`` (a redirect's target, a system error's
+    /// operation), so nothing is written twice and nothing is lost.
+    public func logReason(path shownSubject: String) -> String {
+        if case .system = self { return description }
+        return subject == shownSubject ? reason : description
+    }
 }
 
 /// A byte cap as people say it: `50 MB (50000000 bytes)`, `8 MiB (8388608 bytes)`, `1500 bytes`.

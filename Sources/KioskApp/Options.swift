@@ -325,6 +325,14 @@ public enum CommandLineParser {
                 throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme):; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
             }
         }
+        // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
+        // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
+        // DNS error far from its cause. Only when the show downloads (README "Configure").
+        if settings.proxy == nil, settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote) {
+            if let (proxy, problem) = ProxyChoice(option: nil, environment: ProxyChoice.processEnvironment()).unusable.first {
+                throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")
+            }
+        }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
         }

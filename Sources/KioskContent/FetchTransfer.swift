@@ -186,13 +186,33 @@ final class FetchJob {
     /// CURLE_TOO_LARGE (curl/curl.h from libcurl 8.6), what newer libcurl returns for it.
     static let curleTooLarge: UInt32 = 100
 
-    /// What a transfer that libcurl ended with `code` gives.
-    func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
+    /// What a transfer that libcurl ended with `code` gives. `proxies` names the proxy of a
+    /// failure before any response came (its URL without the password and where it was set).
+    func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration,
+                proxies: ProxyChoice = ProxyChoice(option: nil, environment: [:])) -> Result<Payload, ContentError> {
         if let outcome { return outcome }
         if let declared, received < declared, code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR {
             return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
         }
         let host = hostOf(chain[chain.count - 1])
+        // Before any response the failure may be the proxy's: say so, and which one.
+        if code != CURLE_OK, code != CURLE_OPERATION_TIMEDOUT, !gotHeaders, let proxy = proxies.proxy(for: chain[chain.count - 1]) {
+            let said = "\(curlMessage(code)) (libcurl error \(code.rawValue))"
+            if let problem = proxy.problem {
+                return .failure(.transport(url: url, reason: "\(proxy) is not usable: \(problem); libcurl said: \(said)", receivedBytes: received))
+            }
+            switch code {
+            case CURLE_COULDNT_RESOLVE_PROXY:
+                return .failure(.transport(url: url, reason: "cannot resolve \(proxy) (DNS): \(said)", receivedBytes: received))
+            case CURLE_COULDNT_CONNECT:
+                return .failure(.transport(url: url, reason: "cannot connect to \(proxy): \(said)", receivedBytes: received))
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR,
+                 CURLE_SSL_CERTPROBLEM:
+                break  // the server's name or certificate, below (the proxy resolves the name for http)
+            default:
+                return .failure(.transport(url: url, reason: "through \(proxy): \(said)", receivedBytes: received))
+            }
+        }
         switch code {
         case CURLE_OK:
             return complete()

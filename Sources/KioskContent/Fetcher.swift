@@ -197,6 +197,9 @@ final class FetchEngine: @unchecked Sendable {
     let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
     let cache: DiskCache
     let configuration: Fetcher.Configuration
+    /// The proxies libcurl takes (``Fetcher/Configuration/proxy`` or the environment), to
+    /// name the one a failure came from.
+    let proxies: ProxyChoice
     /// Set once in ``startLocked(_:)``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
     /// called only under the state lock while not closed, so never after the clean-up.
     private var multi: UnsafeMutableRawPointer?
@@ -210,6 +213,7 @@ final class FetchEngine: @unchecked Sendable {
     init(cache: DiskCache, configuration: Fetcher.Configuration) {
         self.cache = cache
         self.configuration = configuration
+        proxies = ProxyChoice(option: configuration.proxy, environment: ProxyChoice.processEnvironment())
     }
 
     /// Opens libcurl (on first use, see kc_curl.h), makes the multi handle and starts the
@@ -322,7 +326,7 @@ final class FetchEngine: @unchecked Sendable {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                       let job = active.first(where: { $0.easy == easy }) else { continue }
                 end(job, job.result(kc_curl_message_result(message), connectTimeout: configuration.connectTimeout,
-                                    lowSpeedTime: configuration.lowSpeedTime))
+                                    lowSpeedTime: configuration.lowSpeedTime, proxies: proxies))
             }
             // Our own deadlines: they give the typed phase and the bytes received.
             let now = ContinuousClock.now

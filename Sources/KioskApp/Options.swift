@@ -390,6 +390,13 @@ public enum CommandLineParser {
 // MARK: - The configuration file (`--config FILE`)
 
 extension CommandLineParser {
+    /// The options whose value in a configuration file is the rest of the line, blanks and all:
+    /// lists and commands (`touch-calibration 0 1 0 -1 0 1`, `on-tap /usr/local/bin/tap.sh --loud`,
+    /// `overlay-format %a %-d %b`, `display-off 22:00-07:00, 12:00-13:00`) and paths, which may
+    /// hold spaces (as `source` does). Every other option takes one word.
+    static let freeTextOptions: Set<String> = ["touch-calibration", "on-tap", "overlay-format", "display-off",
+                                               "display", "input", "cache-dir", "state-dir", "ca-file", "control"]
+
     /// The largest configuration file read, in bytes.
     static let configFileLimit = 1 << 20
 
@@ -458,6 +465,12 @@ extension CommandLineParser {
             }
             if let placeholder = spec.value {
                 guard !value.isEmpty else { throw UsageError(at + "--\(name) needs a value \(placeholder)") }
+                if !Self.freeTextOptions.contains(name), let blank = value.firstIndex(where: isBlank) {
+                    // `manifest URL extra`: not a value with a space in it (a URL would get `%20`).
+                    let extra = value[blank...].drop(while: isBlank).prefix(while: { !isBlank($0) })
+                    throw UsageError(at + "--\(name) takes one value \(placeholder), but '\(extra)' follows '\(value[..<blank])'"
+                                     + (extra.hasPrefix("#") ? " (a # comment needs a line of its own)" : ""))
+                }
             } else if hasEquals || !value.isEmpty {
                 throw UsageError(at + "--\(name) takes no value")
             }

@@ -323,6 +323,10 @@ public enum CommandLineParser {
                 // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a
                 // file name (RFC 3986 section 3.1: a letter, then letters, digits, + - .).
                 throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme):; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
+            } else if let scheme = schemePrefix(source), !pathExists(source) {
+                // `javascript:alert(1)`, `mailto:x`: a URL needs no `//` (RFC 3986 section 3);
+                // an existing file of that name (`a:b.jpg`) is still a file.
+                throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme): (no file of that name exists); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
             }
         }
         // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
@@ -494,6 +498,21 @@ func urlScheme(_ text: String) -> String? {
     guard let first = scheme.first, isASCIILetter(first),
           scheme.allSatisfy(isSchemeByte) else { return nil }
     return String(decoding: scheme, as: UTF8.self).lowercased()
+}
+
+/// The scheme of `text` when it starts as `scheme:` (RFC 3986 section 3.1, with or without
+/// `//`: `javascript:alert(1)`, `mailto:x`), lowercased; nil otherwise (`12:30.jpg`, `/a:b`).
+func schemePrefix(_ text: String) -> String? {
+    let bytes = Array(text.utf8)
+    guard let colon = bytes.firstIndex(of: 58), let first = bytes.first, isASCIILetter(first),
+          bytes[..<colon].allSatisfy(isSchemeByte) else { return nil }
+    return String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+}
+
+/// Whether something (a file, a directory, a dangling symbolic link) is at `path` (lstat(2)).
+private func pathExists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
 }
 
 private func isASCIILetter(_ c: UInt8) -> Bool { (65...90).contains(c) || (97...122).contains(c) }

@@ -267,7 +267,7 @@ final class FetchEngine: @unchecked Sendable {
             if case .image = kind { isImage = true } else { isImage = false }
             let job = FetchJob(key: key, url: url, kind: kind,
                                cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
-                               maxRedirects: configuration.maxRedirects)
+                               maxRedirects: configuration.maxRedirects, proxies: proxies)
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
@@ -326,7 +326,7 @@ final class FetchEngine: @unchecked Sendable {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                       let job = active.first(where: { $0.easy == easy }) else { continue }
                 end(job, job.result(kc_curl_message_result(message), connectTimeout: configuration.connectTimeout,
-                                    lowSpeedTime: configuration.lowSpeedTime, proxies: proxies))
+                                    lowSpeedTime: configuration.lowSpeedTime))
             }
             // Our own deadlines: they give the typed phase and the bytes received.
             let now = ContinuousClock.now

@@ -109,7 +109,7 @@ public struct PollSchedule: Sendable {
     public mutating func failed(at now: Duration, error: ContentError) -> PollNote? {
         consecutiveFailures += 1
         var delay = jittered(backoff(afterFailures: consecutiveFailures))
-        if case .httpStatus(_, _, let retryAfter?) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
+        if case .httpStatus(_, _, let retryAfter?, _) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
         nextPoll = now + delay
         return consecutiveFailures == 1 ? .unreachable(error: error, atBoot: !hasSucceeded) : nil
     }

@@ -155,6 +155,10 @@ private final class TinyProxy {
         let bad = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": value])
         #expect(bad.line.contains("the proxy \(value) (http_proxy) is not usable: \(problem); libcurl said: "), "\(bad.line)")
     }
+    // The proxy is up, the server is not: the proxy's answer says which proxy it came through.
+    let upstream = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url])
+    #expect(upstream.line.hasPrefix("failed http-status: http://127.0.0.1:\(deadPort)/x.jpg: HTTP status 5"), "\(upstream.line)")
+    #expect(upstream.line.hasSuffix(" through the proxy \(proxy.url) (http_proxy)"), "\(upstream.line)")
     // Direct (no_proxy names the host): a refused server is the server's failure.
     let direct = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url, "no_proxy": "localhost, 127.0.0.0/8"])
     #expect(direct.line.hasPrefix("failed transport: http://127.0.0.1:\(deadPort)/x.jpg: ") && !direct.line.contains("proxy"), "\(direct.line)")

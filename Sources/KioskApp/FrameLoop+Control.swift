@@ -47,7 +47,7 @@ extension FrameLoop {
             let count = controlPlaylistCount
             guard (0..<count).contains(index) else {
                 return fail(count == 0 ? "goto: bad index \(index): the playlist is empty"
-                                       : "goto: bad index \(index): the playlist has \(count) \(count == 1 ? "item" : "items") (0...\(count - 1))")
+                                       : "goto: bad index \(index): the playlist has \(counted(count, "item")) (0...\(count - 1))")
             }
             guard !carousel.isHeld else { return fail(held) }
             if let rotation, !rotation.contains(index) {  // README "Schedules"

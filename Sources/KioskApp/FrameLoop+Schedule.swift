@@ -66,8 +66,9 @@ extension FrameLoop {
             standIn.active = true
             let both = (standIn.scheduled + standIn.standby).sorted()
             rotation = both
-            Log.info("fallback standing in", detail: "none of the \(standIn.scheduled.count) scheduled items can be shown; "
-                     + "\(standIn.standby.count) fallback items are, until one of them loads")
+            Log.info("fallback standing in", detail: (standIn.scheduled.count == 1 ? "the one scheduled item cannot be shown; "
+                                                                      : "none of the \(standIn.scheduled.count) scheduled items can be shown; ")
+                     + "\(counted(standIn.standby.count, "fallback item")) \(standIn.standby.count == 1 ? "stands" : "stand") in until a scheduled one loads")
             handleControlActions(carousel.replaceItems(playlist, showing: both, at: now))
         } else if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
             standIn.active = false
@@ -101,7 +102,7 @@ extension FrameLoop {
         if showing.isEmpty {
             Log.info("nothing scheduled", detail: "no item of \(playlist.count) is in its schedule now and none is a fallback; the empty screen shows")
         } else {
-            Log.info("rotation changed", detail: "\(showing.count) of \(playlist.count) items by their schedules"
+            Log.info("rotation changed", detail: "\(showing.count) of \(counted(playlist.count, "item")) by their schedules"
                      + (fallback ? " (the fallback items: nothing else is scheduled now)" : ""))
         }
     }

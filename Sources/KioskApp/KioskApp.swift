@@ -59,7 +59,7 @@ public enum KioskApp {
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
-            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(removed) frame-*.png files of an earlier run") }
+            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
         }
 
         let preparer: SlotPreparer
@@ -366,7 +366,7 @@ public enum KioskApp {
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
             } else if let outputs = display as? OffscreenDisplay {
-                Log.info("show done", path: outputs.directory, detail: "\(outputs.framesWritten) \(outputs.framesWritten == 1 ? "frame" : "frames") written")
+                Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written")
             }
             return 0
         } catch {

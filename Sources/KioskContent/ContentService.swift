@@ -126,7 +126,7 @@ public final class ContentService {
             images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: settings.cacheDirectory,
-                     detail: "\(cache.count) files, \(cache.totalBytes / 1_000_000) MB"
+                     detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
                          + (removed > 0 ? ", \(removed) expired removed" : ""))
         } else {
             images = nil
@@ -147,7 +147,7 @@ public final class ContentService {
             if let saved = try? store?.load(), let base = URL(string: saved.url) {
                 do {
                     stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
-                    Log.info("stored manifest loaded", path: saved.url, detail: "\(stored!.items.count) items")
+                    Log.info("stored manifest loaded", path: saved.url, detail: counted(stored!.items.count, "item"))
                 } catch {
                     Log.warning("stored manifest not used", path: saved.url, reason: error.description)
                 }
@@ -211,7 +211,7 @@ public final class ContentService {
             case .directory(let path, let watch?, _):
                 if let latest = watch.changes.take().last {
                     changed = true
-                    Log.info("directory changed", path: path, detail: "\(latest.count) images")
+                    Log.info("directory changed", path: path, detail: counted(latest.count, "image"))
                     sources[i] = .directory(path: path, watch: watch, files: latest)
                 }
             case .manifest(let poller, let current):
@@ -221,7 +221,7 @@ public final class ContentService {
                     case .manifest(let m, let fromStore):
                         if !fromStore || manifest == nil {
                             if !fromStore {
-                                var detail = "\(m.items.count) items"
+                                var detail = counted(m.items.count, "item")
                                 if let i = m.interval { detail += ", interval \(i.wholeMilliseconds) ms" }
                                 if let f = m.fade { detail += ", fade \(f.wholeMilliseconds) ms" }
                                 if let f = m.fit { detail += ", fit \(f.rawValue)" }
@@ -292,7 +292,7 @@ public final class ContentService {
         if argument.lowercased().hasSuffix(".json") {
             do {
                 let manifest = try Manifest.load(path: argument)
-                Log.info("playlist read", path: argument, detail: "\(manifest.items.count) items")
+                Log.info("playlist read", path: argument, detail: counted(manifest.items.count, "item"))
                 return .playlist(path: argument, manifest: manifest)
             } catch {
                 Log.warning("playlist not read", path: argument, reason: error.description)

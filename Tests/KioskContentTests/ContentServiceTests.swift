@@ -77,3 +77,22 @@ import Testing
     #expect(show.shown.first?.src == nginx.base + "/img/a.png", "\(show.transcript)")
     #expect(show.logLines(containing: "image skipped").isEmpty, "\(show.transcript)")
 }
+
+/// The disk cache's line at start counts its files right for one and for two (the show's own
+/// image is not among them, so the run leaves them alone).
+@Test func theDiskCacheLineSaysOneFileAndTwoFiles() throws {
+    let dir = makeTempDirectory("content-cache-count")
+    let cache = try DiskCache(.init(directory: dir + "/cache"))
+    _ = try cache.store(url: "http://127.0.0.1:9/a.jpg", bytes: jpegBytes(100))
+    func cacheLine() throws -> String {
+        let show = try KioskShow(["--size", "64x40", "--run-for", "1", "--cache-dir", dir + "/cache",
+                                  "--state-dir", dir + "/state", "http://127.0.0.1:9/c.jpg"])  // not cached: refused
+        _ = show.waitForExit(timeout: 60)
+        return show.logLines(containing: "disk cache opened").first ?? show.transcript
+    }
+    let one = try cacheLine()
+    #expect(one.contains(#"detail="1 file, 0 MB""#), "\(one)")
+    _ = try cache.store(url: "http://127.0.0.1:9/b.jpg", bytes: jpegBytes(100))
+    let two = try cacheLine()
+    #expect(two.contains(#"detail="2 files, 0 MB""#), "\(two)")
+}

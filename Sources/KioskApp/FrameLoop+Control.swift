@@ -122,7 +122,7 @@ extension FrameLoop {
                 return
             }
         }
-        notifier.ready(status: "first photo on \(display.summary); \(count) \(count == 1 ? "image" : "images")")
+        notifier.ready(status: "first photo on \(display.summary); playlist of \(counted(count, "item"))")
     }
 
     /// The loop runs but must not draw (started inside a `--display-off` period, or on a VT that

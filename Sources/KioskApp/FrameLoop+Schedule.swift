@@ -48,7 +48,7 @@ extension FrameLoop {
         }
         standIn = FallbackStandIn(scheduled: showing, standby: standby)
         guard replace || showing != rotation else { return }
-        if showing != rotation { logRotation(showing) }
+        if showing != rotation { logRotation(showing); restartRound() }
         rotation = showing
         handleControlActions(carousel.replaceItems(playlist, showing: showing, at: now))
         leaveRetired = !replace

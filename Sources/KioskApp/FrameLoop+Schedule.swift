@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import KioskCore
 import KioskSystem
 
@@ -20,8 +21,7 @@ extension FrameLoop {
     /// Without schedules or fallback items, nothing is read: every item is in the rotation.
     func applyRotation(at now: Duration, replace: Bool) {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
-            setNoImagesMessage(!playlist.isEmpty ? SceneRenderer.noneShownText
-                               : content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText)
+            setNoImagesMessage(!playlist.isEmpty ? SceneRenderer.noneShownText : emptyPlaylistText)
             deadlines[.schedule] = nil
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
@@ -88,6 +88,16 @@ extension FrameLoop {
         if carousel.currentItem == nil, carousel.activeCount > 0 {
             handleControlActions(carousel.move(.forward, at: now))
         }
+    }
+
+    /// The empty screen's words for an empty playlist: a SOURCE that does not exist (named, with
+    /// `stat`'s reason unless it is plain ENOENT), else a manifest never had, else no images.
+    var emptyPlaylistText: String {
+        if let missing = content?.missingSources.first {
+            let reason = missing.errno == ENOENT ? nil : String(cString: strerror(missing.errno))
+            return SceneRenderer.missingSourceText(path: missing.path, folder: !missing.isImageFile, reason: reason)
+        }
+        return content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText
     }
 
     /// The "no images" screen's words; a change redraws it at once.

@@ -249,8 +249,9 @@ public final class ContentService {
                     if latest.isEmpty, stat(path, &st) != 0 {
                         // The folder itself went (deleted, renamed away, unmounted): its watch
                         // ended; it is waited for again.
+                        let code = errno
                         watch.stop()
-                        sources[i] = Self.missingSource(path, errno: errno)
+                        sources[i] = Self.missingSource(path, errno: code)
                         continue
                     }
                     Log.info("directory changed", path: path, detail: counted(latest.count, "image"))

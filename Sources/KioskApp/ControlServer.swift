@@ -301,7 +301,7 @@ public final class ControlServer: @unchecked Sendable {
         guard !c.closed else { return }
         if c.pendingOutput + line.count > Self.maxPendingOutput {
             Log.warning("control client dropped", path: path,
-                        reason: "it does not read what it is sent (\(c.pendingOutput) bytes waiting)")
+                        reason: "it does not read what it is sent (\(counted(c.pendingOutput, "byte")) waiting)")
             c.closed = true
             return
         }

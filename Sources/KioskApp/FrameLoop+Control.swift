@@ -47,7 +47,7 @@ extension FrameLoop {
             let count = controlPlaylistCount
             guard (0..<count).contains(index) else {
                 return fail(count == 0 ? "goto: bad index \(index): the playlist is empty"
-                                       : "goto: bad index \(index): the playlist has \(count) \(count == 1 ? "item" : "items") (0...\(count - 1))")
+                                       : "goto: bad index \(index): the playlist has \(counted(count, "item")) (0...\(count - 1))")
             }
             guard !carousel.isHeld else { return fail(held) }
             if let rotation, !rotation.contains(index) {  // README "Schedules"
@@ -122,7 +122,7 @@ extension FrameLoop {
                 return
             }
         }
-        notifier.ready(status: "first photo on \(display.summary); \(count) \(count == 1 ? "image" : "images")")
+        notifier.ready(status: "first photo on \(display.summary); playlist of \(counted(count, "item"))")
     }
 
     /// The loop runs but must not draw (started inside a `--display-off` period, or on a VT that

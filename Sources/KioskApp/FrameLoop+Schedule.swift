@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import KioskCore
 import KioskSystem
 
@@ -20,8 +21,7 @@ extension FrameLoop {
     /// Without schedules or fallback items, nothing is read: every item is in the rotation.
     func applyRotation(at now: Duration, replace: Bool) {
         guard playlist.contains(where: { $0.schedule != nil || $0.fallback }) else {
-            setNoImagesMessage(!playlist.isEmpty ? SceneRenderer.noneShownText
-                               : content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText)
+            setNoImagesMessage(!playlist.isEmpty ? SceneRenderer.noneShownText : emptyPlaylistText)
             deadlines[.schedule] = nil
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
@@ -48,7 +48,7 @@ extension FrameLoop {
         }
         standIn = FallbackStandIn(scheduled: showing, standby: standby)
         guard replace || showing != rotation else { return }
-        if showing != rotation { logRotation(showing) }
+        if showing != rotation { logRotation(showing); restartRound() }
         rotation = showing
         handleControlActions(carousel.replaceItems(playlist, showing: showing, at: now))
         leaveRetired = !replace
@@ -66,8 +66,9 @@ extension FrameLoop {
             standIn.active = true
             let both = (standIn.scheduled + standIn.standby).sorted()
             rotation = both
-            Log.info("fallback standing in", detail: "none of the \(standIn.scheduled.count) scheduled items can be shown; "
-                     + "\(standIn.standby.count) fallback items are, until one of them loads")
+            Log.info("fallback standing in", detail: (standIn.scheduled.count == 1 ? "the one scheduled item cannot be shown; "
+                                                                      : "none of the \(standIn.scheduled.count) scheduled items can be shown; ")
+                     + "\(counted(standIn.standby.count, "fallback item")) \(standIn.standby.count == 1 ? "stands" : "stand") in until a scheduled one loads")
             handleControlActions(carousel.replaceItems(playlist, showing: both, at: now))
         } else if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
             standIn.active = false
@@ -89,6 +90,16 @@ extension FrameLoop {
         }
     }
 
+    /// The empty screen's words for an empty playlist: a SOURCE that does not exist (named, with
+    /// `stat`'s reason unless it is plain ENOENT), else a manifest never had, else no images.
+    var emptyPlaylistText: String {
+        if let missing = content?.missingSources.first {
+            let reason = missing.errno == ENOENT ? nil : String(cString: strerror(missing.errno))
+            return SceneRenderer.missingSourceText(path: missing.path, folder: !missing.isImageFile, reason: reason)
+        }
+        return content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText
+    }
+
     /// The "no images" screen's words; a change redraws it at once.
     private func setNoImagesMessage(_ text: String) {
         guard renderer.noImagesMessage != text else { return }
@@ -101,7 +112,7 @@ extension FrameLoop {
         if showing.isEmpty {
             Log.info("nothing scheduled", detail: "no item of \(playlist.count) is in its schedule now and none is a fallback; the empty screen shows")
         } else {
-            Log.info("rotation changed", detail: "\(showing.count) of \(playlist.count) items by their schedules"
+            Log.info("rotation changed", detail: "\(showing.count) of \(counted(playlist.count, "item")) by their schedules"
                      + (fallback ? " (the fallback items: nothing else is scheduled now)" : ""))
         }
     }

@@ -147,6 +147,8 @@ public final class FrameLoop {
     var lastScene: Scene?
     /// `shown` events waiting for the frame that shows them to be presented.
     var pendingShown: [(item: Int, source: String, at: Duration)] = []
+    /// The items of this playlist shown so far (FrameLoop+Round.swift).
+    var round = PlaylistRound()
     /// Frames presented so far.
     public private(set) var framesPresented = 0
     /// `--overlay`: the clock blended into every frame (FrameLoop+Overlay.swift).
@@ -209,6 +211,7 @@ public final class FrameLoop {
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
                 playlist = items
+                restartRound()
                 applyRotation(at: clock.now, replace: true)
             }
             if deadlines.isDue(.schedule, at: clock.now) { applyRotation(at: clock.now, replace: false) }
@@ -273,6 +276,7 @@ public final class FrameLoop {
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
                 publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS=
                 if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
+                noteShown(s.item)  // FrameLoop+Round.swift
             }
             pendingShown.removeAll()
             if stopAfterOneRound && roundDone { return 0 }
@@ -473,6 +477,7 @@ public final class FrameLoop {
             }
         }
         reviewStandIn(at: now)
+        reviewRound()
     }
 
     /// The descriptors of everything that hands the loop work: finished decodes, signals,

@@ -59,7 +59,7 @@ public enum KioskApp {
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {
             let removed = offscreen.removeOldFrames()
-            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(removed) frame-*.png files of an earlier run") }
+            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
         }
 
         let preparer: SlotPreparer
@@ -298,7 +298,9 @@ public enum KioskApp {
         return content.items
     }
 
-    /// The "show started" line, after a note when there is nothing to show yet.
+    /// The "show started" line, after a note when there is nothing to show yet. It counts the
+    /// playlist's items, not images shown (an item may still be downloading or never load): the
+    /// frame loop says how many were shown once each was tried (FrameLoop+Round.swift).
     static func logShowStart(items: [PlaylistItem], config: CarouselConfig, settings: Settings, awaitingManifest: Bool) {
         if items.isEmpty && awaitingManifest {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
@@ -306,7 +308,7 @@ public enum KioskApp {
         } else if items.isEmpty {
             Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
         }
-        Log.info("show started", detail: "\(items.count) \(items.count == 1 ? "image" : "images"), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
+        Log.info("show started", detail: "playlist of \(counted(items.count, "item")), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
     }
 
     /// `--ca-file`, with a warning when it is not a readable regular file: https to a server of
@@ -366,7 +368,7 @@ public enum KioskApp {
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
             } else if let outputs = display as? OffscreenDisplay {
-                Log.info("show done", path: outputs.directory, detail: "\(outputs.framesWritten) \(outputs.framesWritten == 1 ? "frame" : "frames") written")
+                Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written")
             }
             return 0
         } catch {

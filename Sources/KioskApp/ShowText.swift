@@ -30,7 +30,7 @@ public final class ShowText: @unchecked Sendable {
             if let known = state { return known }
             do throws(TextError) {
                 let library = try FontLibrary()
-                Log.info("fonts", detail: "\(library.fonts[0].family) (\(library.fonts[0].path)) and \(library.fonts.count - 1) fallbacks")
+                Log.info("fonts", detail: "\(library.fonts[0].family) (\(library.fonts[0].path)) and \(counted(library.fonts.count - 1, "fallback"))")
                 state = .some(library)
                 return library
             } catch {

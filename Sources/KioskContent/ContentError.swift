@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import KioskCore
 import KioskSystem
 
 /// Why a manifest was refused, a download failed or a cache operation failed. Every case
@@ -103,22 +104,22 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .httpStatus(_, let status, let retryAfter, let proxy):
             return "HTTP status \(status)" + (retryAfter.map { " (Retry-After \($0.components.seconds) s)" } ?? "")
                 + (proxy.map { " through \($0)" } ?? "")
-        case .transport(_, let r, let n): return n > 0 ? "\(r) (after \(n) bytes)" : r
+        case .transport(_, let r, let n): return n > 0 ? "\(r) (after \(counted(n, "byte")))" : r
         case .timedOut(_, let phase, let s, let n):
             let limit = s == s.rounded() ? String(Int(s)) : String(s)
             switch phase {
             case "connect": return "no response within the connect timeout of \(limit) s"
-            case "low-speed": return "body slower than the low-speed limit for \(limit) s (\(n) bytes received)"
-            default: return "transfer not finished within the total timeout of \(limit) s (\(n) bytes received)"
+            case "low-speed": return "body slower than the low-speed limit for \(limit) s (\(counted(n, "byte")) received)"
+            default: return "transfer not finished within the total timeout of \(limit) s (\(counted(n, "byte")) received)"
             }
         case .tooManyRedirects(_, let chain, let limit, let loop):
             let path = chain.joined(separator: " -> ")
             return loop ? "redirect loop: \(path)" : "more than \(limit) redirects: \(path)"
         case .bodyTooLarge(_, let limit, let declared, let received):
             if let declared, declared > limit { return "Content-Length \(declared) bytes is over \(byteSize(limit))" }
-            return "body over \(byteSize(limit)), cut after \(received) bytes"
+            return "body over \(byteSize(limit)), cut after \(counted(received, "byte"))"
         case .truncated(_, let expected, let received):
-            return "body cut off: \(received) of \(expected) bytes received"
+            return "body cut off: \(received) of \(counted(expected, "byte")) received"
         case .notAnImage(_, let first): return "not an image this program shows (first bytes \(first))"
         case .hashMismatch(_, let expected, let actual): return "SHA-256 \(actual) is not the manifest's \(expected)"
         case .unsupportedURL(_, let r): return r ?? "not an absolute http or https URL"
@@ -149,5 +150,5 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
 func byteSize(_ bytes: Int) -> String {
     if bytes >= 1_000_000 && bytes % 1_000_000 == 0 { return "\(bytes / 1_000_000) MB (\(bytes) bytes)" }
     if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB (\(bytes) bytes)" }
-    return "\(bytes) bytes"
+    return counted(bytes, "byte")
 }

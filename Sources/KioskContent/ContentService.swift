@@ -21,8 +21,10 @@ public final class ContentService {
     /// One SOURCE argument or the `--manifest` URL, with what it currently contributes.
     enum Source {
         case file(String)
-        /// A SOURCE that did not exist when last looked at (looked for again on SIGHUP).
-        case missing(String)
+        /// A SOURCE that did not exist (or could not be looked at: `errno` of its `stat`) when
+        /// last looked at, waited for by its watch (nil when that could not start: then looked
+        /// for again on SIGHUP).
+        case missing(path: String, errno: Int32, watch: MissingSourceWatch?)
         case remoteImage(String)
         case directory(path: String, watch: DirectoryWatch?, files: [String])
         case playlist(path: String, manifest: Manifest?)
@@ -87,6 +89,29 @@ public final class ContentService {
     public var waitingForManifest: Bool {
         sources.contains { if case .manifest(_, nil) = $0 { return true } else { return false } }
     }
+    /// A SOURCE that does not exist (or cannot be looked at), as the empty screen names it.
+    public struct MissingSource: Equatable, Sendable {
+        /// The SOURCE argument as given.
+        public var path: String
+        /// The `errno` of its `stat(2)` (`ENOENT`, `EACCES`, ...).
+        public var errno: Int32
+        /// Whether it is named as an image file (by its extension), rather than a folder.
+        public var isImageFile: Bool
+
+        public init(path: String, errno: Int32, isImageFile: Bool) {
+            self.path = path; self.errno = errno; self.isImageFile = isImageFile
+        }
+    }
+
+    /// The SOURCE arguments that do not exist now, in the order given; each is watched and
+    /// taken into the show when it appears (the playlist changes then, or, for an empty folder,
+    /// ``takeUpdate()`` hands the same playlist again so the empty screen's words change).
+    public var missingSources: [MissingSource] {
+        sources.compactMap { source in
+            guard case .missing(let path, let code, _) = source else { return nil }
+            return MissingSource(path: path, errno: code, isImageFile: DirectoryWatch.isImageName(String(path.split(separator: "/").last ?? "")))
+        }
+    }
     private var started = false
 
     /// Builds the sources: lists directories and starts watching them, reads local playlists,
@@ -126,7 +151,7 @@ public final class ContentService {
             images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: settings.cacheDirectory,
-                     detail: "\(cache.count) files, \(cache.totalBytes / 1_000_000) MB"
+                     detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
                          + (removed > 0 ? ", \(removed) expired removed" : ""))
         } else {
             images = nil
@@ -147,7 +172,7 @@ public final class ContentService {
             if let saved = try? store?.load(), let base = URL(string: saved.url) {
                 do {
                     stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
-                    Log.info("stored manifest loaded", path: saved.url, detail: "\(stored!.items.count) items")
+                    Log.info("stored manifest loaded", path: saved.url, detail: counted(stored!.items.count, "item"))
                 } catch {
                     Log.warning("stored manifest not used", path: saved.url, reason: error.logReason(path: saved.url))
                 }
@@ -174,6 +199,7 @@ public final class ContentService {
         for source in sources {
             switch source {
             case .directory(_, let watch?, _): watch.stop()
+            case .missing(_, _, let watch?): watch.stop()
             case .manifest(let poller, _): poller.stop()
             default: break
             }
@@ -187,6 +213,7 @@ public final class ContentService {
         for source in sources {
             switch source {
             case .directory(_, let watch?, _): fds.append(watch.changes.wakeDescriptor)
+            case .missing(_, _, let watch?): fds.append(watch.appeared.wakeDescriptor)
             case .manifest(let poller, _): fds.append(poller.events.wakeDescriptor)
             default: break
             }
@@ -194,24 +221,40 @@ public final class ContentService {
         return fds
     }
 
-    /// Takes what arrived; returns the new playlist when it differs from ``items``.
-    /// Called on every turn of the frame loop: the playlist is composed again only when a source
-    /// actually brought something.
+    /// Takes what arrived; returns the new playlist when it differs from ``items``, or the same
+    /// one when ``missingSources`` changed (a missing folder appeared empty, or a watched one was
+    /// deleted: the empty screen's words change). Called on every turn of the frame loop: the
+    /// playlist is composed again only when a source actually brought something.
     public func takeUpdate() -> [PlaylistItem]? {
         var changed = false
+        let missingBefore = missingSources
         for reloaded in reloads.take() where reloaded.index < sources.count {
             changed = true
             if case .directory(_, let old?, _) = sources[reloaded.index] {
                 if case .directory(_, let new, _) = reloaded.source, new !== old { old.stop() }
             }
+            if case .missing(_, _, let old?) = sources[reloaded.index] { old.stop() }
             sources[reloaded.index] = reloaded.source
         }
         for i in sources.indices {
             switch sources[i] {
+            case .missing(let path, _, let watch?):
+                guard !watch.appeared.take().isEmpty else { break }
+                Log.info("source appeared", path: path)
+                reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
             case .directory(let path, let watch?, _):
                 if let latest = watch.changes.take().last {
                     changed = true
-                    Log.info("directory changed", path: path, detail: "\(latest.count) images")
+                    var st = stat()
+                    if latest.isEmpty, stat(path, &st) != 0 {
+                        // The folder itself went (deleted, renamed away, unmounted): its watch
+                        // ended; it is waited for again.
+                        let code = errno
+                        watch.stop()
+                        sources[i] = Self.missingSource(path, errno: code)
+                        continue
+                    }
+                    Log.info("directory changed", path: path, detail: counted(latest.count, "image"))
                     sources[i] = .directory(path: path, watch: watch, files: latest)
                 }
             case .manifest(let poller, let current):
@@ -221,7 +264,7 @@ public final class ContentService {
                     case .manifest(let m, let fromStore):
                         if !fromStore || manifest == nil {
                             if !fromStore {
-                                var detail = "\(m.items.count) items"
+                                var detail = counted(m.items.count, "item")
                                 if let i = m.interval { detail += ", interval \(i.wholeMilliseconds) ms" }
                                 if let f = m.fade { detail += ", fade \(f.wholeMilliseconds) ms" }
                                 if let f = m.fit { detail += ", fit \(f.rawValue)" }
@@ -243,7 +286,7 @@ public final class ContentService {
         }
         guard changed else { return nil }
         let composed = compose()
-        guard composed != items else { return nil }
+        guard composed != items || missingSources != missingBefore else { return nil }
         items = composed
         prefetch()
         return composed
@@ -258,7 +301,7 @@ public final class ContentService {
             switch source {
             case .manifest(let poller, _):
                 poller.pollNow()
-            case .playlist(let path, _), .missing(let path):
+            case .playlist(let path, _), .missing(let path, _, nil):
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
             case .directory(let path, _, _):
                 // Watched again from scratch: a directory deleted and made anew is followed again.
@@ -292,7 +335,7 @@ public final class ContentService {
         if argument.lowercased().hasSuffix(".json") {
             do {
                 let manifest = try Manifest.load(path: argument)
-                Log.info("playlist read", path: argument, detail: "\(manifest.items.count) items")
+                Log.info("playlist read", path: argument, detail: counted(manifest.items.count, "item"))
                 return .playlist(path: argument, manifest: manifest)
             } catch {
                 Log.warning("playlist not read", path: argument, reason: error.logReason(path: argument))
@@ -300,11 +343,7 @@ public final class ContentService {
             }
         }
         var st = stat()
-        guard stat(argument, &st) == 0 else {
-            let code = errno
-            Log.warning("source skipped", path: argument, reason: String(cString: strerror(code)) + " (errno \(code)); looked for again on SIGHUP")
-            return .missing(argument)
-        }
+        guard stat(argument, &st) == 0 else { return missingSource(argument, errno: errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
         do {
             let watch = try DirectoryWatch(path: argument)
@@ -314,6 +353,20 @@ public final class ContentService {
             Log.warning("directory not watched", path: argument, reason: error.description)
             return .directory(path: argument, watch: nil, files: SourceList.items(from: [argument]).map(\.source))
         }
+    }
+
+    /// A SOURCE whose `stat` failed with `code`: logged once (path and errno), and watched
+    /// until it appears (``MissingSourceWatch``).
+    static func missingSource(_ path: String, errno code: Int32) -> Source {
+        let watch: MissingSourceWatch?
+        do { watch = try MissingSourceWatch(path: path) } catch {
+            Log.warning("source missing", path: path, reason: SystemError(operation: "stat", path: path, errno: code).description
+                        + "; not watched (\(error)): looked for again on SIGHUP")
+            return .missing(path: path, errno: code, watch: nil)
+        }
+        Log.warning("source missing", path: path, reason: SystemError(operation: "stat", path: path, errno: code).description
+                    + "; the show takes it up when it appears")
+        return .missing(path: path, errno: code, watch: watch)
     }
 
     private func compose() -> [PlaylistItem] {

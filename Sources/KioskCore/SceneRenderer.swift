@@ -24,8 +24,15 @@ public final class SceneRenderer {
     public static let noneShownText = "No image could be shown\n\nThe show's images could not be\nloaded: see the log"
     /// Text of that screen when the playlist has items but none is in its schedule now.
     public static let nothingScheduledText = "Nothing is scheduled now\n\nThe show's items are outside\ntheir schedules"
+    /// The empty screen's words when a SOURCE does not exist: what is missing (`folder` false:
+    /// an image file), its `path`, the `reason` when it is not simply absent (`stat`'s error,
+    /// "Permission denied"), and that the show starts by itself once it is there.
+    public static func missingSourceText(path: String, folder: Bool, reason: String? = nil) -> String {
+        (folder ? "Folder not found" : "Image file not found") + "\n\n" + path + (reason.map { "\n" + $0 } ?? "")
+            + "\n\nThe show starts when it appears"
+    }
     /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText``,
-    /// ``noneShownText`` or ``nothingScheduledText``).
+    /// ``noneShownText``, ``nothingScheduledText`` or ``missingSourceText(path:folder:reason:)``).
     public var noImagesMessage = noImagesText {
         didSet { if noImagesMessage != oldValue { noImagesFrame = nil } }
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import CLibDRM
+import KioskCore
 import KioskSystem
 
 /// Whether something is plugged into a connector (`drmModeConnection`: DRM_MODE_CONNECTED = 1,
@@ -22,7 +23,7 @@ public struct DRMConnectorInfo: Sendable, CustomStringConvertible {
     public var modes: [DRMMode]
 
     /// `HDMI-A-1: connected, 12 modes`.
-    public var description: String { "\(name): \(status.rawValue), \(modes.count) mode\(modes.count == 1 ? "" : "s")" }
+    public var description: String { "\(name): \(status.rawValue), \(counted(modes.count, "mode"))" }
     /// Connected (or status unknown) and offering at least one mode.
     public var isUsable: Bool { status != .disconnected && !modes.isEmpty }
 }

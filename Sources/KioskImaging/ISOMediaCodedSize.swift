@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import KioskCore
+
 /// The picture size a HEIF or AVIF file's coded streams really ask a decoder for, read from
 /// the streams themselves before libheif is asked to decode: libheif 1.15 decodes whatever
 /// size the coded stream gives (libde265 for HEVC, dav1d or libaom for AV1) without comparing
@@ -90,7 +92,7 @@ enum ISOMediaCodedSize {
         let width = wide ? be(4, 4) : be(4, 2), height = wide ? be(8, 4) : be(6, 2)
         let tiles = items.references(from: primary, type: "dimg")
         guard tiles.count == rows * columns else {
-            return "its grid of \(columns)x\(rows) tiles refers to \(tiles.count) images"
+            return "its grid of \(columns)x\(rows) tiles refers to \(counted(tiles.count, "image"))"
         }
         // Tiles are coded images: a grid among its own tiles (itself, or another grid) made
         // libheif 1.15 decode it again and again until it could start no more threads and the

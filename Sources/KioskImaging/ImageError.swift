@@ -95,7 +95,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
 /// out of whole numbers of the unit (`192 MiB`).
 func byteSize(_ bytes: Int) -> String {
     let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-    if bytes < 1024 { return "\(bytes) bytes" }
+    if bytes < 1024 { return counted(bytes, "byte") }
     var value = Double(bytes) / 1024
     var unit = 0
     while value >= 1024 && unit < units.count - 1 {

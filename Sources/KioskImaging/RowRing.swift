@@ -53,7 +53,7 @@ final class RowRing {
     static func memoryUse(width: Int, plan: Resampler.Plan) -> MemoryUse {
         let rows = capacity(for: plan)
         let bytes = MemoryUse.product(rows, width, 4)
-        return MemoryUse(what: "a ring of \(rows) decoded rows of \(width) pixels (\(byteSize(bytes)))", bytes: bytes)
+        return MemoryUse(what: "a ring of \(counted(rows, "decoded row")) of \(width) pixels (\(byteSize(bytes)))", bytes: bytes)
     }
 
     /// A ring over `source` for `plan`, whose source is `width` pixels wide.
@@ -64,7 +64,7 @@ final class RowRing {
         let capacity = Self.capacity(for: plan)
         let bytes = MemoryUse.product(capacity, width, 4)
         guard bytes < Int.max, let memory = malloc(bytes) else {
-            throw .outOfMemory(path: name, reason: "cannot allocate \(bytes) bytes for \(capacity) rows of \(width) pixels")
+            throw .outOfMemory(path: name, reason: "cannot allocate \(counted(bytes, "byte")) for \(counted(capacity, "row")) of \(width) pixels")
         }
         self.source = source
         self.width = width

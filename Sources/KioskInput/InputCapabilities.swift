@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import KioskCore
+
 /// One absolute axis as the kernel describes it (`struct input_absinfo`, linux/input.h, read with
 /// `EVIOCGABS`). All values in device units.
 public struct AbsoluteAxis: Equatable, Sendable, CustomStringConvertible {
@@ -37,7 +39,7 @@ public enum TouchProtocol: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .singleTouch(let key): return key == Evdev.BTN_LEFT ? "single-touch (BTN_LEFT)" : "single-touch"
         case .multitouchA: return "multitouch protocol A"
-        case .multitouchB(let slots): return "multitouch protocol B, \(slots) slots"
+        case .multitouchB(let slots): return "multitouch protocol B, \(counted(slots, "slot"))"
         }
     }
 }

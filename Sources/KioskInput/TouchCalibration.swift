@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import KioskCore
+
 /// A calibration of the touch panel against the display: a 2x3 affine matrix applied to
 /// *normalized* device coordinates (0...1 across each axis's range), exactly like libinput's
 /// `LIBINPUT_CALIBRATION_MATRIX` udev property:
@@ -75,7 +77,7 @@ public struct TouchCalibration: Equatable, Sendable, CustomStringConvertible {
             return result
         }
         let words = tokens
-        guard words.count == 6 else { throw fail("\(words.count) number\(words.count == 1 ? "" : "s"), not 6") }
+        guard words.count == 6 else { throw fail("\(counted(words.count, "number")), not 6") }
         var numbers: [Double] = []
         for word in words {
             guard let value = Double(word), value.isFinite else { throw fail("'\(word)' is not a finite number") }

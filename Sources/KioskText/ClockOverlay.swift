@@ -4,9 +4,10 @@ import KioskCore
 
 /// `--overlay clock|date`: the local time (or date) in the top right corner, formatted with
 /// strftime(3) in the display's own time zone (`TZ`, else /etc/localtime: localtime_r(3)).
-/// The words are rendered once per change into two small coverage masks (the text and its
-/// shadow); ``blend(into:)`` only blends those masks into the frame being presented, so a frame
-/// costs no glyph work. The text changes at most once a minute with the default formats:
+/// The words are rendered once per change into two small coverage masks (the white text and a
+/// dark outline around it, ``outlineShare`` of the font size wide, so the time stays legible
+/// on a white sky as on a black night); ``blend(into:)`` only blends those masks into the frame
+/// being presented, so a frame costs no glyph work. The text changes at most once a minute with the default formats:
 /// ``nextChange(after:)`` is the start of the next minute, the deadline the frame loop wakes for.
 ///
 /// Runs on the frame loop's thread (its renderer is that thread's).
@@ -19,6 +20,11 @@ public final class ClockOverlay: FrameOverlay {
 
     /// The font size as a share of the frame height: 1/18 (60 px on 1080 lines).
     public static let shareOfHeight = 1.0 / 18
+    /// The outline's width as a share of the font size: 1/15 (4 px at 60 px), at least 2 px.
+    public static let outlineShare = 1.0 / 15
+    /// How much the outline darkens the picture under it, out of 255 (0.85: a white picture
+    /// becomes (38, 38, 38) there, about 15:1 against the white text by WCAG 2's contrast ratio).
+    public static let outlineOpacity: UInt32 = 217
     public let format: String
     public let renderer: TextRenderer
     /// The frame size the overlay is placed in, pixels.
@@ -28,7 +34,7 @@ public final class ClockOverlay: FrameOverlay {
     /// The box the masks cover in the frame: left, top, width, height in pixels.
     public private(set) var box = (x: 0, y: 0, width: 0, height: 0)
     private var textMask: [UInt8] = []
-    private var shadowMask: [UInt8] = []
+    private var outlineMask: [UInt8] = []
 
     public init(format: String, renderer: TextRenderer, frameWidth: Int, frameHeight: Int) {
         self.format = format
@@ -65,29 +71,51 @@ public final class ClockOverlay: FrameOverlay {
     private func render() {
         let size = max(10, Int((Double(frameHeight) * Self.shareOfHeight).rounded()))
         let layout = renderer.layout(text, pixelSize: size, maxWidth: frameWidth / 2, maxLines: 1)
-        let shadow = max(1, size / 20), pad = max(2, size / 8)
-        let w = min(frameWidth, layout.width + 2 * pad + shadow), h = min(frameHeight, layout.height + 2 * pad + shadow)
+        let radius = max(2, Int((Double(size) * Self.outlineShare).rounded())), pad = max(radius + 1, size / 8)
+        let w = min(frameWidth, layout.width + 2 * pad), h = min(frameHeight, layout.height + 2 * pad)
         let margin = frameHeight / 40
         box = (max(0, frameWidth - margin - w), min(margin, frameHeight - h), w, h)
-        guard w > 0, h > 0, !layout.lines.isEmpty else { textMask = []; shadowMask = []; box.width = 0; return }
+        guard w > 0, h > 0, !layout.lines.isEmpty else { textMask = []; outlineMask = []; box.width = 0; return }
         let scratch = Bitmap(width: w, height: h, fill: 0xFF00_0000)
         renderer.draw(layout, into: scratch, x: pad, y: pad, color: .white)
         textMask = (0..<scratch.pixelCount).map { UInt8((scratch.pixels[$0] >> 8) & 0xFF) }
-        scratch.fill(0xFF00_0000)
-        renderer.draw(layout, into: scratch, x: pad + shadow, y: pad + shadow, color: .white)
-        shadowMask = (0..<scratch.pixelCount).map { UInt8(((scratch.pixels[$0] >> 8) & 0xFF) * 5 / 8) }
+        outlineMask = Self.outline(textMask, width: w, height: h, radius: radius).map { UInt8(UInt32($0) * Self.outlineOpacity / 255) }
     }
 
-    /// Blends the shadow (black) then the text (white) into `frame` (XRGB8888, the overlay's
+    /// The dilation of a coverage mask (`width` x `height`, one byte a pixel) by a disc of
+    /// `radius` pixels: each pixel the greatest coverage within the disc around it, so the
+    /// outline's edge is as antialiased as the glyphs'. Done once per text change (a 1080p
+    /// clock: about 50 neighbours for each of 20000 pixels).
+    static func outline(_ mask: [UInt8], width: Int, height: Int, radius: Int) -> [UInt8] {
+        var offsets: [(dx: Int, dy: Int)] = []
+        for dy in -radius...radius {
+            for dx in -radius...radius where dx * dx + dy * dy <= radius * radius + radius { offsets.append((dx, dy)) }
+        }
+        var out = [UInt8](repeating: 0, count: mask.count)
+        for y in 0..<height {
+            for x in 0..<width {
+                let v = mask[y * width + x]
+                guard v != 0 else { continue }
+                for o in offsets {
+                    let nx = x + o.dx, ny = y + o.dy
+                    guard nx >= 0, nx < width, ny >= 0, ny < height else { continue }
+                    if out[ny * width + nx] < v { out[ny * width + nx] = v }
+                }
+            }
+        }
+        return out
+    }
+
+    /// Blends the outline (black) then the text (white) into `frame` (XRGB8888, the overlay's
     /// frame size) at ``box``; a frame of another size is left alone.
     public func blend(into frame: Bitmap) {
         guard box.width > 0, frame.width == frameWidth, frame.height == frameHeight else { return }
         textMask.withUnsafeBufferPointer { text in
-            shadowMask.withUnsafeBufferPointer { shadow in
+            outlineMask.withUnsafeBufferPointer { outline in
                 for y in 0..<box.height {
                     let row = frame.row(box.y + y) + box.x, m = y * box.width
                     for x in 0..<box.width {
-                        let s = UInt32(shadow[m + x]), t = UInt32(text[m + x])
+                        let s = UInt32(outline[m + x]), t = UInt32(text[m + x])
                         if s == 0 && t == 0 { continue }
                         var v = row[x]
                         if s != 0 {

@@ -210,7 +210,7 @@ public final class TextRenderer {
         if reportedMissing.count < 256, reportedMissing.insert(scalar.value).inserted {
             let hex = String(scalar.value, radix: 16, uppercase: true)
             Log.warning("no installed font covers a character of the text; it is drawn as a box",
-                        reason: "U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex) is in none of the \(library.fonts.count) fonts fontconfig lists for \"\(library.family)\" (for Chinese, Japanese or Korean install fonts-wqy-microhei; for other scripts a Noto font such as fonts-noto-core)")
+                        reason: "U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex) \(library.fonts.count == 1 ? "is not in the one font" : "is in none of the \(library.fonts.count) fonts") fontconfig lists for \"\(library.family)\" (for Chinese, Japanese or Korean install fonts-wqy-microhei; for other scripts a Noto font such as fonts-noto-core)")
         }
         return 0
     }

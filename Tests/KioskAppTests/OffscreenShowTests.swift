@@ -231,3 +231,41 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     #expect(log.contains("SIGHUP received"))
     #expect(log.contains("stopping"))
 }
+
+/// The log lines people read most count right for one and for two: "show started" gives the
+/// playlist's items (not images shown: an item may never load), "playlist read" a local
+/// playlist's, and once each item was tried, "playlist round done" how many were really shown.
+@Test func theStartAndRoundLinesCountItemsAndImagesShownRightForOneAndTwo() throws {
+    func lines(_ run: Run, _ what: String) -> [Substring] {
+        run.stderr.split(separator: "\n").filter { $0.contains("info \(what) ") }
+    }
+    let one = try runShow(["--size", "160x100", samples.appendingPathComponent("grey-1920x1200.jpg").path])
+    #expect(one.status == 0, "\(one.stderr)")
+    #expect(lines(one, "show started").first?.contains(#"detail="playlist of 1 item, interval"#) == true, "\(one.stderr)")
+    #expect(lines(one, "playlist round done").first?.hasSuffix(#"detail="1 of 1 item shown""#) == true, "\(one.stderr)")
+
+    // Two photos and a file that does not decode: three items, two of them shown.
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-counts-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let broken = dir.appendingPathComponent("cut.jpg")
+    try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x41, count: 300)).write(to: broken)
+    let photos = ["grey-1920x1200.jpg", "path-1920x1200.jpg"].map { samples.appendingPathComponent($0).path }
+    let three = try runShow(["--size", "160x100", "--fade", "0"] + photos + [broken.path])
+    #expect(three.status == 0, "\(three.stderr)")
+    #expect(lines(three, "show started").first?.contains(#"detail="playlist of 3 items, interval"#) == true, "\(three.stderr)")
+    #expect(lines(three, "playlist round done").first?.hasSuffix(#"detail="2 of 3 items shown, 1 could not be loaded (tried again every 60 s)""#) == true,
+            "\(three.stderr)")
+
+    // A local playlist of one item, then of two.
+    let playlist = dir.appendingPathComponent("show.json")
+    for (count, noun) in [(1, "1 item"), (2, "2 items")] {
+        let items = photos.prefix(count).map { #"{"src": "\#($0)"}"# }.joined(separator: ", ")
+        try Data(#"{"items": [\#(items)]}"#.utf8).write(to: playlist)
+        let run = try runShow(["--size", "160x100", "--fade", "0", playlist.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(lines(run, "playlist read").first?.hasSuffix("detail=\"\(noun)\"") == true, "\(run.stderr)")
+        #expect(lines(run, "show started").first?.contains("detail=\"playlist of \(noun), interval") == true, "\(run.stderr)")
+        #expect(lines(run, "playlist round done").first?.hasSuffix("detail=\"\(count) of \(noun) shown\"") == true, "\(run.stderr)")
+    }
+}

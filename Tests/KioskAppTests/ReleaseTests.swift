@@ -57,6 +57,41 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     #expect(withOthers.status == 0 && withOthers.stdout.hasPrefix("kiosk-carousel \(version)\n"))
 }
 
+/// Every library the program uses is listed with a version string, those it opens with dlopen
+/// on first use too (--version opens them to ask); one that cannot be loaded (here a file that
+/// is no ELF object named libheif.so.1, found first on LD_LIBRARY_PATH) is "not installed" with
+/// the loader's reason, and the others are listed as before.
+@Test func versionListsEveryLibraryWithItsVersion() throws {
+    let names = ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libcurl", "libcrypto",
+                 "libjansson", "FreeType", "HarfBuzz", "fontconfig"]
+    func line(_ name: String, in text: String) -> String {
+        text.split(separator: "\n").map(String.init).first { $0.hasPrefix(name + " ") } ?? ""
+    }
+    let out = try runProgram(kioskExecutable(), ["--version"])
+    #expect(out.status == 0, "\(out.stderr)")
+    for name in names {
+        let l = line(name, in: out.stdout)
+        #expect(l.contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name): '\(l)'")
+        #expect(!l.contains("not installed"), "\(name): '\(l)'")
+    }
+    for name in ["libheif", "libcurl", "libcrypto", "FreeType", "HarfBuzz", "fontconfig"] {
+        let l = line(name, in: out.stdout)
+        #expect(l.contains(#/running [0-9]+\.[0-9]+/#) && l.contains("loaded from /"), "\(name): '\(l)'")
+    }
+
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-version-noheif-\(getpid())")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    try Data("not a shared object\n".utf8).write(to: dir.appendingPathComponent("libheif.so.1"))
+    let without = try runProgram(kioskExecutable(), ["--version"], environment: ["LD_LIBRARY_PATH": dir.path])
+    #expect(without.status == 0, "\(without.stderr)")
+    let heif = line("libheif", in: without.stdout)
+    #expect(heif.contains("not installed (") && heif.contains("libheif.so.1") && !heif.contains("running"), "'\(heif)'")
+    for name in names where name != "libheif" {
+        #expect(line(name, in: without.stdout).contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name) without libheif")
+    }
+}
+
 @Test func versionIsRefusedInAConfigurationFile() throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-version-conf-\(getpid())")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -77,3 +77,72 @@ import Testing
     #expect(show.shown.first?.src == nginx.base + "/img/a.png", "\(show.transcript)")
     #expect(show.logLines(containing: "image skipped").isEmpty, "\(show.transcript)")
 }
+
+/// A SOURCE folder that does not exist is listed as missing (with its errno) and watched: a
+/// `mkdir` of it and of the folder above it hands the playlist again (same, empty: the empty
+/// screen's words change), and a photo copied in then becomes the playlist. A folder deleted
+/// under its watch is missing again. An image file's name is told from a folder's.
+@Test func aMissingFolderIsWatchedUntilItAppearsWithAPhoto() throws {
+    let dir = makeTempDirectory("content-missing")
+    let folder = dir + "/photos/today"
+    let service = try ContentService(configuration: .init(sources: [folder, dir + "/gone.jpg"],
+                                                          cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items.isEmpty)
+    #expect(service.missingSources == [.init(path: folder, errno: ENOENT, isImageFile: false),
+                                       .init(path: dir + "/gone.jpg", errno: ENOENT, isImageFile: true)])
+    /// Polls takeUpdate until it hands a playlist (the frame loop's turn), at most `seconds`.
+    func update(within seconds: Double) -> [PlaylistItem]? {
+        let end = monotonicSeconds() + seconds
+        while monotonicSeconds() < end {
+            if let items = service.takeUpdate() { return items }
+            usleep(20_000)
+        }
+        return nil
+    }
+    #expect(mkdir(dir + "/photos", 0o755) == 0 && mkdir(folder, 0o755) == 0)
+    let appeared = update(within: 10)
+    #expect(appeared == [], "the empty folder taken up: the same empty playlist, handed again")
+    #expect(service.missingSources.map(\.path) == [dir + "/gone.jpg"])
+    try writeFile(folder + "/a.jpg", jpegBytes(100))
+    #expect(update(within: 10) == [PlaylistItem(source: folder + "/a.jpg")])
+
+    // The folder deleted: its watch ends, and it is missing (and watched) again.
+    #expect(unlink(folder + "/a.jpg") == 0 && rmdir(folder) == 0)
+    #expect(update(within: 10) == [])
+    #expect(service.missingSources.map(\.path) == [folder, dir + "/gone.jpg"])
+    #expect(mkdir(folder, 0o755) == 0)
+    try writeFile(folder + "/b.jpg", jpegBytes(100))
+    var items = update(within: 10)
+    if items == [] { items = update(within: 10) }  // the folder taken up before its photo was listed
+    #expect(items == [PlaylistItem(source: folder + "/b.jpg")])
+}
+
+/// The folder the missing-source watch looks at: the nearest existing one above the path.
+@Test func theNearestExistingFolderAboveAMissingPath() throws {
+    let dir = makeTempDirectory("content-nearest")
+    #expect(MissingSourceWatch.nearestExistingFolder(above: dir + "/a/b/c") == dir)
+    #expect(mkdir(dir + "/a", 0o755) == 0)
+    #expect(MissingSourceWatch.nearestExistingFolder(above: dir + "/a/b/c") == dir + "/a")
+    #expect(MissingSourceWatch.nearestExistingFolder(above: "/no-such-folder-kc/x") == "/")
+    #expect(MissingSourceWatch.nearestExistingFolder(above: "no-such-folder-kc/x") == ".")
+}
+
+/// The disk cache's line at start counts its files right for one and for two (the show's own
+/// image is not among them, so the run leaves them alone).
+@Test func theDiskCacheLineSaysOneFileAndTwoFiles() throws {
+    let dir = makeTempDirectory("content-cache-count")
+    let cache = try DiskCache(.init(directory: dir + "/cache"))
+    _ = try cache.store(url: "http://127.0.0.1:9/a.jpg", bytes: jpegBytes(100))
+    func cacheLine() throws -> String {
+        let show = try KioskShow(["--size", "64x40", "--run-for", "1", "--cache-dir", dir + "/cache",
+                                  "--state-dir", dir + "/state", "http://127.0.0.1:9/c.jpg"])  // not cached: refused
+        _ = show.waitForExit(timeout: 60)
+        return show.logLines(containing: "disk cache opened").first ?? show.transcript
+    }
+    let one = try cacheLine()
+    #expect(one.contains(#"detail="1 file, 0 MB""#), "\(one)")
+    _ = try cache.store(url: "http://127.0.0.1:9/b.jpg", bytes: jpegBytes(100))
+    let two = try cacheLine()
+    #expect(two.contains(#"detail="2 files, 0 MB""#), "\(two)")
+}

@@ -69,4 +69,33 @@ import Testing
         o.blend(into: other)
         #expect((0..<other.pixelCount).allSatisfy { other.pixels[$0] == 0xFF80_8080 })
     }
+
+    /// On a white picture the clock's glyph area holds white strokes framed by a dark outline
+    /// (the words stay legible: dark pixels, and rows where a near-white stroke lies between
+    /// two dark ones); on a black one the white strokes are there as well.
+    @Test func theClockIsLegibleOnWhiteAndOnBlack() throws {
+        let o = try overlay()
+        o.update(epochSeconds: 1_792_890_000)
+        func levels(on background: UInt32) -> [[UInt32]] {
+            let frame = Bitmap(width: 1920, height: 1080, fill: background)
+            o.blend(into: frame)
+            return (o.box.y..<(o.box.y + o.box.height)).map { y in
+                (o.box.x..<(o.box.x + o.box.width)).map { x in
+                    let v = frame[x, y]
+                    return max((v >> 16) & 0xFF, (v >> 8) & 0xFF, v & 0xFF)
+                }
+            }
+        }
+        let white = levels(on: 0xFFFF_FFFF)
+        let dark = white.joined().filter { $0 <= 0x40 }.count
+        // A row crossing a glyph: dark (outline), near-white (the stroke), dark again.
+        let framed = white.filter { row in
+            guard let stroke = row.indices.first(where: { i in row[i] >= 0xF0 && row[..<i].contains { $0 <= 0x40 } }) else { return false }
+            return row[stroke...].contains { $0 <= 0x40 }
+        }.count
+        #expect(dark > 500, "dark pixels on white: \(dark)")
+        #expect(framed > o.box.height / 3, "rows with a framed white stroke: \(framed) of \(o.box.height)")
+        let black = levels(on: 0xFF00_0000)
+        #expect(black.joined().filter { $0 >= 0xF0 }.count > 500, "near-white pixels on black")
+    }
 }

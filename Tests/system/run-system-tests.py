@@ -196,7 +196,8 @@ class Suite:
         analyze = self.vm.run("systemd-analyze time 2>&1 | head -1 || true")
         # The kiosk's own share: its show clock (`t`) runs from "show started" to the first
         # `shown`; before it, systemd's sandbox set-up and the program's start-up (a bare
-        # `kiosk-carousel --version` measures loading the binary and its libraries under TCG).
+        # `kiosk-carousel --version` measures loading the binary and its libraries under TCG,
+        # the ones a show opens on first use included: it opens them to ask their versions).
         version_s = self.vm.run("TIMEFORMAT=%R; { time /usr/bin/kiosk-carousel --version >/dev/null; } 2>&1 | tail -1")
         self.figures.append(f"{self.device}: kernel start -> first `shown` {kernel_to_shown:.1f}s; unit start -> first "
                             f"`shown` {unit_to_shown:.2f}s, of which show start -> first `shown` {shown['t'] / 1000:.2f}s "

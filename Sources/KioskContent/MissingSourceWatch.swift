@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import KioskSystem
+
+/// Waits, on its own thread, for a SOURCE that does not exist (or cannot be looked at) to
+/// appear, so that a show pointed at a folder not made yet, or on a disk not mounted yet, starts
+/// by itself once it is there (README "Content"): ``appeared`` gets one value, the moment
+/// `stat(2)` of ``path`` succeeds, and the thread ends.
+///
+/// It watches the nearest folder above ``path`` that exists with inotify(7) (`IN_CREATE`,
+/// `IN_MOVED_TO`, `IN_ATTRIB`: a `mkdir`, a folder renamed into place, a permission changed),
+/// moving down as the folders on the way are made, and looks again every ``pollInterval``
+/// besides, since a mount, an automounter or a permission changed above the watched folder
+/// sends that folder no event.
+public final class MissingSourceWatch: @unchecked Sendable {
+    /// The SOURCE argument waited for, as given.
+    public let path: String
+    /// Gets one value, when ``path`` exists.
+    public let appeared: Mailbox<Void>
+    /// The look at ``path`` that needs no event (a mount): every 2 s.
+    public static let pollInterval: Duration = .seconds(2)
+
+    private let worker: WorkerThread
+
+    /// Starts waiting for `path`. Throws ``ContentError/system(_:)`` when the mailbox or the
+    /// thread cannot be made (inotify trouble is not an error: the poll remains).
+    public init(path: String) throws(ContentError) {
+        self.path = path
+        do {
+            appeared = try Mailbox()
+            worker = try WorkerThread(name: "waiting for \(path)")
+            try worker.start { self.run() }
+        } catch { throw .system(error) }
+    }
+
+    /// Stops the thread and waits for it. Idempotent.
+    public func stop() { worker.stop() }
+
+    deinit { stop() }
+
+    private func run() {
+        var reader: InotifyReader?
+        var watched: String?
+        while true {
+            var st = stat()
+            if stat(path, &st) == 0 { appeared.post(()); return }
+            let folder = Self.nearestExistingFolder(above: path)
+            if folder != watched {
+                watched = folder
+                reader = try? InotifyReader()
+                _ = try? reader?.addWatch(folder, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR))
+            }
+            var fds = [pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
+            if let reader { fds.append(pollfd(fd: reader.descriptor, events: Int16(POLLIN), revents: 0)) }
+            let n = poll(&fds, nfds_t(fds.count), pollTimeout(Self.pollInterval))
+            if n < 0 && errno != EINTR { return }
+            if fds[0].revents != 0 { return }
+            _ = reader?.readEvents()
+        }
+    }
+
+    /// The nearest folder above `path` that exists ("/" or "." at the latest, for an absolute
+    /// or a relative path).
+    public static func nearestExistingFolder(above path: String) -> String {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let root = path.hasPrefix("/") ? "/" : "."
+        while !parts.isEmpty {
+            parts.removeLast()
+            let candidate = parts.isEmpty ? root : (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+            var st = stat()
+            if stat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR { return candidate }
+        }
+        return root
+    }
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Glibc
+import KioskApp
+import KioskCore
+import KioskImaging
+import KioskText
+import Testing
+
+// A SOURCE folder that does not exist: the real program on the offscreen backend and the real
+// clock. Its screen says the folder is missing (the frame written is exactly that text drawn by
+// the same painter, not the empty folder's), one log line names the path and the errno, and
+// the show starts by itself once the folder is made and a photo copied in.
+
+/// The status screen `text` as the program draws it at `width`x`height` on black.
+private func statusScreen(_ text: String, width: Int, height: Int) -> Bitmap {
+    let frame = Bitmap(width: width, height: height)
+    Compositor.drawMessage(into: frame, text, background: .black, painter: ShowText().messagePainter())
+    return frame
+}
+
+/// The frame files written so far, oldest first.
+private func frameFiles(_ directory: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("frame-") }.sorted()
+}
+
+/// How many pixels of `a` and `b` differ.
+private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
+    guard a.width == b.width, a.height == b.height else { return Int.max }
+    return (0..<a.pixelCount).filter { a.pixels[$0] & 0xFF_FFFF != b.pixels[$0] & 0xFF_FFFF }.count
+}
+
+@Test func aMissingFolderSaysSoAndTheShowStartsWhenItAppears() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let folder = base + "/photos/today", frames = base + "/frames"
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--interval", "2", "--fade", "200", "--run-for", "120", folder])
+    defer { _ = child.stop() }
+
+    // One log line naming the path and the errno.
+    #expect(waitFor(20) { child.stderr.text.contains("fonts") && frameFiles(frames).count == 1 }, "\(child.stderr.text)")
+    let missing = child.stderr.lines.map(\.text).filter { $0.contains("source missing") }
+    #expect(missing.count == 1 && missing[0].contains("path=\(folder)") && missing[0].contains("(errno 2)"), "\(missing)")
+
+    // The screen names the folder, and is not the empty folder's.
+    let first = try ImageDecoder.decode(path: frames + "/" + frameFiles(frames)[0], options: DecodeOptions()).bitmap
+    let missingScreen = statusScreen(SceneRenderer.missingSourceText(path: folder, folder: true), width: 320, height: 200)
+    let emptyScreen = statusScreen(SceneRenderer.noImagesText, width: 320, height: 200)
+    #expect(differing(missingScreen, emptyScreen) > 100, "the two screens have different words")
+    #expect(differing(first, missingScreen) == 0, "the first frame is not the missing-folder screen")
+
+    // mkdir (two levels): the empty folder is taken up, and the screen says it has no images.
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    #expect(waitFor(20) { frameFiles(frames).count >= 2 }, "no new frame after mkdir: \(child.stderr.text)")
+    let second = try ImageDecoder.decode(path: frames + "/" + frameFiles(frames)[1], options: DecodeOptions()).bitmap
+    #expect(differing(second, emptyScreen) == 0, "after mkdir the screen is not the empty folder's")
+    #expect(child.stderr.text.contains("source appeared path=\(folder)"), "\(child.stderr.text)")
+
+    // A photo copied in: the show starts with it; a second one joins it.
+    try FileManager.default.copyItem(atPath: controlTestPhotos[0], toPath: folder + "/a.jpg")
+    #expect(waitFor(20) { child.shown.contains { $0.src == folder + "/a.jpg" } }, "not shown: \(child.stderr.text)")
+    try FileManager.default.copyItem(atPath: controlTestPhotos[1], toPath: folder + "/b.jpg")
+    #expect(waitFor(20) { child.shown.contains { $0.src == folder + "/b.jpg" } }, "not shown: \(child.stderr.text)")
+    // The playlist's log lines count right for one image and for two.
+    let changes = child.stderr.lines.map(\.text).filter { $0.contains("directory changed") }
+    #expect(changes.contains { $0.hasSuffix(#"detail="1 image""#) } && changes.contains { $0.hasSuffix(#"detail="2 images""#) },
+            "\(changes)")
+    #expect(child.stop() == 0)
+}

@@ -25,8 +25,10 @@ import KioskCore
 /// 4:4:4, 3 samples per pixel, 2 bytes per sample above 8 bits) with the codec's pictures
 /// (counted as large again: a grid decodes tile by tile, a single image in one picture) and
 /// the alpha plane; then that with the RGBA image it is converted to (4 bytes per pixel);
-/// then the RGBA image with its copy turned by `irot`/`imir` (counted whether or not the file
-/// has them). ``ImageDecoder/decode(path:options:)`` adds the bitmap it hands out.
+/// and only when a transform makes libheif copy the image (an `irot` turning it or a `clap`
+/// cropping it, ``ISOMediaHeader/hasCopyingTransform(_:)``; `imir` mirrors in place), the
+/// decoded image with that copy, which libheif makes before the RGBA image exists, so it never
+/// passes the first phase. ``ImageDecoder/decode(path:options:)`` adds the bitmap it hands out.
 /// The image cannot be decoded at a smaller size: it is decoded whole, then placed.
 enum HEIFDecoder {
     static func decode(_ source: ImageSource, format: ImageFormat, name: String,
@@ -199,10 +201,15 @@ final class HEIFImage {
         let pictures = MemoryUse(what: "the codec's pictures (as large again)", bytes: ycbcr.bytes)
         let alpha = MemoryUse(what: "the alpha plane", bytes: hasAlpha ? MemoryUse.product(storedWidth, storedHeight, sampleBytes) : 0)
         let rgba = MemoryUse.image(width: width, height: height, "the RGBA image")
-        let turned = MemoryUse.image(width: width, height: height, "its copy turned by irot/imir")
-        var last = [held, rgba, turned]
-        if handedOut { last = [rgba, MemoryUse.image(width: width, height: height, "the bitmap handed out")] }
-        try checkMemory([[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba], last], options: options, name: name)
+        var phases = [[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba]]
+        // libheif 1.15 applies irot and clap to the decoded image before it makes the RGBA
+        // image (heif_context.cc, decode_image_planar): a copy as large as that image beside
+        // it (HeifPixelImage::rotate_ccw, crop), no RGBA-sized copy; imir mirrors in place.
+        if ISOMediaHeader.hasCopyingTransform(file.bytes) {
+            phases.append([held, ycbcr, MemoryUse(what: "its copy turned by irot or cropped by clap", bytes: ycbcr.bytes), alpha])
+        }
+        if handedOut { phases.append([rgba, MemoryUse.image(width: width, height: height, "the bitmap handed out")]) }
+        try checkMemory(phases, options: options, name: name)
 
         guard let decoding = lib.decodingOptionsAlloc() else {
             throw .outOfMemory(path: name, reason: "cannot allocate libheif's decoding options")

@@ -36,43 +36,83 @@ enum ISOMediaHeader {
     /// The `ispe` size in pixels of every item that has one (its first), in one walk of `ipma`;
     /// what was read before a malformed entry is kept.
     static func imageSizes(_ b: UnsafeRawBufferPointer) -> [Int: (width: Int, height: Int)] {
-        func u8(_ at: Int) -> Int? { at >= 0 && at < b.count ? Int(b[at]) : nil }
-        func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
-        func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
-
+        func u32(_ at: Int) -> Int? {
+            guard at >= 0, at + 4 <= b.count else { return nil }
+            return Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+        }
         var sizes: [Int: (width: Int, height: Int)] = [:]
-        guard let meta = child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return sizes }
-        let metaChildren = (meta.lowerBound + 4)..<meta.upperBound
-        guard let iprp = child("iprp", in: metaChildren, of: b),
-              let ipco = child("ipco", in: iprp, of: b), let ipma = child("ipma", in: iprp, of: b),
-              let ipmaVersion = u8(ipma.lowerBound), let ipmaFlags = u8(ipma.lowerBound + 3),
-              let entries = u32(ipma.lowerBound + 4) else { return sizes }
-        let properties = boxes(ipco, of: b)
-        var at = ipma.lowerBound + 8
-        for _ in 0..<min(entries, 100_000) {
-            guard let item = ipmaVersion < 1 ? u16(at) : u32(at) else { return sizes }
-            at += ipmaVersion < 1 ? 2 : 4
-            guard let count = u8(at) else { return sizes }
-            at += 1
-            for _ in 0..<count {
-                let index: Int
-                if ipmaFlags & 1 != 0 {
-                    guard let v = u16(at) else { return sizes }
-                    index = v & 0x7FFF
-                    at += 2
-                } else {
-                    guard let v = u8(at) else { return sizes }
-                    index = v & 0x7F
-                    at += 1
-                }
-                guard sizes[item] == nil, index >= 1, index <= properties.count else { continue }
-                let (type, payload) = properties[index - 1]
+        guard let map = associations(b) else { return sizes }
+        for (item, indices) in map.items {
+            for index in indices where sizes[item] == nil && index >= 1 && index <= map.properties.count {
+                let (type, payload) = map.properties[index - 1]
                 if type == "ispe", let w = u32(payload.lowerBound + 4), let h = u32(payload.lowerBound + 8) {
                     sizes[item] = (w, h)
                 }
             }
         }
         return sizes
+    }
+
+    /// Whether libheif will copy a decoded image to apply a transform property (ISO/IEC
+    /// 23008-12 section 6.5.10-12): an `irot` turning by a non-zero angle (libheif 1.15's
+    /// `HeifPixelImage::rotate_ccw` makes a turned copy) or a `clap` (its `crop` makes a
+    /// cropped copy), associated with any item (libheif applies each item's own transforms as
+    /// it decodes it: the primary image, a grid's tiles). `imir` mirrors in place, no copy.
+    /// True as well when the associations cannot all be read, or point past the properties
+    /// read: the copy is then counted.
+    static func hasCopyingTransform(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard let map = associations(b), map.complete else { return true }
+        for (_, indices) in map.items {
+            for index in indices {
+                guard index >= 1, index <= map.properties.count else { return true }
+                let (type, payload) = map.properties[index - 1]
+                if type == "clap" { return true }
+                // irot: one byte, the angle in its low 2 bits (x 90 degrees anticlockwise).
+                if type == "irot" && (payload.isEmpty || b[payload.lowerBound] & 3 != 0) { return true }
+            }
+        }
+        return false
+    }
+
+    /// The item property associations (meta/iprp/ipma over meta/iprp/ipco): the property boxes
+    /// (type, payload) and, entry by entry, an item ID with the 1-based property indices
+    /// associated with it (their `essential` bit removed). `complete` is false when an entry
+    /// ran past the `ipma` box (what was read before it is kept). Nil without those boxes.
+    static func associations(_ b: UnsafeRawBufferPointer)
+        -> (properties: [(String, Range<Int>)], items: [(item: Int, indices: [Int])], complete: Bool)? {
+        guard let meta = child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return nil }
+        let metaChildren = (meta.lowerBound + 4)..<meta.upperBound
+        guard let iprp = child("iprp", in: metaChildren, of: b),
+              let ipco = child("ipco", in: iprp, of: b), let ipma = child("ipma", in: iprp, of: b) else { return nil }
+        // Reads within ipma only.
+        func u8(_ at: Int) -> Int? { at >= ipma.lowerBound && at < ipma.upperBound ? Int(b[at]) : nil }
+        func u16(_ at: Int) -> Int? { guard let h = u8(at), let l = u8(at + 1) else { return nil }; return h << 8 | l }
+        func u32(_ at: Int) -> Int? { guard let h = u16(at), let l = u16(at + 2) else { return nil }; return h << 16 | l }
+        let properties = boxes(ipco, of: b)
+        guard let ipmaVersion = u8(ipma.lowerBound), let ipmaFlags = u8(ipma.lowerBound + 3),
+              let entries = u32(ipma.lowerBound + 4) else { return (properties, [], false) }
+        var items: [(item: Int, indices: [Int])] = []
+        var at = ipma.lowerBound + 8
+        for _ in 0..<min(entries, 100_000) {
+            guard let item = ipmaVersion < 1 ? u16(at) : u32(at) else { return (properties, items, false) }
+            at += ipmaVersion < 1 ? 2 : 4
+            guard let count = u8(at) else { return (properties, items, false) }
+            at += 1
+            var indices: [Int] = []
+            for _ in 0..<count {
+                if ipmaFlags & 1 != 0 {
+                    guard let v = u16(at) else { items.append((item, indices)); return (properties, items, false) }
+                    indices.append(v & 0x7FFF)
+                    at += 2
+                } else {
+                    guard let v = u8(at) else { items.append((item, indices)); return (properties, items, false) }
+                    indices.append(v & 0x7F)
+                    at += 1
+                }
+            }
+            items.append((item, indices))
+        }
+        return (properties, items, entries <= 100_000)
     }
 
     /// The boxes in `range` of `b`: (type, payload range), at most 65,536.

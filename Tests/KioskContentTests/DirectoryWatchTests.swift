@@ -93,3 +93,14 @@ private func nextList(_ watch: DirectoryWatch, timeout: Duration = .seconds(3)) 
 @Test func aMissingDirectoryIsATypedError() {
     #expect(throws: ContentError.self) { try DirectoryWatch(path: "/nonexistent/kiosk") }
 }
+
+/// Every image format's names are listed, in any case (README "What it does"): the magic bytes
+/// decide the format later, so the contents here do not matter.
+@Test func theNamesOfEveryFormatAreListedInAnyCase() throws {
+    let dir = makeTempDirectory("names")
+    let images = ["a.webp", "b.HEIC", "c.heif", "d.Avif", "e.GIF", "f.jpe", "g.Png"]
+    for name in images + ["h.bmp", "i.tiff", "j.jxl", ".k.webp", "webp"] { try writeFile(dir + "/" + name, [1]) }
+    let listed = try DirectoryWatch.imagePaths(in: dir)
+    #expect(names(listed.paths) == images.sorted())
+    #expect(listed.notUTF8 == 0)
+}

@@ -80,6 +80,33 @@ private func reference(_ png: String, _ w: Int, _ h: Int, _ fit: FitMode) throws
         #expect(fitted.decodedWidth < fitted.sourceWidth && fitted.decodedHeight < fitted.sourceHeight)
     }
 
+    /// Decoded at a placed size under 3/4 of the stored one on both axes, libwebp skips its
+    /// in-loop deblocking filter and upsamples chroma simply (it sets `bypass_filtering` and
+    /// clears fancy upsampling itself when scaling: `WebPIoInitFromOptions`, src/dec/webp_dec.c),
+    /// which is what a caller's `bypass_filtering` and `no_fancy_upsampling` would ask: the
+    /// pixels of `dwebp -nofilter -nofancy -scale`, still at least 40 dB from dwebp's full decode
+    /// placed the same way. Shrunk less, the filter is kept: `dwebp -scale`'s pixels, not those
+    /// of `dwebp -nofilter -scale`.
+    @Test func aShrunkDecodeSkipsTheFilterAsLibwebpDecides() throws {
+        let path = try FormatFiles.path("photo.webp")  // 1600x900
+        func decoded(_ w: Int, _ h: Int) throws -> Bitmap {
+            let options = DecodeOptions(targetWidth: w, targetHeight: h, fit: .fit)
+            let bitmap = try ImageDecoder.decode(path: path, options: options).bitmap
+            #expect(bitmap.width == w && bitmap.height == h)
+            return bitmap
+        }
+        func png(_ name: String) throws -> Bitmap { try ImageDecoder.decode(path: try FormatFiles.path(name)).bitmap }
+        let shrunk = try decoded(640, 360)  // 0.4 of each side
+        #expect(psnr(shrunk, try png("photo.webp.nofilter-640x360.png")) == .infinity)
+        let frame = Bitmap(width: 640, height: 360)
+        Compositor.place(shrunk, into: frame, fit: .fit, background: background)
+        let db = psnr(frame, try reference(path + ".ref.png", 640, 360, .fit))
+        #expect(db >= 40, "\(db) dB against dwebp's full decode")
+        let mild = try decoded(1280, 720)  // 0.8 of each side
+        #expect(psnr(mild, try png("photo.webp.1280x720.png")) == .infinity)
+        #expect(psnr(mild, try png("photo.webp.nofilter-1280x720.png")) < 60)
+    }
+
     /// Alpha is composited over the background: the transparent left edge is the background.
     @Test func alphaIsCompositedOverTheBackground() throws {
         let (frame, _) = try shown(try FormatFiles.path("alpha-lossless.webp"), 800, 450, .stretch)

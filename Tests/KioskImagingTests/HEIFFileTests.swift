@@ -69,6 +69,42 @@ private let background = RGBColor(red: 200, green: 40, blue: 90)
         #expect(psnr(decoded.bitmap, reference.bitmap) == .infinity)
     }
 
+    /// The decoder-memory budget of a HEIC without transforms holds no turned copy, and an irot
+    /// adds nothing to it: libheif 1.15 turns the decoded image before it makes the RGBA image
+    /// (the copy is counted beside the decoded image, as large as the codec's pictures before
+    /// it). no-irot.heic and irot-exif6.heic are the same file but for the irot box; both are
+    /// shown at the budget the first needs, both refused one byte under it.
+    @Test func aTurnedCopyIsCountedWhereLibheifMakesIt() throws {
+        let plain = try FormatFiles.path("no-irot.heic"), turned = try FormatFiles.path("irot-exif6.heic")
+        for (path, copies) in [(plain, false), (turned, true)] {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes.withUnsafeBytes { #expect(ISOMediaHeader.hasCopyingTransform($0) == copies, "\(path)") }
+        }
+        func shown(_ path: String, budget: Int) -> Result<FittedImage, ImageError> {
+            Result { () throws(ImageError) in
+                try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 320, height: 200), fit: .fit,
+                                              background: background, options: DecodeOptions(maxDecoderBytes: budget))
+            }
+        }
+        func needed(_ path: String, budget: Int) -> Int? {
+            guard case .overMemoryBudget(_, let needed, _, _) = shown(path, budget: budget).failure else { return nil }
+            return needed
+        }
+        let file = try #require(FileManager.default.attributesOfItem(atPath: plain)[.size] as? Int)
+        // A budget above the file (41 KB) and under the decode: refused from the header.
+        let plainNeeds = try #require(needed(plain, budget: 200_000))
+        // The file, the decoded image counted at 4:4:4 at its coded size (x265 codes 400x304:
+        // whole 8x8 blocks) and the RGBA image: no turned copy.
+        #expect(plainNeeds == file + 400 * 304 * 3 + 400 * 300 * 4, "\(plainNeeds)")
+        #expect(needed(turned, budget: 200_000) == plainNeeds + 10, "the irot box and its association: 10 bytes more of file")
+        let fitted = try shown(plain, budget: plainNeeds).get()
+        #expect(fitted.decodedWidth == 400 && fitted.decodedHeight == 300)
+        let upright = try shown(turned, budget: plainNeeds + 10).get()
+        #expect(upright.decodedWidth == 300 && upright.decodedHeight == 400)
+        #expect(needed(plain, budget: plainNeeds - 1) == plainNeeds)
+        #expect(needed(turned, budget: plainNeeds + 9) == plainNeeds + 10)
+    }
+
     /// A HEIF whose primary image is a JPEG-coded item: Debian 12's libheif 1.15 has no JPEG
     /// decoder (and reads such an item as no image at all), so the file is refused with the
     /// codec named, not called damaged. Debian 12's HEVC and AV1 decoders are built into

@@ -14,6 +14,9 @@ Files (references: *.ref.png, straight alpha where the image has alpha):
   alpha.png           800x450 RGBA, alpha a left-to-right ramp
   alpha.webp          cwebp -q 90 (lossy, alpha plane)    alpha.webp.ref.png  dwebp
   alpha-lossless.webp cwebp -lossless                     ...ref.png          dwebp
+  photo.webp.nofilter-640x360.png   dwebp -nofilter -nofancy -scale 640 360 of photo.webp
+  photo.webp.1280x720.png           dwebp -scale 1280 720; photo.webp.nofilter-1280x720.png
+                                    the same with -nofilter
   orient-N.webp       cwebp -lossless -metadata exif of EXIF_ORIENTATION_DIR/test_N.jpg, N = 1...8
   photo.heic          heif-enc -q 90                      photo.heic.ref.png  heif-convert
   photo10.heic        heif-enc -b 10 from photo16.png     photo10.heic.ref.png heif-convert (16-bit)
@@ -22,6 +25,7 @@ Files (references: *.ref.png, straight alpha where the image has alpha):
   irot-exif6.heic     stored 400x300 (the picture turned a quarter anticlockwise), an Exif
                       item with orientation 6 (heif-enc keeps the JPEG's) and an irot box
                       added here turning it a quarter clockwise: upright.png is the picture
+  no-irot.heic        the same file before the irot box is added (no transform)
   grid.heic           a 1200x700 grid of 3x2 tiles of 512x512 (as phones write HEIC: each tile
                       heif-enc -q 90 of its part of the picture, the boxes assembled here)
                                                       grid.heic.ref.png heif-convert
@@ -287,6 +291,9 @@ def main():
     run("cwebp", "-quiet", "-lossless", "-exact", p("alpha.png"), "-o", p("alpha-lossless.webp"))
     for name in ("photo.webp", "alpha.webp", "alpha-lossless.webp"):
         run("dwebp", "-quiet", p(name), "-o", p(name + ".ref.png"))
+    for options, size in ((["-nofilter", "-nofancy"], (640, 360)), ([], (1280, 720)), (["-nofilter"], (1280, 720))):
+        name = "photo.webp.%s%dx%d.png" % ("nofilter-" if options else "", *size)
+        run("dwebp", "-quiet", *options, "-scale", str(size[0]), str(size[1]), p("photo.webp"), "-o", p(name))
     for n in range(1, 9):
         run("cwebp", "-quiet", "-lossless", "-metadata", "exif", os.path.join(orient_dir, f"test_{n}.jpg"),
             "-o", p(f"orient-{n}.webp"))
@@ -312,6 +319,7 @@ def main():
     exif[0x0112] = 6
     stored.save(p("stored-exif6.jpg"), quality=95, exif=exif.tobytes())
     run("heif-enc", "-q", "90", p("stored-exif6.jpg"), "-o", p("irot-exif6.heic"))
+    shutil.copyfile(p("irot-exif6.heic"), p("no-irot.heic"))
     add_irot(p("irot-exif6.heic"), 3)  # 270 degrees anticlockwise: a quarter clockwise
 
     small = base.resize((320, 180), Image.LANCZOS).quantize(255)

@@ -36,19 +36,25 @@ public final class ImageStore: @unchecked Sendable {
     /// How long a failed download is answered from memory instead of asked again: 60 s, the
     /// show's retry interval (README, "Content"), so neither a prefetch nor a slot asks a broken
     /// server again before the show's own retry comes.
-    public static let failureMemory: Duration = .seconds(60)
+    public static let defaultFailureMemory: Duration = .seconds(60)
+    /// This store's failure memory (``defaultFailureMemory`` unless given at init).
+    public let failureMemory: Duration
     /// The last failure of each URL and when it came (``ContinuousClock``).
     private let failures = Locked<[String: (error: ContentError, at: ContinuousClock.Instant)]>([:])
 
     /// A store over `cache`, filled by a fetcher with `configuration`.
-    public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration()) {
-        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration))
+    /// `failureMemory` is how long a failed download is answered from memory.
+    public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration(),
+                            failureMemory: Duration = ImageStore.defaultFailureMemory) {
+        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration), failureMemory: failureMemory)
     }
 
-    /// A store over `cache`, filled by `fetcher` (which must write into that same cache).
-    public init(cache: DiskCache, fetcher: Fetcher) {
+    /// A store over `cache`, filled by `fetcher` (which must write into that same cache);
+    /// `failureMemory` is how long a failed download is answered from memory.
+    public init(cache: DiskCache, fetcher: Fetcher, failureMemory: Duration = ImageStore.defaultFailureMemory) {
         self.cache = cache
         self.fetcher = fetcher
+        self.failureMemory = failureMemory
     }
 
     /// Gets `item`'s image (an http or https `source`) as an open file: from the disk cache
@@ -85,7 +91,7 @@ public final class ImageStore: @unchecked Sendable {
     func recentFailure(_ url: String) -> ContentError? {
         failures.withLock { failures in
             guard let last = failures[url] else { return nil }
-            if ContinuousClock.now - last.at < Self.failureMemory { return last.error }
+            if ContinuousClock.now - last.at < failureMemory { return last.error }
             failures[url] = nil
             return nil
         }

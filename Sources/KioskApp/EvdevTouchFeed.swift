@@ -8,6 +8,8 @@ final class EvdevTouchFeed: TouchFeed {
 
     var wakeDescriptor: Int32 { input.events.wakeDescriptor }
 
+    func setPanelSize(width: Int, height: Int) { input.setPanelSize(width: width, height: height) }
+
     func take() -> [TouchFeedEvent] {
         input.events.take().map { event in
             switch event {
@@ -18,6 +20,7 @@ final class EvdevTouchFeed: TouchFeed {
                                      + (info.grabbed ? "" : ", not grabbed: the console sees touches too"))
             case .lost(let path, let reason): return .lost(path: path, reason: reason)
             case .problem(let text): return input.configuration.devicePath == nil ? .note(text) : .warning(text)
+            case .remapped(let ppmm): return .remapped(pixelsPerMillimetre: ppmm)
             }
         }
     }

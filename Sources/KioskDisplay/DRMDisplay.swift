@@ -393,6 +393,22 @@ public final class DRMDisplay: Display {
         return next
     }
 
+    /// True when the connector's modes as the kernel last probed them (drmModeGetConnectorCurrent:
+    /// no probe, no DDC read) would choose another mode than the one in use: `request` when
+    /// offered, else the preferred one (a monitor swapped, a virtual output given another size,
+    /// and probed since). False when the connector cannot be read or offers no modes.
+    public func choosesAnotherMode(_ request: ModeRequest?) -> Bool {
+        guard !restored, let c = drmModeGetConnectorCurrent(device.fd.rawValue, connectorID) else { return false }
+        defer { drmModeFreeConnector(c) }
+        let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
+        let modes = raw.map(DRMDevice.mode)
+        let label = "\(devicePath) \(connectorName)"
+        guard let index = request.flatMap({ try? DRMModeChoice.choose($0, from: modes, connector: label) })
+                ?? (try? DRMModeChoice.choose(nil, from: modes, connector: label)) else { return false }
+        let m = raw[index]
+        return m.hdisplay != rawMode.hdisplay || m.vdisplay != rawMode.vdisplay || m.vrefresh != rawMode.vrefresh || m.flags != rawMode.flags
+    }
+
     /// The connector's status: as the kernel last probed it (`probe` false:
     /// drmModeGetConnectorCurrent; a hotplug interrupt makes the driver probe and update it), or
     /// probed now (drmModeGetConnector: on real hardware a DDC read of tens of milliseconds; for

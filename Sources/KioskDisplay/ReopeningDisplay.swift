@@ -23,8 +23,10 @@ import KioskSystem
 /// While a card is open its connector's status is looked at every ``connectorCheckInterval``
 /// (the hotplug uevent would say it sooner, but needs netlink), as the kernel last probed it: a
 /// connector reporting nothing connected counts as lost too (nothing drawn), and is then probed
-/// every ``connectorCheckInterval``; when it is connected again the mode is set again
-/// (``DRMDisplay/setModeAgain()``) and the caller redraws.
+/// every ``connectorCheckInterval``; when it is connected again its mode is chosen again
+/// (``DRMDisplay/withModeChosenAgain(_:)``), or the same mode set again
+/// (``DRMDisplay/setModeAgain()``), and the caller redraws. A connected connector whose modes
+/// changed since (probed by someone: a sysfs `detect`) has its mode chosen again too.
 ///
 /// A card that appears, or a connector that comes back, has its connector, CRTC and mode chosen
 /// as at start: the mode `--display` asks for when the connector offers it, else its preferred
@@ -175,6 +177,17 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
             disconnected = true
             lossReason = "connector \(display.connectorName) of \(display.devicePath) disconnected"
             pending.append(.lost(reason: lossReason!))
+        } else if status != .disconnected, !disconnected, display.choosesAnotherMode(mode) {
+            // Connected all along, but its modes changed (probed since: a monitor swapped
+            // between two looks, a virtual output given another size).
+            do {
+                if let next = try display.withModeChosenAgain(mode) {
+                    adopt(next)
+                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) offers other modes, mode chosen again"))
+                }
+            } catch {
+                lose(reason: "setting a new mode on \(display.connectorName) failed: \(error)")
+            }
         } else if status != .disconnected, disconnected {
             disconnected = false
             lossReason = nil

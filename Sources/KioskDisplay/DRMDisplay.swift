@@ -112,9 +112,8 @@ public final class DRMDisplay: Display {
     static func chooseMode(_ request: ModeRequest?, of connector: DRMDevice.Connector, on device: DRMDevice,
                            preferredIfMissing: Bool) throws(DisplayError) -> Int {
         let label = "\(device.path) \(connector.info.name)"
-        if preferredIfMissing, let request,
-           let i = try? DRMModeChoice.choose(request, from: connector.info.modes, connector: label) { return i }
-        return try DRMModeChoice.choose(preferredIfMissing ? nil : request, from: connector.info.modes, connector: label)
+        if preferredIfMissing { return try DRMModeChoice.chooseOnReturn(request, from: connector.info.modes, connector: label) }
+        return try DRMModeChoice.choose(request, from: connector.info.modes, connector: label)
     }
 
     /// The device and connector to use: the named device, or the first card in `cardDirectory`
@@ -403,8 +402,7 @@ public final class DRMDisplay: Display {
         let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
         let modes = raw.map(DRMDevice.mode)
         let label = "\(devicePath) \(connectorName)"
-        guard let index = request.flatMap({ try? DRMModeChoice.choose($0, from: modes, connector: label) })
-                ?? (try? DRMModeChoice.choose(nil, from: modes, connector: label)) else { return false }
+        guard let index = try? DRMModeChoice.chooseOnReturn(request, from: modes, connector: label) else { return false }
         let m = raw[index]
         return m.hdisplay != rawMode.hdisplay || m.vdisplay != rawMode.vdisplay || m.vrefresh != rawMode.vrefresh || m.flags != rawMode.flags
     }

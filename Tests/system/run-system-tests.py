@@ -469,11 +469,18 @@ class Suite:
             time.sleep(0.8)
             p = self.on_screen_at(src, "after-reconnect", RECONNECT_SIZE)
             took = (back[0] - c2[1]) / 1e6
+            # Touch follows: a tap at 3/4 across, 1/4 down lands at that place of the new size.
+            c3 = self.journal.cursor()
+            self.vm.tap(0.75, 0.25)
+            tap = event(self.journal.wait(lambda m: event(m, "tap") is not None, EVENT_TIMEOUT, c3, "`tap`")[2], "tap")
+            want = (RECONNECT_SIZE[0] * 3 // 4, RECONNECT_SIZE[1] // 4)
+            expect(abs(tap.get("x", -9) - want[0]) <= 2 and abs(tap.get("y", -9) - want[1]) <= 2,
+                   f"a tap at (0.75, 0.25) landed at ({tap.get('x')}, {tap.get('y')}), not {want} of {new}")
         finally:
             self.restore_output_size()
         return (f"output disabled: connector {status}, drawing stopped; enabled at {new}: mode chosen again {took:.1f}s "
                 f"later by the same process {pid}, preferred mode {modes[0]}, {os.path.basename(src)} back at {new} "
-                f"{p:.1f} dB; size restored while connected")
+                f"{p:.1f} dB, a tap at ({tap['x']}, {tap['y']}); size restored while connected")
 
     def on_screen_at(self, src, name, size, tries=8):
         """The screen, at `size`, shows `src` as the offscreen backend renders it at that size; the PSNR."""

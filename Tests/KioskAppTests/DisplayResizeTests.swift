@@ -93,8 +93,8 @@ private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bit
     let a = "\(dir)/a.png", b = "\(dir)/b.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
     try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
-    // 160x100 until 400 ms, nothing until 700 ms, then a portrait 90x120.
-    let display = ResizingDisplay(width: 160, height: 100, script: [(.milliseconds(400), nil), (.milliseconds(700), (90, 120))])
+    // 160x100 until 600 ms, nothing until 900 ms, then a portrait 90x120.
+    let display = ResizingDisplay(width: 160, height: 100, script: [(.milliseconds(600), nil), (.milliseconds(900), (90, 120))])
     let clock = MonotonicClock()
     var fds: [Int32] = [-1, -1]
     pipe(&fds)
@@ -106,7 +106,7 @@ private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bit
     let loop = FrameLoop(display: display, clock: clock,
                          carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
                                             config: CarouselConfig(interval: .seconds(30), fade: .zero, screenWidth: 160)),
-                         preparer: preparer, background: .black, events: events, runFor: .milliseconds(1500), touch: feed)
+                         preparer: preparer, background: .black, events: events, runFor: .milliseconds(2000), touch: feed)
     _ = try loop.run()
     events.flush()
     close(fds[1])
@@ -115,7 +115,7 @@ private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bit
     let lines = String(decoding: bytes[0..<max(0, n)], as: UTF8.self).split(separator: "\n").map(String.init)
 
     #expect(display.wrongSize.isEmpty, "\(display.wrongSize)")
-    let before = display.frames.filter { $0.at < 400 }, after = display.frames.filter { $0.at >= 700 }
+    let before = display.frames.filter { $0.at < 600 }, after = display.frames.filter { $0.at >= 900 }
     #expect(!before.isEmpty && before.allSatisfy { $0.frame.width == 160 && $0.frame.height == 100 })
     #expect(try same(#require(before.last).frame, expected(a, 160, 100)), "the first image before the display went")
     #expect(!after.isEmpty && after.allSatisfy { $0.frame.width == 90 && $0.frame.height == 120 })

@@ -19,7 +19,9 @@ final class EvdevTouchFeed: TouchFeed {
                                  detail: "\(info.touchProtocol), x \(info.xAxis), y \(info.yAxis)"
                                      + (info.grabbed ? "" : ", not grabbed: the console sees touches too"))
             case .lost(let path, let reason): return .lost(path: path, reason: reason)
-            case .problem(let text): return input.configuration.devicePath == nil ? .note(text) : .warning(text)
+            case .problem(let p):
+                return input.configuration.devicePath == nil ? .note(p.what, path: p.path, reason: p.reason)
+                    : .warning(p.what, path: p.path, reason: p.reason)
             case .remapped(let ppmm): return .remapped(pixelsPerMillimetre: ppmm)
             }
         }

@@ -48,9 +48,10 @@ public enum TouchFeedEvent: Equatable, Sendable {
     /// The touchscreen went away (unplugged, read error); the feed keeps looking for one.
     case lost(path: String, reason: String)
     /// Something worth a log line (no touchscreen found yet, a device that could not be opened).
-    case note(String)
+    /// A log line's fixed phrase, the node or folder, and why (README "Events and logs").
+    case note(String, path: String?, reason: String?)
     /// The same, about a device the command line named (`--input`): a warning.
-    case warning(String)
+    case warning(String, path: String?, reason: String?)
     /// Touches are mapped onto a new display size from now on; the touchscreen's logical pixels
     /// per millimetre at that size (nil: unknown).
     case remapped(pixelsPerMillimetre: Double?)
@@ -383,10 +384,10 @@ public final class FrameLoop {
                 Log.warning("touchscreen lost", path: path, reason: reason)
                 // A finger that was down is gone with the device (the reader sent a cancel first).
                 for gesture in gestures.cancel(at: clock.now) { apply(gesture) }
-            case .note(let text):
-                Log.info(text)
-            case .warning(let text):
-                Log.warning(text)
+            case .note(let what, let path, let reason):
+                Log.info(what, path: path, detail: reason)
+            case .warning(let what, let path, let reason):
+                Log.warning(what, path: path, reason: reason)
             case .remapped(let ppmm):
                 touchPixelsPerMillimetre = ppmm
                 if !gestures.isTouching { gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm)) }

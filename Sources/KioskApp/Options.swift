@@ -323,6 +323,18 @@ public enum CommandLineParser {
                 // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a
                 // file name (RFC 3986 section 3.1: a letter, then letters, digits, + - .).
                 throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme):; a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
+            } else if let scheme = schemePrefix(source), !pathExists(source) {
+                // `javascript:alert(1)`, `mailto:x`: a URL needs no `//` (RFC 3986 section 3);
+                // an existing file of that name (`a:b.jpg`) is still a file.
+                throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme): (no file of that name exists); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
+            }
+        }
+        // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
+        // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
+        // DNS error far from its cause. Only when the show downloads (README "Configure").
+        if settings.proxy == nil, settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote) {
+            if let (proxy, problem) = ProxyChoice(option: nil, environment: ProxyChoice.processEnvironment()).unusable.first {
+                throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")
             }
         }
         if settings.fade > settings.interval {
@@ -382,6 +394,13 @@ public enum CommandLineParser {
 // MARK: - The configuration file (`--config FILE`)
 
 extension CommandLineParser {
+    /// The options whose value in a configuration file is the rest of the line, blanks and all:
+    /// lists and commands (`touch-calibration 0 1 0 -1 0 1`, `on-tap /usr/local/bin/tap.sh --loud`,
+    /// `overlay-format %a %-d %b`, `display-off 22:00-07:00, 12:00-13:00`) and paths, which may
+    /// hold spaces (as `source` does). Every other option takes one word.
+    static let freeTextOptions: Set<String> = ["touch-calibration", "on-tap", "overlay-format", "display-off",
+                                               "display", "input", "cache-dir", "state-dir", "ca-file", "control"]
+
     /// The largest configuration file read, in bytes.
     static let configFileLimit = 1 << 20
 
@@ -450,6 +469,12 @@ extension CommandLineParser {
             }
             if let placeholder = spec.value {
                 guard !value.isEmpty else { throw UsageError(at + "--\(name) needs a value \(placeholder)") }
+                if !Self.freeTextOptions.contains(name), let blank = value.firstIndex(where: isBlank) {
+                    // `manifest URL extra`: not a value with a space in it (a URL would get `%20`).
+                    let extra = value[blank...].drop(while: isBlank).prefix(while: { !isBlank($0) })
+                    throw UsageError(at + "--\(name) takes one value \(placeholder), but '\(extra)' follows '\(value[..<blank])'"
+                                     + (extra.hasPrefix("#") ? " (a # comment needs a line of its own)" : ""))
+                }
             } else if hasEquals || !value.isEmpty {
                 throw UsageError(at + "--\(name) takes no value")
             }
@@ -473,6 +498,21 @@ func urlScheme(_ text: String) -> String? {
     guard let first = scheme.first, isASCIILetter(first),
           scheme.allSatisfy(isSchemeByte) else { return nil }
     return String(decoding: scheme, as: UTF8.self).lowercased()
+}
+
+/// The scheme of `text` when it starts as `scheme:` (RFC 3986 section 3.1, with or without
+/// `//`: `javascript:alert(1)`, `mailto:x`), lowercased; nil otherwise (`12:30.jpg`, `/a:b`).
+func schemePrefix(_ text: String) -> String? {
+    let bytes = Array(text.utf8)
+    guard let colon = bytes.firstIndex(of: 58), let first = bytes.first, isASCIILetter(first),
+          bytes[..<colon].allSatisfy(isSchemeByte) else { return nil }
+    return String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+}
+
+/// Whether something (a file, a directory, a dangling symbolic link) is at `path` (lstat(2)).
+private func pathExists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
 }
 
 private func isASCIILetter(_ c: UInt8) -> Bool { (65...90).contains(c) || (97...122).contains(c) }

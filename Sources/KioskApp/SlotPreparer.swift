@@ -169,7 +169,7 @@ public final class SlotPreparer: @unchecked Sendable {
                     decode(local, holding: file, cached: images)
                 case .failure(let error):
                     finish(Result(slot: job.slot, ticket: job.ticket, item: job.item,
-                                  outcome: .unavailable(error.description), warnings: []))
+                                  outcome: .unavailable(error.logReason(path: job.path)), warnings: []))
                 }
             }
             return

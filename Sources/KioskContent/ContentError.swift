@@ -23,7 +23,9 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server answered with a status that is not a success (404, 500, ...), or a 3xx
     /// without a usable `Location`. `retryAfter`: the answer's `Retry-After` when it gave one
     /// in delay-seconds (RFC 9110 §10.2.3; the HTTP-date form is not read), at most a day.
-    case httpStatus(url: String, status: Int, retryAfter: Duration? = nil)
+    /// `proxy`: the http proxy the answer came through (``ProxyChoice/Proxy/description``),
+    /// which may have sent it itself (a 502 when it cannot reach the server).
+    case httpStatus(url: String, status: Int, retryAfter: Duration? = nil, proxy: String? = nil)
     /// The request could not be made or was broken off (connection refused, DNS failure, reset,
     /// TLS failure); `reason` is the transport's message; `receivedBytes` body bytes had come.
     case transport(url: String, reason: String, receivedBytes: Int)
@@ -62,7 +64,7 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     public var subject: String {
         switch self {
         case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
-        case .httpStatus(let u, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
+        case .httpStatus(let u, _, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
              .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
              .unsupportedURL(let u, _), .redirectRefused(let u, _), .cancelled(let u):
             return u
@@ -98,8 +100,9 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .manifestEncoding(_, let r): return "manifest is not UTF-8: \(r)"
         case .manifestSyntax(_, let r): return "manifest is not valid JSON: \(r)"
         case .manifestInvalid(_, let path, let r): return "\(path): \(r)"
-        case .httpStatus(_, let status, let retryAfter):
+        case .httpStatus(_, let status, let retryAfter, let proxy):
             return "HTTP status \(status)" + (retryAfter.map { " (Retry-After \($0.components.seconds) s)" } ?? "")
+                + (proxy.map { " through \($0)" } ?? "")
         case .transport(_, let r, let n): return n > 0 ? "\(r) (after \(n) bytes)" : r
         case .timedOut(_, let phase, let s, let n):
             let limit = s == s.rounded() ? String(Int(s)) : String(s)
@@ -130,6 +133,15 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         if case .system(let e) = self { return e.description }
         return "\(subject): \(reason)"
+    }
+
+    /// The `reason="…"` of a log line whose `path=` is `shownSubject` (README "Events and
+    /// logs": one `path=`, the reason in `reason`): ``reason`` when the error is about that
+    /// URL or path, else the whole ``description`` (a redirect's target, a system error's
+    /// operation), so nothing is written twice and nothing is lost.
+    public func logReason(path shownSubject: String) -> String {
+        if case .system = self { return description }
+        return subject == shownSubject ? reason : description
     }
 }
 

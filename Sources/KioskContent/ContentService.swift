@@ -149,7 +149,7 @@ public final class ContentService {
                     stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
                     Log.info("stored manifest loaded", path: saved.url, detail: "\(stored!.items.count) items")
                 } catch {
-                    Log.warning("stored manifest not used", path: saved.url, reason: error.description)
+                    Log.warning("stored manifest not used", path: saved.url, reason: error.logReason(path: saved.url))
                 }
             }
             var schedule = PollSchedule.Configuration()
@@ -230,8 +230,8 @@ public final class ContentService {
                             manifest = m
                             changed = true
                         }
-                    case .log(let text, let warning):
-                        if warning { Log.warning(text, path: poller.url.absoluteString) } else { Log.info(text, path: poller.url.absoluteString) }
+                    case .log(let text, let reason, let warning):
+                        Log.write(warning ? .warning : .info, text, path: poller.url.absoluteString, reason: reason)
                     case .polled:
                         awaitingFirstAnswer = false
                     }
@@ -295,7 +295,7 @@ public final class ContentService {
                 Log.info("playlist read", path: argument, detail: "\(manifest.items.count) items")
                 return .playlist(path: argument, manifest: manifest)
             } catch {
-                Log.warning("playlist not read", path: argument, reason: error.description)
+                Log.warning("playlist not read", path: argument, reason: error.logReason(path: argument))
                 return .playlist(path: argument, manifest: nil)
             }
         }

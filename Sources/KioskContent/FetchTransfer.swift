@@ -48,9 +48,13 @@ final class FetchJob {
     /// The byte cap of the body.
     let cap: Int
     let maxRedirects: Int
+    /// The proxies libcurl takes, to name the one an answer or a failure came through.
+    let proxies: ProxyChoice
 
-    init(key: String, url: String, kind: Kind, cap: Int, maxRedirects: Int) {
+    init(key: String, url: String, kind: Kind, cap: Int, maxRedirects: Int,
+         proxies: ProxyChoice = ProxyChoice(option: nil, environment: [:])) {
         self.key = key; self.url = url; self.kind = kind; self.cap = cap; self.maxRedirects = maxRedirects
+        self.proxies = proxies
         chain = [url]
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -98,7 +102,11 @@ final class FetchJob {
             return false
         }
         guard (200..<300).contains(status) else {
-            outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"])))
+            // A plain-http request's answer came through the proxy, which may have sent it (an
+            // https one's came from the server through a tunnel).
+            let last = chain[chain.count - 1]
+            let proxy = last.prefix(5).lowercased() == "http:" ? proxies.proxy(for: last)?.description : nil
+            outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"]), proxy: proxy))
             return false
         }
         if let encoding = fields["content-encoding"]?.lowercased(), encoding != "identity" {
@@ -186,13 +194,32 @@ final class FetchJob {
     /// CURLE_TOO_LARGE (curl/curl.h from libcurl 8.6), what newer libcurl returns for it.
     static let curleTooLarge: UInt32 = 100
 
-    /// What a transfer that libcurl ended with `code` gives.
+    /// What a transfer that libcurl ended with `code` gives. A failure before any response
+    /// names the proxy it went through (its URL without the password and where it was set).
     func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
         if let outcome { return outcome }
         if let declared, received < declared, code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR {
             return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
         }
         let host = hostOf(chain[chain.count - 1])
+        // Before any response the failure may be the proxy's: say so, and which one.
+        if code != CURLE_OK, code != CURLE_OPERATION_TIMEDOUT, !gotHeaders, let proxy = proxies.proxy(for: chain[chain.count - 1]) {
+            let said = "\(curlMessage(code)) (libcurl error \(code.rawValue))"
+            if let problem = proxy.problem {
+                return .failure(.transport(url: url, reason: "\(proxy) is not usable: \(problem); libcurl said: \(said)", receivedBytes: received))
+            }
+            switch code {
+            case CURLE_COULDNT_RESOLVE_PROXY:
+                return .failure(.transport(url: url, reason: "cannot resolve \(proxy) (DNS): \(said)", receivedBytes: received))
+            case CURLE_COULDNT_CONNECT:
+                return .failure(.transport(url: url, reason: "cannot connect to \(proxy): \(said)", receivedBytes: received))
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR,
+                 CURLE_SSL_CERTPROBLEM:
+                break  // the server's name or certificate, below (the proxy resolves the name for http)
+            default:
+                return .failure(.transport(url: url, reason: "through \(proxy): \(said)", receivedBytes: received))
+            }
+        }
         switch code {
         case CURLE_OK:
             return complete()

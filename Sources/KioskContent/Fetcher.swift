@@ -197,6 +197,9 @@ final class FetchEngine: @unchecked Sendable {
     let callbackQueue = DispatchQueue(label: "kiosk-carousel.fetch.callbacks")
     let cache: DiskCache
     let configuration: Fetcher.Configuration
+    /// The proxies libcurl takes (``Fetcher/Configuration/proxy`` or the environment), to
+    /// name the one a failure came from.
+    let proxies: ProxyChoice
     /// Set once in ``startLocked(_:)``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
     /// called only under the state lock while not closed, so never after the clean-up.
     private var multi: UnsafeMutableRawPointer?
@@ -210,6 +213,7 @@ final class FetchEngine: @unchecked Sendable {
     init(cache: DiskCache, configuration: Fetcher.Configuration) {
         self.cache = cache
         self.configuration = configuration
+        proxies = ProxyChoice(option: configuration.proxy, environment: ProxyChoice.processEnvironment())
     }
 
     /// Opens libcurl (on first use, see kc_curl.h), makes the multi handle and starts the
@@ -263,7 +267,7 @@ final class FetchEngine: @unchecked Sendable {
             if case .image = kind { isImage = true } else { isImage = false }
             let job = FetchJob(key: key, url: url, kind: kind,
                                cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
-                               maxRedirects: configuration.maxRedirects)
+                               maxRedirects: configuration.maxRedirects, proxies: proxies)
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }

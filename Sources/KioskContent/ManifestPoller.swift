@@ -20,8 +20,10 @@ public final class ManifestPoller: @unchecked Sendable {
     public enum Event: Sendable, Equatable {
         /// A manifest to apply. `fromStore` is true for the stored one posted at start.
         case manifest(Manifest, fromStore: Bool)
-        /// A line for the log (`warning` true for warnings, else information).
-        case log(String, warning: Bool)
+        /// A line for the log, written with the manifest's URL as `path=` (README "Events and
+        /// logs"): `what` a fixed phrase, `reason` the error (without that URL again, see
+        /// ``ContentError/logReason(path:)``); `warning` true for warnings, else information.
+        case log(String, reason: String? = nil, warning: Bool)
         /// A poll ended: `reached` is false when the server could not be reached or answered
         /// with an error (a refused manifest was still an answer). Posted after the events the
         /// poll produced, so a caller may wait for the first answer (an offscreen run on a
@@ -76,7 +78,7 @@ public final class ManifestPoller: @unchecked Sendable {
                         events.post(.manifest(manifest, fromStore: true))
                     }
                 } catch {
-                    events.post(.log("stored manifest not used: \(error)", warning: true))
+                    events.post(.log("stored manifest not used", reason: Self.reason(error, beside: url), warning: true))
                 }
             }
             schedule.pollNow(at: now)
@@ -129,6 +131,11 @@ public final class ManifestPoller: @unchecked Sendable {
         }
     }
 
+    /// An error as the `reason` of a line whose `path=` is the manifest's URL.
+    private static func reason(_ error: any Error, beside url: URL) -> String {
+        (error as? ContentError)?.logReason(path: url.absoluteString) ?? "\(error)"
+    }
+
     private func handle(_ result: Result<ManifestResponse, ContentError>) {
         polling = false
         guard !stopped else { return }
@@ -147,14 +154,14 @@ public final class ManifestPoller: @unchecked Sendable {
                         try store.save(StoredManifest(url: download.url.absoluteString, body: download.body,
                                                       validators: download.validators))
                     } catch {
-                        events.post(.log("last good manifest not stored: \(error)", warning: true))
+                        events.post(.log("last good manifest not stored", reason: Self.reason(error, beside: url), warning: true))
                     }
                 }
                 hasManifest = true
                 events.post(.manifest(manifest, fromStore: false))
             } catch {
                 let kept = hasManifest ? "the previous one stays in force" : "there is no earlier one to keep"
-                events.post(.log("manifest refused, \(kept): \(error)", warning: true))
+                events.post(.log("manifest refused, \(kept)", reason: Self.reason(error, beside: url), warning: true))
             }
         case .failure(let error):
             note = schedule.failed(at: now, error: error)
@@ -163,11 +170,11 @@ public final class ManifestPoller: @unchecked Sendable {
         if let note {
             let warning: Bool
             if case .unreachable = note { warning = true } else { warning = false }
-            var text = note.description
-            if case .unreachable(let error, true) = note, !hasManifest {
-                text = "manifest unreachable at start and none stored yet: nothing to show until it is fetched; retrying in the background (logged once): \(error)"
+            var what = note.what
+            if case .unreachable(_, true) = note, !hasManifest {
+                what = "manifest unreachable at start and none stored yet: nothing to show until it is fetched; retrying in the background (logged once)"
             }
-            events.post(.log(text, warning: warning))
+            events.post(.log(what, reason: note.error.map { Self.reason($0, beside: url) }, warning: warning))
         }
         events.post(.polled(reached: reached))
         if pollAgain {

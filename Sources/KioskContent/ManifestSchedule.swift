@@ -55,15 +55,27 @@ enum ManifestSchedule {
             do { bound = try ItemSchedule.parseBound(raw) } catch { throw fail(path + "." + key, error.description) }
             if key == "from" { schedule.from = bound } else { schedule.until = bound }
         }
+        // A day or window given twice is a mistake in the list (a copied line, `mon` for `sun`):
+        // refused, naming both places, rather than read as once.
         if let days = try list("days") {
-            var set = Set<Int>()
-            for (d, p) in days {
-                do { set.insert(try ItemSchedule.parseDay(d)) } catch { throw fail(p, error.description) }
+            var first: [Int: Int] = [:]
+            for (i, (d, p)) in days.enumerated() {
+                let day: Int
+                do { day = try ItemSchedule.parseDay(d) } catch { throw fail(p, error.description) }
+                if let earlier = first[day] {
+                    throw fail(p, "\"\(d)\" is the same day as \(path).days[\(earlier)] \"\(days[earlier].0)\" (each day once)")
+                }
+                first[day] = i
             }
-            schedule.days = set
+            schedule.days = Set(first.keys)
         }
         for (w, p) in try list("times") ?? [] {
-            do { schedule.times.append(try ItemSchedule.parseWindow(w)) } catch { throw fail(p, error.description) }
+            let window: DisplaySchedule.Range
+            do { window = try ItemSchedule.parseWindow(w) } catch { throw fail(p, error.description) }
+            if let earlier = schedule.times.firstIndex(of: window) {
+                throw fail(p, "\"\(w)\" is the same window as \(path).times[\(earlier)] (each window once)")
+            }
+            schedule.times.append(window)
         }
         do { try schedule.validate() } catch { throw fail(path + ".until", error.description) }
         return schedule

@@ -45,16 +45,26 @@ public struct PollSchedule: Sendable {
         /// Polls work again after `failures` failed ones.
         case reachableAgain(failures: Int)
 
-        public var description: String {
+        /// The log line's fixed phrase (README "Events and logs"); the error goes in
+        /// `reason="…"` (``ContentError/logReason(path:)``), the URL in `path=`.
+        public var what: String {
             switch self {
-            case .unreachable(let error, true):
-                return "manifest unreachable at start, showing the cached show; retrying in the background (logged once): \(error)"
-            case .unreachable(let error, false):
-                return "manifest unreachable, the current show goes on; retrying in the background (logged once): \(error)"
+            case .unreachable(_, true):
+                return "manifest unreachable at start, showing the cached show; retrying in the background (logged once)"
+            case .unreachable(_, false):
+                return "manifest unreachable, the current show goes on; retrying in the background (logged once)"
             case .reachableAgain(let failures):
                 return "manifest reachable again after \(failures) failed poll\(failures == 1 ? "" : "s")"
             }
         }
+
+        /// The error of an ``unreachable(error:atBoot:)`` note.
+        public var error: ContentError? {
+            if case .unreachable(let error, _) = self { return error }
+            return nil
+        }
+
+        public var description: String { what + (error.map { ": \($0)" } ?? "") }
     }
 
     public let configuration: Configuration
@@ -99,7 +109,7 @@ public struct PollSchedule: Sendable {
     public mutating func failed(at now: Duration, error: ContentError) -> PollNote? {
         consecutiveFailures += 1
         var delay = jittered(backoff(afterFailures: consecutiveFailures))
-        if case .httpStatus(_, _, let retryAfter?) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
+        if case .httpStatus(_, _, let retryAfter?, _) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
         nextPoll = now + delay
         return consecutiveFailures == 1 ? .unreachable(error: error, atBoot: !hasSucceeded) : nil
     }

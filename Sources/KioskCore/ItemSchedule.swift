@@ -109,9 +109,18 @@ public struct ItemSchedule: Hashable, Sendable {
 
     // MARK: Parsing the parts (the manifest reader puts them together and names the place)
 
+    /// The years a `from` or `until` may name. RFC 3339 allows 0000 ... 9999; a date before the
+    /// Unix epoch (1970) is no schedule a device's clock will see, more likely a generator's
+    /// placeholder for "no date" (`0000-01-01`), which must be left out instead.
+    public static let yearRange = 1970...9999
+
     /// `2026-12-24` (a local date) or an RFC 3339 date-time with an offset
-    /// (`2026-12-24T18:00:00+01:00`, `...Z`, fractional seconds dropped; RFC 3339 §5.6).
-    /// - Throws: ``ItemScheduleError/badBound(_:)``.
+    /// (`2026-12-24T18:00:00+01:00`, `...Z`, `T` and `Z` in either case, fractional seconds
+    /// dropped; RFC 3339 §5.6). The second 60 only as a leap second (RFC 3339 §5.7): at
+    /// 23:59:60 UTC on the last day of a month (`1990-12-31T15:59:60-08:00`), taken as :59.
+    /// - Throws: ``ItemScheduleError/badBound(_:)`` for the wrong form,
+    ///   ``ItemScheduleError/unusableBound(_:reason:)`` for a year outside ``yearRange`` or a
+    ///   second 60 that is no leap second.
     public static func parseBound(_ text: String) throws(ItemScheduleError) -> Bound {
         let b = Array(text.utf8)
         func digits(_ at: Int, _ n: Int) -> Int? {
@@ -122,6 +131,10 @@ public struct ItemSchedule: Hashable, Sendable {
         }
         guard let y = digits(0, 4), b.count >= 10, b[4] == 45, let mo = digits(5, 2), b[7] == 45, let d = digits(8, 2),
               (1...12).contains(mo), (1...LocalDate.daysIn(month: mo, year: y)).contains(d) else { throw .badBound(text) }
+        guard yearRange.contains(y) else {
+            throw .unusableBound(text, reason: "the year \(text.prefix(4)) is outside \(yearRange.lowerBound)...\(yearRange.upperBound) "
+                                 + "(leave the key out for no bound)")
+        }
         let date = LocalDate(year: y, month: mo, day: d)
         if b.count == 10 { return .date(date) }
         guard b.count >= 20, b[10] == 84 || b[10] == 116 || b[10] == 32, let h = digits(11, 2), b[13] == 58,
@@ -144,7 +157,15 @@ public struct ItemSchedule: Hashable, Sendable {
             throw .badBound(text)
         }
         guard i == b.count else { throw .badBound(text) }
-        return .instant(date.daysSinceEpoch * 86_400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offset))
+        let instant = date.daysSinceEpoch * 86_400 + Int64(h * 3600 + mi * 60 + min(s, 59)) - Int64(offset)
+        if s == 60 {
+            // 23:59:59 UTC on a month's last day: the next second is in a new month.
+            let (days, second) = instant.quotientAndRemainder(dividingBy: 86_400)
+            guard second == 86_399, LocalDate(daysSinceEpoch: days + 1).day == 1 else {
+                throw .unusableBound(text, reason: "second 60 is only a leap second, at 23:59:60 UTC on the last day of a month (RFC 3339 section 5.7)")
+            }
+        }
+        return .instant(instant)
     }
 
     /// `mon` ... `sun` (or the full name), any case, to 0 ... 6.
@@ -191,6 +212,9 @@ public struct ItemSchedule: Hashable, Sendable {
 public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not `YYYY-MM-DD` nor an RFC 3339 date-time with an offset.
     case badBound(String)
+    /// In that form, but not a usable bound: the reason (a year before 1970, a second 60 that
+    /// is no leap second).
+    case unusableBound(String, reason: String)
     /// Not a day name.
     case badDay(String)
     /// Not a window `HH:MM-HH:MM`: the reason.
@@ -202,8 +226,10 @@ public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertib
         switch self {
         case .badBound(let t):
             return "\"\(t)\" is neither a date YYYY-MM-DD nor an RFC 3339 date-time with an offset (2026-12-24T18:00:00+01:00)"
+        case .unusableBound(let t, let reason):
+            return "\"\(t)\": \(reason)"
         case .badDay(let t):
-            return "\"\(t)\" is not a day (one of \(ItemSchedule.dayNames.joined(separator: ", ")))"
+            return "\"\(t)\" is not a day (one of \(ItemSchedule.dayNames.joined(separator: ", ")), or the full name; any case)"
         case .badWindow(let reason):
             return reason
         case .emptyPeriod:

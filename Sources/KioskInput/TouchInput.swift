@@ -14,11 +14,26 @@ public enum TouchInputEvent: Equatable, Sendable {
     /// A touch in progress has been ended with a `.cancel` sample just before.
     case lost(path: String, reason: String)
     /// Something worth a log line that does not stop touch input (no touchscreen yet, no
-    /// permission, grab refused, queue overflow); the text is the log line.
-    case problem(String)
+    /// permission, grab refused, queue overflow).
+    case problem(TouchProblem)
     /// Samples are mapped onto a new panel size from now on (``TouchInput/setPanelSize(width:height:)``);
     /// the touchscreen's logical pixels per millimetre at that size, nil when it reports no resolution.
     case remapped(pixelsPerMillimetre: Double?)
+}
+
+/// A log line about touch input in README "Events and logs"'s form: a fixed phrase, the device
+/// or folder once (`path=`), and the error (`reason`).
+public struct TouchProblem: Hashable, Sendable, CustomStringConvertible {
+    /// A fixed phrase: `touchscreen not found (--input), waiting for it to appear`.
+    public var what: String
+    /// The node or folder concerned, when the reason does not name it already (a system
+    /// call's error does: `open /dev/input/event3: Permission denied (errno 13)`).
+    public var path: String?
+    /// Why, when there is more to say (the error's description).
+    public var reason: String?
+    public init(_ what: String, path: String? = nil, reason: String? = nil) { self.what = what; self.path = path; self.reason = reason }
+    /// `WHAT path=PATH: REASON`, for tests and messages.
+    public var description: String { what + (path.map { " path=\($0)" } ?? "") + (reason.map { ": \($0)" } ?? "") }
 }
 
 /// The touchscreen being read, for the log and the gesture settings.
@@ -101,7 +116,7 @@ public final class TouchInput: @unchecked Sendable {
     private var decoder: TouchDecoder?
     /// Problems already reported since the last device was attached: each is posted once, so a
     /// missing device retried every 2 s does not flood the log.
-    private var reportedProblems: Set<String> = []
+    private var reportedProblems: Set<TouchProblem> = []
 
     /// Creates the queue and the thread's stop pipe; reads nothing until ``start()``.
     /// - Throws: ``InputError/system(_:)`` when a pipe cannot be made.
@@ -112,7 +127,7 @@ public final class TouchInput: @unchecked Sendable {
             events = try Mailbox(bound: Self.queueLimit, overflow: .dropNew(where: { event in
                 if case .sample(let s) = event { return s.phase == .move }
                 return false
-            }, notice: .problem("touch events are not being taken: moves dropped")), wake: .whenEmpty)
+            }, notice: .problem(TouchProblem("touch events are not being taken: moves dropped"))), wake: .whenEmpty)
             worker = try WorkerThread(name: "touch input")
         } catch { throw .system(error) }
     }
@@ -141,9 +156,10 @@ public final class TouchInput: @unchecked Sendable {
 
     /// Posts a problem unless it was already posted since the last attach (no log flooding
     /// while waiting for a device).
-    private func problem(_ text: String) {
-        guard reportedProblems.insert(text).inserted else { return }
-        post([.problem(text)])
+    private func problem(_ what: String, path: String? = nil, reason: String? = nil) {
+        let problem = TouchProblem(what, path: path, reason: reason)
+        guard reportedProblems.insert(problem).inserted else { return }
+        post([.problem(problem)])
     }
 
     // MARK: - The reader thread
@@ -156,7 +172,7 @@ public final class TouchInput: @unchecked Sendable {
 
     private func run() {
         var inotify: InotifyReader?
-        do { inotify = try InotifyReader() } catch { problem(error.description) }
+        do { inotify = try InotifyReader() } catch { problem("touchscreens plugged in later are not noticed", reason: error.description) }
         var watch: Int32 = -1
         var needScan = true
         var retry = false
@@ -165,7 +181,7 @@ public final class TouchInput: @unchecked Sendable {
                 do {
                     watch = try inotify.addWatch(watchDirectory, mask: UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
                 } catch {
-                    problem(error.description)
+                    problem("touchscreens plugged in later are not noticed", reason: error.description)
                 }
             }
             if device == nil && needScan {
@@ -179,7 +195,7 @@ public final class TouchInput: @unchecked Sendable {
             let n = poll(&fds, nfds_t(fds.count), timeout)
             if n < 0 {
                 if errno == EINTR { continue }
-                problem(SystemError(operation: "poll", path: "", errno: errno).description)
+                problem("touch input not read", reason: SystemError(operation: "poll", path: "", errno: errno).description)
                 usleep(100_000)
                 continue
             }
@@ -232,20 +248,21 @@ public final class TouchInput: @unchecked Sendable {
             do {
                 let opened = try EvdevDevice.open(path)
                 if opened.capabilities.touchProtocol == nil {
-                    problem(InputError.notATouchscreen(path: path, reason: "no ABS_X/ABS_Y with BTN_TOUCH or BTN_LEFT, and no ABS_MT_POSITION_X/Y").description)
+                    problem("not a touchscreen (--input), touch is off", path: path,
+                            reason: "no ABS_X/ABS_Y with BTN_TOUCH or BTN_LEFT, and no ABS_MT_POSITION_X/Y")
                     return true
                 }
                 candidate = opened
             } catch {
                 if case .system(let e) = error, e.errno == ENOENT {
-                    problem("touchscreen \(path) (--input) not found; waiting for it to appear")
+                    problem("touchscreen not found (--input), waiting for it to appear", path: path)
                     return true
                 }
                 if case .system(let e) = error, e.errno == ENOTTY {
-                    problem("\(path) (--input) is not an evdev input device (\(e.description)); touch is off")
+                    problem("not an evdev input device (--input), touch is off", reason: e.description)  // names the path
                     return true
                 }
-                problem(error.description + " (--input)")
+                problem("touchscreen not opened (--input), trying again", reason: error.description)
                 retryLater = true
                 return !retryLater
             }
@@ -264,19 +281,21 @@ public final class TouchInput: @unchecked Sendable {
                 if direct { break }
             }
             guard let best else {
-                problem(InputError.noTouchscreen(directory: config.directory, detail: failures.joined(separator: "; ")).description)
+                problem("no touchscreen found", path: config.directory, reason: failures.isEmpty ? nil : failures.joined(separator: "; "))
                 return failures.isEmpty
             }
             candidate = best
         }
         guard let device = candidate, let axes = device.capabilities.positionAxes else { return true }
         do { try device.useMonotonicClock() } catch {
-            problem(error.description)
+            problem("touchscreen not used, trying again", reason: error.description)
             return false
         }
         var grabbed = false
         if config.grab {
-            do { try device.grab(); grabbed = true } catch { problem(error.description + " (the console may see touches too)") }
+            do { try device.grab(); grabbed = true } catch {
+                problem("touchscreen not grabbed, the console may see touches too", reason: error.description)
+            }
         }
         let size = panel.withLock { $0 }
         let mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, calibration: config.calibration, rotation: config.rotation,

@@ -164,6 +164,9 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
     ("help", "--help is not allowed in a configuration file"),
     ("touch-calibration 1 2 3", "--touch-calibration"),
     ("manifest ftp://x/y", "--manifest: expected an http or https URL"),
+    ("manifest https://a.example/show.json extra", "--manifest takes one value URL, but 'extra' follows 'https://a.example/show.json'"),
+    ("interval = 8  # seconds", "--interval takes one value SECONDS, but '#' follows '8' (a # comment needs a line of its own)"),
+    ("proxy http://p.lan:3128\thttp://q.lan:3128", "--proxy takes one value URL, but 'http://q.lan:3128' follows 'http://p.lan:3128'"),
 ])
 func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     let path = try configFile("# kiosk\n\nsource /photos\ninterval 8\n\n# the bad one:\n\(line)\nfade 100\n")
@@ -246,4 +249,26 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
         }
     }
     #expect(examples >= 12)
+}
+
+/// Every option that takes one word refuses a second one, naming the file, the line and the
+/// word (`manifest URL extra` was read as `URL%20extra`); lists, commands and paths keep the
+/// rest of the line, blanks and all.
+@Test func anExtraWordIsRefusedWhereOneValueIsExpected() throws {
+    for spec in CommandLineParser.options where spec.value != nil && spec.name != "--config" {
+        let name = String(spec.name.dropFirst(2))
+        let path = try configFile("source /photos\n\(name) one two\n")
+        let message = usageMessage { _ = try CommandLineParser.parse(["--config", path]) }
+        if CommandLineParser.freeTextOptions.contains(name) {
+            #expect(message?.contains("but 'two' follows") != true, "\(name): \(message ?? "accepted")")
+        } else {
+            #expect(message == "\(path):2: --\(name) takes one value \(spec.value!), but 'two' follows 'one'", "\(name): \(message ?? "accepted")")
+        }
+    }
+    let kept = try configFile("source /photos\non-tap /usr/bin/logger -t kiosk\noverlay-format %a %-d %b\ncache-dir /srv/kiosk cache\n"
+                              + "display-off 22:00-07:00, 12:00-13:00\ntouch-calibration 0 1 0 -1 0 1\n")
+    let s = try CommandLineParser.parse(["--config", kept])
+    #expect(s.onTap == ["/usr/bin/logger", "-t", "kiosk"])
+    #expect(s.overlayFormat == "%a %-d %b")
+    #expect(s.cacheDirectory == "/srv/kiosk cache")
 }

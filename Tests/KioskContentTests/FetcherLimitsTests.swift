@@ -140,6 +140,28 @@ private final class TinyProxy {
     // A proxy that is down: the download fails, unless no_proxy names the host.
     let down = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": dead])
     #expect(down.line.hasPrefix("failed transport:"), "\(down.line)")
+    // The failure names the proxy, where it was set and libcurl's reason, not the server.
+    #expect(down.line.hasPrefix("failed transport: \(nginx.base)/dead.jpg: cannot connect to the proxy \(dead) (http_proxy): "), "\(down.line)")
+    #expect(down.line.contains("(libcurl error 7)"), "\(down.line)")
+    let deadPort = String(dead.split(separator: ":").last!)
+    let secret = try fetchInChild(nginx.base + "/dead.jpg", ["--proxy", "http://u:pw-1234@127.0.0.1:\(deadPort)"])
+    #expect(secret.line.contains("cannot connect to the proxy http://u:***@127.0.0.1:\(deadPort) (--proxy): "), "\(secret.line)")
+    #expect(!secret.line.contains("pw-1234"), "\(secret.line)")
+    let all = try fetchInChild(nginx.base + "/dead.jpg", environment: ["all_proxy": "127.0.0.1:\(deadPort)"])
+    #expect(all.line.contains("cannot connect to the proxy 127.0.0.1:\(deadPort) (all_proxy): "), "\(all.line)")
+    // A value libcurl cannot use is named as such (libcurl calls it a DNS failure).
+    for (value, problem) in [("http://127.0.0.1:99999", "'http://127.0.0.1:99999': port 99999 is out of range (a TCP port is 1...65535)"),
+                             ("http://proxy:abc", "'http://proxy:abc': port 'abc' is not a number")] {
+        let bad = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": value])
+        #expect(bad.line.contains("the proxy \(value) (http_proxy) is not usable: \(problem); libcurl said: "), "\(bad.line)")
+    }
+    // The proxy is up, the server is not: the proxy's answer says which proxy it came through.
+    let upstream = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url])
+    #expect(upstream.line.hasPrefix("failed http-status: http://127.0.0.1:\(deadPort)/x.jpg: HTTP status 5"), "\(upstream.line)")
+    #expect(upstream.line.hasSuffix(" through the proxy \(proxy.url) (http_proxy)"), "\(upstream.line)")
+    // Direct (no_proxy names the host): a refused server is the server's failure.
+    let direct = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url, "no_proxy": "localhost, 127.0.0.0/8"])
+    #expect(direct.line.hasPrefix("failed transport: http://127.0.0.1:\(deadPort)/x.jpg: ") && !direct.line.contains("proxy"), "\(direct.line)")
     let bypass = try fetchInChild(nginx.base + "/bypass.jpg", ["--proxy", dead], environment: ["no_proxy": "127.0.0.1"])
     #expect(bypass.line == "ok 3000", "\(bypass.line)")
     #expect(!proxy.log.contains("/bypass.jpg"))
@@ -263,4 +285,45 @@ private final class TinyProxy {
     }
     #expect(HTTPURL.problem("http://kiosk:s3cret-Pw%22x@127.0.0.1:8080/ok.jpg") == nil, "percent-encoded")
     #expect(HTTPURL.problem("http://k:a!$&'()*+,;=~._-@h/") == nil, "sub-delims and unreserved")
+}
+
+/// `kiosk-carousel ARGUMENTS` with only `environment` (and PATH): its exit status and stderr.
+private func kiosk(_ arguments: [String], environment: [String: String]) throws -> (code: Int32, stderr: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: builtExecutable("kiosk-carousel"))
+    let dir = makeTempDirectory("proxy-show")
+    p.arguments = ["--display", "offscreen:" + dir + "/frames", "--size", "64x64", "--run-for", "0.5",
+                   "--cache-dir", dir + "/cache", "--state-dir", dir + "/state"] + arguments
+    p.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+    let errors = Pipe()
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = errors
+    try p.run()
+    let data = errors.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A proxy variable libcurl cannot use is a usage error at the start naming the variable, as a
+/// bad --proxy is, when the show downloads; a show of local files does not read it, and
+/// --proxy replaces it. A proxy that is down is named in the manifest's log line.
+@Test func proxyVariablesAreCheckedAtTheStartAndNamedInTheLog() throws {
+    let manifest = ["--manifest", "http://127.0.0.1:\(freePort())/show.json"]
+    let port = try kiosk(manifest, environment: ["http_proxy": "http://127.0.0.1:99999"])
+    #expect(port.code == 64, "\(port.stderr)")
+    #expect(port.stderr.contains("http_proxy: expected a proxy URL such as http://proxy.lan:3128: 'http://127.0.0.1:99999': "
+                                 + "port 99999 is out of range (a TCP port is 1...65535)"), "\(port.stderr)")
+    let word = try kiosk(manifest, environment: ["HTTPS_PROXY": "http://u:pw-1234@proxy:abc"])
+    #expect(word.code == 64 && word.stderr.contains("HTTPS_PROXY: expected a proxy URL") && word.stderr.contains("port 'abc' is not a number"),
+            "\(word.stderr)")
+    #expect(!word.stderr.contains("pw-1234"), "\(word.stderr)")
+    let local = try kiosk([samplePhoto("grey-1920x1200.jpg")], environment: ["http_proxy": "http://127.0.0.1:99999"])
+    #expect(local.code == 0, "\(local.stderr)")
+    let dead = "http://127.0.0.1:\(freePort())"
+    let replaced = try kiosk(manifest + ["--proxy", dead], environment: ["http_proxy": "http://127.0.0.1:99999"])
+    #expect(replaced.code == 0, "\(replaced.stderr)")
+    let line = replaced.stderr.split(separator: "\n").first { $0.contains("manifest unreachable") }.map(String.init)
+    expectDocumentedLine(line, "warning manifest unreachable at start and none stored yet: nothing to show until it is fetched; "
+                         + "retrying in the background (logged once)", path: manifest[1])
+    #expect(line?.contains(#"reason="cannot connect to the proxy \#(dead) (--proxy): "#) == true, "\(replaced.stderr)")
 }

@@ -52,7 +52,7 @@ private func openImage(_ store: ImageStore, _ item: PlaylistItem) throws -> Resu
     for _ in 0..<100 where first == nil {
         usleep(50_000)
         let answer = try openImage(store, item)
-        if case .failure(.httpStatus(_, 503, _)) = answer { first = answer }
+        if case .failure(.httpStatus(_, 503, _, _)) = answer { first = answer }
     }
     #expect(first != nil)
     for _ in 0..<3 {

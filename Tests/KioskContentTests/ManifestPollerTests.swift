@@ -62,8 +62,10 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     usleep(1_000_000)
     try nginx.put("show.json", Array(#"{"items":[{"src":"b.jpg"},]"#.utf8))
     let refused = wait(poller, timeout: .seconds(3))
-    guard case .log(let line, true)? = refused.first else { Issue.record("\(refused)"); return }
-    #expect(line.hasPrefix("manifest refused, the previous one stays in force: "), "\(line)")
+    guard case .log(let line, let reason, true)? = refused.first else { Issue.record("\(refused)"); return }
+    // The phrase, then the reason alone: the URL goes in path= once (README "Events and logs").
+    #expect(line == "manifest refused, the previous one stays in force", "\(line)")
+    #expect(reason?.hasPrefix("manifest is not valid JSON: trailing comma") == true, "\(String(describing: reason))")
     usleep(800_000)
     #expect(take(poller).isEmpty, "the same bad version is not logged again")
     #expect(try store.load().map { String(decoding: $0.body, as: UTF8.self) } == #"{"items":[{"src":"b.jpg"},{"src":"a.jpg"}]}"#)
@@ -72,14 +74,14 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     usleep(1_500_000)  // several failed polls
     let down = take(poller)
     #expect(down.count == 1, "\(down)")
-    if case .log(let text, true)? = down.first {
-        #expect(text.hasPrefix("manifest unreachable, the current show goes on"), "\(text)")
-    }
+    guard case .log(let text, let reason, true)? = down.first else { Issue.record("\(down)"); return }
+    #expect(text == "manifest unreachable, the current show goes on; retrying in the background (logged once)", "\(text)")
+    #expect(reason.map { !$0.isEmpty && !$0.contains(nginx.base) } == true, "\(String(describing: reason))")
     #expect(poller.consecutiveFailures >= 3)
     try nginx.put("show.json", Array(#"{"items":[{"src":"c.jpg"}]}"#.utf8))
     nginx = try Nginx(restarting: nginx)
     let back = wait(poller, timeout: .seconds(3)) + { usleep(300_000); return take(poller) }()
-    #expect(back.contains(where: { if case .log(let t, false) = $0 { return t.hasPrefix("manifest reachable again after ") }; return false }), "\(back)")
+    #expect(back.contains(where: { if case .log(let t, nil, false) = $0 { return t.hasPrefix("manifest reachable again after ") }; return false }), "\(back)")
     #expect(back.contains(where: { srcs($0) == [nginx.base + "/c.jpg"] }), "\(back)")
     poller.stop()
 }
@@ -104,9 +106,9 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     usleep(1_500_000)
     let logs = (first.dropFirst() + take(poller))
     #expect(logs.count == 1, "\(logs)")
-    if case .log(let text, true)? = logs.first {
-        #expect(text.hasPrefix("manifest unreachable at start, showing the cached show"), "\(text)")
-    }
+    guard case .log(let text, let reason, true)? = logs.first else { Issue.record("\(logs)"); return }
+    #expect(text.hasPrefix("manifest unreachable at start, showing the cached show"), "\(text)")
+    #expect(!text.contains(url) && reason?.contains(url) == false && reason?.isEmpty == false, "\(text) \(String(describing: reason))")
     #expect(poller.consecutiveFailures >= 4)
     poller.stop()
 }

@@ -62,3 +62,36 @@ import KioskContent
     #expect(s.times == [DisplaySchedule.Range(start: 420, end: 660), DisplaySchedule.Range(start: 1050, end: 120)])
     #expect(!m.items[0].fallback && m.items[1].fallback && m.items[1].schedule == nil)
 }
+
+/// README "Schedules": day names in any case, each day and each window once; dates in the
+/// years 1970...9999; the second 60 only as a leap second (RFC 3339 section 5.7). Every refusal
+/// names the item's place and the bad value.
+@Test func daysInAnyCaseOnceEachAndOnlySensibleDatesAndLeapSeconds() throws {
+    func error(_ schedule: String) -> String {
+        let json = #"{"items": [{"src": "a.png"}, {"src": "d.png", "schedule": \#(schedule)}]}"#
+        do { _ = try Manifest.parse(Array(json.utf8), origin: .local(path: "/tmp/show.json")); return "accepted" } catch {
+            return error.description
+        }
+    }
+    let upper = try Manifest.parse(Array(#"{"items": [{"src": "d.png", "schedule": {"days": ["MON", "Tuesday", "sUn"]}}]}"#.utf8),
+                                   origin: .local(path: "/tmp/show.json"))
+    #expect(upper.items[0].schedule?.days == [0, 1, 6])
+    #expect(error(#"{"days": ["mon", "mon"]}"#)
+            == #"/tmp/show.json: items[1].schedule.days[1]: "mon" is the same day as items[1].schedule.days[0] "mon" (each day once)"#)
+    #expect(error(#"{"days": ["sun", "fri", "SUNDAY"]}"#).contains(#"items[1].schedule.days[2]: "SUNDAY" is the same day as items[1].schedule.days[0] "sun""#))
+    #expect(error(#"{"times": ["07:00-11:00", "12:00-13:00", "07:00-11:00"]}"#)
+            == #"/tmp/show.json: items[1].schedule.times[2]: "07:00-11:00" is the same window as items[1].schedule.times[0] (each window once)"#)
+    #expect(error(#"{"from": "0000-01-01"}"#)
+            == #"/tmp/show.json: items[1].schedule.from: "0000-01-01": the year 0000 is outside 1970...9999 (leave the key out for no bound)"#)
+    #expect(error(#"{"until": "1969-12-31T23:00:00Z"}"#).contains(#"items[1].schedule.until: "1969-12-31T23:00:00Z": the year 1969 is outside"#))
+    #expect(error(#"{"from": "1970-01-01", "until": "9999-12-31T23:59:59Z"}"#) == "accepted")
+    let second60 = error(#"{"until": "2026-12-04T18:00:60Z"}"#)
+    #expect(second60 == #"/tmp/show.json: items[1].schedule.until: "2026-12-04T18:00:60Z": second 60 is only a leap second, "#
+            + "at 23:59:60 UTC on the last day of a month (RFC 3339 section 5.7)", "\(second60)")
+    #expect(error(#"{"until": "2026-06-29T23:59:60Z"}"#).contains("second 60 is only a leap second"))
+    #expect(error(#"{"until": "2026-06-30T23:59:60+02:00"}"#).contains("second 60 is only a leap second"))
+    // Leap seconds as RFC 3339 writes them (section 5.8): at 23:59:60 UTC, whatever the offset.
+    for leap in ["2016-12-31T23:59:60Z", "1990-12-31T15:59:60-08:00", "2026-06-30T23:59:60z"] {
+        #expect(error(#"{"until": "\#(leap)"}"#) == "accepted", "\(leap)")
+    }
+}

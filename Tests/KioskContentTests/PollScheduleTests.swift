@@ -113,7 +113,8 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
         now = s.nextPoll
     }
     #expect(notes == [.unreachable(error: down, atBoot: true)])
-    #expect(notes[0].description.hasPrefix("manifest unreachable at start, showing the cached show"))
+    #expect(notes[0].what == "manifest unreachable at start, showing the cached show; retrying in the background (logged once)")
+    #expect(notes[0].error == down)
     #expect(s.succeeded(at: now) == .reachableAgain(failures: 20))
     #expect(s.succeeded(at: now) == nil)
     // A later outage is logged once too, not as "at boot".

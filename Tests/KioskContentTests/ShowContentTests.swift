@@ -234,6 +234,7 @@ import Testing
         #expect(refused.count == 1, "\(show.transcript)")
         #expect(refused.first?.contains("trailing comma before ']'") == true, "\(refused)")
         #expect(refused.first?.contains("(line 2, column 21)") == true, "\(refused)")
+        expectDocumentedLine(refused.first, "warning manifest refused, the previous one stays in force", path: nginx.base + "/show.json")
         #expect(show.shown.map(\.src) == [u("a"), u("b"), u("a")], "\(show.transcript)")
         #expect(requestCount(nginx, "/img/c.png") == 0, "c fetched from a refused manifest: \(nginx.accessLog())")
     }
@@ -266,6 +267,8 @@ import Testing
         let outage = show.logLines(containing: "unreachable")
         #expect(outage.count == 1, "\(show.transcript)")
         #expect(outage.first?.contains("at start") == true, "\(outage)")
+        expectDocumentedLine(outage.first, "warning manifest unreachable at start, showing the cached show; retrying in the background (logged once)",
+                             path: nginx.base + "/show.json")
         #expect(show.logLines(containing: "image skipped").isEmpty, "\(show.transcript)")
         #expect(show.logLines(containing: "stored manifest loaded").count == 1, "\(show.transcript)")
     }
@@ -342,7 +345,8 @@ import Testing
         // One clear line for the outage (beside the start-up "no images to show").
         let outage = show.logLines(containing: "unreachable")
         #expect(outage.count == 1, "\(show.transcript)")
-        #expect(outage.first?.contains(nginx.base + "/show.json") == true, "\(outage)")
+        expectDocumentedLine(outage.first, "warning manifest unreachable at start and none stored yet: nothing to show until it is fetched; "
+                             + "retrying in the background (logged once)", path: nginx.base + "/show.json")
         #expect(warningsWhileDown.count <= 2, "log while the server was down: \(warningsWhileDown)")
         #expect(show.logLines(containing: "reachable again").count == 1, "\(show.transcript)")
         #expect(show.shown.first.map { $0.at > upAt } == true, "\(show.transcript)")
@@ -366,6 +370,7 @@ import Testing
         #expect(show.shown.map(\.index) == [0, 3, 0], "\(show.transcript)")
         let skipped404 = show.logLines(containing: missing)
         #expect(skipped404.count == 1 && skipped404.first?.contains("404") == true, "\(show.transcript)")
+        expectDocumentedLine(skipped404.first, "warning image skipped", path: missing)
         let skipped500 = show.logLines(containing: broken)
         #expect(skipped500.count == 1 && skipped500.first?.contains("500") == true, "\(show.transcript)")
         #expect(skipped404.allSatisfy { $0.contains("warning") } && skipped500.allSatisfy { $0.contains("warning") })
@@ -455,4 +460,15 @@ import Testing
             #expect(show.shown.filter { $0.at > c.at }.allSatisfy { $0.src == u("c") || $0.src == u("d") }, "\(show.transcript)")
         }
     }
+}
+
+/// `line` has README "Events and logs"'s form `kiosk-carousel: LEVEL WHAT path=PATH reason="…"`:
+/// the phrase, the URL once in `path=`, and a non-empty reason that does not repeat it.
+func expectDocumentedLine(_ line: String?, _ what: String, path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    let head = "kiosk-carousel: \(what) path=\(path) reason=\""
+    guard let line, line.hasPrefix(head), line.hasSuffix("\""), line.count > head.count + 1 else {
+        Issue.record("not `\(head)…\"`: \(line ?? "no line")", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(line.components(separatedBy: path).count == 2, "the URL more than once: \(line)", sourceLocation: sourceLocation)
 }

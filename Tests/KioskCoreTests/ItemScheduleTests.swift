@@ -49,7 +49,15 @@ private func schedule(from: String? = nil, until: String? = nil, days: [String]?
                 "2026-03-29T01:00Z", "2026-03-29T01:00:00+0200", "2026-03-29T01:00:00.Z", "tomorrow", ""] {
         #expect(throws: ItemScheduleError.badBound(bad)) { try ItemSchedule.parseBound(bad) }
     }
+    #expect(throws: ItemScheduleError.unusableBound("0000-01-01", reason: "the year 0000 is outside 1970...9999 (leave the key out for no bound)")) {
+        try ItemSchedule.parseBound("0000-01-01")
+    }
+    #expect(try ItemSchedule.parseBound("1990-12-31T15:59:60-08:00") == .instant(utc(1991, 1, 1, 0) - 1))  // RFC 3339 §5.8's leap second
+    for noLeap in ["2026-12-04T18:00:60Z", "2026-12-31T23:59:60+01:00", "2026-11-30T22:59:60Z"] {
+        #expect(throws: ItemScheduleError.self) { try ItemSchedule.parseBound(noLeap) }
+    }
     #expect(try ItemSchedule.parseDay("Fri") == 4)
+    #expect(try ItemSchedule.parseDay("MON") == 0)
     #expect(try ItemSchedule.parseDay("sunday") == 6)
     #expect(throws: ItemScheduleError.badDay("fr")) { try ItemSchedule.parseDay("fr") }
     #expect(throws: ItemScheduleError.self) { try ItemSchedule.parseWindow("07:00-11:00,12:00-13:00") }

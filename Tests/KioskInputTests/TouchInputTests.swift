@@ -19,8 +19,8 @@ import KioskInput
         return all
     }
 
-    func problems(_ events: [TouchInputEvent]) -> [String] {
-        events.compactMap { if case .problem(let text) = $0 { return text } else { return nil } }
+    func problems(_ events: [TouchInputEvent]) -> [TouchProblem] {
+        events.compactMap { if case .problem(let p) = $0 { return p } else { return nil } }
     }
 
     @Test func emptyDirectoryThenANodeAppears() throws {
@@ -31,15 +31,16 @@ import KioskInput
                                                                           showStart: .zero))
         try input.start()
         let first = waitForEvents(input) { !problems($0).isEmpty }
-        #expect(problems(first) == ["no touchscreen in \(dir)"])
+        #expect(problems(first) == [TouchProblem("no touchscreen found", path: dir)])
         // A node named like an evdev device appears (a regular file: libevdev refuses it). inotify
         // makes the reader look again at once, and say why this one is no good.
         _ = FileManager.default.createFile(atPath: dir + "/event7", contents: Data())
         _ = FileManager.default.createFile(atPath: dir + "/mouse0", contents: Data())
         let second = waitForEvents(input) { !problems($0).isEmpty }
-        let text = try #require(problems(second).first)
-        #expect(text.hasPrefix("no touchscreen in \(dir) (libevdev_new_from_fd \(dir)/event7: "), "\(text)")
-        #expect(!text.contains("mouse0"))
+        let problem = try #require(problems(second).first)
+        #expect(problem.what == "no touchscreen found" && problem.path == dir, "\(problem)")
+        #expect(problem.reason?.hasPrefix("libevdev_new_from_fd \(dir)/event7: ") == true, "\(problem)")
+        #expect(problem.reason?.contains("mouse0") == false)
         input.stop()
         input.stop()
     }
@@ -49,7 +50,7 @@ import KioskInput
         let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: path, panelWidth: 800, panelHeight: 480,
                                                                           showStart: .zero))
         try input.start()
-        let wanted = "touchscreen \(path) (--input) not found; waiting for it to appear"
+        let wanted = TouchProblem("touchscreen not found (--input), waiting for it to appear", path: path)
         let events = waitForEvents(input) { problems($0).contains(wanted) }
         #expect(problems(events).contains(wanted), "\(events)")
         // Retried every 2 s, but said once.
@@ -64,7 +65,10 @@ import KioskInput
                                                                           panelHeight: 480, showStart: .zero))
         try input.start()
         let events = waitForEvents(input) { !problems($0).isEmpty }
-        #expect(problems(events).first?.hasPrefix("/dev/null (--input) is not an evdev input device") == true, "\(events)")
+        let problem = problems(events).first
+        #expect(problem?.what == "not an evdev input device (--input), touch is off", "\(events)")
+        // The system call's error names the node: path= would say it twice.
+        #expect(problem?.path == nil && problem?.reason?.contains("/dev/null") == true, "\(events)")
         input.stop()
     }
 }

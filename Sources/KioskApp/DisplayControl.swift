@@ -177,7 +177,7 @@ extension FrameLoop {
         if on { lastScene = nil }   // draw the current scene at once
         var detail = reason + (on ? (dc.wasPaused ? "; the show stays paused" : "; the show resumes with a full interval")
                                   : "; the show pauses")
-        if let dpms = (display as? DRMDisplay)?.dpmsState ?? (display as? ReopeningDRMDisplay)?.dpmsState {
+        if let dpms = (display as? DRMDisplay)?.dpmsState ?? (display as? ReconnectingDisplay)?.dpmsState {
             detail += "; DPMS \(["On", "Standby", "Suspend", "Off"][Int(min(dpms, 3))])"
         }
         Log.info(on ? "display on" : "display off", detail: detail)
@@ -241,13 +241,14 @@ extension FrameLoop {
 
 extension FrameLoop {
     /// Once per loop turn and after each frame: the card's comings and goings and its
-    /// connector's (``ReopeningDRMDisplay``). A lost card or connector darkens the show (a `display` event with reason
+    /// connector's (``ReconnectingDisplay``). A lost card or connector darkens the show (a `display` event with reason
     /// `device`, no `shown` meanwhile) and pauses it, so it goes on at the same image; a card
-    /// or connector back redraws that image at once and resumes. Returns true when the card is lost now.
-    /// Throws when the card that appeared cannot carry on the show (another size).
+    /// or connector back redraws that image at once and resumes, at its new size when it has
+    /// another one (``adoptDisplaySize()``). Returns true when the card is lost now.
+    /// Throws when the card that appeared cannot carry on the show (a pixel format it cannot scan out).
     @discardableResult
     func serviceDisplayDevice() throws(DisplayError) -> Bool {
-        guard let device = display as? ReopeningDRMDisplay else { return false }
+        guard let device = display as? ReconnectingDisplay else { return false }
         let dc = displayControl
         for change in try device.service(now: clock.now) {
             switch change {
@@ -268,6 +269,7 @@ extension FrameLoop {
                 lastScene = nil   // the new card shows nothing of ours yet: draw now
                 Log.info("display reopened", detail: summary)
                 notifier?.status("display reopened: \(summary)")
+                adoptDisplaySize()   // FrameLoop+Resize.swift
             }
         }
         deadlines[.displayReopen] = device.retryAt

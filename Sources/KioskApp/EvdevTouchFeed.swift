@@ -8,6 +8,8 @@ final class EvdevTouchFeed: TouchFeed {
 
     var wakeDescriptor: Int32 { input.events.wakeDescriptor }
 
+    func setPanelSize(width: Int, height: Int) { input.setPanelSize(width: width, height: height) }
+
     func take() -> [TouchFeedEvent] {
         input.events.take().map { event in
             switch event {
@@ -20,6 +22,7 @@ final class EvdevTouchFeed: TouchFeed {
             case .problem(let p):
                 return input.configuration.devicePath == nil ? .note(p.what, path: p.path, reason: p.reason)
                     : .warning(p.what, path: p.path, reason: p.reason)
+            case .remapped(let ppmm): return .remapped(pixelsPerMillimetre: ppmm)
             }
         }
     }

@@ -20,6 +20,8 @@ struct FrameCache {
         var version: FileIdentity?
         /// The caption drawn into the frame, if any.
         var caption: String?
+        /// The frame's size in pixels: a frame of another display size is never handed out.
+        var width = 0, height = 0
     }
 
     /// Most bytes of pixels held (width x height x 4 per frame).

@@ -84,6 +84,7 @@ extension FrameLoop {
             "frames": .int(Int64(framesPresented)),
             "t": .int(now.wholeMilliseconds),
             "version": .string(KioskVersion.string),
+            "width": .int(Int64(renderer.width)), "height": .int(Int64(renderer.height)),
         ]
         if let item = carousel.currentItem {
             fields["index"] = .int(Int64(item))

@@ -29,6 +29,13 @@ public protocol TouchFeed: AnyObject {
     var wakeDescriptor: Int32 { get }
     /// Takes the waiting events, oldest first; never blocks.
     func take() -> [TouchFeedEvent]
+    /// The display changed size: map touches onto a panel of `width` x `height` pixels (as
+    /// mounted, before `--rotate`) from now on. Default: nothing (a feed in logical pixels).
+    func setPanelSize(width: Int, height: Int)
+}
+
+public extension TouchFeed {
+    func setPanelSize(width: Int, height: Int) {}
 }
 
 /// What a ``TouchFeed`` reports.
@@ -45,6 +52,9 @@ public enum TouchFeedEvent: Equatable, Sendable {
     case note(String, path: String?, reason: String?)
     /// The same, about a device the command line named (`--input`): a warning.
     case warning(String, path: String?, reason: String?)
+    /// Touches are mapped onto a new display size from now on; the touchscreen's logical pixels
+    /// per millimetre at that size (nil: unknown).
+    case remapped(pixelsPerMillimetre: Double?)
 }
 
 /// What asks the frame loop to stop or move, set from signal handlers through the
@@ -78,7 +88,8 @@ public final class FrameLoop {
     let virtualClock: VirtualClock?
     var carousel: Carousel
     let preparer: SlotPreparer
-    let renderer: SceneRenderer
+    /// Draws scenes at the display's logical size (made again when the display changes size).
+    var renderer: SceneRenderer
     let events: EventWriter
     let runFor: Duration?
     /// Stop once the first image shown comes around again (the offscreen default: one round).
@@ -119,7 +130,9 @@ public final class FrameLoop {
 
     /// Touches, when a touchscreen is read (nil: none, as with the offscreen backend).
     let touch: TouchFeed?
-    private var gestures: GestureRecognizer
+    var gestures: GestureRecognizer
+    /// The touchscreen's logical pixels per millimetre, nil when unknown (for the gesture slop).
+    var touchPixelsPerMillimetre: Double?
     /// Run for every tap with the index and source of the current item (`--on-tap`).
     let tapCommand: TapCommand?
     /// The oldest touch sample not yet reflected on screen (for the input-to-screen latency).
@@ -137,9 +150,9 @@ public final class FrameLoop {
     public let displayControl = DisplayControl()
 
     /// The prepared frame of each physical slot.
-    private(set) var slotFrames: [Bitmap?] = [nil, nil, nil]
+    var slotFrames: [Bitmap?] = [nil, nil, nil]
     /// The local file behind each slot's frame, with the identity it was read with.
-    private var slotFiles: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
+    var slotFiles: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
     /// How often the files behind the slots are looked at for a change of content (1 s; a
     /// directory's watch reports its own changes as they happen).
     public var fileCheckInterval: Duration = .seconds(1)
@@ -206,7 +219,7 @@ public final class FrameLoop {
             performControlRequests()
             // 1c. The display: a VT acquire to retry, the --display-off schedule.
             serviceDisplayControl()
-            try serviceDisplayDevice()  // a card lost or back (ReopeningDRMDisplay)
+            try serviceDisplayDevice()  // a card lost or back, maybe at another size (ReconnectingDisplay)
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
@@ -260,7 +273,7 @@ public final class FrameLoop {
             } else if scene != lastScene, displayControl.canDraw {
                 let frame = renderer.render(scene, slots: slotFrames)
                 try display.present(frame, showTime: now.wholeMilliseconds)
-                if (display as? ReopeningDRMDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
+                if (display as? ReconnectingDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1
                 readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
                 lastScene = scene
@@ -367,6 +380,7 @@ public final class FrameLoop {
         for event in touch.take() {
             switch event {
             case .attached(let name, let path, let ppmm, let detail):
+                touchPixelsPerMillimetre = ppmm
                 gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm))
                 Log.info("touchscreen attached", path: path,
                          detail: "\(name); \(detail); slop \(Int(gestures.config.slop.rounded())) px")
@@ -378,6 +392,9 @@ public final class FrameLoop {
                 Log.info(what, path: path, detail: reason)
             case .warning(let what, let path, let reason):
                 Log.warning(what, path: path, reason: reason)
+            case .remapped(let ppmm):
+                touchPixelsPerMillimetre = ppmm
+                if !gestures.isTouching { gestures = GestureRecognizer(config: .standard(screenWidth: display.width, pixelsPerMillimetre: ppmm)) }
             case .sample(let sample):
                 lastTouchAt = clock.now
                 guard touchReachesShow(sample) else { continue }  // a dark screen, or the touch that woke it
@@ -387,7 +404,7 @@ public final class FrameLoop {
         }
     }
 
-    private func apply(_ gesture: Gesture) {
+    func apply(_ gesture: Gesture) {
         let now = clock.now
         switch gesture {
         case .pressed:
@@ -490,7 +507,7 @@ public final class FrameLoop {
         if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
-        if let fd = (display as? ReopeningDRMDisplay)?.wakeDescriptor { fds.append(fd) }
+        if let fd = (display as? ReconnectingDisplay)?.wakeDescriptor { fds.append(fd) }
         return fds
     }
 
@@ -520,7 +537,7 @@ enum LoopDuty: Hashable, Sendable {
     case retry
     /// A VT acquire that failed is tried again.
     case displayAcquire
-    /// A lost card is looked for again, or the connector looked at (``ReopeningDRMDisplay/retryAt``).
+    /// A lost card is looked for again, or the connector looked at (``ReconnectingDisplay/retryAt``).
     case displayReopen
     /// The files behind the prepared slots are checked for a change of content.
     case fileCheck

@@ -65,8 +65,10 @@ public final class SlotPreparer: @unchecked Sendable {
         }
     }
 
-    /// Frame width and height in pixels.
-    public let width: Int, height: Int
+    /// Frame width in pixels: the display's logical size, changed by ``resize(width:height:)``.
+    public var width: Int { shared.withLock { $0.width } }
+    /// Frame height in pixels.
+    public var height: Int { shared.withLock { $0.height } }
     public let fit: FitMode
     public let background: RGBColor
     public let maxPixels: Int
@@ -85,6 +87,7 @@ public final class SlotPreparer: @unchecked Sendable {
     /// ``checkFiles(_:)``); the frame loop polls its ``Mailbox/wakeDescriptor``.
     public let changedFiles: Mailbox<Int>
     private struct Shared {
+        var width: Int, height: Int
         var pending = 0
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
@@ -102,9 +105,7 @@ public final class SlotPreparer: @unchecked Sendable {
                 memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
         results = try Mailbox()
         changedFiles = try Mailbox()
-        shared = Locked(Shared(frames: FrameCache(budget: memoryCacheBytes)))
-        self.width = width
-        self.height = height
+        shared = Locked(Shared(width: width, height: height, frames: FrameCache(budget: memoryCacheBytes)))
         self.fit = fit
         self.background = background
         self.maxPixels = maxPixels
@@ -118,6 +119,16 @@ public final class SlotPreparer: @unchecked Sendable {
         shared.withLock { s in
             let budget = s.frames.budget
             if let source { s.frames.remove(source: source) } else { s.frames = FrameCache(budget: budget) }
+        }
+    }
+
+    /// The display changed size: frames are made `width` x `height` pixels from now on (a job
+    /// already being decoded finishes at the old size; the caller asks for its slots again) and
+    /// the memory cache, all of the old size, is emptied.
+    public func resize(width: Int, height: Int) {
+        shared.withLock { s in
+            s.width = width; s.height = height
+            s.frames = FrameCache(budget: s.frames.budget)
         }
     }
 
@@ -146,7 +157,8 @@ public final class SlotPreparer: @unchecked Sendable {
             $0.latest[job.slot] = job.ticket
         }
         if let images, ManifestItem.isRemote(job.path),
-           !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit, caption: job.caption)) }) {
+           !shared.withLock({ $0.frames.contains(FrameCache.Key(source: job.source, fit: job.fit ?? fit, caption: job.caption,
+                                                                width: $0.width, height: $0.height)) }) {
             images.image(for: PlaylistItem(source: job.path, sha256: job.sha256), urgent: true) { [self] result in
                 switch result {
                 case .success(let file):
@@ -202,7 +214,8 @@ public final class SlotPreparer: @unchecked Sendable {
     /// `captioned`: false leaves ``captions`` alone (``warm(_:)``, before they are set).
     public func prepare(_ job: Job, captioned: Bool = true) -> Result {
         let fit = job.fit ?? self.fit
-        var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption)
+        let (width, height) = shared.withLock { ($0.width, $0.height) }
+        var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
         // A local file is known by its content's identity, read before the decode; a file that
         // changes while it is decoded gives a frame that is not kept (and the next check finds
         // the change).
@@ -219,7 +232,8 @@ public final class SlotPreparer: @unchecked Sendable {
                                                        options: options)
             if captioned { drawCaption(job, into: frame) }
             if identity == nil || (try? FileIdentity(path: job.path)) == identity {
-                shared.withLock { $0.frames.insert(frame, for: key) }
+                // Not kept when the display changed size meanwhile.
+                shared.withLock { if $0.width == width && $0.height == height { $0.frames.insert(frame, for: key) } }
             }
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings,
                           identity: identity)

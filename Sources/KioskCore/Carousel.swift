@@ -529,6 +529,27 @@ public struct Carousel: Sendable {
         return reconcile()
     }
 
+    /// The screen changed size (another display came back, README "Check"): every prepared
+    /// frame is of the old size. A transition under way lands now (a finger's hold is let go),
+    /// every slot is emptied and prepared again at the new size, the current item first, and the
+    /// show stays at its image: until that is ready the scene shows the placeholder, then the
+    /// image comes (fading in when it was not ready at once) and is announced again (`shown`),
+    /// its interval counting from then.
+    public mutating func resized(at now: Duration) -> [CarouselAction] {
+        guard started else { return [] }
+        var actions: [CarouselAction] = []
+        // A move lands (its item is the current one), announced only once shown at the new size.
+        if case .held = transition { transition = nil } else { actions += finishTransition(at: now).filter { if case .shown = $0 { false } else { true } } }
+        transition = nil
+        for s in slots.indices { slots[s] = Slot() }
+        roles = [nil, nil, nil]
+        currentSince = now
+        announced = false
+        advanceAt = nil
+        actions += reconcile()
+        return settled(actions)   // read after reconcile (a call's receiver is copied before its arguments run)
+    }
+
     /// The next slot's fresh picture of a one-image show is not ready yet: no move until it is.
     private var refreshWaiting: Bool {
         guard refreshesInPlace, let next = roles[Self.nextRole] else { return refreshesInPlace }

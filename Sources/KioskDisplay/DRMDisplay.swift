@@ -90,8 +90,9 @@ public final class DRMDisplay: Display {
     ///   - connector: the connector's name (`HDMI-A-1`, case-insensitive); nil = the first connected one.
     ///   - mode: the mode to use; nil = the connector's preferred mode (``DRMModeChoice``).
     ///   - rotation: clockwise rotation of the picture on the panel.
-    ///   - preferringSize: without a `mode`, a mode of this size in pixels when the connector
-    ///     offers one (a card opened again keeps the show's size), else the preferred one.
+    ///   - preferredIfMissing: true when a `mode` the connector does not offer gives its
+    ///     preferred mode instead of an error (a card or monitor that came back may be another
+    ///     one: the show goes on at whatever size it has).
     /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
     ///   ``DisplayError/system(_:advice:)`` when a call fails (permission denied names the group the
     ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
@@ -99,15 +100,20 @@ public final class DRMDisplay: Display {
     ///   available (the available ones are listed), or another program holds DRM master.
     ///   Nothing is left behind when opening fails.
     public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
-                            rotation: Rotation, preferringSize: (width: Int, height: Int)? = nil) throws(DisplayError) -> DRMDisplay {
+                            rotation: Rotation, preferredIfMissing: Bool = false) throws(DisplayError) -> DRMDisplay {
         let (device, connector) = try findOutput(device: path, connector: name)
-        let label = "\(device.path) \(connector.info.name)"
-        let sameSize = preferringSize.flatMap { size in request == nil ? try? DRMModeChoice.choose(
-            ModeRequest(width: size.width, height: size.height), from: connector.info.modes, connector: label) : nil }
-        let index: Int
-        if let sameSize { index = sameSize } else { index = try DRMModeChoice.choose(request, from: connector.info.modes, connector: label) }
+        let index = try chooseMode(request, of: connector, on: device, preferredIfMissing: preferredIfMissing)
         let crtcID = try device.crtc(for: connector)
         return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation)
+    }
+
+    /// The index of the mode to use among `connector`'s: `request` (``DRMModeChoice``), or with
+    /// `preferredIfMissing` the preferred one when the connector does not offer it.
+    static func chooseMode(_ request: ModeRequest?, of connector: DRMDevice.Connector, on device: DRMDevice,
+                           preferredIfMissing: Bool) throws(DisplayError) -> Int {
+        let label = "\(device.path) \(connector.info.name)"
+        if preferredIfMissing { return try DRMModeChoice.chooseOnReturn(request, from: connector.info.modes, connector: label) }
+        return try DRMModeChoice.choose(request, from: connector.info.modes, connector: label)
     }
 
     /// The device and connector to use: the named device, or the first card in `cardDirectory`
@@ -135,8 +141,10 @@ public final class DRMDisplay: Display {
         throw .noDisplay("no usable DRM device: " + failures.map(\.description).joined(separator: "; "))
     }
 
+    /// `inheritedCrtc`: the CRTC state to put back on ``restore()`` when a display on the same
+    /// card hands over to this one (``withModeChosenAgain(_:)``); nil: read now (drmModeGetCrtc).
     private init(device: DRMDevice, connector: DRMDevice.Connector, modeIndex: Int, crtcID: UInt32,
-                 rotation: Rotation) throws(DisplayError) {
+                 rotation: Rotation, inheritedCrtc: UnsafeMutablePointer<drmModeCrtc>? = nil) throws(DisplayError) {
         self.device = device
         self.devicePath = device.path
         self.connectorID = connector.info.id
@@ -148,13 +156,14 @@ public final class DRMDisplay: Display {
         (width, height) = rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
         flipDone = .allocate(capacity: 1)
         flipDone.initialize(to: 0)
-        savedCrtc = drmModeGetCrtc(device.fd.rawValue, crtcID)   // nil is fine: nothing to put back
+        savedCrtc = inheritedCrtc ?? drmModeGetCrtc(device.fd.rawValue, crtcID)   // nil is fine: nothing to put back
         buffers = []
         do {
             for _ in 0..<2 {
                 buffers.append(try DumbBuffer(device: device, width: mode.width, height: mode.height))
             }
         } catch {
+            if inheritedCrtc != nil { savedCrtc = nil }   // still the handing display's
             restore()   // roll back at once: the buffers made so far, the saved CRTC
             throw error
         }
@@ -353,6 +362,49 @@ public final class DRMDisplay: Display {
         // A modeset with the buffer on screen when switching on: some drivers come back dark
         // from DPMS without it, and it is one call.
         if on && crtcSet && !buffers.isEmpty { try? setCrtc(buffers[front]) }
+    }
+
+    /// The connector as probed now (drmModeGetConnector), its mode chosen again as at start:
+    /// `request` when the connector offers it, else its preferred mode. Nil when that is the
+    /// mode in use (or the connector cannot be read: the caller sets the mode again); otherwise
+    /// a new display on the same card, connector and CRTC at the new mode, with new dumb buffers,
+    /// that takes this one's saved CRTC over (its ``restore()`` puts back what was there before
+    /// the show). This display is then finished: its framebuffers removed (the CRTC goes dark
+    /// until the new display's first ``present(_:showTime:)`` sets the mode) and its buffers
+    /// destroyed, without putting the saved CRTC back.
+    /// Throws ``DisplayError`` when the new buffers cannot be made; this display is then left as it was.
+    public func withModeChosenAgain(_ request: ModeRequest?) throws(DisplayError) -> DRMDisplay? {
+        guard !restored, let connector = (try? device.connectors())?.first(where: { $0.info.id == connectorID }),
+              connector.info.isUsable else { return nil }
+        let index = try Self.chooseMode(request, of: connector, on: device, preferredIfMissing: true)
+        let chosen = connector.rawModes[index]
+        if chosen.hdisplay == rawMode.hdisplay, chosen.vdisplay == rawMode.vdisplay, chosen.vrefresh == rawMode.vrefresh,
+           chosen.flags == rawMode.flags { return nil }
+        if flipPending { _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
+        let next = try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
+                                  inheritedCrtc: savedCrtc)
+        next.dpmsPropertyID = dpmsPropertyID
+        savedCrtc = nil
+        restored = true
+        crtcSet = false
+        for b in buffers { b.destroy(device: device) }
+        buffers = []
+        return next
+    }
+
+    /// True when the connector's modes as the kernel last probed them (drmModeGetConnectorCurrent:
+    /// no probe, no DDC read) would choose another mode than the one in use: `request` when
+    /// offered, else the preferred one (a monitor swapped, a virtual output given another size,
+    /// and probed since). False when the connector cannot be read or offers no modes.
+    public func choosesAnotherMode(_ request: ModeRequest?) -> Bool {
+        guard !restored, let c = drmModeGetConnectorCurrent(device.fd.rawValue, connectorID) else { return false }
+        defer { drmModeFreeConnector(c) }
+        let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
+        let modes = raw.map(DRMDevice.mode)
+        let label = "\(devicePath) \(connectorName)"
+        guard let index = try? DRMModeChoice.chooseOnReturn(request, from: modes, connector: label) else { return false }
+        let m = raw[index]
+        return m.hdisplay != rawMode.hdisplay || m.vdisplay != rawMode.vdisplay || m.vrefresh != rawMode.vrefresh || m.flags != rawMode.flags
     }
 
     /// The connector's status: as the kernel last probed it (`probe` false:

@@ -105,6 +105,16 @@ public enum DRMModeChoice {
         return best
     }
 
+    /// The index in `modes` of the mode for a display that came back (a card reopened, a
+    /// connector connected again, maybe another monitor): `request` when the connector offers
+    /// it (as ``choose(_:from:connector:)``), else the mode chosen with no request (the
+    /// preferred one): the show goes on at whatever size the display has.
+    /// - Throws: ``DisplayError/unsupported(device:reason:)`` when the connector reports no modes.
+    public static func chooseOnReturn(_ request: ModeRequest?, from modes: [DRMMode], connector: String) throws(DisplayError) -> Int {
+        if let request, let i = try? choose(request, from: modes, connector: connector) { return i }
+        return try choose(nil, from: modes, connector: connector)
+    }
+
     /// The modes as `WxH@HZ` in the connector's order, duplicates dropped, the preferred
     /// one marked: `1920x1080@60 (preferred), 1280x720@60`.
     public static func availableList(_ modes: [DRMMode]) -> String {

@@ -23,32 +23,30 @@ import KioskSystem
 /// While a card is open its connector's status is looked at every ``connectorCheckInterval``
 /// (the hotplug uevent would say it sooner, but needs netlink), as the kernel last probed it: a
 /// connector reporting nothing connected counts as lost too (nothing drawn), and is then probed
-/// every ``connectorCheckInterval``; when it is connected again the mode is set again
-/// (``DRMDisplay/setModeAgain()``) and the caller redraws.
+/// every ``connectorCheckInterval``; when it is connected again its mode is chosen again
+/// (``DRMDisplay/withModeChosenAgain(_:)``), or the same mode set again
+/// (``DRMDisplay/setModeAgain()``), and the caller redraws. A connected connector whose modes
+/// changed since (probed by someone: a sysfs `detect`) has its mode chosen again too.
 ///
-/// The show keeps its logical size: a mode of the size in use is chosen on the new card when
-/// it offers one (else the one `--display` asks for or the preferred one), and a card that
-/// gives another size ends the show with ``DisplayError/unsupported(device:reason:)`` (the
-/// service is then restarted for the new size).
+/// A card that appears, or a connector that comes back, has its connector, CRTC and mode chosen
+/// as at start: the mode `--display` asks for when the connector offers it, else its preferred
+/// one. That may be another size (another monitor, simpledrm's firmware framebuffer handing
+/// over to the real driver): ``width`` and ``height`` then change with it, and the caller
+/// (which sees them differ from what it draws) lays the show out again at the new size.
 ///
 /// Ownership: owns the open ``DRMDisplay`` (``current``) and an inotify descriptor.
-public final class ReopeningDRMDisplay: Display {
+public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// What ``service(now:)`` found.
-    public enum Change: Equatable, Sendable {
-        /// The card went away; the reason is for the log (the failed call, or the node removed).
-        case lost(reason: String)
-        /// A card was opened and its mode set: the caller redraws. The summary is for the log.
-        case reopened(summary: String)
-    }
+    public typealias Change = DisplayChange
 
-    /// Logical width in pixels, fixed for the life of the show.
-    public let width: Int
+    /// Logical width in pixels: the open card's (the last one's while lost).
+    public private(set) var width: Int
     /// Logical height in pixels.
-    public let height: Int
+    public private(set) var height: Int
     /// The panel width in pixels (the mode's, before `--rotate`).
-    public let panelWidth: Int
+    public private(set) var panelWidth: Int
     /// The panel height in pixels.
-    public let panelHeight: Int
+    public private(set) var panelHeight: Int
     /// Page flips pace the frames (as ``DRMDisplay``); while lost nothing is drawn.
     public var pacesFrames: Bool { true }
     /// The open card's summary, or what was lost.
@@ -97,7 +95,7 @@ public final class ReopeningDRMDisplay: Display {
 
     /// Wraps an open card. `device`, `connector` and `mode` are what `--display` asked for
     /// (nil: any card, its first usable connector, the preferred mode): a reopen asks for the
-    /// same, preferring the size in use.
+    /// same, the connector's preferred mode standing in for a `mode` it does not offer.
     public init(_ display: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) {
         current = display
         width = display.width; height = display.height
@@ -132,8 +130,8 @@ public final class ReopeningDRMDisplay: Display {
     /// Reads what inotify reported and acts on it: the card's node removed makes it lost; while
     /// lost (and not switched away: the VT's owner has the screen) a card is tried when a node
     /// appeared, changed, or ``retryAt`` is due. Returns the changes since the last call, in order.
-    /// Throws ``DisplayError/unsupported(device:reason:)`` when the card that appeared cannot give
-    /// the show's size: the show cannot go on in this process.
+    /// Throws ``DisplayError/unsupported(device:reason:)`` when the card that appeared cannot
+    /// scan out XRGB8888 (drmModeAddFB2 refuses the format): the show cannot go on on it.
     public func service(now: Duration) throws(DisplayError) -> [Change] {
         var woken = wakeWaiting
         wakeWaiting = false
@@ -179,12 +177,29 @@ public final class ReopeningDRMDisplay: Display {
             disconnected = true
             lossReason = "connector \(display.connectorName) of \(display.devicePath) disconnected"
             pending.append(.lost(reason: lossReason!))
+        } else if status != .disconnected, !disconnected, display.choosesAnotherMode(mode) {
+            // Connected all along, but its modes changed (probed since: a monitor swapped
+            // between two looks, a virtual output given another size).
+            do {
+                if let next = try display.withModeChosenAgain(mode) {
+                    adopt(next)
+                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) offers other modes, mode chosen again"))
+                }
+            } catch {
+                lose(reason: "setting a new mode on \(display.connectorName) failed: \(error)")
+            }
         } else if status != .disconnected, disconnected {
             disconnected = false
             lossReason = nil
             do {
-                try display.setModeAgain()
-                pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) connected again, mode set again"))
+                // Chosen again as at start: a monitor plugged in may be another one.
+                if let next = try display.withModeChosenAgain(mode) {
+                    adopt(next)
+                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) connected again, mode chosen again"))
+                } else {
+                    try display.setModeAgain()
+                    pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) connected again, mode set again"))
+                }
             } catch {
                 lose(reason: "setting the mode again on \(display.connectorName) failed: \(error)")
             }
@@ -207,21 +222,26 @@ public final class ReopeningDRMDisplay: Display {
         let opened: DRMDisplay
         do {
             opened = try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
-                                         preferringSize: (panelWidth, panelHeight))
+                                         preferredIfMissing: true)
         } catch {
+            if case .system(let e, _) = error, e.operation.hasPrefix("drmModeAddFB2"), e.errno == EINVAL {
+                throw .unsupported(device: e.path, reason: "the display that appeared cannot scan out XRGB8888 (\(e)): the show cannot draw on it")
+            }
             nextTry = now + retryInterval
             return
         }
-        guard opened.width == width, opened.height == height else {
-            let summary = opened.summary
-            opened.restore()
-            throw .unsupported(device: opened.devicePath, reason: "the display that appeared (\(summary)) is not the show's \(panelWidth)x\(panelHeight): the show must start again for it")
-        }
-        current = opened
+        adopt(opened)
         nextTry = nil
         lossReason = nil
-        if poweredOff { try? opened.setPower(on: false) }
         pending.append(.reopened(summary: opened.summary))
+    }
+
+    /// Makes `display` the card in use, its size the show's; a screen switched off stays off.
+    private func adopt(_ display: DRMDisplay) {
+        current = display
+        width = display.width; height = display.height
+        panelWidth = display.panelWidth; panelHeight = display.panelHeight
+        if poweredOff { try? display.setPower(on: false) }
     }
 
     /// Watches `cardDirectory` when it exists, else its parent for it to appear.
@@ -267,4 +287,34 @@ public final class ReopeningDRMDisplay: Display {
         guard let current else { throw .unsupported(device: summary, reason: "the display is lost; waiting for one") }
         return try current.screenImage()
     }
+}
+
+/// What a ``ReconnectingDisplay`` reports from ``ReconnectingDisplay/service(now:)``.
+public enum DisplayChange: Equatable, Sendable {
+    /// The card or its connector went away; the reason is for the log (the failed call, the
+    /// node removed, the connector disconnected).
+    case lost(reason: String)
+    /// A card was opened, or the connector is back, and its mode set: the caller redraws, at
+    /// the display's ``Display/width`` x ``Display/height``, which may differ from before. The
+    /// summary is for the log.
+    case reopened(summary: String)
+}
+
+/// A display whose device can go away and come back, maybe at another size
+/// (``ReopeningDRMDisplay``; a test's own display). The frame loop polls ``wakeDescriptor``,
+/// calls ``service(now:)`` every turn and at ``retryAt``, draws nothing while ``isLost``, and
+/// after a ``DisplayChange/reopened(summary:)`` compares ``Display/width`` x
+/// ``Display/height`` with what it draws.
+public protocol ReconnectingDisplay: Display {
+    /// Readable when something changed that ``service(now:)`` should look at; nil: none.
+    var wakeDescriptor: Int32? { get }
+    /// When ``service(now:)`` must be called next (the caller's clock); nil: only when woken.
+    var retryAt: Duration? { get }
+    /// True while there is nothing to draw on.
+    var isLost: Bool { get }
+    /// The connector's DPMS state (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
+    var dpmsState: UInt64? { get }
+    /// What changed since the last call, in order. `now` is the caller's clock.
+    /// Throws ``DisplayError`` when the display that came back cannot carry the show on.
+    func service(now: Duration) throws(DisplayError) -> [DisplayChange]
 }

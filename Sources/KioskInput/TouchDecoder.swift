@@ -41,8 +41,8 @@ public struct SlotState: Equatable, Sendable {
 /// front (``TouchInput``) that is the delta libevdev generates to bring the state up to date,
 /// ending in a `SYN_REPORT`, after which the decoder agrees with the device again.
 public struct TouchDecoder: Sendable {
-    /// Device units to logical pixels.
-    public let mapping: TouchMapping
+    /// Device units to logical pixels (the panel size changes with the display's).
+    public var mapping: TouchMapping
     /// The raw `CLOCK_MONOTONIC` time at which the show started; sample times are relative to it.
     public let showStart: Duration
     /// How the device reports contacts.

@@ -16,6 +16,9 @@ public enum TouchInputEvent: Equatable, Sendable {
     /// Something worth a log line that does not stop touch input (no touchscreen yet, no
     /// permission, grab refused, queue overflow).
     case problem(TouchProblem)
+    /// Samples are mapped onto a new panel size from now on (``TouchInput/setPanelSize(width:height:)``);
+    /// the touchscreen's logical pixels per millimetre at that size, nil when it reports no resolution.
+    case remapped(pixelsPerMillimetre: Double?)
 }
 
 /// A log line about touch input in README "Events and logs"'s form: a fixed phrase, the device
@@ -105,6 +108,9 @@ public final class TouchInput: @unchecked Sendable {
     public let events: Mailbox<TouchInputEvent>
     private let worker: WorkerThread
 
+    /// The panel size samples are mapped onto, pixels (``setPanelSize(width:height:)``).
+    private let panel: Locked<(width: Int, height: Int)>
+
     // Worker-thread state.
     private var device: EvdevDevice?
     private var decoder: TouchDecoder?
@@ -116,6 +122,7 @@ public final class TouchInput: @unchecked Sendable {
     /// - Throws: ``InputError/system(_:)`` when a pipe cannot be made.
     public init(configuration: TouchInputConfiguration) throws(InputError) {
         self.configuration = configuration
+        panel = Locked((configuration.panelWidth, configuration.panelHeight))
         do {
             events = try Mailbox(bound: Self.queueLimit, overflow: .dropNew(where: { event in
                 if case .sample(let s) = event { return s.phase == .move }
@@ -135,6 +142,12 @@ public final class TouchInput: @unchecked Sendable {
 
     /// Stops the reader thread and waits for it; the device is closed (and its grab released).
     public func stop() { worker.stop() }
+
+    /// The display changed size (another monitor, README "Check"): samples read from now on are
+    /// mapped onto a panel of `width` x `height` pixels, as mounted (before `--rotate`), and a
+    /// ``TouchInputEvent/remapped(pixelsPerMillimetre:)`` comes before the first of them.
+    /// Any thread.
+    public func setPanelSize(width: Int, height: Int) { panel.withLock { $0 = (width, height) } }
 
     private func post(_ events: [TouchInputEvent]) {
         guard !events.isEmpty else { return }
@@ -284,8 +297,9 @@ public final class TouchInput: @unchecked Sendable {
                 problem("touchscreen not grabbed, the console may see touches too", reason: error.description)
             }
         }
+        let size = panel.withLock { $0 }
         let mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, calibration: config.calibration, rotation: config.rotation,
-                                   panelWidth: config.panelWidth, panelHeight: config.panelHeight)
+                                   panelWidth: size.width, panelHeight: size.height)
         decoder = TouchDecoder(capabilities: device.capabilities, mapping: mapping, showStart: config.showStart,
                                keysDown: device.keysDown(among: [Evdev.BTN_TOUCH, Evdev.BTN_LEFT]), slots: device.slotStates())
         self.device = device
@@ -299,6 +313,12 @@ public final class TouchInput: @unchecked Sendable {
     private func readDevice() {
         guard let device else { return }
         var out: [TouchInputEvent] = []
+        let size = panel.withLock { $0 }
+        if var mapping = decoder?.mapping, mapping.panelWidth != size.width || mapping.panelHeight != size.height {
+            mapping.panelWidth = size.width; mapping.panelHeight = size.height
+            decoder?.mapping = mapping
+            out.append(.remapped(pixelsPerMillimetre: mapping.pixelsPerMillimetre))
+        }
         do {
             try device.readAvailable { event in
                 for sample in decoder!.feed(event) { out.append(.sample(sample)) }

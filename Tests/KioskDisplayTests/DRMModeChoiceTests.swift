@@ -85,4 +85,19 @@ private let monitor: [DRMMode] = [
                      DRMMode(width: 640, height: 480, refresh: 60)]
         #expect(DRMModeChoice.availableList(modes) == "800x600@60 (preferred), 640x480@60")
     }
+
+    @Test func onReturnTheRequestWhenOfferedElseThePreferredMode() throws {
+        // The monitor that came back offers the mode asked for: that one, as at start.
+        let asked = ModeRequest(width: 1280, height: 720)
+        var i = try DRMModeChoice.chooseOnReturn(asked, from: monitor, connector: "HDMI-A-1")
+        #expect(monitor[i].width == 1280 && monitor[i].refresh == 60)
+        // Another monitor without it: its preferred mode, not an error (at start it is one).
+        let other = [DRMMode(width: 1024, height: 768, refresh: 60, type: preferred), DRMMode(width: 800, height: 600, refresh: 60)]
+        #expect(throws: DisplayError.self) { try DRMModeChoice.choose(asked, from: other, connector: "HDMI-A-1") }
+        i = try DRMModeChoice.chooseOnReturn(asked, from: other, connector: "HDMI-A-1")
+        #expect(other[i].width == 1024 && other[i].height == 768)
+        i = try DRMModeChoice.chooseOnReturn(nil, from: other, connector: "HDMI-A-1")
+        #expect(other[i].width == 1024)
+        #expect(throws: DisplayError.self) { try DRMModeChoice.chooseOnReturn(asked, from: [], connector: "HDMI-A-1") }
+    }
 }

@@ -30,6 +30,7 @@ Prints one PASS/FAIL line per case and, last, "N passed, M failed"; exit status 
 """
 import argparse, os, re, sys, time
 from systemvm import VM, Journal, GuestError, event, psnr, reference, SCREEN
+RECONNECT_SIZE = (800, 600)   # case_reconnect: the output comes back at this size, then goes back to SCREEN
 
 BOOT_TIMEOUT = 300        # s from QEMU start to the unit active (TCG, 2 cores shared)
 EVENT_TIMEOUT = 30        # s for the show's answer to a command or gesture
@@ -450,16 +451,63 @@ class Suite:
             expect(not shown, f"`shown` while disconnected: {shown[:2]}")
             c2 = self.journal.cursor()
         finally:
-            self.vm.set_output(SCREEN[0], SCREEN[1])   # no sysfs probe: the show probes a disconnected connector itself
-        back = self.journal.wait(lambda m: "mode set again" in m, EVENT_TIMEOUT, c2, "the mode set again")
-        _, shown = self.wait_shown(c2, what="`shown` on the reconnected output")
-        expect(self.main_pid() == pid and self.unit_times()["NRestarts"] == restarts, "the show was restarted")
-        expect(shown["src"] == src, f"the show went on at {shown['src']}, not at its image {src}")
-        time.sleep(0.8)
-        p = self.on_screen(src, "after-reconnect")
-        took = (back[0] - c2[1]) / 1e6
-        return (f"output disabled: connector {status}, drawing stopped; enabled: mode set again {took:.1f}s later by the "
-                f"same process {pid}, {os.path.basename(src)} back at {p:.1f} dB")
+            # Back at another size (another monitor): no sysfs probe, the show probes a
+            # disconnected connector itself.
+            self.vm.set_output(RECONNECT_SIZE[0], RECONNECT_SIZE[1])
+        try:
+            back = self.journal.wait(lambda m: "display reopened" in m and "mode chosen again" in m, EVENT_TIMEOUT, c2,
+                                     "the mode chosen again")
+            new = "%dx%d" % RECONNECT_SIZE
+            self.journal.wait(lambda m: "display size changed" in m and f"-> {new} " in m, EVENT_TIMEOUT, c2,
+                              f"the `display size changed` line for {new}")
+            modes = self.vm.run("cat /sys/class/drm/card*-Virtual-*/modes").split()
+            expect(modes and modes[0] == new, f"the connector's preferred (first) mode is {modes[:1]}, not {new}")
+            _, shown = self.wait_shown(c2, what="`shown` on the output back at another size")
+            expect(self.main_pid() == pid and self.unit_times()["NRestarts"] == restarts, "the show was restarted")
+            expect(shown["src"] == src, f"the show went on at {shown['src']}, not at its image {src}")
+            st = self.status()
+            expect((st.get("width"), st.get("height")) == RECONNECT_SIZE, f"status reports {st.get('width')}x{st.get('height')}")
+            time.sleep(0.8)
+            p = self.on_screen_at(src, "after-reconnect", RECONNECT_SIZE)
+            took = (back[0] - c2[1]) / 1e6
+            # Touch follows: a tap at 3/4 across, 1/4 down lands at that place of the new size.
+            c3 = self.journal.cursor()
+            self.vm.tap(0.75, 0.25)
+            tap = event(self.journal.wait(lambda m: event(m, "tap") is not None, EVENT_TIMEOUT, c3, "`tap`")[2], "tap")
+            want = (RECONNECT_SIZE[0] * 3 // 4, RECONNECT_SIZE[1] // 4)
+            expect(abs(tap.get("x", -9) - want[0]) <= 2 and abs(tap.get("y", -9) - want[1]) <= 2,
+                   f"a tap at (0.75, 0.25) landed at ({tap.get('x')}, {tap.get('y')}), not {want} of {new}")
+        finally:
+            self.restore_output_size()
+        return (f"output disabled: connector {status}, drawing stopped; enabled at {new}: mode chosen again {took:.1f}s "
+                f"later by the same process {pid}, preferred mode {modes[0]}, {os.path.basename(src)} back at {new} "
+                f"{p:.1f} dB, a tap at ({tap['x']}, {tap['y']}); size restored while connected")
+
+    def on_screen_at(self, src, name, size, tries=8):
+        """The screen, at `size`, shows `src` as the offscreen backend renders it at that size; the PSNR."""
+        ref = reference(self.args.binary, self.photo_for(src), size, self.args.out)
+        best = -1.0
+        for k in range(tries):
+            img = self.vm.screendump(os.path.join(self.out, f"{name}-{k}.png"))
+            expect(img.size == tuple(size), f"the screen is {img.size[0]}x{img.size[1]}, not {size[0]}x{size[1]}")
+            best = max(best, psnr(img, ref))
+            if best >= PSNR_MIN:
+                return best
+            time.sleep(0.3)
+        raise CaseFailed(f"the screen is not {os.path.basename(src)} at {size[0]}x{size[1]}: PSNR {best:.1f} dB < {PSNR_MIN} "
+                         f"(captures {name}-*.png in {self.out})")
+
+    def restore_output_size(self):
+        """The output back at SCREEN while connected: its modes probed through sysfs, the show
+        chooses the preferred mode again (a connected connector's modes changing) in the same process."""
+        c = self.journal.cursor()
+        self.vm.set_output(SCREEN[0], SCREEN[1])
+        time.sleep(1)
+        self.vm.run("for s in /sys/class/drm/card*-Virtual-*/status; do echo detect > $s; done")
+        old = "%dx%d" % SCREEN
+        self.journal.wait(lambda m: "display size changed" in m and f"-> {old} " in m, EVENT_TIMEOUT, c,
+                          f"the show back at {old}")
+        self.wait_shown(c, what=f"`shown` back at {old}")
 
     def case_no_display(self):
         drv, dev = self.drm_pci()

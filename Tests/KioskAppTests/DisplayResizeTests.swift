@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import Testing
+import KioskCore
+import KioskDisplay
+import KioskImaging
+import KioskSystem
+@testable import KioskApp
+
+// A display that comes back at another size (another monitor, simpledrm handing over to the
+// real driver): the real frame loop, decoder, renderer and carousel on the real clock, with a
+// test display standing in for the DRM card (ReconnectingDisplay, as ReopeningDRMDisplay is).
+
+/// Goes away and comes back at set show times, at the sizes given; keeps a copy of every frame.
+private final class ResizingDisplay: ReconnectingDisplay {
+    private(set) var width: Int, height: Int
+    var panelWidth: Int { width }
+    var panelHeight: Int { height }
+    var summary: String { "test display \(width)x\(height)" }
+    var pacesFrames: Bool { false }
+    var isLost = false
+    var wakeDescriptor: Int32? { nil }
+    var retryAt: Duration? { script.first?.at }
+    var dpmsState: UInt64? { nil }
+    /// nil: lost at that time; a size: back at it.
+    private var script: [(at: Duration, size: (width: Int, height: Int)?)]
+    /// Every frame presented, with its show time in ms.
+    private(set) var frames: [(at: Int64, frame: Bitmap)] = []
+    /// Frames whose size was not the display's.
+    private(set) var wrongSize: [String] = []
+
+    init(width: Int, height: Int, script: [(at: Duration, size: (width: Int, height: Int)?)]) {
+        self.width = width; self.height = height; self.script = script
+    }
+    func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        if frame.width != width || frame.height != height { wrongSize.append("\(frame.width)x\(frame.height) on \(width)x\(height)") }
+        if !isLost { frames.append((showTime, frame.copy())) }
+    }
+    func restore() {}
+    func service(now: Duration) throws(DisplayError) -> [DisplayChange] {
+        var changes: [DisplayChange] = []
+        while let first = script.first, first.at <= now {
+            script.removeFirst()
+            if let size = first.size {
+                (width, height) = size
+                isLost = false
+                changes.append(.reopened(summary: summary))
+            } else {
+                isLost = true
+                changes.append(.lost(reason: "test: unplugged"))
+            }
+        }
+        return changes
+    }
+}
+
+/// A feed with no touches that remembers the panel sizes it is told.
+private final class PanelFeed: TouchFeed {
+    var wakeDescriptor: Int32 { -1 }
+    var panels: [String] = []
+    func take() -> [TouchFeedEvent] { [] }
+    func setPanelSize(width: Int, height: Int) { panels.append("\(width)x\(height)") }
+}
+
+private func temporaryDirectory() -> String {
+    var template = Array("/tmp/kc-resize-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+}
+
+/// A 64x40 picture whose fitting depends on the frame's shape: quadrants of four colours.
+private func writePattern(_ path: String, colours: [UInt32]) throws {
+    let b = Bitmap(width: 64, height: 40)
+    for y in 0..<40 { for x in 0..<64 { b.row(y)[x] = colours[(y < 20 ? 0 : 2) + (x < 32 ? 0 : 1)] } }
+    try PNGWriter.write(b, to: path)
+}
+
+private func same(_ a: Bitmap, _ b: Bitmap) -> Bool {
+    a.width == b.width && a.height == b.height && (0..<a.pixelCount).allSatisfy { a.pixels[$0] == b.pixels[$0] }
+}
+
+/// The frame the preparer makes of `path` at `width` x `height` (letterboxed on black).
+private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bitmap {
+    let preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 1 << 20)
+    guard case .frame(let frame) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
+        throw ControlTestFailure("\(path) did not prepare")
+    }
+    return frame
+}
+
+@Test func theShowGoesOnAtItsImageAtTheNewSizeWhenTheDisplayComesBackAtAnotherSize() throws {
+    let dir = temporaryDirectory()
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let a = "\(dir)/a.png", b = "\(dir)/b.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    // 160x100 until 600 ms, nothing until 900 ms, then a portrait 90x120.
+    let display = ResizingDisplay(width: 160, height: 100, script: [(.milliseconds(600), nil), (.milliseconds(900), (90, 120))])
+    let clock = MonotonicClock()
+    var fds: [Int32] = [-1, -1]
+    pipe(&fds)
+    defer { close(fds[0]) }
+    _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+    let events = EventWriter(descriptor: fds[1])
+    let feed = PanelFeed()
+    let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 20)
+    let loop = FrameLoop(display: display, clock: clock,
+                         carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
+                                            config: CarouselConfig(interval: .seconds(30), fade: .zero, screenWidth: 160)),
+                         preparer: preparer, background: .black, events: events, runFor: .milliseconds(2000), touch: feed)
+    _ = try loop.run()
+    events.flush()
+    close(fds[1])
+    var bytes = [UInt8](repeating: 0, count: 65536)
+    let n = read(fds[0], &bytes, bytes.count)
+    let lines = String(decoding: bytes[0..<max(0, n)], as: UTF8.self).split(separator: "\n").map(String.init)
+
+    #expect(display.wrongSize.isEmpty, "\(display.wrongSize)")
+    let before = display.frames.filter { $0.at < 600 }, after = display.frames.filter { $0.at >= 900 }
+    #expect(!before.isEmpty && before.allSatisfy { $0.frame.width == 160 && $0.frame.height == 100 })
+    #expect(try same(#require(before.last).frame, expected(a, 160, 100)), "the first image before the display went")
+    #expect(!after.isEmpty && after.allSatisfy { $0.frame.width == 90 && $0.frame.height == 120 })
+    // Until the image is ready at the new size the background shows, then the same image, fitted
+    // anew (never the old frame stretched).
+    let atNewSize = try expected(a, 90, 120)
+    let background = SceneRenderer(width: 90, height: 120, background: .black).render(Scene(base: .placeholder), slots: [])
+    for f in after { #expect(same(f.frame, atNewSize) || same(f.frame, background), "frame at \(f.at) ms") }
+    #expect(try same(#require(after.last).frame, atNewSize), "the image on screen at the end")
+    // Announced again once on screen at the new size; the show did not move on.
+    let shown = lines.filter { $0.contains("\"event\":\"shown\"") }
+    #expect(shown.count == 2 && shown.allSatisfy { $0.contains("\"index\":0") }, "\(lines)")
+    // Laid out for the new size: status, swipes, touch, frames prepared.
+    guard case .object(let status) = loop.statusData(at: clock.now) else { Issue.record("status is no object"); return }
+    #expect(status["width"] == .int(90) && status["height"] == .int(120), "\(status)")
+    #expect(loop.carousel.config.screenWidth == 90)
+    #expect(feed.panels == ["90x120"])
+    #expect(preparer.width == 90 && preparer.height == 120)
+    #expect(preparer.memoryCacheUsage.bytes % (90 * 120 * 4) == 0 && preparer.memoryCacheUsage.frames >= 1)
+}
+
+@Test func framesOfTheOldSizeAreNotHandedOutAfterAResize() throws {
+    let dir = temporaryDirectory()
+    defer { unlink("\(dir)/a.png"); rmdir(dir) }
+    let a = "\(dir)/a.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 20)
+    let job = SlotPreparer.Job(slot: 0, ticket: 1, item: 0, path: a)
+    guard case .frame(let first) = preparer.prepare(job).outcome else { Issue.record("no frame"); return }
+    #expect(first.width == 160 && preparer.memoryCacheUsage.frames == 1)
+    preparer.resize(width: 90, height: 120)
+    #expect(preparer.memoryCacheUsage.frames == 0, "the frames of the old size are dropped")
+    guard case .frame(let second) = preparer.prepare(job).outcome else { Issue.record("no frame"); return }
+    #expect(try same(second, expected(a, 90, 120)))
+    #expect(preparer.memoryCacheUsage.bytes == 90 * 120 * 4)
+}

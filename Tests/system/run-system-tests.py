@@ -686,7 +686,12 @@ def main():
         log("figure: " + f)
     passed = sum(1 for _, ok, _ in suite.results if ok)
     failed = len(suite.results) - passed
-    log(f"boots and cases took {time.time() - t0:.0f}s")
+    try:
+        with open("/proc/loadavg") as f:
+            load = " (host load average " + " ".join(f.read().split()[:3]) + " at the end)"
+    except OSError:
+        load = ""
+    log(f"boots and cases took {time.time() - t0:.0f}s{load}")
     log(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

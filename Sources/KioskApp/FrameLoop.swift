@@ -272,7 +272,9 @@ public final class FrameLoop {
                 drawLater = carousel.config.startGrace
             } else if scene != lastScene, displayControl.canDraw {
                 let frame = renderer.render(scene, slots: slotFrames)
+                StartupTrace.shared.mark(.rendered)
                 try display.present(frame, showTime: now.wholeMilliseconds)
+                StartupTrace.shared.mark(.presented)
                 if (display as? ReconnectingDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1
                 readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
@@ -288,7 +290,7 @@ public final class FrameLoop {
                 readyIfShowing(nil, loading: false)  // a `shown` photo is on screen
                 events.emit(event: "shown", index: s.item, source: s.source, time: s.at)
                 publishEvent("shown", index: s.item, source: s.source, time: s.at)  // control socket, STATUS=
-                if firstShownItem == nil { firstShownItem = s.item } else if s.item == firstShownItem { roundDone = true }
+                if firstShownItem == nil { firstShownItem = s.item; if virtualClock == nil { StartupTrace.shared.reportFirstShown() } } else if s.item == firstShownItem { roundDone = true }
                 noteShown(s.item)  // FrameLoop+Round.swift
             }
             pendingShown.removeAll()

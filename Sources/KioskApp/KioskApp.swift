@@ -27,6 +27,7 @@ public enum KioskApp {
     /// The steps: catch signals, read the command line, open the display, start the content,
     /// take the console, start touch, run the frame loop; each `defer` puts its part back.
     public static func main(_ arguments: [String]) -> Int32 {
+        StartupTrace.shared.mark(.main)
         reopenClosedStandardDescriptors()
         Allocator.mapLargeBlocks()  // frames go back to the kernel when freed (Allocator.swift)
         // Signals are caught from the first thing main does: one sent while the display opens
@@ -44,6 +45,7 @@ public enum KioskApp {
 
         guard let opened = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
         let display = reopening(opened, displaySpec: displaySpec)
+        StartupTrace.shared.mark(.displayOpened)
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
         do {
@@ -55,6 +57,7 @@ public enum KioskApp {
         defer { content.stop() }
         checkCAFile(settings.caFile)
         let clock = chooseClock(settings: settings, display: display)
+        StartupTrace.shared.mark(.showStarted)
         let items = startContent(content, clock: clock)
         Log.info("display opened", detail: display.summary)
         if let offscreen = display as? OffscreenDisplay {

@@ -184,7 +184,11 @@ public final class SlotPreparer: @unchecked Sendable {
     /// cache. No result is posted. For a local file whose frame gets no caption only (the
     /// caller checks): captions are not drawn here.
     public func warm(_ job: Job) {
-        queue.async { [self] in _ = prepare(job, captioned: false) }
+        queue.async { [self] in
+            StartupTrace.shared.mark(.decodeStarted)
+            _ = prepare(job, captioned: false)
+            StartupTrace.shared.mark(.decodeEnded)
+        }
     }
 
     private func finish(_ result: Result) { results.post(result) }

@@ -17,8 +17,11 @@ public struct CarouselConfig: Equatable, Sendable {
     /// 250 ms, eased out (``Easing/easeOutFraction(elapsed:total:)``).
     public var settle: Duration
     /// The first image of the show, ready within this of the start, appears at once instead of
-    /// fading in over the placeholder (1 s: natively under 100 ms, an emulator's several hundred).
-    public var startGrace: Duration = .seconds(1)
+    /// fading in over the placeholder (2 s: natively its decode takes under 100 ms, under QEMU's
+    /// TCG 0.85-0.95 s on a quiet host and more on a loaded one; past the grace the placeholder's
+    /// words load the text libraries and the photo then fades in over it, which delayed the
+    /// first photo by 0.6-2.5 s more than the decode under TCG: README "A clean boot screen").
+    public var startGrace: Duration = .seconds(2)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.

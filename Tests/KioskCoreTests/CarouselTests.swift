@@ -165,17 +165,17 @@ struct Harness {
     // Nothing decoded yet: the current slot is a placeholder and nothing is scheduled.
     #expect(h.carousel.scene(at: .milliseconds(100)).base == .placeholder)
     #expect(h.carousel.wake == .idle)
-    // The image arrives at 1100 ms, past the 1 s start grace, and fades in over 500 ms.
-    h.prepareAll(at: .milliseconds(1100))
+    // The image arrives at 2100 ms, past the 2 s start grace, and fades in over 500 ms.
+    h.prepareAll(at: .milliseconds(2100))
     #expect(h.shown.isEmpty)
-    let mid = h.carousel.scene(at: .milliseconds(1350))
+    let mid = h.carousel.scene(at: .milliseconds(2350))
     #expect(mid.base == .placeholder && mid.overlay == .slot(h.carousel.currentSlot!) && mid.weight == 128)
-    h.run(to: .milliseconds(1600))
+    h.run(to: .milliseconds(2600))
     #expect(h.shown.map(\.item) == [0])
-    #expect(h.shown.first?.at == .milliseconds(1600))
-    #expect(h.carousel.scene(at: .milliseconds(1600)) == Scene(base: .slot(h.carousel.currentSlot!)))
+    #expect(h.shown.first?.at == .milliseconds(2600))
+    #expect(h.carousel.scene(at: .milliseconds(2600)) == Scene(base: .slot(h.carousel.currentSlot!)))
     // Its interval counts from when it was shown.
-    #expect(h.carousel.wake == .at(.milliseconds(1600 + 4500)))
+    #expect(h.carousel.wake == .at(.milliseconds(2600 + 4500)))
 }
 
 @Test func theFirstImageReadyWithinTheStartGraceAppearsAtOnce() {
@@ -185,14 +185,14 @@ struct Harness {
     #expect(h.shown.map(\.item) == [0])
     #expect(h.shown.first?.at == .milliseconds(120))
     #expect(h.carousel.scene(at: .milliseconds(120)) == Scene(base: .slot(h.carousel.currentSlot!)))
-    // A slow start (an emulator decoding for 850 ms) still shows the photo as it comes, with
-    // no fade-in after it: the first `shown` is the decode's time, not 500 ms later.
+    // A slow start (an emulator decoding for 1.3 s on a loaded host) still shows the photo as
+    // it comes, with no fade-in after it: the first `shown` is the decode's time, not 500 ms later.
     var slow = Harness(count: 3)
     slow.record(slow.carousel.start(at: .zero))
-    slow.prepareAll(at: .milliseconds(850))
+    slow.prepareAll(at: .milliseconds(1300))
     #expect(slow.shown.map(\.item) == [0])
-    #expect(slow.shown.first?.at == .milliseconds(850))
-    #expect(slow.carousel.wake == .at(.milliseconds(850 + 4500)))
+    #expect(slow.shown.first?.at == .milliseconds(1300))
+    #expect(slow.carousel.wake == .at(.milliseconds(1300 + 4500)))
 }
 
 @Test func aLateNextImageIsAPlaceholderDuringTheFadeAndFadesInAfter() {

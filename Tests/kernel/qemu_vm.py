@@ -48,6 +48,7 @@ class VM:
         self.touch = None         # the running touch session (see touch_session)
         self.qmp = self.ctl = None
         self.seq = 0  # the last command number sent to guest.sh
+        self.ready = False  # guest.sh is taking commands (KC_READY seen)
         self.t0 = time.time()
 
     # -- lifecycle --
@@ -55,11 +56,20 @@ class VM:
         self.t0 = time.time()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
-        self.qmp = self._connect(self.qmp_path)
-        self.qmp_file = self.qmp.makefile("rw")
-        json.loads(self.qmp_file.readline())                  # greeting
-        self.qmp_cmd("qmp_capabilities")
-        self.ctl = self._connect(self.ctl_path)
+        try:
+            self.qmp = self._connect(self.qmp_path)
+            self.qmp_file = self.qmp.makefile("rw")
+            json.loads(self.qmp_file.readline())                  # greeting
+            self.qmp_cmd("qmp_capabilities")
+            self.ctl = self._connect(self.ctl_path)
+        except (OSError, ValueError, CaseFailed) as e:
+            # QEMU gone right after it opened its sockets (a kernel it cannot load, say): the
+            # reason is in its own output, read once it has exited.
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+            raise BootFailed(f"QEMU's monitor went away ({type(e).__name__}: {e}); qemu: {self._qemu_output().strip()}")
         try:
             self.wait_for(r"KC_INIT", BOOT_TIMEOUT, since=0)
         except CaseFailed as e:
@@ -67,6 +77,7 @@ class VM:
         self.t_init = time.time() - self.t0
         self.wait_for(r"KC_READY", READY_TIMEOUT, since=0)
         self.t_ready = time.time() - self.t0
+        self.ready = True
 
     def _connect(self, path, timeout=10):
         deadline = time.time() + timeout
@@ -89,7 +100,7 @@ class VM:
         if self.proc is None:
             return
         try:
-            if self.proc.poll() is None:
+            if self.proc.poll() is None and self.ready:  # before KC_READY nobody would answer
                 self.send("off")
                 self.proc.wait(3)
         except Exception:
@@ -203,6 +214,8 @@ def switch_vt(vm, n):
 
 def print_log(vm, lines=80):
     log(f"---- guest serial log ({vm.serial}), last {lines} lines ----")
+    if not vm.log_text().strip():
+        log("  (empty: the guest wrote nothing on its serial console)")
     for line in vm.log_text().splitlines()[-lines:]:
         log("  | " + line)
     log("---- end of guest log ----")

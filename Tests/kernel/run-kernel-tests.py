@@ -110,18 +110,20 @@ def main():
         wanted = [(c, f) for c, f in cases if only(boot_name) or only(c.name)]
         if not wanted:
             continue
-        vm = None
+        vm, why = None, ""
         for attempt in (1, 2):
             vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra)
             try:
                 vm.start()
                 break
             except BootFailed as e:
+                why = str(e)
                 log(f"boot {boot_name} attempt {attempt}: {e}")
                 print_log(vm, 30)
                 vm.stop()
                 vm = None
             except CaseFailed as e:
+                why = str(e)
                 log(f"boot {boot_name}: {e}")
                 print_log(vm)
                 vm.stop()
@@ -129,7 +131,7 @@ def main():
                 break
         if vm is None:
             for c, _ in wanted:
-                log(f"FAIL {c.name}: the guest did not boot")
+                log(f"FAIL {c.name}: the guest did not boot ({why})")
                 failed += 1
             continue
         log(f"boot {boot_name}: /init after {vm.t_init:.1f}s, ready after {vm.t_ready:.1f}s")

@@ -25,7 +25,7 @@ on the same machine; a case that fails is reported and the next one goes on. The
   upgrade     `apt install` of a newer .deb while the show runs: restarted, config and cache kept
   purge       `apt purge`: removes what the README says and nothing else
 
-watchdog, reboot, upgrade and purge do not depend on the display: they run on bochs only.
+Every case runs on both devices but `reconnect` (bochs-display has no output to disconnect).
 Prints one PASS/FAIL line per case and, last, "N passed, M failed"; exit status 1 on any failure.
 """
 import argparse, os, re, sys, time
@@ -36,11 +36,12 @@ BOOT_TIMEOUT = 300        # s from QEMU start to the unit active (TCG, 2 cores s
 EVENT_TIMEOUT = 30        # s for the show's answer to a command or gesture
 PSNR_MIN = 40.0           # dB: a screen that is the photo (the kernel suite's bound; measured: identical)
 WATCHDOG_S, RESTART_S = 30, 2   # the unit's WatchdogSec= and RestartSec=
+READY_SLACK_S = 0.3       # s the first `shown` may reach the journal after READY=1 (see case_ready)
+NO_DISPLAY_QUIET_S = 4    # s after the waiting line in which no second one may come
 START_ALLOWANCE_S = 30    # s for systemd to stop the old process and the new one to show a photo, under TCG
 MANIFEST_URL = "http://127.0.0.1:8080/show.json"
 UNIT = "kiosk-carousel"
 SOCKET = "/run/kiosk-carousel/control"
-BOCHS_ONLY = {"watchdog", "reboot", "upgrade", "purge"}
 VIRTIO_ONLY = {"reconnect"}   # bochs-display has no output to disconnect
 CASES = ["boot", "ready", "touch", "watchdog", "reload", "stop-start", "control", "journal",
          "hotplug", "reconnect", "no-display", "reboot", "upgrade", "purge"]
@@ -200,10 +201,11 @@ class Suite:
         # `kiosk-carousel --version` measures loading the binary and its libraries under TCG,
         # the ones a show opens on first use included: it opens them to ask their versions).
         version_s = self.vm.run("TIMEFORMAT=%R; { time /usr/bin/kiosk-carousel --version >/dev/null; } 2>&1 | tail -1")
+        own = self.own_share(pid)
         self.figures.append(f"{self.device}: kernel start -> first `shown` {kernel_to_shown:.1f}s; unit start -> first "
                             f"`shown` {unit_to_shown:.2f}s, of which show start -> first `shown` {shown['t'] / 1000:.2f}s "
-                            f"(`t`); `kiosk-carousel --version` takes {version_s}s; {restarts} restarts before; shell on "
-                            f"ttyS0 after {t_shell:.0f}s of QEMU; {analyze}")
+                            f"(`t`); {own}; `kiosk-carousel --version` takes {version_s}s; {restarts} restarts before; "
+                            f"shell on ttyS0 after {t_shell:.0f}s of QEMU; {analyze}")
         try:
             psnr_first = self.on_screen(shown["src"], "first", tries=2)
             first_note = f"first frame {os.path.basename(shown['src'])}"
@@ -224,13 +226,39 @@ class Suite:
                 f"{psnr_first:.1f} dB; kernel -> first shown {kernel_to_shown:.1f}s, unit start -> first shown "
                 f"{unit_to_shown:.2f}s")
 
+    def own_share(self, pid):
+        """The kiosk's own share of its start from its `first frame` line (phases in seconds
+        since the process started): the process start to the first `shown`, less the wait for
+        a display when it started before the DRM driver was there."""
+        deadline = time.time() + 10
+        while True:
+            mine = [(t, m) for t, p, m, _, _ in self.journal.entries() if str(p) == str(pid)]
+            line = next((m for _, m in mine if " info first frame " in m), None)
+            if line or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        if not line:
+            return "no `first frame` line"
+        detail = line.split('detail="', 1)[1].rstrip('"')
+        total = float(re.match(r"([\d.]+) s after", detail).group(1))
+        # The wait: from the line saying so to the one saying the display appeared (journal times).
+        waiting = next((t for t, m in mine if "waiting for a display" in m), None)
+        appeared = next((t for t, m in mine if "display appeared" in m), None)
+        waited = waiting is not None and appeared is not None
+        wait = (appeared - waiting) / 1e6 if waited else 0.0
+        return (f"the kiosk's own share {total - wait:.2f}s (process start -> first `shown` {total:.2f}s"
+                + (f", less {wait:.2f}s waiting for the DRM driver" if waited else "") + f"; {detail})")
+
     def case_ready(self):
         expect(hasattr(self, "times"), "no first `shown` measured at boot")
         times = self.times
         ready = times["ActiveEnterTimestampMonotonic"]
         lead = (self.first_shown_us - ready) / 1e6
-        # The `shown` line's journal time is when journald read it, a little after it was written.
-        expect(lead <= 0.1, f"READY=1 came {lead:.2f}s before the first `shown`")
+        # READY=1 is sent right after the first frame is put up, the `shown` line in the same turn
+        # of the frame loop but written by the event writer's queue, and its journal time is when
+        # journald read it: seen 0.11 s after READY=1 at boot on a loaded host. (READY=1 sent
+        # before the photo was on screen came 0.5-1.5 s early.)
+        expect(lead <= READY_SLACK_S, f"READY=1 came {lead:.2f}s before the first `shown`")
         return f"READY=1 {-lead:.2f}s after the first `shown` reached the journal"
 
     def case_touch(self):
@@ -516,7 +544,11 @@ class Suite:
         c = self.journal.cursor()
         try:
             self.vm.run(f"systemctl start --no-block {UNIT}")
-            time.sleep(15)
+            self.journal.wait(lambda m: re.search(r"no display|waiting for a display", m), 60, c,
+                              "line about waiting for a display")
+            # Then long enough for a second line if it were logged on each try (every second, and
+            # on each change in /dev/dri).
+            time.sleep(NO_DISPLAY_QUIET_S)
             entries = self.journal.entries(c)
             frames = self.vm.run("find / -xdev -name 'kiosk-frames' -o -name 'frame-0*.png' 2>/dev/null | head -3")
             expect(not frames, f"frames written to disk: {frames}")
@@ -534,7 +566,6 @@ class Suite:
         return f"waited without a display ({state}), logged once, showed on bind"
 
     def case_reboot(self):
-        self.save_journal("journal-before-reboot.txt")
         self.vm.run("systemctl disable --now nginx 2>&1")
         st = self.status()
         expect(st["playlist_length"] == len(self.args.photos) + 2, f"manifest not applied before the reboot: {st}")
@@ -580,16 +611,19 @@ class Suite:
         return f"{self.args.version} -> {version}: restarted (pid {pid} -> {self.main_pid()}), configuration and {len(cache.splitlines())} cache files kept"
 
     def case_purge(self):
+        # The file lists stay in the guest (/run: not in the listing): only their differences
+        # and a few counts cross the serial console.
         listing = ("find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp -o -path /var/log "
                    "-o -path /var/lib/dpkg -o -path /var/lib/apt -o -path /var/cache/apt -o -path /var/cache/debconf "
                    "-o -path /var/cache/man -o -path /var/tmp \\) -prune -o -print | sort")
-        before = set(self.vm.run(listing, 120).split("\n"))
+        self.vm.run(f"{listing} > /run/kc-before", 120)
         owned = set(self.vm.run("dpkg -L kiosk-carousel").split("\n"))
         rc, text = self.vm.sh("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q kiosk-carousel", 300)
         expect(rc == 0, f"apt purge failed: {text[-1500:]}")
-        after = set(self.vm.run(listing, 120).split("\n"))
-        gone = before - after
-        expect(not (after - before), f"purge added files: {sorted(after - before)[:5]}")
+        self.vm.run(f"{listing} > /run/kc-after", 120)
+        added = [p for p in self.vm.run("comm -13 /run/kc-before /run/kc-after").split("\n") if p]
+        gone = [p for p in self.vm.run("comm -23 /run/kc-before /run/kc-after").split("\n") if p]
+        expect(not added, f"purge added files: {added[:5]}")
         may_go = lambda p: (p in owned or p.startswith(("/etc/kiosk-carousel", "/var/cache/kiosk-carousel",
                                                          "/var/lib/kiosk-carousel/", "/var/lib/systemd/deb-systemd-"))
                             or "kiosk-carousel.service" in p)
@@ -597,30 +631,44 @@ class Suite:
         expect(not unexpected, f"purge removed more than the README says: {unexpected[:8]}")
         for p in ("/usr/bin/kiosk-carousel", "/etc/kiosk-carousel", "/var/cache/kiosk-carousel",
                   "/lib/systemd/system/kiosk-carousel.service"):
-            expect(p not in after, f"{p} is still there after purge")
-        kept = [p for p in after if p.startswith("/var/lib/kiosk-carousel/images/")]
+            expect(self.vm.sh(f"test -e {p}")[0] != 0, f"{p} is still there after purge")
+        left = [p for p in self.vm.run("grep '^/var/lib/kiosk-carousel/' /run/kc-after || true").split("\n") if p]
+        kept = [p for p in left if p.startswith("/var/lib/kiosk-carousel/images/")]
         expect(len(kept) == len(self.args.photos), f"the images folder holds {kept}")
         expect(self.vm.sh("id kiosk")[0] == 0, "the user kiosk is gone")
-        state = [p for p in after if p.startswith("/var/lib/kiosk-carousel/") and not p.startswith("/var/lib/kiosk-carousel/images")]
+        state = [p for p in left if not p.startswith("/var/lib/kiosk-carousel/images")]
         expect(not state, f"state left: {state[:5]}")
         self.login_prompt_on_tty1("after-purge")
         return f"{len(gone)} paths removed, the {len(kept)} photos and the user kiosk kept, login prompt on tty1"
 
     def save_journal(self, name):
-        """This boot's whole journal into the device's output directory (for reading failures)."""
+        """The whole journal (every boot of this run: it is kept on the disk) into the device's
+        output directory, for reading failures."""
         try:
-            text = self.vm.sh("journalctl -b --no-hostname -o short-monotonic", 120)[1]
+            text = self.vm.sh("journalctl --no-hostname -o short-monotonic", 120)[1]
             with open(os.path.join(self.out, name), "w") as f:
                 f.write(text)
         except GuestError:
             pass
+
+    def serial_tail(self, lines=30):
+        """The end of the guest's serial console (the boot's last words), for a boot that failed."""
+        try:
+            with open(os.path.join(self.out, "serial.log"), "rb") as f:
+                text = f.read().decode(errors="replace").replace("\r", "")
+        except OSError:
+            text = ""
+        log(f"---- {self.device}: serial console, last {lines} lines ----")
+        for line in (text.splitlines()[-lines:] or ["(empty)"]):
+            log("  | " + line)
+        log("---- end of the serial console ----")
 
     # -- driver --
     def run_device(self, device, only):
         self.device = device
         self.out = os.path.join(self.args.out, device)
         os.makedirs(self.out, exist_ok=True)
-        cases = [c for c in CASES if c not in (VIRTIO_ONLY if device == "bochs" else BOCHS_ONLY)]
+        cases = [c for c in CASES if device != "bochs" or c not in VIRTIO_ONLY]
         if only:
             cases = [c for c in cases if c in only or device in only or f"{device}-{c}" in only]
             if cases and "boot" not in cases:
@@ -631,7 +679,14 @@ class Suite:
         self.journal = Journal(self.vm)
         booted = True
         try:
-            self.vm.start()
+            try:
+                self.vm.start()
+            except (GuestError, OSError, ValueError) as e:
+                for case in cases:
+                    self.results.append((f"{device}-{case}", False, f"not run: QEMU did not start: {e}"))
+                    log(f"FAIL {device}-{case}: not run: QEMU did not start: {e}")
+                self.serial_tail()
+                return
             for case in cases:
                 name = f"{device}-{case}"
                 if not booted:
@@ -650,6 +705,8 @@ class Suite:
                     log(f"FAIL {name} ({time.time() - t0:.0f}s): {e}")
                     if case == "boot":
                         booted = self.vm.shell_ready
+                        if not booted:
+                            self.serial_tail()
                     if not self.vm.shell_ready or self.vm.proc.poll() is not None:
                         booted = False
         finally:
@@ -678,7 +735,12 @@ def main():
         log("figure: " + f)
     passed = sum(1 for _, ok, _ in suite.results if ok)
     failed = len(suite.results) - passed
-    log(f"boots and cases took {time.time() - t0:.0f}s")
+    try:
+        with open("/proc/loadavg") as f:
+            load = " (host load average " + " ".join(f.read().split()[:3]) + " at the end)"
+    except OSError:
+        load = ""
+    log(f"boots and cases took {time.time() - t0:.0f}s{load}")
     log(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

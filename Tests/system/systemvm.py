@@ -204,7 +204,7 @@ class VM:
         while time.time() < deadline:
             tok = "%08x" % random.getrandbits(32)
             self._send("\x15" + "{ %s\n} >/dev/null 2>&1; echo \"@@E%s:$?@@\"\n" % (setup, tok))
-            if self._wait_marker(tok, 5):
+            if self._wait_marker(tok, 2):   # not there yet: the line goes out again (Ctrl-U first)
                 self.shell_ready = True
                 with self.lock:
                     self.buf = b""

@@ -172,12 +172,13 @@ Depends: $depends
 Section: graphics
 Priority: optional
 Description: full-screen slideshow for kiosks, signs and photo frames
- kiosk-carousel shows JPEG and PNG images full screen on a Linux device
- without a window system, drawing straight to DRM/KMS or the framebuffer,
- and cross-fades from one image to the next on a timer. Images come from
- folders (watched for changes), files, http(s) URLs, JSON playlists and a
- remote manifest that is polled and cached for offline starts. A
- touchscreen swipes between images; taps can run a command.
+ kiosk-carousel shows JPEG, PNG, WebP, HEIF/HEIC, AVIF and GIF images
+ full screen on a Linux device without a window system, drawing straight
+ to DRM/KMS or the framebuffer, and cross-fades from one image to the
+ next on a timer. Images come from folders (watched for changes), files,
+ http(s) URLs, JSON playlists and a remote manifest that is polled and
+ cached for offline starts. A touchscreen swipes between images; taps can
+ run a command.
  .
  The package runs it at boot as the systemd service kiosk-carousel, as the
  system user kiosk, on tty1, sandboxed; options are read from

@@ -94,7 +94,7 @@ public final class FrameLoop {
     let runFor: Duration?
     /// Stop once the first image shown comes around again (the offscreen default: one round).
     let stopAfterOneRound: Bool
-    private var firstShownItem: Int?
+    private(set) var firstShownItem: Int?
     /// The signals caught (see ``LoopRequest``); nil for none.
     let signals: SignalPipe?
     let decodeSignal: (Int32) -> LoopRequest?

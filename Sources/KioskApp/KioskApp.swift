@@ -371,7 +371,11 @@ public enum KioskApp {
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
             } else if let outputs = display as? OffscreenDisplay {
-                Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written")
+                // On its own clock the run ends when its frames are drawn; it does not wait for a
+                // missing or empty folder to fill, so say how to wait for one.
+                let nothingShown = loop.firstShownItem == nil && loop.virtualClock != nil
+                Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written"
+                         + (nothingShown ? "; no image was shown, and a run on the virtual clock does not wait for one (--clock real --run-for SECONDS waits)" : ""))
             }
             return 0
         } catch {

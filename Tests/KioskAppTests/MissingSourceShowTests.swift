@@ -68,3 +68,23 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
             "\(changes)")
     #expect(child.stop() == 0)
 }
+
+/// On the virtual clock an offscreen run draws its frames and ends: with a missing folder it
+/// writes the one screen that says so, and its last line tells how to wait for the folder
+/// (a run that showed photos does not get that hint).
+@Test func aVirtualClockRunOfAMissingFolderSaysHowToWait() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let missing = try KioskChild(["--display", "offscreen:" + base + "/a", "--size", "160x100", base + "/none"])
+    #expect(waitFor(30) { !missing.process.isRunning && missing.stderr.text.contains("show done") }, "the run did not end")
+    #expect(missing.stop() == 0)
+    let done = missing.stderr.lines.map(\.text).filter { $0.contains("show done") }
+    #expect(done.count == 1 && done[0].contains("no image was shown") && done[0].contains("--clock real --run-for"), "\(done)")
+
+    let photos = try KioskChild(["--display", "offscreen:" + base + "/b", "--size", "160x100", "--interval", "1",
+                                 controlTestPhotos[0]])
+    #expect(waitFor(30) { !photos.process.isRunning && photos.stderr.text.contains("show done") }, "the run did not end")
+    #expect(photos.stop() == 0)
+    let shown = photos.stderr.lines.map(\.text).filter { $0.contains("show done") }
+    #expect(shown.count == 1 && !shown[0].contains("no image was shown"), "\(shown)")
+}

@@ -33,9 +33,18 @@ public struct ProxyChoice: Equatable, Sendable {
         /// message for these is a DNS failure). A value without a scheme is `http://` to
         /// libcurl.
         public var problem: String? {
+            let chars = Array(value)
+            // A user name or password with a character RFC 3986 (section 3.2.1) does not allow
+            // there (a space, a quote, "/", "?", "#"): named, never quoted, since the part of
+            // the text log lines hide could end at it.
+            let start = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }).map { $0 + 3 } ?? 0
+            if let at = chars[start...].lastIndex(of: "@"),
+               let bad = chars[start..<at].first(where: { !ProxyChoice.userInfoCharacters.contains($0) }) {
+                let name = bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
+                return "the proxy's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
+            }
             let shown = "'\(Log.hidingPasswords(value))'"
             var rest = Substring(value)
-            let chars = Array(value)
             if let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) {
                 let scheme = String(chars[..<mark]).lowercased()
                 guard ProxyChoice.schemes.contains(scheme) else {
@@ -57,6 +66,9 @@ public struct ProxyChoice: Equatable, Sendable {
                 port = rest[rest.index(after: colon)...]
             }
             if host.isEmpty { return "\(shown) has no host" }
+            // libcurl takes `proxy:` with no digits as its default proxy port 1080, which is
+            // hardly what was meant.
+            if port?.isEmpty == true { return "\(shown): no port after the ':' (libcurl would use 1080)" }
             if let port, !port.isEmpty {
                 guard port.utf8.allSatisfy({ (48...57).contains($0) }) else { return "\(shown): port '\(port)' is not a number" }
                 let digits = port.drop(while: { $0 == "0" })
@@ -67,6 +79,10 @@ public struct ProxyChoice: Equatable, Sendable {
             return nil
         }
     }
+
+    /// RFC 3986 section 3.2.1's `userinfo` characters: unreserved, percent-encodings,
+    /// sub-delims and `:`.
+    static let userInfoCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
 
     /// The proxy schemes libcurl 7.88 takes (CURLOPT_PROXY(3)).
     static let schemes = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
@@ -142,7 +158,10 @@ public struct ProxyChoice: Equatable, Sendable {
             if let family {
                 var bits: Int?
                 if let slash = token.firstIndex(of: "/") {
-                    bits = Int(token[token.index(after: slash)...]) ?? 0
+                    // libcurl reads the length with atoi into an unsigned: a negative or
+                    // overflowing length matches nothing, text that is no number is 0.
+                    let text = token[token.index(after: slash)...]
+                    bits = Int(text) ?? (!text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber } ? Int.max : 0)
                     token = token[..<slash]
                 }
                 if cidrMatch(String(name), String(token), bits: bits ?? 0, family: family) { return true }
@@ -168,7 +187,7 @@ public struct ProxyChoice: Equatable, Sendable {
     private static func cidrMatch(_ host: String, _ network: String, bits: Int, family: Int32) -> Bool {
         guard let a = address(host, family), let b = address(network, family) else { return false }
         let width = a.count * 8
-        guard bits <= width else { return false }
+        guard bits >= 0, bits <= width else { return false }
         let n = bits == 0 ? width : bits
         for i in 0..<n where (a[i / 8] >> (7 - i % 8)) & 1 != (b[i / 8] >> (7 - i % 8)) & 1 { return false }
         return true

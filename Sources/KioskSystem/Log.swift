@@ -48,9 +48,22 @@ public enum Log {
             let authority = c[i..<end]
             if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
                 out += String(authority[...colon]) + "***" + String(authority[at...])
-            } else {
-                out += String(authority)
+                i = end
+                continue
             }
+            // A password holding "/", "?" or "#" (not allowed unencoded by RFC 3986 section
+            // 3.2.1, but people type them): the word's last "@" ends the user information
+            // when a ":" before the first "/" starts something that is no port number
+            // (`http://u:pa/ss@proxy:3128`; `http://host:8080/logo@2x.png` is left alone).
+            var wordEnd = end
+            while wordEnd < c.count, !"\" '".contains(c[wordEnd]) { wordEnd += 1 }
+            if let colon = authority.firstIndex(of: ":"), let at = c[end..<wordEnd].lastIndex(of: "@"),
+               case let port = c[(colon + 1)..<end], port.isEmpty || !port.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                out += String(c[i...colon]) + "***" + String(c[at..<wordEnd])
+                i = wordEnd
+                continue
+            }
+            out += String(authority)
             i = end
         }
         return out.contains("@") ? hidingSchemelessPasswords(out) : out

@@ -30,6 +30,13 @@ import Testing
     #expect(problem("ftp://proxy:21") == "'ftp://proxy:21': ftp: is not a proxy scheme libcurl has (http, https, socks4, socks4a, socks5, socks5h)")
     #expect(problem("http://:3128") == "'http://:3128' has no host")
     #expect(problem("http://[::1") == "'http://[::1': the IPv6 address has no closing ']'")
+    // A password with a character RFC 3986 does not allow there is named, never quoted.
+    for value in ["http://u:pa/ssPW@proxy:3128", "http://u:pa ssPW@proxy:3128", "u:p\"wPW@proxy:3128", "http://u:p?wPW@proxy:3128"] {
+        let reason = problem(value)
+        #expect(reason?.contains("percent-encode it (not shown") == true && reason?.contains("PW") == false, "\(String(describing: reason))")
+    }
+    #expect(problem("http://127.0.0.1:") == "'http://127.0.0.1:': no port after the ':' (libcurl would use 1080)")
+    #expect(problem("http://u:p%2Fw@proxy:3128") == nil)
     let both = ProxyChoice(option: nil, environment: ["all_proxy": "http://p:abc"])
     #expect(both.unusable.count == 1, "one proxy for both schemes is named once")
 }
@@ -45,4 +52,11 @@ import Testing
     #expect(ProxyChoice.excludes("fd00::/8", host: "[fd12::1]"))
     #expect(!ProxyChoice.excludes("::1", host: "[::2]"))
     #expect(!ProxyChoice.excludes("", host: "a.example"))
+    // Lengths libcurl reads with atoi into an unsigned: negative or overflowing ones match
+    // nothing (and do not stop the program), text that is no number means the address alone.
+    #expect(!ProxyChoice.excludes("127.0.0.1/-1", host: "127.0.0.1"))
+    #expect(!ProxyChoice.excludes("localhost,10.0.0.0/-8", host: "10.1.2.3"))
+    #expect(!ProxyChoice.excludes("127.0.0.1/99999999999999999999", host: "127.0.0.1"))
+    #expect(!ProxyChoice.excludes("::1/-1", host: "[::1]"))
+    #expect(ProxyChoice.excludes("127.0.0.1/x", host: "127.0.0.1"))
 }

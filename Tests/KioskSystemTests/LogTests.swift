@@ -31,6 +31,15 @@ import KioskSystem
             == "'user:***@proxy.example:3128' is not an http or https URL")
     #expect(Log.hidingPasswords("'https:/kiosk:manPW@h/show.json' has no host") == "'https:/kiosk:***@h/show.json' has no host")
     #expect(Log.hidingPasswords("source skipped path=http:/k:slashPW@host/a.jpg") == "source skipped path=http:/k:***@host/a.jpg")
+    // A password holding "/", "?" or "#": hidden up to the word's last "@".
+    #expect(Log.hidingPasswords("'http://u:pa/ssPW@proxy:3128': port 'pa' is not a number")
+            == "'http://u:***@proxy:3128': port 'pa' is not a number")
+    #expect(Log.hidingPasswords("path=http://u:p?w#PW@127.0.0.1:18777/show.json reason=x")
+            == "path=http://u:***@127.0.0.1:18777/show.json reason=x")
+    #expect(Log.hidingPasswords("\"http://u:/slashPW@h/a.jpg\" is not a URL") == "\"http://u:***@h/a.jpg\" is not a URL")
+    // A port and an "@" in the path are no password.
+    #expect(Log.hidingPasswords("path=http://cdn:8080/img/logo@2x.png") == "path=http://cdn:8080/img/logo@2x.png")
+    #expect(Log.hidingPasswords("path=http://cdn/img/a:b@2x.png") == "path=http://cdn/img/a:b@2x.png")
     for plain in ["mail me@example.org", "/srv/photos/a@b.jpg", "t=12:30 at 5@home", "http://u:p@h/x@y",
                   #"{"event":"shown","src":"/srv/show/12:30@2x.jpg"}"#] {
         #expect(!Log.hidingPasswords(plain).contains("***") || plain.hasPrefix("http://"), "\(plain)")

@@ -166,6 +166,10 @@ public final class FrameLoop {
     public private(set) var framesPresented = 0
     /// `--overlay`: the clock blended into every frame (FrameLoop+Overlay.swift).
     public var clockOverlay: ClockOverlay? { didSet { renderer.frameOverlay = clockOverlay; deadlines[.overlay] = nil } }
+    /// The words on screen, loaded off the loop (FrameLoop+Text.swift); nil: none are loaded.
+    public var text: ShowText?
+    /// `--overlay`: the clock's strftime format; the clock is made once ``text`` is loaded.
+    public var overlayFormat: String?
     /// The wall-clock time (seconds since 1970) the virtual clock's zero stands for.
     public var overlayEpochAtStart = Int(time(nil))
 
@@ -229,6 +233,7 @@ public final class FrameLoop {
             }
             if deadlines.isDue(.schedule, at: clock.now) { applyRotation(at: clock.now, replace: false) }
             if deadlines.isDue(.retry, at: clock.now) { retryFailed(at: clock.now) }
+            serviceText()  // the words, once loaded off the loop (FrameLoop+Text.swift)
             serviceOverlay(at: clock.now)
             // 1d. Files behind the slots that changed under the same name.
             checkSlotFiles(at: clock.now)
@@ -268,10 +273,14 @@ public final class FrameLoop {
             } else if framesPresented == 0, virtualClock == nil, scene.base == .placeholder, scene.overlay == nil,
                       preparer.outstanding > 0, now < carousel.config.startGrace {
                 // At start, the first image gets the grace to be the first frame (a warm start
-                // never flashes the placeholder); after it, the placeholder shows.
-                drawLater = carousel.config.startGrace
+                // never flashes the placeholder); after it, the placeholder shows. Half-way
+                // through, its words start loading (off the loop) if the image is still not there.
+                let halfway = carousel.config.startGrace / 2
+                if now >= halfway { textWillBeNeeded() }
+                drawLater = now < halfway ? halfway : carousel.config.startGrace
             } else if scene != lastScene, displayControl.canDraw {
-                let frame = renderer.render(scene, slots: slotFrames)
+                var frame = renderer.render(scene, slots: slotFrames)
+                if renderAgainWithWords() { frame = renderer.render(scene, slots: slotFrames) }  // virtual clock
                 StartupTrace.shared.mark(.rendered)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 StartupTrace.shared.mark(.presented)
@@ -507,6 +516,7 @@ public final class FrameLoop {
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }
         if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
+        if let text { fds.append(text.ready.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
         if let fd = (display as? ReconnectingDisplay)?.wakeDescriptor { fds.append(fd) }

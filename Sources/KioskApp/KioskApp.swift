@@ -87,9 +87,20 @@ public enum KioskApp {
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
         config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
 
-        let text = ShowText.start(cacheDirectory: settings.cacheDirectory)
+        let text: ShowText
+        do {
+            text = try ShowText.start(cacheDirectory: settings.cacheDirectory)
+        } catch {
+            Log.error("text unavailable", reason: error.description)
+            return exitUnavailable
+        }
         preparer.captionSource = settings.caption
         if settings.caption != .off { preparer.makeCaptions = { text.renderer().map(CaptionPainter.init) } }
+        // Words known to be needed (the clock, a caption, an empty playlist's screen) start
+        // loading now, off the frame loop; a status screen needed later starts them then.
+        if settings.overlay != nil || items.isEmpty || (settings.caption != .off && items.contains { $0.caption != nil }) {
+            text.startLoading(frameWidth: display.width, frameHeight: display.height)
+        }
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
         let notifier = SystemdNotifier()
         // READY=1 is sent by the frame loop once the first photo is on screen.
@@ -107,7 +118,8 @@ public enum KioskApp {
                              runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
                              signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content, painter: text.messagePainter())
+                             tapCommand: tapCommand, content: content, painter: text.loopPainter())
+        loop.text = text
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
         loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
         // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
@@ -115,10 +127,7 @@ public enum KioskApp {
         if settings.overlay == nil, let format = settings.overlayFormat {
             Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
         }
-        if let kind = settings.overlay, let r = text.renderer() {
-            loop.clockOverlay = ClockOverlay(format: settings.overlayFormat ?? kind.defaultFormat, renderer: r,
-                                             frameWidth: display.width, frameHeight: display.height)
-        }
+        loop.overlayFormat = settings.overlay.map { settings.overlayFormat ?? $0.defaultFormat }  // made once text is loaded
         content.start()
         defer { tapCommand?.stop() }
         // The control socket (ControlServer.swift, README "Control socket").

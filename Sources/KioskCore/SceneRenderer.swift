@@ -90,6 +90,10 @@ public final class SceneRenderer {
         return out
     }
 
+    /// Draws the placeholder and "no images" screens again on their next use (their painter can
+    /// now draw words it could not before).
+    public func forgetMessageFrames() { placeholderFrame = nil; noImagesFrame = nil }
+
     /// Frees the scratch frame (the frame loop calls this while nothing animates, to keep the
     /// resident memory down to the slot frames).
     public func releaseScratch() { scratch = nil; pictureScratch = nil }

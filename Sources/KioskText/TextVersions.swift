@@ -3,7 +3,7 @@ internal import CKioskText
 import KioskSystem
 
 /// FreeType, HarfBuzz and fontconfig for `--version`: each opened on its own (the show opens
-/// the three together on the first text drawn, ``TextLibraries``), so one that is missing is
+/// the three together when it first needs text, ``TextLibraries``), so one that is missing is
 /// named alone. The run-time calls are FT_Library_Version (freetype.h: it needs a library
 /// handle, made and freed here), hb_version_string (hb-version.h) and FcGetVersion
 /// (fontconfig.h: MMmmrr in decimal); the headers' versions are FREETYPE_MAJOR.MINOR.PATCH,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #ifndef KC_TEXT_H
 #define KC_TEXT_H
-// FreeType, HarfBuzz and fontconfig, opened with dlopen when the show first draws text (a
-// status screen, a caption, the clock) instead of linked: the three bring glib, graphite2,
+// FreeType, HarfBuzz and fontconfig, opened with dlopen when the show first needs text (a
+// status screen, a caption, the clock; on a thread of its own, never the frame loop's) instead of linked: the three bring glib, graphite2,
 // pcre2, brotli, expat and more, about 15 libraries a show of photos without words never
 // needs (README "Benchmarks"). The .deb depends on libfreetype6, libharfbuzz0b and
 // libfontconfig1 by name, since dpkg-shlibdeps cannot see them.

@@ -317,7 +317,10 @@ public enum CommandLineParser {
             throw UsageError("no SOURCE given: name a directory of images, image files or a --manifest URL (see --help)")
         }
         for source in settings.sources {
-            if ManifestItem.isRemote(source) {
+            if source.allSatisfy(\.isWhitespace) {
+                // An empty word: an unset variable in a unit's ExecStart= or a script.
+                throw UsageError("SOURCE: an empty SOURCE ('\(source)'); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL")
+            } else if ManifestItem.isRemote(source) {
                 if let problem = HTTPURL.problem(source) { throw UsageError("SOURCE: \(problem)") }
             } else if let scheme = urlScheme(source) {
                 // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a

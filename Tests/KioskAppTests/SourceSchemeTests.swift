@@ -22,3 +22,15 @@ import Testing
     #expect(missing.stop() == 64, "\(missing.stderr.text)")
     #expect(missing.stderr.text.contains("SOURCE: 'mailto:x' is a URL of the scheme mailto: (no file of that name exists)"), "\(missing.stderr.text)")
 }
+
+/// An empty SOURCE (an unset variable in a unit's `ExecStart=`) is a usage error, not a folder
+/// that is waited for forever.
+@Test func anEmptySourceIsAUsageError() throws {
+    for empty in ["", " "] {
+        let child = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5", "--input", "none", empty],
+                                   currentDirectory: controlTestDirectory())
+        #expect(waitFor(30) { !child.process.isRunning && child.stderr.text.contains("SOURCE") })
+        #expect(child.stop() == 64, "\(child.stderr.text)")
+        #expect(child.stderr.text.contains("an empty SOURCE"), "\(child.stderr.text)")
+    }
+}

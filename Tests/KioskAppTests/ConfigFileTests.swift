@@ -255,14 +255,14 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
 /// word (`manifest URL extra` was read as `URL%20extra`); lists, commands and paths keep the
 /// rest of the line, blanks and all.
 @Test func anExtraWordIsRefusedWhereOneValueIsExpected() throws {
-    for spec in CommandLineParser.options where spec.value != nil && spec.name != "--config" {
-        let name = String(spec.name.dropFirst(2))
+    for option in CommandLineParser.options where option.value != nil && option.name != "--config" {
+        let name = String(option.name.dropFirst(2))
         let path = try configFile("source /photos\n\(name) one two\n")
         let message = usageMessage { _ = try CommandLineParser.parse(["--config", path]) }
         if CommandLineParser.freeTextOptions.contains(name) {
             #expect(message?.contains("but 'two' follows") != true, "\(name): \(message ?? "accepted")")
         } else {
-            #expect(message == "\(path):2: --\(name) takes one value \(spec.value!), but 'two' follows 'one'", "\(name): \(message ?? "accepted")")
+            #expect(message == "\(path):2: --\(name) takes one value \(option.value!), but 'two' follows 'one'", "\(name): \(message ?? "accepted")")
         }
     }
     let kept = try configFile("source /photos\non-tap /usr/bin/logger -t kiosk\noverlay-format %a %-d %b\ncache-dir /srv/kiosk cache\n"

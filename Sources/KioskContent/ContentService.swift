@@ -293,7 +293,8 @@ public final class ContentService {
     }
 
     /// SIGHUP: polls the manifest now, reads local playlists again, rescans directories (a
-    /// directory missing at start is watched once it exists), and asks again for images whose
+    /// directory missing at start is watched once it exists), looks at file SOURCEs again (one
+    /// that is now a folder is listed and watched), and asks again for images whose
     /// download failed less than a minute ago. Returns at once.
     public func reload() {
         images?.forgetFailures()
@@ -301,7 +302,9 @@ public final class ContentService {
             switch source {
             case .manifest(let poller, _):
                 poller.pollNow()
-            case .playlist(let path, _), .missing(let path, _, nil):
+            case .playlist(let path, _), .missing(let path, _, nil), .file(let path):
+                // A file looked at again too: a folder that was briefly a file (or a file that
+                // became a folder) is a folder again.
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
             case .directory(let path, _, _):
                 // Watched again from scratch: a directory deleted and made anew is followed again.

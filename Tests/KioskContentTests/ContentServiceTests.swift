@@ -118,6 +118,27 @@ import Testing
     #expect(items == [PlaylistItem(source: folder + "/b.jpg")])
 }
 
+/// A SOURCE folder replaced by a file for a while (taken up as a file then) and made a folder
+/// again: SIGHUP looks at it again and lists the folder.
+@Test func aFolderThatWasBrieflyAFileIsAFolderAgainAfterAReload() throws {
+    let dir = makeTempDirectory("content-file-folder")
+    let path = dir + "/later"
+    try writeFile(path, Array("x\n".utf8))
+    let service = try ContentService(configuration: .init(sources: [path], cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items == [PlaylistItem(source: path)], "a file SOURCE")
+    #expect(unlink(path) == 0 && mkdir(path, 0o755) == 0)
+    try writeFile(path + "/c.jpg", jpegBytes(100))
+    service.reload()
+    var items: [PlaylistItem]? = nil
+    let end = monotonicSeconds() + 10
+    while items == nil, monotonicSeconds() < end {
+        items = service.takeUpdate()
+        usleep(20_000)
+    }
+    #expect(items == [PlaylistItem(source: path + "/c.jpg")])
+}
+
 /// The folder the missing-source watch looks at: the nearest existing one above the path.
 @Test func theNearestExistingFolderAboveAMissingPath() throws {
     let dir = makeTempDirectory("content-nearest")

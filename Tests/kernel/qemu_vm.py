@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The kernel suite's QEMU plumbing: one machine with its serial log, QMP socket and the command
 channel to guest.sh, and the guest commands the cases share (shell, console mode, signals, VT)."""
-import json, os, re, socket, subprocess, time
-from PIL import Image
+import json, os, re, socket, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "qemu"))
+from qemu_common import QMPCommands
 
 BOOT_TIMEOUT = 60         # s from QEMU start to KC_INIT (the first line of /init)
 READY_TIMEOUT = 60        # s from KC_INIT to KC_READY (modules loaded)
@@ -22,8 +23,10 @@ class CaseFailed(Exception):
     pass
 
 
-class VM:
-    """One QEMU run: the serial log, QMP and the command channel to guest.sh."""
+class VM(QMPCommands):
+    """One QEMU run: the serial log, QMP (qemu_common.QMPCommands) and the command channel to guest.sh."""
+
+    failure = CaseFailed
 
     DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
 
@@ -117,17 +120,6 @@ class VM:
                 s.close()
 
     # -- channels --
-    def qmp_cmd(self, name, **args):
-        self.qmp_file.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.qmp_file.flush()
-        while True:
-            r = json.loads(self.qmp_file.readline())
-            if "event" in r:
-                continue
-            if "error" in r:
-                raise CaseFailed(f"QMP {name}: {r['error']}")
-            return r["return"]
-
     def send(self, line):
         """Sends one command to guest.sh and waits for its KC_ACK.
 
@@ -172,15 +164,6 @@ class VM:
             if time.time() > deadline:
                 raise CaseFailed(f"timed out after {timeout}s waiting for /{pattern}/")
             time.sleep(0.05)
-
-    def screendump(self, path):
-        ppm = path + ".ppm"
-        self.qmp_cmd("screendump", filename=ppm)
-        img = Image.open(ppm).convert("RGB")
-        img.load()
-        os.remove(ppm)
-        img.save(path)
-        return img
 
 
 def console_mode(vm, tag, start):

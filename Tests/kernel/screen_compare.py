@@ -1,25 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """The kernel suite's image comparisons (Pillow only): PSNR, fade blends, the offscreen backend's
 reference frames and the screen checks built on QMP `screendump` captures."""
-import json, math, os, shutil, subprocess, time
-from PIL import Image, ImageChops, ImageStat
+import json, os, time
+from PIL import Image, ImageChops
 
 from qemu_vm import CaseFailed
+from qemu_common import mse, offscreen_frame, psnr  # qemu_vm put Tests/qemu on the path
 
 DIFFERS_PSNR = 30.0       # dB: a capture below this against both A and B is "mid-fade"
 
 
-# -- image comparisons (Pillow only) --
-def mse(a, b):
-    stat = ImageStat.Stat(ImageChops.difference(a, b))
-    return sum(v * v for v in stat.rms) / len(stat.rms)
-
-
-def psnr(a, b):
-    m = mse(a, b)
-    return 99.0 if m == 0 else 10 * math.log10(255 * 255 / m)
-
-
+# -- image comparisons (Pillow only; mse and psnr from qemu_common) --
 def outside_fraction(c, a, b, tol):
     """Fraction of pixels with a channel more than `tol` outside [min(a,b), max(a,b)]."""
     lo, hi = ImageChops.darker(a, b), ImageChops.lighter(a, b)
@@ -49,19 +40,12 @@ def reference(binary, photo, size, rotation, out, caption=None):
     w, h = size
     lw, lh = (h, w) if rotation in (90, 270) else (w, h)
     d = os.path.join(out, f"ref-{'caption-' if caption else ''}{os.path.basename(photo)}-{lw}x{lh}")
-    png = os.path.join(d, "frame-00000000.png")
     source = photo
     if caption:
         source = d + ".json"
         with open(source, "w") as f:
             json.dump({"items": [{"src": os.path.abspath(photo), "caption": caption}]}, f)
-    if not os.path.exists(png):
-        shutil.rmtree(d, ignore_errors=True)
-        r = subprocess.run([binary, "--display", f"offscreen:{d}", "--size", f"{lw}x{lh}", "--run-for", "1", source],
-                           capture_output=True, text=True, timeout=120)
-        if r.returncode != 0 or not os.path.exists(png):
-            raise CaseFailed(f"offscreen reference failed (rc {r.returncode}): {r.stderr.strip()}")
-    img = Image.open(png).convert("RGB")
+    img = offscreen_frame(binary, source, (lw, lh), d, CaseFailed)
     # Rotation.clockwise90: the panel shows the picture turned 90 degrees clockwise.
     return {0: img, 90: img.transpose(Image.Transpose.ROTATE_270), 180: img.transpose(Image.Transpose.ROTATE_180),
             270: img.transpose(Image.Transpose.ROTATE_90)}[rotation]

@@ -98,24 +98,24 @@ def run_crash_case(vm, case, args, size):
     out = case_dir(vm, case)
     refs = [reference(args.binary, p, size, 0, args.out) for p in args.photos]
     notes = []
-    start, _ = start_show(vm, case, args)
-    vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
-    rc = stop_with(vm, "SEGV", start)
-    mode = console_mode(vm, f"{case.name}-segv", start)
+
+    def show_then_stop(signal, tag):
+        """Starts the show, waits for its first image, stops it with `signal`: exit status and
+        the console mode after it."""
+        start, _ = start_show(vm, case, args)
+        vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
+        rc = stop_with(vm, signal, start)
+        return rc, console_mode(vm, f"{case.name}-{tag}", start)
+
+    rc, mode = show_then_stop("SEGV", "segv")
     if rc != 128 + 11 or mode != "0":
         raise CaseFailed(f"after SIGSEGV: exit status {rc} (expected 139), console mode {mode} (expected 0, KD_TEXT)")
     screen_given_back(vm, out, refs)
     notes.append("SIGSEGV: status 139, KD_TEXT, screen back")
-    start, _ = start_show(vm, case, args)
-    vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
-    rc = stop_with(vm, "KILL", start)
-    mode = console_mode(vm, f"{case.name}-kill", start)
+    rc, mode = show_then_stop("KILL", "kill")
     if rc != 128 + 9 or mode != "1":
         raise CaseFailed(f"after SIGKILL: exit status {rc} (expected 137), console mode {mode} (expected 1: nothing can restore)")
-    start, _ = start_show(vm, case, args)
-    vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
-    rc = stop_with(vm, "TERM", start)
-    mode = console_mode(vm, f"{case.name}-next", start)
+    rc, mode = show_then_stop("TERM", "next")
     if rc != 0 or mode != "0":
         raise CaseFailed(f"the start after SIGKILL found KD_GRAPHICS and left mode {mode} (status {rc}); expected KD_TEXT")
     notes.append("SIGKILL leaves KD_GRAPHICS; the next run ends in KD_TEXT")

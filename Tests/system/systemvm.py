@@ -5,8 +5,9 @@ comparisons the kernel suite uses (PSNR against what the offscreen backend rende
 
 Stdlib + Pillow only (Debian: python3-pil).
 """
-import json, math, os, random, re, shutil, socket, subprocess, threading, time
-from PIL import Image, ImageChops, ImageStat
+import json, os, random, re, socket, subprocess, sys, threading, time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "qemu"))
+from qemu_common import QMPCommands, offscreen_frame, psnr  # noqa: F401 (psnr: for run-system-tests.py)
 
 DISPLAY_ID = "video0"     # QOM id of the display device; the tablet is bound to it (QMP input-send-event)
 TABLET_MAX = 32767        # QEMU's virtio tablet: ABS_X/ABS_Y 0..32767, the finger is BTN_LEFT
@@ -19,12 +20,13 @@ class GuestError(Exception):
     pass
 
 
-class VM:
+class VM(QMPCommands):
     """One QEMU run of the image. The disk is opened with snapshot=on: the guest's writes (the
     journal, an upgrade, a purge) last until QEMU exits, across guest reboots, and the cached
     image is never changed."""
 
     DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
+    failure = GuestError  # raised by a QMP error reply (qemu_common.QMPCommands)
 
     def __init__(self, image_dir, device, out):
         self.out = out
@@ -123,27 +125,7 @@ class VM:
             self.bus.terminate()
             self.bus.wait(10)
 
-    # -- QMP --
-    def qmp_cmd(self, name, **args):
-        self.qmp_file.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.qmp_file.flush()
-        while True:
-            r = json.loads(self.qmp_file.readline())
-            if "event" in r:
-                continue
-            if "error" in r:
-                raise GuestError(f"QMP {name}: {r['error']}")
-            return r["return"]
-
-    def screendump(self, path):
-        ppm = path + ".ppm"
-        self.qmp_cmd("screendump", filename=ppm)
-        img = Image.open(ppm).convert("RGB")
-        img.load()
-        os.remove(ppm)
-        img.save(path)
-        return img
-
+    # -- QMP (qmp_cmd and screendump from qemu_common.QMPCommands) --
     def set_output(self, width, height):
         """The virtio-gpu output's size as the D-Bus display asks for it: 0x0 disables it
         (org.qemu.Display1.Console.SetUIInfo: width_mm, height_mm, xoff, yoff, width, height)."""
@@ -303,28 +285,8 @@ def event(msg, kind=None):
     return e
 
 
-# -- image comparisons (as the kernel suite does them) --
-def mse(a, b):
-    stat = ImageStat.Stat(ImageChops.difference(a, b))
-    return sum(v * v for v in stat.rms) / len(stat.rms)
-
-
-def psnr(a, b):
-    if a.size != b.size:
-        return 0.0
-    m = mse(a, b)
-    return 99.0 if m == 0 else 10 * math.log10(255 * 255 / m)
-
-
+# -- image comparisons (mse and psnr from qemu_common, as the kernel suite does them) --
 def reference(binary, photo, size, out):
     """What the offscreen backend renders for `photo` at `size` (the show's default fit)."""
     w, h = size
-    d = os.path.join(out, f"ref-{os.path.basename(photo)}-{w}x{h}")
-    png = os.path.join(d, "frame-00000000.png")
-    if not os.path.exists(png):
-        shutil.rmtree(d, ignore_errors=True)
-        r = subprocess.run([binary, "--display", f"offscreen:{d}", "--size", f"{w}x{h}", "--run-for", "1", photo],
-                           capture_output=True, text=True, timeout=120)
-        if r.returncode != 0 or not os.path.exists(png):
-            raise GuestError(f"offscreen reference failed (rc {r.returncode}): {r.stderr.strip()}")
-    return Image.open(png).convert("RGB")
+    return offscreen_frame(binary, photo, size, os.path.join(out, f"ref-{os.path.basename(photo)}-{w}x{h}"), GuestError)

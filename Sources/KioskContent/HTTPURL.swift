@@ -47,11 +47,20 @@ public enum HTTPURL {
         guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) else { return nil }
         var authority = chars[(mark + 3)...]
         if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
-        guard let at = authority.lastIndex(of: "@") else { return nil }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
-        guard let bad = authority[..<at].first(where: { !allowed.contains($0) }) else { return nil }
-        let name = bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
+        guard let at = authority.lastIndex(of: "@"), let name = disallowedInUserInfo(authority[..<at]) else { return nil }
         return "a URL's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
+    }
+
+    /// RFC 3986 section 3.2.1's `userinfo` characters: unreserved, percent-encodings,
+    /// sub-delims and `:`.
+    static let userInfoCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
+
+    /// The first character of `userInfo` that is not a `userinfo` character, named for a
+    /// message that must not quote it (`a space`, `'/'`, `a control or non-ASCII character`),
+    /// or nil.
+    static func disallowedInUserInfo(_ userInfo: ArraySlice<Character>) -> String? {
+        guard let bad = userInfo.first(where: { !userInfoCharacters.contains($0) }) else { return nil }
+        return bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
     }
 
     /// The text after the authority's port colon (`99999` in `http://u:p@host:99999/x`,

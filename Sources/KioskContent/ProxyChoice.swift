@@ -38,9 +38,7 @@ public struct ProxyChoice: Equatable, Sendable {
             // there (a space, a quote, "/", "?", "#"): named, never quoted, since the part of
             // the text log lines hide could end at it.
             let start = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }).map { $0 + 3 } ?? 0
-            if let at = chars[start...].lastIndex(of: "@"),
-               let bad = chars[start..<at].first(where: { !ProxyChoice.userInfoCharacters.contains($0) }) {
-                let name = bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
+            if let at = chars[start...].lastIndex(of: "@"), let name = HTTPURL.disallowedInUserInfo(chars[start..<at]) {
                 return "the proxy's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
             }
             let shown = "'\(Log.hidingPasswords(value))'"
@@ -79,10 +77,6 @@ public struct ProxyChoice: Equatable, Sendable {
             return nil
         }
     }
-
-    /// RFC 3986 section 3.2.1's `userinfo` characters: unreserved, percent-encodings,
-    /// sub-delims and `:`.
-    static let userInfoCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
 
     /// The proxy schemes libcurl 7.88 takes (CURLOPT_PROXY(3)).
     static let schemes = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]

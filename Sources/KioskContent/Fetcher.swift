@@ -290,17 +290,25 @@ final class FetchEngine: @unchecked Sendable {
         }
     }
 
-    /// Delivers the outcome to every joiner, once.
+    /// Delivers the outcome to every joiner, once. The job stays joinable until its
+    /// completions run on the callback queue: a request for the same URL that comes after the
+    /// transfer ended but before its first completion ran (which may remember the outcome, as
+    /// ``ImageStore`` remembers a failure) gets the same outcome instead of a second transfer.
     private func finish(_ job: FetchJob, _ result: Result<FetchJob.Payload, ContentError>) {
-        let completions: [FetchJob.Completion]? = state.withLock { state in
-            if job.done { return nil }
+        let first: Bool = state.withLock { state in
+            if job.done { return false }
             job.done = true
-            if state.jobs[job.key] === job { state.jobs[job.key] = nil }
             state.waiting.removeAll { $0 === job }
-            return job.completions
+            return true
         }
-        guard let completions else { return }
-        callbackQueue.async { for c in completions { c(result) } }
+        guard first else { return }
+        callbackQueue.async { [state] in
+            let completions = state.withLock { state in
+                if state.jobs[job.key] === job { state.jobs[job.key] = nil }
+                return job.completions
+            }
+            for c in completions { c(result) }
+        }
     }
 
     // MARK: - The fetcher's thread

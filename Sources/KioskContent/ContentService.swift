@@ -139,7 +139,7 @@ public final class ContentService {
                     throw ContentError.system(SystemError(operation: "access W_OK", path: settings.cacheDirectory, errno: errno))
                 }
             } catch {
-                let fallback = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/kiosk-carousel-cache-\(getuid())"
+                let fallback = Self.privateTemporaryDirectory("kiosk-carousel-cache-\(getuid())")
                 Log.warning("disk cache unusable, using a temporary one for this run", path: settings.cacheDirectory,
                             reason: "\(error); using \(fallback)")
                 cache = try DiskCache(.init(directory: fallback, maxBytes: settings.cacheBytes))
@@ -150,7 +150,7 @@ public final class ContentService {
             configuration.proxy = settings.proxy
             images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
-            Log.info("disk cache opened", path: settings.cacheDirectory,
+            Log.info("disk cache opened", path: cache.directory,
                      detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
                          + (removed > 0 ? ", \(removed) expired removed" : ""))
         } else {
@@ -355,6 +355,25 @@ public final class ContentService {
         } catch {
             Log.warning("directory not watched", path: argument, reason: error.description)
             return .directory(path: argument, watch: nil, files: SourceList.items(from: [argument]).map(\.source))
+        }
+    }
+
+    /// `FOLDER/NAME` (`$TMPDIR`, else `/tmp`) as a folder only this user can use: made with mode 0700,
+    /// or taken when it is already a folder (not a symbolic link) owned by this user, then set
+    /// to 0700. One that is not (another user's, in a shared /tmp) is never used: a new
+    /// `mkdtemp(3)` folder beside it is, and failing that the name itself (the cache then
+    /// fails with its own clear error).
+    static func privateTemporaryDirectory(_ name: String,
+                                          in folder: String = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") -> String {
+        let base = folder + "/" + name
+        if mkdir(base, 0o700) == 0 { return base }
+        var st = stat()
+        if errno == EEXIST, lstat(base, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid(), chmod(base, 0o700) == 0 {
+            return base
+        }
+        var template = Array((base + "-XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            mkdtemp(buffer.baseAddress!) != nil ? String(cString: buffer.baseAddress!) : base
         }
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
-import KioskContent
+@testable import KioskContent
 import KioskCore
 import Testing
 
@@ -137,6 +137,25 @@ import Testing
         usleep(20_000)
     }
     #expect(items == [PlaylistItem(source: path + "/c.jpg")])
+}
+
+/// The temporary cache that stands in for an unusable one is private: made 0700, an own
+/// folder narrowed to 0700, and never a symbolic link or another user's folder of that name.
+@Test func theTemporaryCacheFolderIsNeverAnotherUsersOrALink() throws {
+    let dir = makeTempDirectory("content-private-tmp")
+    func mode(_ path: String) -> mode_t { var st = stat(); _ = lstat(path, &st); return st.st_mode & 0o777 }
+    let made = ContentService.privateTemporaryDirectory("cache-a", in: dir)
+    #expect(made == dir + "/cache-a" && mode(made) == 0o700)
+    #expect(mkdir(dir + "/cache-b", 0o777) == 0 && chmod(dir + "/cache-b", 0o777) == 0)
+    #expect(ContentService.privateTemporaryDirectory("cache-b", in: dir) == dir + "/cache-b" && mode(dir + "/cache-b") == 0o700)
+    #expect(symlink(dir + "/cache-a", dir + "/cache-c") == 0)
+    let besideLink = ContentService.privateTemporaryDirectory("cache-c", in: dir)
+    #expect(besideLink.hasPrefix(dir + "/cache-c-") && mode(besideLink) == 0o700, "\(besideLink)")
+    if getuid() == 0 {
+        #expect(mkdir(dir + "/cache-d", 0o777) == 0 && chown(dir + "/cache-d", 65534, 65534) == 0)
+        let besideOther = ContentService.privateTemporaryDirectory("cache-d", in: dir)
+        #expect(besideOther.hasPrefix(dir + "/cache-d-") && mode(besideOther) == 0o700, "\(besideOther)")
+    }
 }
 
 /// The folder the missing-source watch looks at: the nearest existing one above the path.

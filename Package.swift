@@ -17,6 +17,7 @@
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
+// kiosk-man (writes the manual page deploy/kiosk-carousel.1 from the option table, not installed),
 // and one test target per module (KioskCoreTests ... KioskAppTests) testing that module's types.
 import PackageDescription
 #if canImport(Glibc)
@@ -111,6 +112,8 @@ let package = Package(
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
+        // Writes deploy/kiosk-carousel.1 from its template and the option table (not installed).
+        .executableTarget(name: "kiosk-man", dependencies: ["KioskApp", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskText", "KioskApp"],
                           exclude: ["reference"]),

@@ -7,7 +7,7 @@ import KioskInput
 import KioskSystem
 import KioskText
 
-/// Everything the command line sets, with the defaults of README "Usage".
+/// Everything the command line sets, with the defaults of kiosk-carousel(1) (the option table below).
 public struct Settings: Sendable {
     /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
     public var display = "auto"
@@ -179,7 +179,7 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
+        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
             if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
             guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
             s.manifest = url
@@ -233,7 +233,7 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
-        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
@@ -389,6 +389,8 @@ public enum CommandLineParser {
             "next image, SIGUSR2 the previous one, SIGHUP reloads the sources (polls the",
             "manifest, reads playlists again, looks again for missing sources).",
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
+            "The manual page kiosk-carousel(1) has the configuration file, the control socket,",
+            "the environment and the files.",
         ]
         return lines.joined(separator: "\n")
     }

@@ -3,7 +3,7 @@
 //
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
-// Layers (dependencies point one way; README "How it is built" has the map and the data path):
+// Layers (dependencies point one way; docs/architecture.md has the map and the data path):
 //   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
 //   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
@@ -132,7 +132,7 @@ let package = Package(
     swiftLanguageModes: [.v5]
 )
 
-// The libFuzzer targets (README "Fuzzing"): declared only when Tests/fuzz/run.sh builds them with
+// The libFuzzer targets (docs/fuzzing.md): declared only when Tests/fuzz/run.sh builds them with
 // `-sanitize=fuzzer,address` on its own scratch path, so `swift build` and `swift test` never see them.
 if Context.environment["KIOSK_FUZZ"] == "1" {
     package.targets.append(.executableTarget(

@@ -22,7 +22,7 @@ public struct Settings: Sendable {
     public var dots = false
     public var rotation: Rotation = .none
     public var swapRedBlue = false
-    /// `--caption`, `--overlay`, `--overlay-format` (README "Captions and the clock").
+    /// `--caption`, `--overlay`, `--overlay-format` (docs/text.md).
     public var caption: CaptionSource = .item
     public var overlay: ClockOverlay.Kind?
     public var overlayFormat: String?
@@ -37,7 +37,7 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
+    /// `--display-off`: daily ranges of local time when the screen is off (docs/deployment.md "Configure").
     public var displayOff: DisplaySchedule?
     /// `--wake-minutes`: how long a touch lights a screen `--display-off` switched off (0: never).
     public var wakeMinutes = 2
@@ -76,7 +76,7 @@ public struct Settings: Sendable {
     /// `--config FILE`: the configuration file read before the command line (see
     /// ``CommandLineParser/applyConfigFile(_:to:)``).
     public var configFile: String?
-    /// `--control PATH`: the control socket (README "Control socket"); nil for none.
+    /// `--control PATH`: the control socket (docs/control-socket.md); nil for none.
     /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
@@ -334,7 +334,7 @@ public enum CommandLineParser {
         }
         // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
         // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
-        // DNS error far from its cause. Only when the show downloads (README "Configure").
+        // DNS error far from its cause. Only when the show downloads (docs/deployment.md "Configure").
         if settings.proxy == nil, settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote) {
             if let (proxy, problem) = ProxyChoice(option: nil, environment: ProxyChoice.processEnvironment()).unusable.first {
                 throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")

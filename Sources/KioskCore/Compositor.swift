@@ -37,7 +37,7 @@ public enum Compositor {
 
     // MARK: - Placing
 
-    /// Draws `image` into the whole of `frame` as `fit` says (README "Images"): the frame is
+    /// Draws `image` into the whole of `frame` as `fit` says (docs/images.md): the frame is
     /// filled with `background` wherever the image does not cover it (letterbox or pillarbox
     /// bars for `fit`; for `blur` they are then filled by ``fillLetterboxBlurred(_:imageRect:)``),
     /// and the image is resampled (``Resampler``) into
@@ -162,7 +162,7 @@ public enum Compositor {
     /// crosses channels). For single pixels (page dots); frames use the byte kernels.
     @inline(__always)
     /// Draws `picture` shifted sideways by `offset` pixels with `neighbour` sliding in beside it
-    /// (the drag and settle frames of README "Touch"): for offset < 0 the picture moves left and
+    /// (the drag and settle frames of docs/touch.md): for offset < 0 the picture moves left and
     /// the neighbour's left part shows at the right edge; for offset > 0 the picture moves right
     /// and the neighbour's right part shows at the left edge. `offset` is clamped to
     /// -width ... width. All three bitmaps are XRGB8888 of the same size; `out` must be neither

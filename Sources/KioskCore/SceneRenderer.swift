@@ -17,7 +17,7 @@ public final class SceneRenderer {
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
     /// The empty screen's words while a remote manifest was never had (none fetched in this run,
-    /// none stored): the show waits for it, retrying as README "The manifest" says.
+    /// none stored): the show waits for it, retrying as docs/manifest.md says.
     public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"
     /// The empty screen's words when the playlist has items but none of them could be shown
     /// (each failed to read, download or decode; each is tried again, and the log says why).

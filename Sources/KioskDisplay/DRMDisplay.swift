@@ -207,7 +207,7 @@ public final class DRMDisplay: Display {
     /// The dumb buffer last presented (on screen, or flipped to at the next vertical blank),
     /// copied out: ``panelWidth`` x ``panelHeight`` XRGB8888, as scanned out (after `--rotate`).
     /// A dumb buffer may be mapped write-combined (uncached) by the driver: reading it back is then
-    /// slower than reading RAM (README "Limits and known gaps"). Throws ``DisplayError/unsupported(device:reason:)``
+    /// slower than reading RAM (docs/limits.md). Throws ``DisplayError/unsupported(device:reason:)``
     /// while released, powered off or before the first frame.
     public func screenImage() throws(DisplayError) -> Bitmap {
         if isReleased { throw .unsupported(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen") }

@@ -4,7 +4,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// The Linux framebuffer (`/dev/fb*`, README "Displays"): the geometry the driver reports, the
+/// The Linux framebuffer (`/dev/fb*`, docs/displays.md): the geometry the driver reports, the
 /// framebuffer memory mapped, frames converted into it by ``ScanoutWriter``.
 ///
 /// **Whole frames only.** When the virtual screen holds two pages (`yres_virtual >= 2 * yres`,

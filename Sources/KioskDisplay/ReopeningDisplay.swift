@@ -7,7 +7,7 @@ import KioskSystem
 /// sysfs, a GPU reset, simpledrm handing over to the real driver at boot) the show keeps
 /// running without drawing, and as soon as a `/dev/dri/card*` with a usable connector appears
 /// again it is opened, its connector, CRTC and mode chosen again, new dumb buffers made and the
-/// mode set, and the frame loop redraws the scene it was showing (README "Check").
+/// mode set, and the frame loop redraws the scene it was showing (docs/deployment.md "Check").
 ///
 /// Loss is noticed two ways: a KMS call of ``present(_:showTime:)`` failing with ENODEV or
 /// ENXIO (drm_ioctl answers ENODEV for an unplugged device, drm_drv.c), or the card's node

@@ -17,7 +17,7 @@ the same photos at the same size on the host:
   * an unavailable mode is refused with the list of available modes;
   * touch (bochs-800x480 boot, with a virtio tablet and uinput): QMP input-send-event drags and
     taps on the tablet, and evemu recordings replayed through uinput (evemu-replay.c), must give
-    the `shown`/`tap` events and screens README "Touch" describes; evdump.c shows the events
+    the `shown`/`tap` events and screens docs/touch.md describes; evdump.c shows the events
     reach the guest as sent without the program.
 
 Stdlib + Pillow only (Debian: python3-pil). Usage (see README.md):

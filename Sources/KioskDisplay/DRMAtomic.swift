@@ -238,7 +238,7 @@ final class DRMAtomicOutput {
     /// Builds and sends one atomic commit: `primary` on the primary plane, `overlays[i]` on the
     /// i-th overlay plane of ``overlays``, every other overlay in `switchOff` switched off.
     /// Flags: TEST_ONLY (`test`), else NONBLOCK + PAGE_FLIP_EVENT with `event` as the event's user
-    /// data (kc_drm_wait_page_flip sets it); ALLOW_MODESET for a modeset or a writeback change.
+    /// data (set to 0 here, to 1 by kc_drm_wait_page_flip when the event comes); ALLOW_MODESET for a modeset or a writeback change.
     /// Throws ``SystemError`` (`drmModeAtomicCommit`: EINVAL or ERANGE for a state the driver
     /// refuses, EBUSY while a commit is pending, EACCES without DRM master).
     func commit(primary primaryState: PlaneState, overlays states: [PlaneState?], switchOff: Set<Int>, extras: Extras = Extras(),
@@ -292,6 +292,7 @@ final class DRMAtomicOutput {
         }
         let fd = self.fd
         let userData = test ? nil : UnsafeMutableRawPointer(event)
+        if !test { event?.pointee = 0 }   // set to 1 by the flip event of this commit (kc_drm.c)
         try negativeErrnoCall("drmModeAtomicCommit" + (test ? " (TEST_ONLY)" : ""), path: path, minusOneSetsErrno: true) {
             drmModeAtomicCommit(fd, req, flags, userData)
         }

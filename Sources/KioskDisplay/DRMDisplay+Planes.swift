@@ -217,7 +217,12 @@ extension DRMDisplay: LayerPresenting {
     /// CPU (``KioskCore/LayerComposer``) over the backdrop.
     func planeScreenImage(_ layers: [FrameLayer]) throws(DisplayError) -> Bitmap {
         if let atomic, atomic.writeback != nil {
-            do { return try writebackImage() } catch { writebackFailure = error.description }
+            do { return try writebackImage() } catch {
+                if writebackFailure != error.description {
+                    Log.warning("writeback failed", path: devicePath, reason: "\(error); the layers are composed for the screenshot")
+                }
+                writebackFailure = error.description
+            }
         }
         let frame = Bitmap(width: mode.width, height: mode.height)
         LayerComposer.compose(layers, background: RGBColor(xrgb: backdropColour[front] ?? 0xFF00_0000), into: frame)

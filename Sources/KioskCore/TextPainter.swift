@@ -14,6 +14,8 @@ public protocol TextPainter: AnyObject {
 public protocol FrameOverlay: AnyObject {
     /// Blends into `frame` (XRGB8888, the renderer's size), in place.
     func blend(into frame: Bitmap)
+    /// The same as a layer of its own, for the plane path (default: ``FrameOverlayLayer/unavailable``).
+    var layer: FrameOverlayLayer { get }
 }
 
 /// What a ``FrameOverlay`` is as a layer of its own (a KMS plane, ``SceneRenderer/layers(_:slots:)``).

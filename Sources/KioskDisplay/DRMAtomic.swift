@@ -231,14 +231,13 @@ final class DRMAtomicOutput {
         /// and where to put the out-fence descriptor.
         var writebackFB: UInt32 = 0
         var writebackFence: UnsafeMutablePointer<Int32>?
-        /// Detach the writeback connector (CRTC_ID 0) after a capture.
-        var writebackOff = false
     }
 
     /// Builds and sends one atomic commit: `primary` on the primary plane, `overlays[i]` on the
     /// i-th overlay plane of ``overlays``, every other overlay in `switchOff` switched off.
     /// Flags: TEST_ONLY (`test`), else NONBLOCK + PAGE_FLIP_EVENT with `event` as the event's user
-    /// data (set to 0 here, to 1 by kc_drm_wait_page_flip when the event comes); ALLOW_MODESET for a modeset or a writeback change.
+    /// data (set to 0 here, to 1 by kc_drm_wait_page_flip when the event comes); ALLOW_MODESET for
+    /// a modeset or a writeback capture.
     /// Throws ``SystemError`` (`drmModeAtomicCommit`: EINVAL or ERANGE for a state the driver
     /// refuses, EBUSY while a commit is pending, EACCES without DRM master).
     func commit(primary primaryState: PlaneState, overlays states: [PlaneState?], switchOff: Set<Int>, extras: Extras = Extras(),
@@ -276,9 +275,6 @@ final class DRMAtomicOutput {
                 add(wb, "CRTC_ID", UInt64(crtcID))
                 add(wb, "WRITEBACK_FB_ID", UInt64(extras.writebackFB))
                 add(wb, "WRITEBACK_OUT_FENCE_PTR", UInt64(UInt(bitPattern: fence)))
-                flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
-            } else if extras.writebackOff {
-                add(wb, "CRTC_ID", 0)
                 flags |= UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET)
             }
         }

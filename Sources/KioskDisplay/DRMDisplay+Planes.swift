@@ -213,8 +213,9 @@ extension DRMDisplay: LayerPresenting {
     /// What the screen shows while layers are on planes: the frame composed by the display
     /// controller, read through the writeback connector where the driver has one for this CRTC
     /// (an atomic commit of the same planes with WRITEBACK_FB_ID and WRITEBACK_OUT_FENCE_PTR,
-    /// the out-fence waited for, the connector detached again); else the layers composed on the
-    /// CPU (``KioskCore/LayerComposer``) over the backdrop.
+    /// the out-fence waited for); else the layers composed on the
+    /// CPU (``KioskCore/LayerComposer``) over the backdrop. The first capture attaches the
+    /// writeback connector to the CRTC (a modeset); it stays attached, so later captures are not.
     func planeScreenImage(_ layers: [FrameLayer]) throws(DisplayError) -> Bitmap {
         if let atomic, atomic.writeback != nil {
             do { return try writebackImage() } catch {
@@ -262,8 +263,9 @@ extension DRMDisplay: LayerPresenting {
                        extras: .init(writebackFB: target.fbID, writebackFence: fence))
         var p = pollfd(fd: fence.pointee, events: Int16(POLLIN), revents: 0)
         let ready = try syscall("poll (writeback out-fence)", path: devicePath) { poll(&p, 1, Int32(Self.flipTimeoutMilliseconds)) }
-        // Detach the writeback connector again (its CRTC_ID 0), with the same planes.
-        try atomicShow(primary: primary, overlays: states, modeset: false, extras: .init(writebackOff: true))
+        // The writeback connector stays on the CRTC, without a framebuffer (it costs nothing
+        // then): detaching it would be one more modeset per screenshot. restore()'s
+        // drmModeSetCrtc with our connector alone takes it off.
         guard ready == 1 else { throw SystemError(operation: "writeback out-fence", path: devicePath, errno: ETIMEDOUT) }
         return ScanoutReader.read(from: UnsafeRawPointer(target.map), stride: target.pitch, format: .xrgb8888,
                                   width: mode.width, height: mode.height)

@@ -7,7 +7,8 @@ import KioskSystem
 
 /// `kiosk-bench --case fade-4k [FRAMES] [DEVICE]` (docs/planes.md): one 3840x2160 cross-fade
 /// frame of the CPU path, the blend (Compositor.blend) and the scanout conversion into a
-/// dumb-buffer-like pitch (ScanoutWriter.copy), on one core and on every core (ParallelRows);
+/// dumb-buffer-like pitch (ScanoutWriter.copy), on one core and on every core (ParallelRows),
+/// the median and the fastest frame (the fastest is the figure for a machine shared with others);
 /// then the CPU time per fade frame on the plane path, where a DRM device with atomic KMS and an
 /// overlay plane with "alpha" is there (DEVICE, default the first /dev/dri/card*): the layers of
 /// a fade presented FRAMES times with the alpha ramped, CPU time from getrusage (user + system;
@@ -24,7 +25,7 @@ enum FadeFourKCase {
         defer { scan.deallocate() }
         scan.initializeMemory(as: UInt8.self, repeating: 0, count: pitch * height)
         let team = ParallelRows()
-        func time(_ splitter: RowSplitter?) -> (blend: Double, frame: Double) {
+        func time(_ splitter: RowSplitter?) -> (blend: Double, frame: Double, fastest: Double) {
             var blends: [Double] = [], whole: [Double] = []
             for i in -3..<max(5, frames / 4) {
                 let w = 32 + (i & 127)
@@ -36,12 +37,14 @@ enum FadeFourKCase {
                 let t2 = nowMs()
                 if i >= 0 { blends.append(t1 - t0); whole.append(t2 - t0) }
             }
-            return (median(blends), median(whole))
+            return (median(blends), median(whole), whole.min() ?? 0)
         }
         let one = time(nil), all = time(team)
-        print("fade-4k cpu path, 1 core: blend \(fmt(one.blend)) ms, blend + scanout copy \(fmt(one.frame)) ms a frame")
+        print("fade-4k cpu path, 1 core: blend \(fmt(one.blend)) ms, blend + scanout copy \(fmt(one.frame)) ms a frame"
+              + " (median; fastest \(fmt(one.fastest)) ms)")
         print("fade-4k cpu path, \(team.parallelism) cores: blend \(fmt(all.blend)) ms, blend + scanout copy \(fmt(all.frame)) ms"
-              + " a frame (\(fmt(all.frame / one.frame, 2)) of one core's time)")
+              + " a frame (\(fmt(all.frame / one.frame, 2)) of one core's time; fastest \(fmt(all.fastest)) ms,"
+              + " \(fmt(all.fastest / max(0.001, one.fastest), 2)) of one core's)")
         planePath(frames: frames, device: device, a: a, b: b)
         return 0
     }

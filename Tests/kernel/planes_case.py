@@ -134,9 +134,8 @@ def run_vkms_planes_case(vm, case, args, size):
     a screenshot half-way through a fade, read through the writeback connector, must be exactly
     (every byte) vkms's blend of the two offscreen frames at one alpha strictly between 5 % and
     95 %; the CPU time per frame of a fade must be at most 0.85 of the same fade with
-    `planes=off` (composed on the CPU), which must say `frames composed on the CPU`... never, as
-    it never was on planes, but use no plane. After SIGTERM no overlay plane is left on the CRTC
-    (debugfs state)."""
+    `planes=off` (composed on the CPU: it must never say `frames on planes`). After SIGTERM no
+    overlay plane is left on the CRTC (debugfs state)."""
     out = case_dir(vm, case)
     text, rc = sh(vm, f"mkdir -p /run/kc; [ -e {CARD} ] || insmod /app/vkms.ko enable_overlay=1; "
                   f"i=0; while [ ! -e {CARD} ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; ls {CARD}", 0)

@@ -146,6 +146,9 @@ public final class FrameLoop {
     /// contact or a hung controller must not freeze a kiosk (60 s).
     public var stuckTouchLimit: Duration = .seconds(60)
 
+    /// Puts each scene on planes or renders it on the CPU (ScenePresenter.swift).
+    public let presenter = ScenePresenter()
+
     /// VT switching and display power: who may draw now (see ``DisplayControl``, DisplayControl.swift).
     public let displayControl = DisplayControl()
 
@@ -279,10 +282,14 @@ public final class FrameLoop {
                 if now >= halfway { textWillBeNeeded() }
                 drawLater = now < halfway ? halfway : carousel.config.startGrace
             } else if scene != lastScene, displayControl.canDraw {
-                var frame = renderer.render(scene, slots: slotFrames)
-                if renderAgainWithWords() { frame = renderer.render(scene, slots: slotFrames) }  // virtual clock
+                // On planes where the display can, else rendered on the CPU (ScenePresenter.swift).
+                try presenter.present(scene, renderer: renderer, slots: slotFrames, display: display,
+                                      showTime: now.wholeMilliseconds, useLayers: virtualClock == nil) {
+                    var frame = renderer.render(scene, slots: slotFrames)
+                    if renderAgainWithWords() { frame = renderer.render(scene, slots: slotFrames) }  // virtual clock
+                    return frame
+                }
                 StartupTrace.shared.mark(.rendered)
-                try display.present(frame, showTime: now.wholeMilliseconds)
                 StartupTrace.shared.mark(.presented)
                 if (display as? ReconnectingDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1

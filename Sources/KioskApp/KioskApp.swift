@@ -222,7 +222,7 @@ public enum KioskApp {
     /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
     static func reopening(_ display: Display, displaySpec: DisplaySpec) -> Display {
         guard let drm = display as? DRMDisplay else { return display }
-        if case .drm(let device, let connector, let mode) = displaySpec {
+        if case .drm(let device, let connector, let mode, _) = displaySpec {
             return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
         }
         return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)

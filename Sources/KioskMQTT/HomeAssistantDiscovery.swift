@@ -6,9 +6,10 @@ import KioskSystem
 /// resume, a switch for the screen, a sensor with the current image. Written to Home
 /// Assistant's MQTT discovery documentation ("Single component discovery payload", and the
 /// configuration variables of its MQTT button, switch and sensor pages): one config per
-/// component at `PREFIX/COMPONENT/OBJECT_ID/config`, the object ID being the entity's
-/// `unique_id` (its "best practice"), full option names (no abbreviations), the `device`
-/// mapping and the `origin` in each.
+/// component at `PREFIX/COMPONENT/NODE_ID/OBJECT_ID/config`, the node ID being the device's ID
+/// (the documentation's way for a client to keep to its own topics, so that a broker's ACL can
+/// confine each kiosk's configs too: `homeassistant/+/DEVICE-ID/#`), full option names (no
+/// abbreviations), `unique_id` `DEVICE-ID_OBJECT-ID`, the `device` mapping and the `origin` in each.
 public enum HomeAssistantDiscovery {
     /// One retained message: its topic and payload.
     public struct Message: Equatable, Sendable {
@@ -74,7 +75,8 @@ public enum HomeAssistantDiscovery {
             options["payload_not_available"] = .string("offline")
             options["device"] = device
             options["origin"] = origin
-            return Message(topic: "\(prefix)/\(entity.component)/\(uniqueID)/config", payload: JSONValue.object(options).serialized())
+            return Message(topic: "\(prefix)/\(entity.component)/\(configuration.deviceID)/\(entity.key)/config",
+                           payload: JSONValue.object(options).serialized())
         }
     }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import CKioskMQTT
-import CLibMosquitto
+internal import CKioskMQTT
+internal import CLibMosquitto
 import Glibc
 import KioskCore
 import KioskSystem
@@ -49,8 +49,8 @@ public final class MQTTClient: @unchecked Sendable {
     public static let maxPacketBytes: UInt32 = 64 * 1024
     /// Events published and not yet acknowledged, at most.
     public static let eventWindow = 32
-    /// Event lines waiting for the client's thread, at most; past it new ones are dropped
-    /// (counted in ``Statistics/droppedBeforeOutbox``).
+    /// Inputs (event lines, statuses, answers) waiting for the client's thread, at most; past it
+    /// new ones are dropped (event lines counted in ``Statistics/droppedBeforeOutbox``).
     public static let inboxLimit = 4096
     /// How long a connection may take from TCP to the broker's CONNACK (TLS handshake included).
     public static let handshakeTimeout: Duration = .seconds(15)
@@ -190,13 +190,14 @@ public final class MQTTClient: @unchecked Sendable {
     /// The status to publish (retained): the control socket's `status` object, with `caption`
     /// and the like added by the caller; the newest replaces any not yet sent.
     public func publish(status: JSONValue) {
-        inbox.post(.status(status))
+        // A newer one follows with the next event: past the bound this one is not needed.
+        if inbox.count < Self.inboxLimit { inbox.post(.status(status)) }
     }
 
     /// Answers `request` on the reply topic: `error` nil for success, else why it was not
     /// carried out.
     public func answer(_ request: MQTTRequest, error: String?) {
-        inbox.post(.answer(request, error))
+        if inbox.count < Self.inboxLimit { inbox.post(.answer(request, error)) }
     }
 
     // MARK: The client's thread

@@ -127,7 +127,8 @@ public struct MQTTConfiguration: Sendable {
 }
 
 /// The device's topics (docs/mqtt.md "Topics"), all under one prefix, so that a broker's ACL
-/// can give each device its own subtree (`pattern readwrite kiosk-carousel/%c/#` in mosquitto).
+/// can give each device its own subtree (`pattern readwrite kiosk-carousel/%c/#` in mosquitto,
+/// docs/mqtt.md "Security").
 public struct MQTTTopics: Equatable, Sendable {
     public let prefix: String
     public let discoveryPrefix: String?

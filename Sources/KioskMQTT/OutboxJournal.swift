@@ -93,6 +93,8 @@ public struct OutboxJournal: Equatable, Sendable {
     public private(set) var nextSeq: UInt64 = 1
     /// Events dropped past the bound, over the outbox's whole life.
     public private(set) var droppedTotal: UInt64 = 0
+    /// The highest seq of an event record applied (0: none): events come in increasing order.
+    public private(set) var lastEventSeq: UInt64 = 0
     /// Payload bytes of ``pending``.
     public private(set) var pendingBytes = 0
     /// Bytes of records that no longer say anything (acknowledgements, drops, and the events
@@ -102,11 +104,12 @@ public struct OutboxJournal: Equatable, Sendable {
     public init() {}
 
     /// Whether `record` may follow the records applied so far: an event's seq is above every
-    /// seq seen (no event is written twice or out of order), a header comes first.
+    /// event's seq before it (no event is written twice or out of order; a rewrite's header
+    /// gives the next seq, above the events that follow it), a header comes first.
     public func accepts(_ record: OutboxRecord, first: Bool) -> Bool {
         switch record {
         case .header: return first
-        case .event(let e): return e.seq >= nextSeq
+        case .event(let e): return e.seq > lastEventSeq
         case .acknowledged, .dropped: return true
         }
     }
@@ -122,6 +125,7 @@ public struct OutboxJournal: Equatable, Sendable {
         case .event(let e):
             pending.append(e)
             pendingBytes += e.payload.count
+            lastEventSeq = max(lastEventSeq, e.seq)
             nextSeq = max(nextSeq, e.seq + 1)
         case .acknowledged(let seq), .dropped(let seq):
             deadBytes += size

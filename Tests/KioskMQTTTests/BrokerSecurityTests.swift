@@ -112,3 +112,38 @@ func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throw
     let mqtt = try libraries(["--mqtt", "mqtt://127.0.0.1:\(freePort())", "--mqtt-id", "ld"])
     #expect(mqtt.contains("libmosquitto.so.1"), "\(mqtt.sorted())")
 }
+
+@Test(.timeLimit(.minutes(2)))
+func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
+    let dir = makeTempDirectory("mqtt-acl")
+    chmod(dir, 0o755)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    // docs/mqtt.md "Security", plus a reader of every kiosk's events for the test.
+    let acl = "pattern readwrite kiosk-carousel/%c/#\npattern write homeassistant/+/%c/+/config\ntopic read homeassistant/status\n"
+        + "topic read kiosk-carousel/+/events\ntopic read homeassistant/#\n"
+    try Data(acl.utf8).write(to: URL(fileURLWithPath: dir + "/acl"))
+    chmod(dir + "/acl", 0o644)
+    let broker = try Broker(configuration: "allow_anonymous true\nacl_file \(dir)/acl\n")
+    let reader = try Subscriber(broker, topics: ["kiosk-carousel/+/events", "homeassistant/#"])
+    let own = try Kiosk(["--interval", "0.5", "--run-for", "30", "--mqtt", broker.url, "--mqtt-id", "acl-a",
+                         "--state-dir", makeTempDirectory("mqtt-state")])
+    // A kiosk writing under another device's prefix: the broker refuses its events (MQTT 5
+    // PUBACK "Not authorized"), and its discovery configs never reach a reader.
+    let other = try Kiosk(["--interval", "0.5", "--run-for", "30", "--mqtt", broker.url, "--mqtt-id", "acl-b",
+                           "--mqtt-prefix", "kiosk-carousel/acl-a", "--mqtt-discovery", "elsewhere",
+                           "--state-dir", makeTempDirectory("mqtt-state")])
+    #expect(waitFor(15) { reader.messages.filter { $0.topic == "kiosk-carousel/acl-a/events" }.count >= 3 }, "\(own.logText)")
+    #expect(waitFor(15) { other.logText.contains("mqtt event refused by the broker") }, "\(other.logText)")
+    #expect(other.logText.contains("Not authorized"))
+    // The device's own command topic works under the ACL.
+    try publish(broker, "kiosk-carousel/acl-a/command/pause", "PRESS")
+    #expect(waitFor(3) { own.logText.contains("mqtt connected") })
+    own.stop()
+    other.stop()
+    let configs = reader.messages.filter { $0.topic.hasSuffix("/config") }.map(\.topic)
+    #expect(configs.count == 6 && configs.allSatisfy { $0.hasPrefix("homeassistant/") && $0.contains("/acl-a/") }, "\(configs)")
+    // Only acl-a's events reached the reader (both kiosks count from seq 1: the other's would
+    // repeat numbers), every one of them.
+    let events = reader.messages.filter { $0.topic.hasSuffix("/events") }.compactMap { seq(of: $0.payload) }
+    #expect(Set(events).count == events.count && events.count >= own.events.all.count, "\(events)")
+}

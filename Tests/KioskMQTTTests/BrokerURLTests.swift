@@ -20,6 +20,13 @@ import KioskMQTT
     let url = try BrokerURL.parse("mqtts://kiosk:hunter2@broker.lan")
     #expect(url.description == "mqtts://kiosk:***@broker.lan:8883")
     #expect(try BrokerURL.parse("mqtt://[::1]:1").description == "mqtt://[::1]:1")
+    // Fuzz findings (Tests/Fixtures/fuzz/mqtt): a password that is a ':', one whose text also
+    // stands in the host and port.
+    let colon = try BrokerURL.parse("mqtts://knl::@k3/")
+    #expect(colon.password == ":" && colon.description == "mqtts://knl:***@k3:8883")
+    let lookalike = try BrokerURL.parse("mqtts://kio1fea@0t@[fd::1]:888@[fd::1]:8883/")
+    #expect(lookalike.user == "kio1fea@0t@[fd" && lookalike.password == ":1]:888")
+    #expect(lookalike.description == "mqtts://kio1fea%400t%40%5Bfd:***@[fd::1]:8883")
     // A refused URL's message hides the password too.
     do {
         _ = try BrokerURL.parse("mqtt://kiosk:hunter2@broker.lan:99999")

@@ -90,9 +90,14 @@ func discoveryProblems(topic: String, payload: [UInt8], discoveryPrefix: String 
     if config["availability"] != nil && config["availability_topic"] != nil {
         problems.append("\(topic): availability and availability_topic must not be used together")
     }
-    // Best practice: the object ID is the unique_id, with no node ID.
-    if case .string(let unique)? = config["unique_id"], levels.count != 4 || levels[2] != unique {
-        problems.append("\(topic): object ID is not the unique_id \(unique)")
+    // The kiosk's own form: the node ID is the device's first identifier, the unique_id the
+    // node and object IDs joined.
+    if case .string(let unique)? = config["unique_id"], levels.count != 5 || unique != levels[2] + "_" + levels[3] {
+        problems.append("\(topic): unique_id \(unique) is not NODE-ID_OBJECT-ID")
+    }
+    if case .object(let device)? = config["device"], case .array(let ids)? = device["identifiers"], levels.count == 5,
+       ids.first != .string(levels[2]) {
+        problems.append("\(topic): the node ID is not the device's identifier")
     }
     return problems
 }
@@ -104,12 +109,12 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
 
 @Test func theDiscoveryConfigsKeepHomeAssistantsDocumentedSchema() throws {
     let messages = HomeAssistantDiscovery.messages(try configuration())
-    #expect(messages.map(\.topic) == ["homeassistant/button/lobby-3f2a9c01_next/config",
-                                      "homeassistant/button/lobby-3f2a9c01_previous/config",
-                                      "homeassistant/button/lobby-3f2a9c01_pause/config",
-                                      "homeassistant/button/lobby-3f2a9c01_resume/config",
-                                      "homeassistant/switch/lobby-3f2a9c01_display/config",
-                                      "homeassistant/sensor/lobby-3f2a9c01_image/config"])
+    #expect(messages.map(\.topic) == ["homeassistant/button/lobby-3f2a9c01/next/config",
+                                      "homeassistant/button/lobby-3f2a9c01/previous/config",
+                                      "homeassistant/button/lobby-3f2a9c01/pause/config",
+                                      "homeassistant/button/lobby-3f2a9c01/resume/config",
+                                      "homeassistant/switch/lobby-3f2a9c01/display/config",
+                                      "homeassistant/sensor/lobby-3f2a9c01/image/config"])
     for message in messages {
         #expect(discoveryProblems(topic: message.topic, payload: message.payload) == [])
         guard case .object(let config)? = try? JSONValue.parse(message.payload) else { continue }
@@ -120,9 +125,10 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
         #expect(config["availability_topic"] == .string("kiosk-carousel/lobby-3f2a9c01/availability"))
     }
     // The schema check itself catches what it is for.
-    #expect(!discoveryProblems(topic: "homeassistant/button/x/config", payload: Array(#"{"command_topc":"a"}"#.utf8)).isEmpty)
-    #expect(!discoveryProblems(topic: "homeassistant/switch/a.b/config", payload: Array(#"{"command_topic":"a"}"#.utf8)).isEmpty)
-    #expect(!discoveryProblems(topic: "homeassistant/sensor/x/config", payload: Array(#"{"state_topic":"a","qos":"1"}"#.utf8)).isEmpty)
+    #expect(!discoveryProblems(topic: "homeassistant/button/x/y/config", payload: Array(#"{"command_topc":"a"}"#.utf8)).isEmpty)
+    #expect(!discoveryProblems(topic: "homeassistant/switch/a.b/c/config", payload: Array(#"{"command_topic":"a"}"#.utf8)).isEmpty)
+    #expect(!discoveryProblems(topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a","qos":"1"}"#.utf8)).isEmpty)
+    #expect(discoveryProblems(topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a"}"#.utf8)).isEmpty)
     #expect(HomeAssistantDiscovery.messages(try configuration(discovery: nil)).isEmpty)
 }
 

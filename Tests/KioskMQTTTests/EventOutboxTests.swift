@@ -126,6 +126,22 @@ private func fileBytes(_ path: String) -> [UInt8] { FileManager.default.contents
     #expect(!(try FileManager.default.contentsOfDirectory(atPath: dir)).contains { $0.hasPrefix(".outbox-tmp") })
 }
 
+@Test func aRewriteKeepsTheEventsStillWaiting() throws {
+    let dir = makeTempDirectory("outbox-rewrite-waiting")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let (outbox, _) = EventOutbox.open(directory: dir, limit: 100_000)
+    // Two events wait (never acknowledged) while 1.2 MB of others come and go: the rewrite
+    // writes the header (next seq 1203) before them, and they must read back after it.
+    _ = outbox.append([event(0), event(1)])
+    let big = String(repeating: "x", count: 1000)
+    for round in 0..<1200 { outbox.acknowledge(outbox.append([event(round, big)]).added.map(\.seq)) }
+    #expect(outbox.fileBytes < 1 << 20)
+    let (reopened, notes) = EventOutbox.open(directory: dir, limit: 100_000)
+    #expect(notes.isEmpty, "\(notes)")
+    #expect(reopened.pending.map(\.seq) == [1, 2] && reopened.lastSeq == 1202)
+    #expect(reopened.append([event(2)]).added.map(\.seq) == [1203])
+}
+
 @Test func anUnusableFolderLeavesAnOutboxInMemory() throws {
     let dir = makeTempDirectory("outbox-file")
     defer { try? FileManager.default.removeItem(atPath: dir) }

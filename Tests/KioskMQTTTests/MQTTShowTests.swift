@@ -21,8 +21,8 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     // What Home Assistant reads when it (re)starts: the retained configs, availability, state.
     let retained = try Subscriber(broker, topics: ["homeassistant/#", "kiosk-carousel/lobby/#"], retainedOnly: true).finish { $0.count >= 9 }
     let configs = retained.filter { $0.topic.hasPrefix("homeassistant/") }
-    #expect(Set(configs.map(\.topic)) == Set(["button/lobby_next", "button/lobby_previous", "button/lobby_pause", "button/lobby_resume",
-                                               "switch/lobby_display", "sensor/lobby_image"].map { "homeassistant/\($0)/config" }))
+    #expect(Set(configs.map(\.topic)) == Set(["button/lobby/next", "button/lobby/previous", "button/lobby/pause", "button/lobby/resume",
+                                               "switch/lobby/display", "sensor/lobby/image"].map { "homeassistant/\($0)/config" }))
     for config in configs {
         #expect(discoveryProblems(topic: config.topic, payload: Array(config.payload.utf8)) == [], "\(config.payload)")
     }
@@ -83,6 +83,14 @@ func theLastWillMarksAKilledKioskOfflineAndRetainedOrForeignCommandsAreNotCarrie
     usleep(700_000)
     #expect(kiosk.shown == [0])
     #expect(!kiosk.eventObjects.contains { $0["event"] == .string("display") })
+    // Home Assistant's birth message (it restarted): the configs are sent again, within 12 s
+    // (at most every 10 s, and up to 2 s later so a fleet does not answer at once).
+    let live = try Subscriber(broker, topics: ["homeassistant/+/hall/+/config"])
+    usleep(500_000)
+    let before = live.messages.count  // the retained ones, at the subscription
+    try publish(broker, "homeassistant/status", "online")
+    #expect(waitFor(13) { live.messages.count >= before + 6 }, "\(live.messages.count - before) configs again")
+    #expect(live.messages.suffix(6).allSatisfy { $0.topic.contains("/hall/") })
     kiosk.kill()
     // The broker publishes the will when the connection drops without a DISCONNECT.
     #expect(waitFor(5) {

@@ -18,16 +18,19 @@ extension KioskApp {
         let hostname = DeviceIdentity.hostname()
         let id = settings.mqtt.deviceID
             ?? MQTTConfiguration.defaultDeviceID(hostname: hostname, machineID: try? DeviceIdentity.machineID())
-        var configuration = MQTTConfiguration(broker: url, deviceID: id, deviceName: settings.mqtt.deviceID ?? hostname ?? id,
+        var configuration = MQTTConfiguration(broker: url, deviceID: id,
+                                              deviceName: settings.mqtt.deviceID ?? hostname ?? id,
                                               topicPrefix: settings.mqtt.topicPrefix,
                                               discoveryPrefix: settings.mqtt.discoveryPrefix,
-                                              outboxDirectory: settings.stateDirectory + "/mqtt", version: KioskVersion.string)
+                                              outboxDirectory: settings.stateDirectory + "/mqtt",
+                                              version: KioskVersion.string)
         configuration.caFile = settings.caFile
         configuration.clientCertificate = settings.mqtt.certificate
         configuration.clientKey = settings.mqtt.key
         configuration.outboxLimit = settings.mqtt.outboxLimit
         do {
-            try configuration.resolvePassword(file: settings.mqtt.passwordFile, environment: ProcessInfo.processInfo.environment)
+            try configuration.resolvePassword(file: settings.mqtt.passwordFile,
+                                              environment: ProcessInfo.processInfo.environment)
             if !url.tls, configuration.password != nil, !["localhost", "127.0.0.1", "::1"].contains(url.host) {
                 Log.warning("mqtt password sent in the clear", path: url.description,
                             reason: "mqtt:// has no TLS: use mqtts:// for a broker beyond this machine")

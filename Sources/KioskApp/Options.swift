@@ -203,7 +203,10 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the last good one and its images are kept for offline starts; {hostname} and {machine-id} in URL are replaced by the device's") { s, v throws(UsageError) in
+        OptionSpec(name: "--manifest", value: "URL",
+                   help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the"
+                       + " last good one and its images are kept for offline starts; {hostname} and {machine-id} in URL"
+                       + " are replaced by the device's") { s, v throws(UsageError) in
             let v = try expandDevicePlaceholders(v, option: "--manifest")
             if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
             guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
@@ -274,37 +277,65 @@ public enum CommandLineParser {
             guard let n = Int(v), (0...1440).contains(n) else { throw UsageError("--wake-minutes: expected minutes in 0...1440, got '\(v)'") }
             s.wakeMinutes = n
         },
-        OptionSpec(name: "--mqtt", value: "URL", help: "publish events and status to an MQTT broker and take commands from it, with Home Assistant discovery: mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts:// for TLS, verified against the system's CAs and --ca-file (see docs/mqtt.md) (default none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--mqtt", value: "URL",
+                   help: "publish events and status to an MQTT broker and take commands from it, with Home Assistant"
+                       + " discovery: mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts:// for TLS, verified against the"
+                       + " system's CAs and --ca-file (see docs/mqtt.md) (default none)") { s, v throws(UsageError) in
             guard v != "none" else { s.mqtt.url = nil; return }
             do throws(MQTTError) { s.mqtt.url = try BrokerURL.parse(v) } catch { throw UsageError(error.description) }
         },
-        OptionSpec(name: "--mqtt-password-file", value: "PATH", help: "read the broker password from the first line of PATH (e.g. systemd's %d/mqtt-password with LoadCredential=), so it stays out of ps and the unit; $KIOSK_MQTT_PASSWORD works too") { s, v throws(UsageError) in
-            guard v.hasPrefix("/") else { throw UsageError("--mqtt-password-file: expected an absolute path, got '\(v)'") }
+        OptionSpec(name: "--mqtt-password-file", value: "PATH",
+                   help: "read the broker password from the first line of PATH (e.g. systemd's %d/mqtt-password with"
+                       + " LoadCredential=), so it stays out of ps and the unit; $KIOSK_MQTT_PASSWORD works too") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else {
+                throw UsageError("--mqtt-password-file: expected an absolute path, got '\(v)'")
+            }
             s.mqtt.passwordFile = v
         },
-        OptionSpec(name: "--mqtt-id", value: "ID", help: "the device's MQTT client ID and Home Assistant device ID, 1...64 of [A-Za-z0-9_-] (default: the host name and the first 8 digits of /etc/machine-id)") { s, v throws(UsageError) in
-            do throws(MQTTError) { try MQTTConfiguration.checkDeviceID(v) } catch { throw UsageError(error.description) }
+        OptionSpec(name: "--mqtt-id", value: "ID",
+                   help: "the device's MQTT client ID and Home Assistant device ID, 1...64 of [A-Za-z0-9_-] (default:"
+                       + " the host name and the first 8 digits of /etc/machine-id)") { s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkDeviceID(v)
+            } catch { throw UsageError(error.description) }
             s.mqtt.deviceID = v
         },
-        OptionSpec(name: "--mqtt-prefix", value: "TOPIC", help: "the topic every topic of this device starts with (default kiosk-carousel/ID)") { s, v throws(UsageError) in
-            do throws(MQTTError) { try MQTTConfiguration.checkTopicPrefix(v) } catch { throw UsageError(error.description) }
+        OptionSpec(name: "--mqtt-prefix", value: "TOPIC",
+                   help: "the topic every topic of this device starts with (default kiosk-carousel/ID)") {
+            s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v)
+            } catch { throw UsageError(error.description) }
             s.mqtt.topicPrefix = v
         },
-        OptionSpec(name: "--mqtt-discovery", value: "PREFIX", help: "Home Assistant's discovery prefix, or none for no discovery configs (default homeassistant)") { s, v throws(UsageError) in
+        OptionSpec(name: "--mqtt-discovery", value: "PREFIX",
+                   help: "Home Assistant's discovery prefix, or none for no discovery configs"
+                       + " (default homeassistant)") {
+            s, v throws(UsageError) in
             guard v != "none" else { s.mqtt.discoveryPrefix = nil; return }
-            do throws(MQTTError) { try MQTTConfiguration.checkTopicPrefix(v, option: "--mqtt-discovery") } catch { throw UsageError(error.description) }
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v, option: "--mqtt-discovery")
+            } catch { throw UsageError(error.description) }
             s.mqtt.discoveryPrefix = v
         },
-        OptionSpec(name: "--mqtt-cert", value: "PATH", help: "PEM client certificate for mqtts:// (with --mqtt-key)") { s, v throws(UsageError) in
+        OptionSpec(name: "--mqtt-cert", value: "PATH",
+                   help: "PEM client certificate for mqtts:// (with --mqtt-key)") {
+            s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--mqtt-cert: expected an absolute path, got '\(v)'") }
             s.mqtt.certificate = v
         },
-        OptionSpec(name: "--mqtt-key", value: "PATH", help: "the PEM private key of --mqtt-cert, without a passphrase") { s, v throws(UsageError) in
+        OptionSpec(name: "--mqtt-key", value: "PATH", help: "the PEM private key of --mqtt-cert, without a passphrase") {
+            s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--mqtt-key: expected an absolute path, got '\(v)'") }
             s.mqtt.key = v
         },
-        OptionSpec(name: "--mqtt-outbox", value: "N", help: "most events kept on disk (in the state directory) while the broker is away; past it the oldest are dropped and counted (default 10000)") { s, v throws(UsageError) in
-            guard let n = Int(v), (1...1_000_000).contains(n) else { throw UsageError("--mqtt-outbox: expected events 1...1000000, got '\(v)'") }
+        OptionSpec(name: "--mqtt-outbox", value: "N",
+                   help: "most events kept on disk (in the state directory) while the broker is away; past it the"
+                       + " oldest are dropped and counted (default 10000)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...1_000_000).contains(n) else {
+                throw UsageError("--mqtt-outbox: expected events 1...1000000, got '\(v)'")
+            }
             s.mqtt.outboxLimit = n
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
@@ -569,12 +600,14 @@ func expandDevicePlaceholders(_ text: String, option: String) throws(UsageError)
             for c in name.utf8 {
                 let unreserved = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c)
                     || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
-                encoded += unreserved ? String(UnicodeScalar(c)) : "%" + (c < 16 ? "0" : "") + String(c, radix: 16, uppercase: true)
+                let hex = String(c, radix: 16, uppercase: true)
+                encoded += unreserved ? String(UnicodeScalar(c)) : "%" + (c < 16 ? "0" : "") + hex
             }
             return encoded
         }, machineID: { () throws(SystemError) -> String in try DeviceIdentity.machineID() })
     } catch {
-        throw UsageError("\(option): cannot fill in \(error.path == "{hostname}" ? "{hostname}" : "{machine-id}"): \(error)")
+        let placeholder = error.path == "{hostname}" ? "{hostname}" : "{machine-id}"
+        throw UsageError("\(option): cannot fill in \(placeholder): \(error)")
     }
 }
 

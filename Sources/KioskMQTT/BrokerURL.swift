@@ -53,8 +53,7 @@ public struct BrokerURL: Equatable, Sendable, CustomStringConvertible {
             throw fail("the scheme \(scheme): is not mqtt: or mqtts:")
         }
         let rest = bytes[(schemeEnd + 3)...]
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? rest.endIndex
+        let authorityEnd = rest.firstIndex { "/?#".utf8.contains($0) } ?? rest.endIndex
         let tail = rest[authorityEnd...]
         guard tail.isEmpty || Array(tail) == [UInt8(ascii: "/")] else {
             throw fail("a broker URL has no path, query or fragment (topics are set with --mqtt-prefix)")
@@ -74,9 +73,11 @@ public struct BrokerURL: Equatable, Sendable, CustomStringConvertible {
         var hostBytes = authority
         var portBytes: ArraySlice<UInt8>?
         if hostBytes.first == UInt8(ascii: "[") {
-            guard let close = hostBytes.firstIndex(of: UInt8(ascii: "]")) else { throw fail("an IPv6 address lacks its ']'") }
+            guard let close = hostBytes.firstIndex(of: UInt8(ascii: "]")) else {
+                throw fail("an IPv6 address lacks its ']'")
+            }
             let inside = hostBytes[(hostBytes.startIndex + 1)..<close]
-            guard !inside.isEmpty, inside.allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }),
+            guard !inside.isEmpty, inside.allSatisfy({ isHex($0) || ":.".utf8.contains($0) }),
                   inside.contains(UInt8(ascii: ":")) else {
                 throw fail("'[\(String(decoding: inside, as: UTF8.self))]' is not an IPv6 address")
             }
@@ -94,7 +95,8 @@ public struct BrokerURL: Equatable, Sendable, CustomStringConvertible {
         guard !hostBytes.isEmpty else { throw fail("no host") }
         guard hostBytes.count <= 253 else { throw fail("the host name is longer than 253 bytes") }
         guard authority.first == UInt8(ascii: "[") || hostBytes.allSatisfy(isHostByte) else {
-            throw fail("the host '\(host)' holds a character a host name cannot (letters, digits, '-', '.' and '_' only)")
+            throw fail("the host '\(host)' holds a character a host name cannot"
+                       + " (letters, digits, '-', '.' and '_' only)")
         }
         var port = scheme == "mqtts" ? 8883 : 1883
         if let portBytes {
@@ -153,7 +155,8 @@ public struct BrokerURL: Equatable, Sendable, CustomStringConvertible {
     private func percentEncoded(_ s: String) -> String {
         var out = ""
         for c in s.utf8 {
-            if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || "-._~".utf8.contains(c) {
+            let unreserved = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c)
+            if unreserved || "-._~".utf8.contains(c) {
                 out.unicodeScalars.append(Unicode.Scalar(c))
             } else {
                 out += "%" + String(c, radix: 16, uppercase: true).leftPadded(2)
@@ -165,5 +168,7 @@ public struct BrokerURL: Equatable, Sendable, CustomStringConvertible {
 
 extension String {
     /// The string with `0`s before it up to `width` characters.
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

@@ -139,8 +139,9 @@ public final class EventOutbox {
             // room for it may drop one more, which it counts.
             dropOldest(room: 1, roomBytes: 160)
             let seq = journal.takeSeq(), range = outcome.droppedSeqs!
-            let notice = OutboxEvent(seq: seq, payload: Array(("{\"event\":\"outbox_dropped\",\"count\":\(outcome.droppedCount),"
-                + "\"first_seq\":\(range.lowerBound),\"last_seq\":\(range.upperBound),\"seq\":\(seq)}").utf8))
+            let text = "{\"event\":\"outbox_dropped\",\"count\":\(outcome.droppedCount),"
+                + "\"first_seq\":\(range.lowerBound),\"last_seq\":\(range.upperBound),\"seq\":\(seq)}"
+            let notice = OutboxEvent(seq: seq, payload: Array(text.utf8))
             journal.apply(.event(notice))
             records.append(.event(notice))
             outcome.added.append(notice)

@@ -65,7 +65,8 @@ public enum HomeAssistantDiscovery {
             "model": .string(model),
             "sw_version": .string(configuration.version),
         ])
-        let origin: JSONValue = .object(["name": .string("kiosk-carousel"), "sw_version": .string(configuration.version)])
+        let origin: JSONValue = .object(["name": .string("kiosk-carousel"),
+                                         "sw_version": .string(configuration.version)])
         return entities(topics).map { entity in
             let uniqueID = "\(configuration.deviceID)_\(entity.key)"
             var options = entity.options

@@ -140,9 +140,12 @@ public final class MQTTClient: @unchecked Sendable {
         } catch {
             throw .system(error)
         }
-        let (outbox, notes) = EventOutbox.open(directory: configuration.outboxDirectory, limit: configuration.outboxLimit)
+        let (outbox, notes) = EventOutbox.open(directory: configuration.outboxDirectory,
+                                               limit: configuration.outboxLimit)
         self.outbox = outbox
-        for note in notes { Log.warning("mqtt outbox", path: outbox.path ?? configuration.outboxDirectory, reason: note) }
+        for note in notes {
+            Log.warning("mqtt outbox", path: outbox.path ?? configuration.outboxDirectory, reason: note)
+        }
         handle = try Handle(api: api, configuration: configuration)
         stats.withLock {
             $0.lastSeq = outbox.lastSeq
@@ -161,7 +164,8 @@ public final class MQTTClient: @unchecked Sendable {
     public func start() throws(MQTTError) {
         let pending = outbox.pendingCount
         Log.info("mqtt starting", path: configuration.broker.description,
-                 detail: "topics under \(topics.prefix)" + (pending > 0 ? "; \(counted(pending, "event")) waiting in the outbox" : "")
+                 detail: "topics under \(topics.prefix)"
+                    + (pending > 0 ? "; \(counted(pending, "event")) waiting in the outbox" : "")
                     + (outbox.path.map { "; outbox \($0)" } ?? "; outbox in memory"))
         do { try worker.start { self.run() } } catch { throw .system(error) }
     }
@@ -181,7 +185,9 @@ public final class MQTTClient: @unchecked Sendable {
     public func publish(eventLine: String) {
         guard inbox.count < Self.inboxLimit else {
             let n = inboxDrops.withLock { $0 += 1; return $0 }
-            if n == 1 { Log.warning("mqtt events dropped", reason: "the MQTT thread is \(Self.inboxLimit) events behind") }
+            if n == 1 {
+                Log.warning("mqtt events dropped", reason: "the MQTT thread is \(Self.inboxLimit) events behind")
+            }
             return
         }
         inbox.post(.event(Array(eventLine.utf8)))
@@ -233,8 +239,9 @@ public final class MQTTClient: @unchecked Sendable {
             takeInputs()
             if socket >= 0, fds.count > 3 {
                 let revents = Int32(fds[3].revents)
-                if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { check(handle.api.pointee.mosquitto_loop_read(handle.mosq, 1)) }
-                if revents & Int32(POLLOUT) != 0, isLinked { check(handle.api.pointee.mosquitto_loop_write(handle.mosq, 1)) }
+                let api = handle.api.pointee
+                if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 { check(api.mosquitto_loop_read(handle.mosq, 1)) }
+                if revents & Int32(POLLOUT) != 0, isLinked { check(api.mosquitto_loop_write(handle.mosq, 1)) }
             }
             if isLinked { check(handle.api.pointee.mosquitto_loop_misc(handle.mosq)) }
             // Acknowledged events leave the outbox before anything is published again.
@@ -275,8 +282,9 @@ public final class MQTTClient: @unchecked Sendable {
         }
         if outcome.droppedCount > 0, let n = dropLog.note(at: monotonicNow()) {
             Log.warning("mqtt outbox full: oldest events dropped", path: outbox.path,
-                        reason: "\(outbox.pendingCount) events wait for the broker (the bound is \(configuration.outboxLimit));"
-                            + " \(outbox.droppedTotal) dropped in all" + (n > 1 ? "; \(n) such drops since the last line" : ""))
+                        reason: "\(outbox.pendingCount) events wait for the broker (the bound is"
+                            + " \(configuration.outboxLimit)); \(outbox.droppedTotal) dropped in all"
+                            + (n > 1 ? "; \(n) such drops since the last line" : ""))
         }
         if !outcome.durable, outbox.path != nil, let error = outbox.lastError {
             Log.warning("mqtt outbox not written: events kept in memory", path: outbox.path, reason: error)
@@ -345,7 +353,8 @@ public final class MQTTClient: @unchecked Sendable {
             stats.withLock { $0.connected = true; $0.connections += 1; $0.protocolVersion = Int(protocolVersion) }
             let pending = outbox.pendingCount
             Log.info("mqtt connected", path: configuration.broker.description,
-                     detail: "MQTT \(protocolVersion == MQTT_PROTOCOL_V5 ? "5" : "3.1.1"), topics under \(topics.prefix)"
+                     detail: "MQTT \(protocolVersion == MQTT_PROTOCOL_V5 ? "5" : "3.1.1"),"
+                        + " topics under \(topics.prefix)"
                         + (pending > 0 ? "; sending \(counted(pending, "event")) from the outbox" : ""))
             lastFailure = ""
             subscribe()
@@ -356,7 +365,8 @@ public final class MQTTClient: @unchecked Sendable {
         if protocolVersion == MQTT_PROTOCOL_V5 && code == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) {
             protocolVersion = Int32(MQTT_PROTOCOL_V311)
             Log.warning("mqtt broker speaks MQTT 3.1.1 only", path: configuration.broker.description,
-                        reason: "connecting with 3.1.1: no Maximum Packet Size, so the broker may pass on messages of any size")
+                        reason: "connecting with 3.1.1: no Maximum Packet Size, so the broker may pass on"
+                            + " messages of any size")
             handle.setProtocol(protocolVersion)
             phase = .waiting(until: now)
             return
@@ -378,8 +388,8 @@ public final class MQTTClient: @unchecked Sendable {
             lastFailure = reason
             failureLog = LogThrottle(period: .seconds(60))
             _ = failureLog.note(at: now)
-            Log.warning(everConnected ? "mqtt reconnect failed" : "mqtt connection failed", path: configuration.broker.description,
-                        reason: reason + retry)
+            Log.warning(everConnected ? "mqtt reconnect failed" : "mqtt connection failed",
+                        path: configuration.broker.description, reason: reason + retry)
         } else if let n = failureLog.note(at: now) {
             Log.warning("mqtt connection failed again", path: configuration.broker.description,
                         reason: reason + " (\(counted(n, "try", "tries")) since the last line)" + retry)
@@ -391,7 +401,8 @@ public final class MQTTClient: @unchecked Sendable {
         if case .connected(let since) = phase {
             upFor = now - since
             Log.warning("mqtt connection lost", path: configuration.broker.description,
-                        reason: reason + (inFlight.isEmpty ? "" : "; \(counted(inFlight.count, "event")) to send again"))
+                        reason: reason
+                            + (inFlight.isEmpty ? "" : "; \(counted(inFlight.count, "event")) to send again"))
             lastFailure = ""
         }
         failed(reason, at: now, connectedFor: upFor)
@@ -445,9 +456,9 @@ public final class MQTTClient: @unchecked Sendable {
         statusChanged = false
         guard isConnected else { return }
         let status = latestStatus ?? .object([:])
-        publish(topics.status, HomeAssistantDiscovery.statusPayload(status, lastSeq: outbox.lastSeq,
-                                                                       pending: outbox.pendingCount,
-                                                                       dropped: outbox.droppedTotal), qos: 0, retain: true)
+        let payload = HomeAssistantDiscovery.statusPayload(status, lastSeq: outbox.lastSeq,
+                                                           pending: outbox.pendingCount, dropped: outbox.droppedTotal)
+        publish(topics.status, payload, qos: 0, retain: true)
         if case .object(let fields)? = latestStatus, case .string(let display)? = fields["display"] {
             let state = display == "off" ? "OFF" : "ON"
             if state != publishedDisplay {
@@ -465,14 +476,16 @@ public final class MQTTClient: @unchecked Sendable {
             if inFlight.count >= Self.eventWindow { break }
             var mid: Int32 = 0
             let code = event.payload.withUnsafeBytes {
-                handle.api.pointee.mosquitto_publish(handle.mosq, &mid, topics.events, Int32($0.count), $0.baseAddress, 1, false)
+                handle.api.pointee.mosquitto_publish(handle.mosq, &mid, topics.events, Int32($0.count), $0.baseAddress,
+                                                     1, false)
             }
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 inFlight[mid] = event.seq
                 inFlightSeqs.insert(event.seq)
             } else if code == MOSQ_ERR_OVERSIZE_PACKET.rawValue || code == MOSQ_ERR_PAYLOAD_SIZE.rawValue {
                 // Larger than the broker takes: it can never be sent.
-                Log.warning("mqtt event dropped", reason: "seq \(event.seq): \(event.payload.count) bytes, more than the broker takes")
+                Log.warning("mqtt event dropped",
+                            reason: "seq \(event.seq): \(event.payload.count) bytes, more than the broker takes")
                 refused.append(event.seq)
             } else {
                 check(code)
@@ -526,12 +539,15 @@ public final class MQTTClient: @unchecked Sendable {
             let api = handle.api.pointee
             let deadline = monotonicNow() + .milliseconds(500)
             publishEvents()
-            while !inFlight.isEmpty || api.mosquitto_want_write(handle.mosq), monotonicNow() < deadline, handle.socket >= 0 {
-                var fd = pollfd(fd: handle.socket, events: Int16(POLLIN) | (api.mosquitto_want_write(handle.mosq) ? Int16(POLLOUT) : 0),
-                                revents: 0)
+            let ok = MOSQ_ERR_SUCCESS.rawValue
+            while !inFlight.isEmpty || api.mosquitto_want_write(handle.mosq), monotonicNow() < deadline,
+                  handle.socket >= 0 {
+                let writing = api.mosquitto_want_write(handle.mosq)
+                var fd = pollfd(fd: handle.socket, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0)
                 _ = poll(&fd, 1, 50)
-                if fd.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, api.mosquitto_loop_read(handle.mosq, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
-                if fd.revents & Int16(POLLOUT) != 0, api.mosquitto_loop_write(handle.mosq, 1) != MOSQ_ERR_SUCCESS.rawValue { break }
+                let readable = fd.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
+                if readable, api.mosquitto_loop_read(handle.mosq, 1) != ok { break }
+                if fd.revents & Int16(POLLOUT) != 0, api.mosquitto_loop_write(handle.mosq, 1) != ok { break }
                 flushAcks()
                 publishEvents()
             }
@@ -591,12 +607,14 @@ public final class MQTTClient: @unchecked Sendable {
         case .failure(let refusal):
             stats.withLock { $0.refusedCommands += 1 }
             if let n = commandLog.note(at: monotonicNow()) {
-                Log.warning("mqtt command refused", reason: refusal.description + (n > 1 ? " (\(n) refused since the last line)" : ""))
+                Log.warning("mqtt command refused",
+                            reason: refusal.description + (n > 1 ? " (\(n) refused since the last line)" : ""))
             }
             if refusal.command != nil {
-                let shown = payload.count <= MQTTCommandParser.maxPayloadBytes && payload.allSatisfy({ (0x20...0x7E).contains($0) })
-                sendReply(nil, command: refusal.command?.rawValue, payload: shown ? String(decoding: payload, as: UTF8.self) : nil,
-                      error: refusal.reason)
+                let shown = payload.count <= MQTTCommandParser.maxPayloadBytes
+                    && payload.allSatisfy { (0x20...0x7E).contains($0) }
+                sendReply(nil, command: refusal.command?.rawValue,
+                          payload: shown ? String(decoding: payload, as: UTF8.self) : nil, error: refusal.reason)
             }
         }
     }
@@ -652,23 +670,30 @@ private final class Handle: @unchecked Sendable {
         }
         let offline = Array("offline".utf8)
         try check(offline.withUnsafeBytes {
-            functions.mosquitto_will_set(mosq, configuration.topics.availability, Int32($0.count), $0.baseAddress, 1, true)
+            functions.mosquitto_will_set(mosq, configuration.topics.availability, Int32($0.count), $0.baseAddress,
+                                         1, true)
         }, "last will")
-        try check(functions.mosquitto_max_inflight_messages_set(mosq, UInt32(MQTTClient.eventWindow * 2)), "in-flight limit")
+        try check(functions.mosquitto_max_inflight_messages_set(mosq, UInt32(MQTTClient.eventWindow * 2)),
+                  "in-flight limit")
         if configuration.broker.tls {
             // Verified by default: the system's CAs (and --ca-file's), the host name checked
             // against the certificate (libmosquitto does so unless told it is insecure).
-            try check(functions.mosquitto_int_option(mosq, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "the system's CA certificates")
+            try check(functions.mosquitto_int_option(mosq, MOSQ_OPT_TLS_USE_OS_CERTS, 1),
+                      "the system's CA certificates")
             if configuration.caFile != nil || configuration.clientCertificate != nil {
                 let capath = configuration.caFile == nil ? "/etc/ssl/certs" : nil
                 // No passphrase prompt: OpenSSL would read one from the terminal.
-                let noPassphrase: @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = { _, _, _, _ in 0 }
-                let code = functions.mosquitto_tls_set(mosq, configuration.caFile, capath, configuration.clientCertificate,
-                                                       configuration.clientKey, noPassphrase)
+                typealias PassphraseCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32,
+                                                               UnsafeMutableRawPointer?) -> Int32
+                let noPassphrase: PassphraseCallback = { _, _, _, _ in 0 }
+                let code = functions.mosquitto_tls_set(mosq, configuration.caFile, capath,
+                                                       configuration.clientCertificate, configuration.clientKey,
+                                                       noPassphrase)
                 if code != MOSQ_ERR_SUCCESS.rawValue {
                     functions.mosquitto_destroy(mosq)
-                    throw .library(reason: "TLS files (--ca-file \(configuration.caFile ?? "none"), --mqtt-cert "
-                                   + "\(configuration.clientCertificate ?? "none"), --mqtt-key \(configuration.clientKey ?? "none")):"
+                    throw .library(reason: "TLS files (--ca-file \(configuration.caFile ?? "none"),"
+                                   + " --mqtt-cert \(configuration.clientCertificate ?? "none"),"
+                                   + " --mqtt-key \(configuration.clientKey ?? "none")):"
                                    + " \(cText(functions.mosquitto_strerror(code))); each must be a readable file")
                 }
             }
@@ -698,7 +723,8 @@ private final class Handle: @unchecked Sendable {
         }
         f.mosquitto_log_callback_set(mosq) { _, user, level, text in
             guard let text else { return }
-            Unmanaged<MQTTClient>.fromOpaque(user!).takeUnretainedValue().onLog(level: level, message: String(cString: text))
+            Unmanaged<MQTTClient>.fromOpaque(user!).takeUnretainedValue()
+                .onLog(level: level, message: String(cString: text))
         }
     }
 
@@ -715,7 +741,8 @@ private final class Handle: @unchecked Sendable {
         ownership.withLock { $0.connecting = true }
         let useProperties = protocolVersion == MQTT_PROTOCOL_V5
         let body: @Sendable () -> Void = { [self] in
-            let code = api.pointee.mosquitto_connect_bind_v5(mosq, host, port, keepAlive, nil, useProperties ? properties : nil)
+            let code = api.pointee.mosquitto_connect_bind_v5(mosq, host, port, keepAlive, nil,
+                                                             useProperties ? properties : nil)
             let error = errno
             let orphaned = ownership.withLock { o -> Bool in
                 o.connecting = false
@@ -747,7 +774,10 @@ private final class Handle: @unchecked Sendable {
 
 /// Runs `body` on a new detached thread. Throws ``SystemError`` (`pthread_create NAME`).
 private func startDetachedThread(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }

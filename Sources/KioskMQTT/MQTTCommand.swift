@@ -74,7 +74,8 @@ public enum MQTTCommandParser {
             return refuse("payload of \(payload.count) bytes, more than \(maxPayloadBytes)")
         }
         let text = String(decoding: payload, as: UTF8.self)
-        let shown = payload.allSatisfy({ (0x20...0x7E).contains($0) }) ? "'\(text)'" : "\(payload.count) bytes not printable ASCII"
+        let printable = payload.allSatisfy { (0x20...0x7E).contains($0) }
+        let shown = printable ? "'\(text)'" : "\(payload.count) bytes not printable ASCII"
         switch name {
         case .next, .previous, .pause, .resume:
             guard payload.isEmpty || text == press else { return refuse("expected \(press) or nothing, got \(shown)") }

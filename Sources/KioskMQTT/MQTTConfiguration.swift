@@ -115,7 +115,8 @@ public struct MQTTConfiguration: Sendable {
             guard !line.isEmpty, line.count <= BrokerURL.maxPasswordBytes, !line.contains(0),
                   let text = String(validating: line, as: UTF8.self) else {
                 throw .badSetting(option: "--mqtt-password-file", value: file,
-                                  reason: "expected the password on the first line (1...\(BrokerURL.maxPasswordBytes) bytes of UTF-8)")
+                                  reason: "expected the password on the first line"
+                                      + " (1...\(BrokerURL.maxPasswordBytes) bytes of UTF-8)")
             }
             password = text
         }

@@ -22,7 +22,8 @@ public enum MQTTError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .badURL(let url, let reason):
-            return "--mqtt: '\(url)' is not a broker URL (mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts://...): \(reason)"
+            return "--mqtt: '\(url)' is not a broker URL (mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts://...):"
+                + " \(reason)"
         case .badSetting(let option, let value, let reason):
             return "\(option): '\(value)': \(reason)"
         case .library(let reason):

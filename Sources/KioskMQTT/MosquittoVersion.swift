@@ -7,8 +7,8 @@ import KioskSystem
 /// LIBMOSQUITTO_MAJOR.MINOR.REVISION.
 public enum MosquittoVersion {
     public static var version: LibraryVersion {
-        SharedLibrary.version("libmosquitto", soname: KC_MQTT_SONAME,
-                              builtWith: "\(LIBMOSQUITTO_MAJOR).\(LIBMOSQUITTO_MINOR).\(LIBMOSQUITTO_REVISION)") { library in
+        let headers = "\(LIBMOSQUITTO_MAJOR).\(LIBMOSQUITTO_MINOR).\(LIBMOSQUITTO_REVISION)"
+        return SharedLibrary.version("libmosquitto", soname: KC_MQTT_SONAME, builtWith: headers) { library in
             library.function("mosquitto_lib_version",
                              (@convention(c) (UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?,
                                               UnsafeMutablePointer<Int32>?) -> Int32).self).map { call in

@@ -58,16 +58,21 @@ public enum OutboxRecord: Equatable, Sendable {
         case UInt8(ascii: "H"):
             let words = body.split(separator: 0x20, omittingEmptySubsequences: false)
             guard words.count == 3, Array(words[0]) == [UInt8(ascii: "1")],
-                  let next = number(words[1], zero: true), let dropped = number(words[2], zero: true) else { return nil }
+                  let next = number(words[1], zero: true), let dropped = number(words[2], zero: true) else {
+                return nil
+            }
             return .header(nextSeq: next, dropped: dropped)
         case UInt8(ascii: "A"), UInt8(ascii: "D"):
             guard let seq = number(body, zero: false) else { return nil }
             return line.first == UInt8(ascii: "A") ? .acknowledged(seq: seq) : .dropped(seq: seq)
         case UInt8(ascii: "E"):
-            guard let space = body.firstIndex(of: 0x20), let seq = number(body[..<space], zero: false) else { return nil }
+            guard let space = body.firstIndex(of: 0x20), let seq = number(body[..<space], zero: false) else {
+                return nil
+            }
             let payload = body[(space + 1)...]
             let ending = Array("\"seq\":\(seq)}".utf8)
-            guard payload.first == UInt8(ascii: "{"), payload.count > ending.count, payload.suffix(ending.count).elementsEqual(ending),
+            guard payload.first == UInt8(ascii: "{"), payload.count > ending.count,
+                  payload.suffix(ending.count).elementsEqual(ending),
                   !payload.contains(0x0D), payload.count <= EventOutbox.maxPayloadBytes else { return nil }
             return .event(OutboxEvent(seq: seq, payload: Array(payload)))
         default:
@@ -158,7 +163,9 @@ public struct OutboxJournal: Equatable, Sendable {
     public mutating func rewritten() { deadBytes = 0 }
 
     /// The records a rewrite writes: the header, then every waiting event.
-    public var compacted: [OutboxRecord] { [.header(nextSeq: nextSeq, dropped: droppedTotal)] + pending.map { .event($0) } }
+    public var compacted: [OutboxRecord] {
+        [.header(nextSeq: nextSeq, dropped: droppedTotal)] + pending.map { .event($0) }
+    }
 
     /// Replays a file's bytes: every complete, valid line in order, up to the first that is not
     /// (a line cut short by a crash, or garbage a power cut left after the last `fdatasync`).

@@ -15,7 +15,8 @@ Accounted for, per kiosk: every seq from 1 to the highest received (none missing
 event line its processes wrote to stdout received (except, for a killed process, lines it
 wrote in its last instant before its outbox record was on disk: counted and reported, never
 a seq gap), duplicates (at least once: counted, allowed), a success reply to each command.
-Figures: events, duplicates, command latency, the broker's outage, CPU and memory.
+Figures: events, duplicates, command latency, the broker's outage and the reconnects after
+it (from the kiosks' logs), CPU and memory.
 
 Usage: fleet_mqtt.py BINARY N SECONDS. Needs mosquitto, mosquitto-clients and python3-pil
 (deploy/apt-deps.sh --tests). Exits 1 when an event is unaccounted for.
@@ -313,6 +314,13 @@ def main():
     if slow:
         failures.append("%d Next commands took over 1 s" % len(slow))
     latencies.sort()
+    # Connections beyond the first of each process: the reconnects after the broker's restart.
+    starts = n + len(victims)
+    connections = 0
+    for k in kiosks:
+        k.log.close()
+        with open(os.path.join(k.dir, "stderr.log"), "rb") as f:
+            connections += sum(1 for line in f if b" mqtt connected " in line)
     figures = {
         "kiosks": n, "seconds": seconds, "spawn_seconds": round(t_started - t0, 2),
         "event_lines_on_stdout": lines,
@@ -324,6 +332,7 @@ def main():
         "killed_and_restarted": len(victims),
         "next_latency_ms": {"median": round(latencies[len(latencies) // 2] * 1000), "max": round(latencies[-1] * 1000)},
         "broker_outage_seconds": round(up - down, 1), "events_made_during_outage": outage_events,
+        "mqtt_connections": connections, "reconnects": connections - starts,
         "seconds_to_account_for_all_after_pause": round(caught_up, 1),
         "kiosk_rss_total_mib": round(rss / 1024, 1),
         "kiosk_cpu_seconds_per_second_paused": round((cpu_after - cpu_before) / max(1e-9, cpu_window), 3),

@@ -116,7 +116,8 @@ let package = Package(
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
-                                                 "KioskMQTT", "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
+                                                 "KioskMQTT",
+                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

@@ -325,7 +325,8 @@ public enum CommandLineParser {
             guard v.hasPrefix("/") else { throw UsageError("--mqtt-cert: expected an absolute path, got '\(v)'") }
             s.mqtt.certificate = v
         },
-        OptionSpec(name: "--mqtt-key", value: "PATH", help: "the PEM private key of --mqtt-cert, without a passphrase") {
+        OptionSpec(name: "--mqtt-key", value: "PATH",
+                   help: "the PEM private key of --mqtt-cert, without a passphrase") {
             s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--mqtt-key: expected an absolute path, got '\(v)'") }
             s.mqtt.key = v

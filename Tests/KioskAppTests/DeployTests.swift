@@ -342,8 +342,8 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
     #expect(depends.hasPrefix("adduser, ca-certificates, "), "\(depends)")
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
     // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
-    for package in ["libcurl4 (>= ", "libheif1 (>= ", "libfreetype6 (>= ", "libharfbuzz0b (>= ", "libfontconfig1 (>= ", "libssl3 (>= ",
-                    "libmosquitto1 (>= "] {
+    for package in ["libcurl4 (>= ", "libheif1 (>= ", "libfreetype6 (>= ", "libharfbuzz0b (>= ", "libfontconfig1 (>= ",
+                    "libssl3 (>= ", "libmosquitto1 (>= "] {
         #expect(depends.contains(package), "\(depends)")
     }
     let unpacked = dir.appendingPathComponent("unpacked")

@@ -5,9 +5,11 @@ import KioskSystem
 @testable import KioskApp
 
 @Test func theMQTTOptionsAreReadAndCheckedAtTheStart() throws {
-    let s = try CommandLineParser.parse(["--mqtt", "mqtts://kiosk:pw@broker.lan", "--mqtt-id", "lobby-1", "--mqtt-prefix", "shop/7/lobby",
-                                         "--mqtt-discovery", "none", "--mqtt-cert", "/etc/kiosk/c.pem", "--mqtt-key", "/etc/kiosk/c.key",
-                                         "--mqtt-outbox", "500", "--mqtt-password-file", "/run/credentials/pw", "photos"])
+    let s = try CommandLineParser.parse([
+        "--mqtt", "mqtts://kiosk:pw@broker.lan", "--mqtt-id", "lobby-1", "--mqtt-prefix", "shop/7/lobby",
+        "--mqtt-discovery", "none", "--mqtt-cert", "/etc/kiosk/c.pem", "--mqtt-key", "/etc/kiosk/c.key",
+        "--mqtt-outbox", "500", "--mqtt-password-file", "/run/credentials/pw", "photos",
+    ])
     #expect(s.mqtt.url == BrokerURL(tls: true, host: "broker.lan", port: 8883, user: "kiosk", password: "pw"))
     #expect(s.mqtt.deviceID == "lobby-1" && s.mqtt.topicPrefix == "shop/7/lobby" && s.mqtt.discoveryPrefix == nil)
     #expect(s.mqtt.certificate == "/etc/kiosk/c.pem" && s.mqtt.key == "/etc/kiosk/c.key" && s.mqtt.outboxLimit == 500)
@@ -15,8 +17,10 @@ import KioskSystem
     let plain = try CommandLineParser.parse(["photos"])
     #expect(plain.mqtt.url == nil && plain.mqtt.discoveryPrefix == "homeassistant" && plain.mqtt.outboxLimit == 10_000)
     #expect(try CommandLineParser.parse(["--mqtt", "mqtt://h", "--mqtt", "none", "photos"]).mqtt.url == nil)
-    for name in ["--mqtt URL", "--mqtt-password-file PATH", "--mqtt-id ID", "--mqtt-prefix TOPIC", "--mqtt-discovery PREFIX",
-                 "--mqtt-cert PATH", "--mqtt-key PATH", "--mqtt-outbox N"] {
+    for name in [
+        "--mqtt URL", "--mqtt-password-file PATH", "--mqtt-id ID", "--mqtt-prefix TOPIC", "--mqtt-discovery PREFIX",
+        "--mqtt-cert PATH", "--mqtt-key PATH", "--mqtt-outbox N",
+    ] {
         #expect(CommandLineParser.help.contains(name), "\(name)")
     }
 }
@@ -50,15 +54,20 @@ func badMQTTOptionsAreUsageErrors(_ arguments: [String], _ expected: String) {
     let s = try CommandLineParser.parse(["--manifest", "https://cdn.example/shows/{hostname}.json"])
     #expect(s.manifest?.absoluteString == "https://cdn.example/shows/\(host).json")
     if let id = try? DeviceIdentity.machineID() {
-        let m = try CommandLineParser.parse(["--manifest", "https://cdn.example/{machine-id}/manifest.json?h={hostname}"])
+        let m = try CommandLineParser.parse([
+            "--manifest", "https://cdn.example/{machine-id}/manifest.json?h={hostname}",
+        ])
         #expect(m.manifest?.absoluteString == "https://cdn.example/\(id)/manifest.json?h=\(host)")
     } else {
-        #expect(throws: UsageError.self) { try CommandLineParser.parse(["--manifest", "https://cdn.example/{machine-id}.json"]) }
+        #expect(throws: UsageError.self) {
+            try CommandLineParser.parse(["--manifest", "https://cdn.example/{machine-id}.json"])
+        }
     }
     // In a configuration file too.
     var settings = Settings()
-    try CommandLineParser.applyConfig(Array("manifest https://cdn.example/{hostname}.json\nmqtt-password-file /etc/kiosk carousel/pw\n".utf8),
-                                      file: "/etc/kiosk-carousel/kiosk-carousel.conf", to: &settings)
+    try CommandLineParser.applyConfig(
+        Array("manifest https://cdn.example/{hostname}.json\nmqtt-password-file /etc/kiosk carousel/pw\n".utf8),
+        file: "/etc/kiosk-carousel/kiosk-carousel.conf", to: &settings)
     #expect(settings.manifest?.absoluteString == "https://cdn.example/\(host).json")
     #expect(settings.mqtt.passwordFile == "/etc/kiosk carousel/pw")
 }
@@ -70,10 +79,17 @@ func badMQTTOptionsAreUsageErrors(_ arguments: [String], _ expected: String) {
     #expect(c.password == "fromurl")
     try c.resolvePassword(file: nil, environment: ["KIOSK_MQTT_PASSWORD": "fromenv"])
     #expect(c.password == "fromenv")
-    #expect(throws: MQTTError.self) { try c.resolvePassword(file: "/etc/hostname", environment: ["KIOSK_MQTT_PASSWORD": "x"]) }
-    var anonymous = MQTTConfiguration(broker: try BrokerURL.parse("mqtt://b"), deviceID: "x", deviceName: "x", outboxDirectory: nil,
-                                      version: "1")
-    #expect(throws: MQTTError.self) { try anonymous.resolvePassword(file: nil, environment: ["KIOSK_MQTT_PASSWORD": "x"]) }
-    #expect(MQTTConfiguration.defaultDeviceID(hostname: "raspberrypi", machineID: "3f2a9c01deadbeef3f2a9c01deadbeef") == "raspberrypi-3f2a9c01")
+    #expect(throws: MQTTError.self) {
+        try c.resolvePassword(file: "/etc/hostname", environment: ["KIOSK_MQTT_PASSWORD": "x"])
+    }
+    var anonymous = MQTTConfiguration(
+        broker: try BrokerURL.parse("mqtt://b"), deviceID: "x", deviceName: "x", outboxDirectory: nil,
+        version: "1")
+    #expect(throws: MQTTError.self) {
+        try anonymous.resolvePassword(file: nil, environment: ["KIOSK_MQTT_PASSWORD": "x"])
+    }
+    #expect(
+        MQTTConfiguration.defaultDeviceID(hostname: "raspberrypi", machineID: "3f2a9c01deadbeef3f2a9c01deadbeef")
+            == "raspberrypi-3f2a9c01")
     #expect(MQTTConfiguration.defaultDeviceID(hostname: "lobby.shop.lan", machineID: nil) == "lobby-shop-lan")
 }

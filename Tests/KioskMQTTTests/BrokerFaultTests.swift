@@ -25,8 +25,12 @@ final class BadBroker: @unchecked Sendable {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) } }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) }
+        }
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) }
+        }
         port = Int(UInt16(bigEndian: addr.sin_port))
         guard listen(listener, 16) == 0 else { throw Failure("listen: \(errno)") }
         let fd = listener, stop = self.stop, connections = self.connections
@@ -68,7 +72,10 @@ final class BadBroker: @unchecked Sendable {
 
 /// The `t` of each `shown` event, in ms.
 private func shownTimes(_ kiosk: Kiosk) -> [Int] {
-    kiosk.eventObjects.compactMap { $0["event"] == .string("shown") ? $0["t"].flatMap { if case .int(let t) = $0 { return Int(t) } else { return nil } } : nil }
+    kiosk.eventObjects.compactMap {
+        $0["event"] == .string("shown")
+            ? $0["t"].flatMap { if case .int(let t) = $0 { return Int(t) } else { return nil } } : nil
+    }
 }
 
 @Test(.timeLimit(.minutes(2)))
@@ -77,18 +84,26 @@ func aBrokerThatIsDownRefusesHangsUpStaysSilentOrSendsJunkNeverSlowsTheShow() th
     let down = "mqtt://127.0.0.1:\(freePort())"
     let refused = try Broker(configuration: "allow_anonymous false\n")
     var kiosks: [(String, Kiosk)] = []
-    for (name, url) in [("down", down), ("refusing", refused.url), ("silent", silent.url), ("junk", junk.url), ("hang-up", hangUp.url)] {
+    for (name, url) in [
+        ("down", down), ("refusing", refused.url), ("silent", silent.url), ("junk", junk.url), ("hang-up", hangUp.url),
+    ] {
         let state = makeTempDirectory("mqtt-state")
-        kiosks.append((name, try Kiosk(["--interval", "0.25", "--run-for", "6", "--mqtt", url, "--mqtt-id", "fault", "--state-dir", state])))
+        let kiosk = try Kiosk(["--interval", "0.25", "--run-for", "6", "--mqtt", url, "--mqtt-id", "fault",
+                               "--state-dir", state])
+        kiosks.append((name, kiosk))
     }
     for (_, kiosk) in kiosks { kiosk.process.wait(); kiosk.stop() }
     for (name, kiosk) in kiosks {
         let times = shownTimes(kiosk)
-        // An image every 250 ms for 6 s: 24, the first after the start; each step on time
-        // within the frame pacing (the loop never waited for the MQTT thread).
-        #expect(times.count >= 22, "\(name): \(times)")
+        // The first image once it is decoded (up to a second on a loaded machine), then one
+        // every 250 ms to the end of the 6 s, while the kiosk tries the broker at 1, 2 and 4 s:
+        // each step on time within the frame pacing (the loop never waited for the MQTT thread),
+        // the first one (the second image's first decode) within 500 ms.
+        guard let first = times.first else { Issue.record("\(name): nothing shown"); continue }
+        #expect(times.count >= (6000 - first) / 250 - 1, "\(name): \(times)")
         let steps = zip(times.dropFirst(), times).map { $0 - $1 }
-        #expect(steps.allSatisfy { (200...320).contains($0) }, "\(name): steps \(steps)")
+        #expect(steps.dropFirst().allSatisfy { (200...320).contains($0) } && steps.first.map { $0 <= 500 } ?? false,
+                "\(name): steps \(steps)")
         #expect(kiosk.process.wait() == 0, "\(name)")
         let log = kiosk.logText
         // (A silent broker is given up on after the handshake timeout, 15 s: the next test.)
@@ -101,7 +116,9 @@ func aBrokerThatIsDownRefusesHangsUpStaysSilentOrSendsJunkNeverSlowsTheShow() th
     #expect(logs["refusing"]!.contains("the broker refused the connection: Not authorized"), "\(logs["refusing"]!)")
     #expect(logs["junk"]!.contains("protocol error") || logs["junk"]!.contains("Malformed"), "\(logs["junk"]!)")
     // Tries again with its wait (1, 2, 4 s): three or four tries in 6 s, not hundreds.
-    for server in [junk, hangUp] { #expect((2...5).contains(server.connections.withLock { $0 }), "\(server.connections.withLock { $0 })") }
+    for server in [junk, hangUp] {
+        #expect((2...5).contains(server.connections.withLock { $0 }), "\(server.connections.withLock { $0 })")
+    }
     #expect(silent.connections.withLock { $0 } == 1)
 }
 
@@ -109,7 +126,9 @@ func aBrokerThatIsDownRefusesHangsUpStaysSilentOrSendsJunkNeverSlowsTheShow() th
 func aSilentBrokerIsGivenUpAfterTheHandshakeTimeout() throws {
     let silent = try BadBroker(.silent)
     let state = makeTempDirectory("mqtt-state")
-    let kiosk = try Kiosk(["--interval", "60", "--run-for", "20", "--mqtt", silent.url, "--mqtt-id", "silent", "--state-dir", state])
+    let kiosk = try Kiosk([
+        "--interval", "60", "--run-for", "20", "--mqtt", silent.url, "--mqtt-id", "silent", "--state-dir", state,
+    ])
     #expect(waitFor(25) { kiosk.logText.contains("no CONNACK within 15 s") }, "\(kiosk.logText)")
     // ...and is tried again.
     #expect(waitFor(5) { silent.connections.withLock { $0 } == 2 })

@@ -11,7 +11,9 @@ private func run(_ path: String, _ arguments: [String]) throws {
     let child = try Child(path, arguments)
     let status = child.wait()
     child.stdout?.waitForEnd()
-    guard status == 0 else { throw Failure("\(path) \(arguments.joined(separator: " ")): \(child.stderr?.all.joined(separator: "\n") ?? "")") }
+    guard status == 0 else {
+        throw Failure("\(path) \(arguments.joined(separator: " ")): \(child.stderr?.all.joined(separator: "\n") ?? "")")
+    }
 }
 
 @Test(.timeLimit(.minutes(2)))
@@ -27,19 +29,25 @@ func thePasswordComesFromTheURLAFileOrTheEnvironmentAndIsNeverLogged() throws {
     let encoded = secret.replacingOccurrences(of: "!", with: "%21")
     let cases: [(String, [String], [String: String], Bool)] = [
         ("url", ["--mqtt", "mqtt://kiosk:\(encoded)@127.0.0.1:\(broker.port)"], [:], true),
-        ("file", ["--mqtt", "mqtt://kiosk@127.0.0.1:\(broker.port)", "--mqtt-password-file", dir + "/password"], [:], true),
+        (
+            "file", ["--mqtt", "mqtt://kiosk@127.0.0.1:\(broker.port)", "--mqtt-password-file", dir + "/password"], [:],
+            true
+        ),
         ("environment", ["--mqtt", "mqtt://kiosk@127.0.0.1:\(broker.port)"], ["KIOSK_MQTT_PASSWORD": secret], true),
         ("wrong", ["--mqtt", "mqtt://kiosk:\(secret)x@127.0.0.1:\(broker.port)"], [:], false),
     ]
     for (name, arguments, environment, good) in cases {
         let state = makeTempDirectory("mqtt-state")
-        let kiosk = try Kiosk(["--interval", "60", "--run-for", "30", "--mqtt-id", "login-\(name)", "--state-dir", state] + arguments,
-                              environment: environment)
+        let kiosk = try Kiosk(
+            ["--interval", "60", "--run-for", "30", "--mqtt-id", "login-\(name)", "--state-dir", state] + arguments,
+            environment: environment)
         let outcome = good ? "mqtt connected" : "the broker refused the connection: Not authorized"
         #expect(waitFor(15) { kiosk.logText.contains(outcome) }, "\(name): \(kiosk.logText)")
         kiosk.stop()
         let everything = kiosk.logText + kiosk.events.all.joined()
-        #expect(!everything.contains(secret) && !everything.contains(encoded), "\(name): the password was written:\n\(everything)")
+        #expect(
+            !everything.contains(secret) && !everything.contains(encoded),
+            "\(name): the password was written:\n\(everything)")
         if name == "url" { #expect(kiosk.logText.contains("mqtt://kiosk:***@127.0.0.1")) }
         try? FileManager.default.removeItem(atPath: state)
     }
@@ -56,8 +64,12 @@ private func makeCertificates(_ dir: String) throws {
         try run(openssl, ["req", "-newkey", "rsa:2048", "-nodes", "-subj", subject, "-keyout", "\(dir)/\(name).key",
                           "-out", "\(dir)/\(name).csr"])
         try Data(extensions.utf8).write(to: URL(fileURLWithPath: "\(dir)/\(name).ext"))
-        try run(openssl, ["x509", "-req", "-in", "\(dir)/\(name).csr", "-CA", dir + "/ca.pem", "-CAkey", dir + "/ca.key",
-                          "-CAcreateserial", "-days", "2", "-extfile", "\(dir)/\(name).ext", "-out", "\(dir)/\(name).pem"])
+        try run(
+            openssl,
+            [
+                "x509", "-req", "-in", "\(dir)/\(name).csr", "-CA", dir + "/ca.pem", "-CAkey", dir + "/ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", "\(dir)/\(name).ext", "-out", "\(dir)/\(name).pem",
+            ])
     }
     for file in ["ca.pem", "server.pem", "server.key"] { chmod("\(dir)/\(file)", 0o644) }
 }
@@ -74,21 +86,34 @@ func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throw
     let cases: [(String, [String], String)] = [
         ("ca-file", ["--mqtt", "mqtts://localhost:\(broker.port)", "--ca-file", dir + "/ca.pem"], "mqtt connected"),
         ("system CAs only", ["--mqtt", "mqtts://localhost:\(broker.port)"], "certificate verify failed"),
-        ("host name", ["--mqtt", "mqtts://127.0.0.1:\(broker.port)", "--ca-file", dir + "/ca.pem"], "mqtt connection failed"),
-        ("client certificate", ["--mqtt", "mqtts://localhost:\(strict.port)", "--ca-file", dir + "/ca.pem",
-                                "--mqtt-cert", dir + "/client.pem", "--mqtt-key", dir + "/client.key"], "mqtt connected"),
-        ("no client certificate", ["--mqtt", "mqtts://localhost:\(strict.port)", "--ca-file", dir + "/ca.pem"],
-         "mqtt connection failed"),
+        (
+            "host name", ["--mqtt", "mqtts://127.0.0.1:\(broker.port)", "--ca-file", dir + "/ca.pem"],
+            "mqtt connection failed"
+        ),
+        (
+            "client certificate",
+            [
+                "--mqtt", "mqtts://localhost:\(strict.port)", "--ca-file", dir + "/ca.pem",
+                "--mqtt-cert", dir + "/client.pem", "--mqtt-key", dir + "/client.key",
+            ], "mqtt connected"
+        ),
+        (
+            "no client certificate", ["--mqtt", "mqtts://localhost:\(strict.port)", "--ca-file", dir + "/ca.pem"],
+            "mqtt connection failed"
+        ),
     ]
     var kiosks: [(String, Kiosk, String)] = []
     for (name, arguments, outcome) in cases {
         let state = makeTempDirectory("mqtt-state")
-        kiosks.append((name, try Kiosk(["--interval", "60", "--run-for", "30", "--mqtt-id", "tls", "--state-dir", state] + arguments),
-                       outcome))
+        let kiosk = try Kiosk(["--interval", "60", "--run-for", "30", "--mqtt-id", "tls", "--state-dir", state]
+                              + arguments)
+        kiosks.append((name, kiosk, outcome))
     }
     for (name, kiosk, outcome) in kiosks {
         #expect(waitFor(15) { kiosk.logText.contains(outcome) && kiosk.shown == [0] }, "\(name): \(kiosk.logText)")
-        if outcome != "mqtt connected" { #expect(!kiosk.logText.contains("mqtt connected"), "\(name): \(kiosk.logText)") }
+        if outcome != "mqtt connected" {
+            #expect(!kiosk.logText.contains("mqtt connected"), "\(name): \(kiosk.logText)")
+        }
         kiosk.stop()
         print("mqtt tls \(name): \(kiosk.log.all.first { $0.contains("mqtt conn") } ?? "")")
     }
@@ -98,9 +123,10 @@ func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throw
     func libraries(_ arguments: [String]) throws -> Set<String> {
         let frames = makeTempDirectory("kiosk-ld")
         defer { try? FileManager.default.removeItem(atPath: frames) }
-        let child = try Child(builtExecutable("kiosk-carousel"),
-                              ["--display", "offscreen:" + frames, "--size", "32x20", "--run-for", "1", "--state-dir", frames]
-                              + arguments + [samples + "/grey-1920x1200.jpg"], environment: ["LD_DEBUG": "files"])
+        let child = try Child(
+            builtExecutable("kiosk-carousel"),
+            ["--display", "offscreen:" + frames, "--size", "32x20", "--run-for", "1", "--state-dir", frames]
+                + arguments + [samples + "/grey-1920x1200.jpg"], environment: ["LD_DEBUG": "files"])
         child.wait()
         child.stderr?.waitForEnd()
         return Set(child.stderr!.all.compactMap { line in
@@ -108,7 +134,9 @@ func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throw
         })
     }
     let plain = try libraries([])
-    #expect(plain.contains("libjpeg.so.62") && !plain.contains("libmosquitto.so.1") && !plain.contains("libssl.so.3"), "\(plain.sorted())")
+    #expect(
+        plain.contains("libjpeg.so.62") && !plain.contains("libmosquitto.so.1") && !plain.contains("libssl.so.3"),
+        "\(plain.sorted())")
     let mqtt = try libraries(["--mqtt", "mqtt://127.0.0.1:\(freePort())", "--mqtt-id", "ld"])
     #expect(mqtt.contains("libmosquitto.so.1"), "\(mqtt.sorted())")
 }
@@ -119,7 +147,8 @@ func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
     chmod(dir, 0o755)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     // docs/mqtt.md "Security", plus a reader of every kiosk's events for the test.
-    let acl = "pattern readwrite kiosk-carousel/%c/#\npattern write homeassistant/+/%c/+/config\ntopic read homeassistant/status\n"
+    let acl = "pattern readwrite kiosk-carousel/%c/#\npattern write homeassistant/+/%c/+/config\n"
+        + "topic read homeassistant/status\n"
         + "topic read kiosk-carousel/+/events\ntopic read homeassistant/#\n"
     try Data(acl.utf8).write(to: URL(fileURLWithPath: dir + "/acl"))
     chmod(dir + "/acl", 0o644)
@@ -129,10 +158,14 @@ func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
                          "--state-dir", makeTempDirectory("mqtt-state")])
     // A kiosk writing under another device's prefix: the broker refuses its events (MQTT 5
     // PUBACK "Not authorized"), and its discovery configs never reach a reader.
-    let other = try Kiosk(["--interval", "0.5", "--run-for", "30", "--mqtt", broker.url, "--mqtt-id", "acl-b",
-                           "--mqtt-prefix", "kiosk-carousel/acl-a", "--mqtt-discovery", "elsewhere",
-                           "--state-dir", makeTempDirectory("mqtt-state")])
-    #expect(waitFor(15) { reader.messages.filter { $0.topic == "kiosk-carousel/acl-a/events" }.count >= 3 }, "\(own.logText)")
+    let other = try Kiosk([
+        "--interval", "0.5", "--run-for", "30", "--mqtt", broker.url, "--mqtt-id", "acl-b",
+        "--mqtt-prefix", "kiosk-carousel/acl-a", "--mqtt-discovery", "elsewhere",
+        "--state-dir", makeTempDirectory("mqtt-state"),
+    ])
+    #expect(
+        waitFor(15) { reader.messages.filter { $0.topic == "kiosk-carousel/acl-a/events" }.count >= 3 },
+        "\(own.logText)")
     #expect(waitFor(15) { other.logText.contains("mqtt event refused by the broker") }, "\(other.logText)")
     #expect(other.logText.contains("Not authorized"))
     // The device's own command topic works under the ACL.
@@ -141,7 +174,9 @@ func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
     own.stop()
     other.stop()
     let configs = reader.messages.filter { $0.topic.hasSuffix("/config") }.map(\.topic)
-    #expect(configs.count == 6 && configs.allSatisfy { $0.hasPrefix("homeassistant/") && $0.contains("/acl-a/") }, "\(configs)")
+    #expect(
+        configs.count == 6 && configs.allSatisfy { $0.hasPrefix("homeassistant/") && $0.contains("/acl-a/") },
+        "\(configs)")
     // Only acl-a's events reached the reader (both kiosks count from seq 1: the other's would
     // repeat numbers), every one of them.
     let events = reader.messages.filter { $0.topic.hasSuffix("/events") }.compactMap { seq(of: $0.payload) }

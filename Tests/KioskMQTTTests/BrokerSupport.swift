@@ -40,7 +40,9 @@ func freePort() -> Int {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     var len = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
@@ -52,7 +54,9 @@ func canConnect(_ port: Int) -> Bool {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     return withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     } == 0
 }
 
@@ -134,7 +138,9 @@ final class Child {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
         if capture {
-            guard systemPipe2(&out, O_CLOEXEC) == 0, systemPipe2(&err, O_CLOEXEC) == 0 else { throw Failure("pipe: \(errno)") }
+            guard systemPipe2(&out, O_CLOEXEC) == 0, systemPipe2(&err, O_CLOEXEC) == 0 else {
+                throw Failure("pipe: \(errno)")
+            }
             posix_spawn_file_actions_adddup2(&actions, out[1], 1)
             posix_spawn_file_actions_adddup2(&actions, err[1], 2)
         } else {
@@ -212,8 +218,10 @@ final class Broker {
 
     init(port: Int? = nil, persistence: Bool = false, configuration: String = "allow_anonymous true\n") throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub") else {
-            throw Failure("mosquitto is not installed: apt-get install mosquitto mosquitto-clients (deploy/apt-deps.sh --tests)")
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub")
+        else {
+            throw Failure(
+                "mosquitto is not installed: apt-get install mosquitto mosquitto-clients (deploy/apt-deps.sh --tests)")
         }
         directory = makeTempDirectory("broker")
         // Started as root, mosquitto drops to its own user (Debian's default `user mosquitto`),
@@ -233,7 +241,9 @@ final class Broker {
     /// Starts it (again, on the same port and database).
     func start() throws {
         var conf = "listener \(port) 127.0.0.1\nlog_dest file \(directory)/broker.log\nlog_type all\n"
-        conf += persistence ? "persistence true\npersistence_location \(directory)/\nautosave_interval 0\n" : "persistence false\n"
+        conf +=
+            persistence
+            ? "persistence true\npersistence_location \(directory)/\nautosave_interval 0\n" : "persistence false\n"
         conf += extra
         try Data(conf.utf8).write(to: URL(fileURLWithPath: directory + "/mosquitto.conf"))
         process = try Child("/usr/sbin/mosquitto", ["-c", directory + "/mosquitto.conf"], capture: false)
@@ -283,7 +293,9 @@ struct Message: Equatable {
 final class Subscriber {
     private let process: Child
 
-    init(_ broker: Broker, topics: [String], session: String? = nil, retainedOnly: Bool = false, extra: [String] = []) throws {
+    init(
+        _ broker: Broker, topics: [String], session: String? = nil, retainedOnly: Bool = false, extra: [String] = []
+    ) throws {
         var arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-F", "%r %t %p", "-q", "1"]
         for t in topics { arguments += ["-t", t] }
         let id = session ?? "sub-\(UInt32.random(in: 0...UInt32.max))"
@@ -302,7 +314,8 @@ final class Subscriber {
         process.stdout!.all.compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2 else { return nil }
-            return Message(topic: String(parts[1]), payload: parts.count > 2 ? String(parts[2]) : "", retained: parts[0] == "1")
+            return Message(
+                topic: String(parts[1]), payload: parts.count > 2 ? String(parts[2]) : "", retained: parts[0] == "1")
         }
     }
 
@@ -334,9 +347,12 @@ final class Kiosk {
 
     init(_ arguments: [String], sources: [String] = [samples], environment: [String: String] = [:]) throws {
         frames = makeTempDirectory("kiosk-frames")
-        process = try Child(builtExecutable("kiosk-carousel"),
-                            ["--display", "offscreen:" + frames, "--size", "32x20", "--clock", "real", "--input", "none",
-                             "--control", "none", "--fade", "0"] + arguments + sources, environment: environment)
+        process = try Child(
+            builtExecutable("kiosk-carousel"),
+            [
+                "--display", "offscreen:" + frames, "--size", "32x20", "--clock", "real", "--input", "none",
+                "--control", "none", "--fade", "0",
+            ] + arguments + sources, environment: environment)
     }
 
     deinit {
@@ -358,7 +374,10 @@ final class Kiosk {
     }
 
     var shown: [Int] {
-        eventObjects.compactMap { $0["event"] == .string("shown") ? $0["index"].flatMap { if case .int(let i) = $0 { return Int(i) } else { return nil } } : nil }
+        eventObjects.compactMap {
+            $0["event"] == .string("shown")
+                ? $0["index"].flatMap { if case .int(let i) = $0 { return Int(i) } else { return nil } } : nil
+        }
     }
 
     var logText: String { log.all.joined(separator: "\n") }
@@ -366,7 +385,8 @@ final class Kiosk {
 
 /// The `seq` of an event payload, nil when it has none.
 func seq(of payload: String) -> Int? {
-    guard case .object(let fields)? = try? JSONValue.parse(Array(payload.utf8)), case .int(let s)? = fields["seq"] else { return nil }
+    guard case .object(let fields)? = try? JSONValue.parse(Array(payload.utf8)), case .int(let s)? = fields["seq"]
+    else { return nil }
     return Int(s)
 }
 

@@ -22,15 +22,28 @@ private let entityKeys: [String: SchemaType] = [
 ]
 
 private let componentKeys: [String: (keys: [String: SchemaType], required: Set<String>)] = [
-    "button": (["command_template": .string, "command_topic": .string, "device_class": .string, "payload_press": .string,
-                "retain": .boolean], ["command_topic"]),
-    "switch": (["command_template": .string, "command_topic": .string, "device_class": .string, "optimistic": .boolean,
-                "payload_off": .string, "payload_on": .string, "retain": .boolean, "state_off": .string, "state_on": .string,
-                "state_topic": .string, "value_template": .string], ["command_topic"]),
-    "sensor": (["device_class": .string, "expire_after": .integer, "force_update": .boolean,
-                "last_reset_value_template": .string, "options": .list, "state_class": .string, "state_topic": .string,
-                "suggested_display_precision": .integer, "unit_of_measurement": .string, "value_template": .string],
-               ["state_topic"]),
+    "button": (
+        [
+            "command_template": .string, "command_topic": .string, "device_class": .string, "payload_press": .string,
+            "retain": .boolean,
+        ], ["command_topic"]
+    ),
+    "switch": (
+        [
+            "command_template": .string, "command_topic": .string, "device_class": .string, "optimistic": .boolean,
+            "payload_off": .string, "payload_on": .string, "retain": .boolean, "state_off": .string,
+            "state_on": .string,
+            "state_topic": .string, "value_template": .string,
+        ], ["command_topic"]
+    ),
+    "sensor": (
+        [
+            "device_class": .string, "expire_after": .integer, "force_update": .boolean,
+            "last_reset_value_template": .string, "options": .list, "state_class": .string, "state_topic": .string,
+            "suggested_display_precision": .integer, "unit_of_measurement": .string, "value_template": .string,
+        ],
+        ["state_topic"]
+    ),
 ]
 
 private let deviceKeys: [String: SchemaType] = [
@@ -58,16 +71,25 @@ func discoveryProblems(topic: String, payload: [UInt8], discoveryPrefix: String 
         return ["topic \(topic) is not <discovery_prefix>/<component>/[<node_id>/]<object_id>/config"]
     }
     let component = levels[1]
-    guard let schema = componentKeys[component] else { return ["component \(component) is not one this kiosk should use"] }
+    guard let schema = componentKeys[component] else {
+        return ["component \(component) is not one this kiosk should use"]
+    }
     let idCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
     for id in levels[2..<(levels.count - 1)] where id.isEmpty || !id.allSatisfy(idCharacters.contains) {
         problems.append("\(topic): the ID '\(id)' is not of [a-zA-Z0-9_-]")
     }
-    guard case .object(let config)? = try? JSONValue.parse(payload) else { return problems + ["\(topic): not a JSON object"] }
+    guard case .object(let config)? = try? JSONValue.parse(payload) else {
+        return problems + ["\(topic): not a JSON object"]
+    }
     for (key, value) in config {
-        guard let type = entityKeys[key] ?? schema.keys[key] else { problems.append("\(topic): '\(key)' is not documented for \(component)"); continue }
+        guard let type = entityKeys[key] ?? schema.keys[key] else {
+            problems.append("\(topic): '\(key)' is not documented for \(component)")
+            continue
+        }
         if !matches(value, type) { problems.append("\(topic): '\(key)' is \(value.typeName), documented as \(type)") }
-        if key.hasSuffix("_topic"), case .string(let t) = value, t.hasPrefix("~") || t.hasSuffix("~") || t.contains("+") || t.contains("#") {
+        if key.hasSuffix("_topic"), case .string(let t) = value,
+            t.hasPrefix("~") || t.hasSuffix("~") || t.contains("+") || t.contains("#")
+        {
             problems.append("\(topic): '\(key)' \(t) is no plain topic")
         }
     }
@@ -75,10 +97,15 @@ func discoveryProblems(topic: String, payload: [UInt8], discoveryPrefix: String 
     // A device needs a unique_id on the entity and identifiers or connections (and a name).
     if case .object(let device)? = config["device"] {
         for (key, value) in device {
-            guard let type = deviceKeys[key] else { problems.append("\(topic): device '\(key)' is not documented"); continue }
+            guard let type = deviceKeys[key] else {
+                problems.append("\(topic): device '\(key)' is not documented")
+                continue
+            }
             if !matches(value, type) { problems.append("\(topic): device '\(key)' is \(value.typeName)") }
         }
-        if device["identifiers"] == nil && device["connections"] == nil { problems.append("\(topic): device without identifiers") }
+        if device["identifiers"] == nil && device["connections"] == nil {
+            problems.append("\(topic): device without identifiers")
+        }
         if config["unique_id"] == nil { problems.append("\(topic): device info without unique_id") }
     }
     if case .object(let origin)? = config["origin"] {
@@ -119,16 +146,29 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
         #expect(discoveryProblems(topic: message.topic, payload: message.payload) == [])
         guard case .object(let config)? = try? JSONValue.parse(message.payload) else { continue }
         // One device for all, with its model and version; every entity says when the kiosk is away.
-        #expect(config["device"] == .object(["identifiers": .array([.string("lobby-3f2a9c01")]), "name": .string("lobby"),
-                                             "manufacturer": .string("kiosk-carousel"), "model": .string("kiosk-carousel"),
-                                             "sw_version": .string("1.2.3")]))
+        #expect(
+            config["device"]
+                == .object([
+                    "identifiers": .array([.string("lobby-3f2a9c01")]), "name": .string("lobby"),
+                    "manufacturer": .string("kiosk-carousel"), "model": .string("kiosk-carousel"),
+                    "sw_version": .string("1.2.3"),
+                ]))
         #expect(config["availability_topic"] == .string("kiosk-carousel/lobby-3f2a9c01/availability"))
     }
     // The schema check itself catches what it is for.
-    #expect(!discoveryProblems(topic: "homeassistant/button/x/y/config", payload: Array(#"{"command_topc":"a"}"#.utf8)).isEmpty)
-    #expect(!discoveryProblems(topic: "homeassistant/switch/a.b/c/config", payload: Array(#"{"command_topic":"a"}"#.utf8)).isEmpty)
-    #expect(!discoveryProblems(topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a","qos":"1"}"#.utf8)).isEmpty)
-    #expect(discoveryProblems(topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a"}"#.utf8)).isEmpty)
+    #expect(
+        !discoveryProblems(topic: "homeassistant/button/x/y/config", payload: Array(#"{"command_topc":"a"}"#.utf8))
+            .isEmpty)
+    #expect(
+        !discoveryProblems(topic: "homeassistant/switch/a.b/c/config", payload: Array(#"{"command_topic":"a"}"#.utf8))
+            .isEmpty)
+    #expect(
+        !discoveryProblems(
+            topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a","qos":"1"}"#.utf8)
+        ).isEmpty)
+    #expect(
+        discoveryProblems(topic: "homeassistant/sensor/x/y/config", payload: Array(#"{"state_topic":"a"}"#.utf8))
+            .isEmpty)
     #expect(HomeAssistantDiscovery.messages(try configuration(discovery: nil)).isEmpty)
 }
 
@@ -137,7 +177,9 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
     for message in HomeAssistantDiscovery.messages(config) {
         guard case .object(let fields)? = try? JSONValue.parse(message.payload) else { continue }
         if case .string(let topic)? = fields["command_topic"] {
-            let payload = fields["payload_press"].flatMap { if case .string(let s) = $0 { return s } else { return nil } }
+            let payload = fields["payload_press"].flatMap {
+                if case .string(let s) = $0 { return s } else { return nil }
+            }
             for p in payload.map({ [$0] }) ?? ["ON", "OFF"] {
                 let parsed = MQTTCommandParser.parse(topic: Array(topic.utf8), payload: Array(p.utf8), retained: false,
                                                      topics: config.topics)
@@ -148,10 +190,16 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
 }
 
 @Test func theStatusCarriesTheSensorsStateAndAttributes() {
-    let status: JSONValue = .object(["index": .int(2), "src": .string("https://cdn.example/shows/" + String(repeating: "é", count: 300)),
-                                     "frames": .int(812), "t": .int(123), "paused": .bool(false), "caption": .string("Lake")])
-    guard case .object(let fields)? = try? JSONValue.parse(HomeAssistantDiscovery.statusPayload(status, lastSeq: 17, pending: 2, dropped: 1)) else {
-        Issue.record("not JSON"); return
+    let status: JSONValue = .object([
+        "index": .int(2), "src": .string("https://cdn.example/shows/" + String(repeating: "é", count: 300)),
+        "frames": .int(812), "t": .int(123), "paused": .bool(false), "caption": .string("Lake"),
+    ])
+    guard
+        case .object(let fields)? = try? JSONValue.parse(
+            HomeAssistantDiscovery.statusPayload(status, lastSeq: 17, pending: 2, dropped: 1))
+    else {
+        Issue.record("not JSON")
+        return
     }
     #expect(fields["frames"] == nil && fields["t"] == nil)
     #expect(fields["name"] == .string(String(repeating: "é", count: 255)))

@@ -84,7 +84,8 @@ private func fileBytes(_ path: String) -> [UInt8] { FileManager.default.contents
     _ = outbox.append([event(0)])
     let good = fileBytes(dir + "/outbox")
     // A power cut may leave zeros (an extended size whose blocks were never written).
-    try Data(good + [UInt8](repeating: 0, count: 4096) + Array("A 1\n".utf8)).write(to: URL(fileURLWithPath: dir + "/outbox"))
+    try Data(good + [UInt8](repeating: 0, count: 4096) + Array("A 1\n".utf8)).write(
+        to: URL(fileURLWithPath: dir + "/outbox"))
     let (reopened, notes) = EventOutbox.open(directory: dir, limit: 100)
     #expect(reopened.pending.map(\.seq) == [1])
     #expect(notes.count == 1 && notes[0].contains("4100 bytes"), "\(notes)")
@@ -156,8 +157,10 @@ private func fileBytes(_ path: String) -> [UInt8] { FileManager.default.contents
                                    .event(OutboxEvent(seq: 5, payload: Array("{\"a\":1,\"seq\":5}".utf8))),
                                    .acknowledged(seq: 9_223_372_036_854_775_806), .dropped(seq: 1)]
     for r in records { #expect(OutboxRecord.parse(r.line.dropLast()[...]) == r, "\(r)") }
-    for bad in ["H 2 1 0", "H 1 01 0", "A 0", "A -1", "A 1 ", "E 5 {\"a\":1,\"seq\":6}", "E 5 [\"seq\":5}", "E 5 ", "X 1",
-                "A 9223372036854775807", "D", "E 05 {\"seq\":5}"] {
+    for bad in [
+        "H 2 1 0", "H 1 01 0", "A 0", "A -1", "A 1 ", "E 5 {\"a\":1,\"seq\":6}", "E 5 [\"seq\":5}", "E 5 ", "X 1",
+        "A 9223372036854775807", "D", "E 05 {\"seq\":5}",
+    ] {
         #expect(OutboxRecord.parse(Array(bad.utf8)[...]) == nil, "\(bad)")
     }
 }

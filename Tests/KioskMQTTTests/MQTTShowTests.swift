@@ -26,20 +26,29 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     })
 
     // What Home Assistant reads when it (re)starts: the retained configs, availability, state.
-    let retained = try Subscriber(broker, topics: ["homeassistant/#", "kiosk-carousel/lobby/#"], retainedOnly: true).finish { $0.count >= 9 }
+    let retained = try Subscriber(broker, topics: ["homeassistant/#", "kiosk-carousel/lobby/#"], retainedOnly: true)
+        .finish { $0.count >= 9 }
     let configs = retained.filter { $0.topic.hasPrefix("homeassistant/") }
-    #expect(Set(configs.map(\.topic)) == Set(["button/lobby/next", "button/lobby/previous", "button/lobby/pause", "button/lobby/resume",
-                                               "switch/lobby/display", "sensor/lobby/image"].map { "homeassistant/\($0)/config" }))
+    #expect(
+        Set(configs.map(\.topic))
+            == Set(
+                [
+                    "button/lobby/next", "button/lobby/previous", "button/lobby/pause", "button/lobby/resume",
+                    "switch/lobby/display", "sensor/lobby/image",
+                ].map { "homeassistant/\($0)/config" }))
     for config in configs {
         #expect(discoveryProblems(topic: config.topic, payload: Array(config.payload.utf8)) == [], "\(config.payload)")
     }
     #expect(retained.contains(Message(topic: "kiosk-carousel/lobby/availability", payload: "online", retained: true)))
-    #expect(retained.contains(Message(topic: "kiosk-carousel/lobby/display", payload: "ON", retained: true)), "\(retained)")
+    #expect(
+        retained.contains(Message(topic: "kiosk-carousel/lobby/display", payload: "ON", retained: true)), "\(retained)")
     let status = retained.first { $0.topic == "kiosk-carousel/lobby/status" }
     guard case .object(let fields)? = status.flatMap({ try? JSONValue.parse(Array($0.payload.utf8)) }) else {
         Issue.record("no status: \(retained)"); return
     }
-    #expect(fields["index"] == .int(0) && fields["name"] == .string("colorfulcups-1920x1200.jpg") && fields["playlist_length"] == .int(5))
+    #expect(
+        fields["index"] == .int(0) && fields["name"] == .string("colorfulcups-1920x1200.jpg")
+            && fields["playlist_length"] == .int(5))
     // No event is retained (a new subscriber must not take an old event for a new one).
     #expect(!retained.contains { $0.topic.hasSuffix("/events") })
 
@@ -53,11 +62,14 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     #expect(waitFor(1) { kiosk.shown == [0, 1, 3] }, "\(kiosk.events.all)")
     // The screen switch: off, with its state and event; on again.
     try publish(broker, "kiosk-carousel/lobby/command/display", "OFF")
-    #expect(waitFor(2) {
-        replies.messages.contains { $0.topic.hasSuffix("/events") && $0.payload.contains("\"display\"") }
-            && replies.messages.contains { $0.topic.hasSuffix("/display") && $0.payload == "OFF" }
-    })
-    let dark = try Subscriber(broker, topics: ["kiosk-carousel/lobby/display"], retainedOnly: true).finish { !$0.isEmpty }
+    #expect(
+        waitFor(2) {
+            replies.messages.contains { $0.topic.hasSuffix("/events") && $0.payload.contains("\"display\"") }
+                && replies.messages.contains { $0.topic.hasSuffix("/display") && $0.payload == "OFF" }
+        })
+    let dark = try Subscriber(broker, topics: ["kiosk-carousel/lobby/display"], retainedOnly: true).finish {
+        !$0.isEmpty
+    }
     #expect(dark.map(\.payload) == ["OFF"])
     try publish(broker, "kiosk-carousel/lobby/command/display", "ON")
     // A bad payload, a goto past the end: answered on the reply topic, nothing moves.
@@ -66,13 +78,17 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     #expect(waitFor(3) { replies.messages.filter { $0.topic.hasSuffix("/reply") }.count >= 6 })
     let answers = replies.messages.filter { $0.topic.hasSuffix("/reply") }.map(\.payload)
     #expect(answers.contains(#"{"command":"next","error":"success","payload":"PRESS"}"#), "\(answers)")
-    #expect(answers.contains { $0.contains(#""command":"goto""#) && $0.contains("expected a playlist index") }, "\(answers)")
+    #expect(
+        answers.contains { $0.contains(#""command":"goto""#) && $0.contains("expected a playlist index") }, "\(answers)"
+    )
     #expect(answers.contains { $0.contains("bad index 9: the playlist has 5 items") }, "\(answers)")
     #expect(kiosk.shown == [0, 1, 3, 3] || kiosk.shown == [0, 1, 3], "\(kiosk.shown)")
 
     // A clean stop: offline, retained.
     kiosk.stop()
-    let after = try Subscriber(broker, topics: ["kiosk-carousel/lobby/availability"], retainedOnly: true).finish { !$0.isEmpty }
+    let after = try Subscriber(broker, topics: ["kiosk-carousel/lobby/availability"], retainedOnly: true).finish {
+        !$0.isEmpty
+    }
     #expect(after.map(\.payload) == ["offline"])
     print("mqtt: a Next button press moved the show in \(Int(latency * 1000)) ms (mosquitto_pub's start included)")
 }
@@ -84,7 +100,9 @@ func theLastWillMarksAKilledKioskOfflineAndRetainedOrForeignCommandsAreNotCarrie
     defer { try? FileManager.default.removeItem(atPath: state) }
     // A retained "screen off" left on the command topic by someone, before the kiosk starts.
     try publish(broker, "kiosk-carousel/hall/command/display", "OFF", retain: true)
-    let kiosk = try Kiosk(["--interval", "60", "--run-for", "60", "--mqtt", broker.url, "--mqtt-id", "hall", "--state-dir", state])
+    let kiosk = try Kiosk([
+        "--interval", "60", "--run-for", "60", "--mqtt", broker.url, "--mqtt-id", "hall", "--state-dir", state,
+    ])
     #expect(waitFor(15) { kiosk.logText.contains("mqtt connected") && kiosk.shown == [0] })
     #expect(waitFor(5) { kiosk.logText.contains("retained message is not a command") }, "\(kiosk.logText)")
     // Another device's command topic, a topic beside ours: nothing moves.
@@ -103,14 +121,19 @@ func theLastWillMarksAKilledKioskOfflineAndRetainedOrForeignCommandsAreNotCarrie
     #expect(live.messages.suffix(6).allSatisfy { $0.topic.contains("/hall/") })
     kiosk.kill()
     // The broker publishes the will when the connection drops without a DISCONNECT.
-    #expect(waitFor(5) {
-        (try? Subscriber(broker, topics: ["kiosk-carousel/hall/availability"], retainedOnly: true).finish { !$0.isEmpty }.map(\.payload)) == ["offline"]
-    })
+    #expect(
+        waitFor(5) {
+            (try? Subscriber(broker, topics: ["kiosk-carousel/hall/availability"], retainedOnly: true).finish {
+                !$0.isEmpty
+            }.map(\.payload)) == ["offline"]
+        })
 }
 
 /// Every seq from 1 to the highest received is there, and every event the kiosks wrote to
 /// stdout (and got into the outbox) was received. Returns the seqs received and the duplicates.
-private func accountFor(_ received: [Message], stdout: [String]) -> (seqs: [Int], duplicates: Int, missing: [Int], unreceived: [String]) {
+private func accountFor(
+    _ received: [Message], stdout: [String]
+) -> (seqs: [Int], duplicates: Int, missing: [Int], unreceived: [String]) {
     let events = received.filter { $0.topic.hasSuffix("/events") }
     let seqs = events.compactMap { seq(of: $0.payload) }
     let unique = Set(seqs)
@@ -129,7 +152,9 @@ func aTenSecondBrokerOutageLosesNoEventAndTheShowGoesOn() throws {
     let id = "outage"
     // A consumer with a persistent session: the broker keeps its messages across its restart.
     var checker: Subscriber? = try Subscriber(broker, topics: ["kiosk-carousel/\(id)/events"], session: "checker-\(id)")
-    let kiosk = try Kiosk(["--interval", "0.5", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state])
+    let kiosk = try Kiosk([
+        "--interval", "0.5", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state,
+    ])
     #expect(waitFor(20) { (checker?.messages.count ?? 0) >= 4 }, "\(kiosk.logText)")
     var received = checker!.messages
     broker.stop()
@@ -171,7 +196,9 @@ func aSIGKILLWithEventsSentButUnacknowledgedLosesNone() throws {
     defer { try? FileManager.default.removeItem(atPath: state) }
     let id = "killed"
     var checker: Subscriber? = try Subscriber(broker, topics: ["kiosk-carousel/\(id)/events"], session: "checker-\(id)")
-    let first = try Kiosk(["--interval", "0.4", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state])
+    let first = try Kiosk([
+        "--interval", "0.4", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state,
+    ])
     #expect(waitFor(20) { (checker?.messages.count ?? 0) >= 3 }, "\(first.logText)")
     // The broker's state with the consumer's session is saved, then the broker stops answering:
     // the kiosk's next events go out on the socket and are never acknowledged.
@@ -196,11 +223,14 @@ func aSIGKILLWithEventsSentButUnacknowledgedLosesNone() throws {
 
     try broker.start()
     let checker2 = try Subscriber(broker, topics: ["kiosk-carousel/\(id)/events"], session: "checker-\(id)")
-    let second = try Kiosk(["--interval", "0.4", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state])
-    #expect(waitFor(30) {
-        let got = accountFor(before + checker2.messages, stdout: written)
-        return got.unreceived.isEmpty && second.events.all.count >= 3
-    }, "\(second.logText)")
+    let second = try Kiosk([
+        "--interval", "0.4", "--run-for", "300", "--mqtt", broker.url, "--mqtt-id", id, "--state-dir", state,
+    ])
+    #expect(
+        waitFor(30) {
+            let got = accountFor(before + checker2.messages, stdout: written)
+            return got.unreceived.isEmpty && second.events.all.count >= 3
+        }, "\(second.logText)")
     second.stop()
     usleep(300_000)
     let all = before + checker2.messages
@@ -211,9 +241,10 @@ func aSIGKILLWithEventsSentButUnacknowledgedLosesNone() throws {
     // from the last one instead of starting again.
     let resent = Set(checker2.messages.compactMap { seq(of: $0.payload) })
     #expect(Set(unacknowledged).isSubset(of: resent), "\(unacknowledged) not sent again: \(resent.sorted())")
-    let secondSeqs = checker2.messages.filter { m in second.events.all.contains { $0 == withoutSeq(m.payload) } }.compactMap { seq(of: $0.payload) }
+    let secondSeqs = checker2.messages.filter { m in second.events.all.contains { $0 == withoutSeq(m.payload) } }
+        .compactMap { seq(of: $0.payload) }
     #expect((secondSeqs.min() ?? 0) > (unacknowledged.max() ?? 0))
     print("mqtt SIGKILL: \(written.count) events before the kill, \(unacknowledged.count) sent but unacknowledged,"
-          + " all sent again after the restart; \(result.seqs.count) seqs 1...\(result.seqs.last ?? 0) with none missing,"
-          + " \(result.duplicates) duplicates")
+          + " all sent again after the restart; \(result.seqs.count) seqs 1...\(result.seqs.last ?? 0)"
+          + " with none missing, \(result.duplicates) duplicates")
 }

@@ -16,11 +16,15 @@ private func tempFile(_ text: String) -> String {
     defer { unlink(good) }
     #expect(try DeviceIdentity.machineID(path: good) == "0123456789abcdef0123456789abcdef")
     // A first boot's "uninitialized", upper case, a short or long line: refused with EINVAL.
-    for text in ["uninitialized\n", "0123456789ABCDEF0123456789ABCDEF\n", "0123\n", "0123456789abcdef0123456789abcdef0\n", ""] {
+    for text in [
+        "uninitialized\n", "0123456789ABCDEF0123456789ABCDEF\n", "0123\n", "0123456789abcdef0123456789abcdef0\n", "",
+    ] {
         let path = tempFile(text)
         defer { unlink(path) }
         #expect(throws: SystemError.self) { try DeviceIdentity.machineID(path: path) }
-        do { _ = try DeviceIdentity.machineID(path: path) } catch { #expect(error.errno == EINVAL, "\(text): \(error)") }
+        do { _ = try DeviceIdentity.machineID(path: path) } catch {
+            #expect(error.errno == EINVAL, "\(text): \(error)")
+        }
     }
     do { _ = try DeviceIdentity.machineID(path: "/nonexistent/machine-id") } catch { #expect(error.errno == ENOENT) }
 }
@@ -33,9 +37,15 @@ private func tempFile(_ text: String) -> String {
     #expect(expanded == "https://cdn.example/lobby/abc/lobby.json")
     #expect(asked == ["host", "id"])
     asked = []
-    let plain = try DeviceIdentity.expand("https://cdn.example/show.json", hostname: { asked.append("host"); return "x" },
-                                          machineID: { () throws(SystemError) -> String in
-                                              throw SystemError(operation: "open", path: "/etc/machine-id", errno: ENOENT) })
+    let plain = try DeviceIdentity.expand(
+        "https://cdn.example/show.json",
+        hostname: {
+            asked.append("host")
+            return "x"
+        },
+        machineID: { () throws(SystemError) -> String in
+            throw SystemError(operation: "open", path: "/etc/machine-id", errno: ENOENT)
+        })
     #expect(plain == "https://cdn.example/show.json" && asked.isEmpty)
     #expect(throws: SystemError.self) {
         try DeviceIdentity.expand("https://cdn.example/{machine-id}.json", hostname: { "x" },

@@ -66,7 +66,9 @@ func fuzzMQTT(_ data: [UInt8]) {
         }
         if event.count <= EventOutbox.maxPayloadBytes {
             let record = OutboxRecord.event(OutboxEvent(seq: seq, payload: event))
-            guard OutboxRecord.parse(record.line.dropLast()[...]) == record else { fuzzFailure("event record does not read back", data) }
+            guard OutboxRecord.parse(record.line.dropLast()[...]) == record else {
+                fuzzFailure("event record does not read back", data)
+            }
         }
     }
 }

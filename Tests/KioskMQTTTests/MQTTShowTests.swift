@@ -93,7 +93,7 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     print("mqtt: a Next button press moved the show in \(Int(latency * 1000)) ms (mosquitto_pub's start included)")
 }
 
-@Test(.timeLimit(.minutes(1)))
+@Test(.timeLimit(.minutes(2)))
 func theLastWillMarksAKilledKioskOfflineAndRetainedOrForeignCommandsAreNotCarriedOut() throws {
     let broker = try Broker()
     let state = makeTempDirectory("mqtt-state")

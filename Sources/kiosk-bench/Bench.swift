@@ -363,6 +363,10 @@ final class Bench {
         if !dj.isEmpty, dj.allSatisfy(\.ok) {
             let dWall = median(dj.map(\.wallMs))
             compare(name + ", wall", ours: oWall, ms(oWall), reference: djName, dWall, ms(dWall), max: djpegTarget)
+            // CPU time (user and system, page faults included): what the machine's other work
+            // disturbs least.
+            let oCPU = median(ours.map(\.cpuMs)), dCPU = median(dj.map(\.cpuMs))
+            compare(name + ", CPU", ours: oCPU, ms(oCPU), reference: djName, dCPU, ms(dCPU), max: nil)
         } else if djpeg != nil {
             failRow(name + " vs djpeg", firstLine(dj.first { !$0.ok }?.stderr ?? ""))
         }

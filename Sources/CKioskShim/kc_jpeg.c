@@ -308,6 +308,18 @@ static jvirt_barray_ptr kc_request_virt_barray(j_common_ptr cinfo, int pool, boo
 /// the peak is the same (the arrays are filled whole either way; rows given back later split
 /// their huge pages). Where the kernel finds no free 2 MiB block it compacts memory or falls
 /// back to small pages (its transparent_hugepage "defrag" setting), on the decode thread.
+///
+/// Why transparent huge pages through madvise: in the kernel's admin guide
+/// (Documentation/admin-guide/mm/transhuge.rst, "Global THP controls") MADV_HUGEPAGE is the
+/// per-range opt-in of the "madvise" mode; in the "always" mode (the default of Debian's
+/// kernel config) the arrays may get huge pages anyway, and the advice lets the default
+/// "defrag=madvise" setting compact memory for them at fault time. It is a hint only: with
+/// THP "never", or no free 2 MiB block, the pages are ordinary ones and nothing fails.
+/// hugetlbfs pages (MAP_HUGETLB) would need a pool the administrator reserves
+/// (vm.nr_hugepages) and fail the allocation without one, and libjpeg allocates through
+/// malloc, which cannot ask for them. Fewer page faults, the same work and pixels:
+/// CoefficientReleaseTests compares the pixels, and the faults taken while
+/// jpeg_start_decompress fills the arrays, with and without the advice.
 static void advise_huge_pages(kc_jpeg *h) {
     j_common_ptr common = (j_common_ptr)&h->cinfo;
     if (!h->coef_huge || h->coef_count > MAX_COMPONENTS) return;

@@ -132,6 +132,10 @@ import Testing
             return
         }
         #expect(huge.hugeBytes >= huge.coefficientBytes * 8 / 10, "\(huge.hugeBytes) of \(huge.coefficientBytes) bytes advised")
+        print("CoefficientReleaseTests: THP \(mode ?? ""): \(huge.startFaults) page faults with the advice,"
+              + " \(small.startFaults) without")
+        // In the "always" mode the arrays may get huge pages without the advice too: no difference to see.
+        guard mode == "madvise" else { return }
         #expect(small.startFaults > huge.coefficientBytes / 4096 / 2, "4 KiB pages: \(small.startFaults) faults")
         #expect(huge.startFaults * 4 <= small.startFaults, "page faults: \(huge.startFaults) in huge pages, \(small.startFaults) without")
     }

@@ -4,7 +4,7 @@
 // FreeType, HarfBuzz, fontconfig and FriBidi, opened with dlopen when the show first needs text
 // (a status screen, a caption, the clock; on a thread of its own, never the frame loop's)
 // instead of linked: they bring glib, graphite2, pcre2, brotli, expat and more, about 15
-// libraries a show of photos without words never needs (README "Benchmarks"). The .deb
+// libraries a show of photos without words never needs (docs/benchmarks.md). The .deb
 // depends on libfreetype6, libharfbuzz0b, libfontconfig1 and libfribidi0 by name, since
 // dpkg-shlibdeps cannot see them.
 //

@@ -115,12 +115,13 @@ import Testing
     }
 
     /// The coefficient arrays of the 14.7 MP progressive photo are advised for huge pages, and
-    /// where the kernel has them that is what it gives: reading the file into them takes a
-    /// quarter of the page faults or less (about 23,600 in 4 KiB pages, 3,700 in huge pages on
-    /// the development machine); the pixels are the same. The kernel may give fewer huge pages
-    /// than asked for while other work holds memory (a full test run beside other builds saw
-    /// 14,300 once), so the pair of decodes is made up to three times and the best is compared:
-    /// without the advice, no attempt comes near.
+    /// where the kernel has them that is what it gives: reading the file into them takes far
+    /// fewer page faults (about 23,600 in 4 KiB pages, 3,700 with the advice when this test runs
+    /// alone); the pixels are the same. How many of the arrays' 2 MiB blocks get a huge page
+    /// depends on what the process did with its address space before: in a full test run, with
+    /// other suites decoding beside this one, it saw 8,300 to 14,300 faults. So the pair of
+    /// decodes is made up to three times, the best is kept, and it must save at least a quarter
+    /// of the faults; without the advice every attempt takes the same count.
     @Test func theCoefficientsOfAProgressivePhotoAreInHugePages() throws {
         // As the program does at start: blocks of 256 KiB and more are mappings of their own, so
         // libjpeg's arrays are fresh pages here too, not heap memory that tests running beside
@@ -147,7 +148,7 @@ import Testing
                 "\(huge.hugeBytes) of \(huge.coefficientBytes) bytes advised")
         guard mode == "madvise" else { return }
         #expect(small.startFaults > huge.coefficientBytes / 4096 / 2, "4 KiB pages: \(small.startFaults) faults")
-        #expect(huge.startFaults * 4 <= small.startFaults,
+        #expect(huge.startFaults * 4 <= small.startFaults * 3,
                 "page faults: \(huge.startFaults) in huge pages, \(small.startFaults) without")
     }
 }

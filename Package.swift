@@ -38,11 +38,12 @@ let version: String = {
     return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
 }()
 
-/// FreeType's and HarfBuzz's header folders on Debian (`pkg-config --cflags freetype2 harfbuzz`),
+/// FreeType's, HarfBuzz's and FriBidi's header folders on Debian (`pkg-config --cflags freetype2
+/// harfbuzz fribidi`),
 /// for the targets that read their headers (the libraries themselves are opened with dlopen):
 /// CKioskText, and every Swift module, since one that imports KioskText, even indirectly, may
 /// read CKioskText's header (release builds optimise across modules; see the end of the file).
-let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz"]
+let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz", "/usr/include/fribidi"]
 
 let package = Package(
     name: "kiosk-carousel",
@@ -74,13 +75,14 @@ let package = Package(
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // Text: glyphs, shaping and font lookup for KioskText (runtime: libfreetype6,
-        // libharfbuzz0b, libfontconfig1; fonts-dejavu-core is the default font). Headers only:
-        // CKioskText opens the libraries on first use; no pkgConfig, which would link them, so
-        // FreeType's and HarfBuzz's header folders are given as `textHeaders`.
+        // Text: glyphs, shaping, font lookup and the bidirectional algorithm for KioskText
+        // (runtime: libfreetype6, libharfbuzz0b, libfontconfig1, libfribidi0; fonts-dejavu-core
+        // is the default font). Headers only: CKioskText opens the libraries on first use; no
+        // pkgConfig, which would link them, so their header folders are given as `textHeaders`.
         .systemLibrary(name: "CLibFreeType", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CLibHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
         .systemLibrary(name: "CLibFontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        .systemLibrary(name: "CLibFriBidi", providers: [.apt(["libfribidi-dev"])]),
         // MQTT for KioskMQTT (runtime: libmosquitto1). Header only: CKioskMQTT opens the library
         // when --mqtt is given.
         .systemLibrary(name: "CLibMosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -100,8 +102,8 @@ let package = Package(
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
         // libcrypto opened at the first SHA-256 (a table of its EVP digest functions).
         .target(name: "CKioskCrypto", dependencies: ["CLibCrypto"]),
-        // FreeType, HarfBuzz and fontconfig opened on first use (a table of their functions).
-        .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"],
+        // FreeType, HarfBuzz, fontconfig and FriBidi opened on first use (a table of their functions).
+        .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig", "CLibFriBidi"],
                 cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
         // libmosquitto opened when --mqtt is given (a table of its functions).
         .target(name: "CKioskMQTT", dependencies: ["CLibMosquitto"]),
@@ -152,7 +154,7 @@ if Context.environment["KIOSK_FUZZ"] == "1" {
         path: "Tests/fuzz/Sources"))
 }
 
-// FreeType's and HarfBuzz's header folders for every Swift module (see `textHeaders`).
+// The text libraries' header folders for every Swift module (see `textHeaders`).
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]
 }

@@ -63,7 +63,11 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 /// the loader's reason, and the others are listed as before.
 @Test func versionListsEveryLibraryWithItsVersion() throws {
     let names = ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libcurl", "libcrypto",
+<<<<<<< HEAD
                  "libjansson", "FreeType", "HarfBuzz", "fontconfig", "libmosquitto"]
+=======
+                 "libjansson", "FreeType", "HarfBuzz", "fontconfig", "FriBidi"]
+>>>>>>> text
     func line(_ name: String, in text: String) -> String {
         text.split(separator: "\n").map(String.init).first { $0.hasPrefix(name + " ") } ?? ""
     }
@@ -74,7 +78,7 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
         #expect(l.contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name): '\(l)'")
         #expect(!l.contains("not installed"), "\(name): '\(l)'")
     }
-    for name in ["libheif", "libcurl", "libcrypto", "FreeType", "HarfBuzz", "fontconfig"] {
+    for name in ["libheif", "libcurl", "libcrypto", "FreeType", "HarfBuzz", "fontconfig", "FriBidi"] {
         let l = line(name, in: out.stdout)
         #expect(l.contains(#/running [0-9]+\.[0-9]+/#) && l.contains("loaded from /"), "\(name): '\(l)'")
     }

@@ -3,67 +3,9 @@ import Glibc
 import Testing
 import KioskSystem
 
-// The errno funnel (SystemError.swift): EINTR retried, -1 + errno and -errno turned into a
-// SystemError that names the operation and the path. The EINTR cases are real: a blocking
-// read(2) on an empty pipe, interrupted by a signal whose handler is installed without
-// SA_RESTART, so the kernel ends the read with EINTR (signal(7), "Interruption of system calls
-// and library functions by signal handlers").
-
-/// The signal that interrupts: SIGURG, whose default action is to ignore it, so one that lands
-/// after the test has put the old action back does nothing (SIGUSR1 and SIGUSR2 belong to the
-/// SignalPipe tests).
-private let interruptingSignal = SIGURG
-
-/// Held while a test owns `interruptingSignal`'s disposition (the tests run in parallel).
-private let signalOwner = Locked(())
-
-/// Runs `body` (which blocks in a read of `pipe.read`) with `interruptingSignal` caught by a
-/// handler that does nothing, installed without SA_RESTART, and unblocked in this thread (the
-/// test runner's threads are libdispatch's, which block signals). A second thread sends the
-/// signal to this thread every 2 ms until `sawEINTR` says a read was interrupted (or 5 s pass),
-/// then writes one byte, 42, into the pipe so that the retried read finds it.
-private func whileInterrupted<T>(_ pipe: (read: Int32, write: Int32), sawEINTR: Locked<Int>,
-                                 _ body: () throws(SystemError) -> T) throws -> T {
-    try signalOwner.withLock { _ in try interrupting(pipe, sawEINTR: sawEINTR, body) }
-}
-
-private func interrupting<T>(_ pipe: (read: Int32, write: Int32), sawEINTR: Locked<Int>,
-                             _ body: () throws(SystemError) -> T) throws -> T {
-    var action = sigaction()
-    action.__sigaction_handler.sa_handler = { _ in }
-    sigemptyset(&action.sa_mask)
-    action.sa_flags = 0  // no SA_RESTART: the blocked read ends with EINTR
-    var previous = sigaction()
-    sigaction(interruptingSignal, &action, &previous)
-    defer { sigaction(interruptingSignal, &previous, nil) }
-    var unblock = sigset_t(), previousMask = sigset_t()
-    sigemptyset(&unblock)
-    sigaddset(&unblock, interruptingSignal)
-    pthread_sigmask(SIG_UNBLOCK, &unblock, &previousMask)
-    defer { pthread_sigmask(SIG_SETMASK, &previousMask, nil) }
-
-    let target = pthread_self()
-    let interrupter = try WorkerThread(name: "interrupter")
-    let writeEnd = pipe.write
-    try interrupter.start {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while sawEINTR.withLock({ $0 }) == 0, ContinuousClock.now < deadline {
-            pthread_kill(target, interruptingSignal)
-            usleep(2000)
-        }
-        var byte: UInt8 = 42
-        _ = write(writeEnd, &byte, 1)
-    }
-    defer { interrupter.stop() }
-    return try body()
-}
-
-/// A blocking pipe (the test starts no process, so close-on-exec does not matter).
-private func blockingPipe() throws -> (read: Int32, write: Int32) {
-    var fds: [Int32] = [-1, -1]
-    try syscall("pipe") { pipe(&fds) }
-    return (fds[0], fds[1])
-}
+// The errno funnel (SystemError.swift): EINTR retried, -1 + errno, -errno and NULL + errno
+// turned into a SystemError that names the operation and the path, EAGAIN as "nothing now".
+// The EINTR cases are real (SignalInterrupter.swift).
 
 @Suite struct SyscallFunnelTests {
     @Test func aReadInterruptedByASignalIsRetried() throws {
@@ -72,7 +14,7 @@ private func blockingPipe() throws -> (read: Int32, write: Int32) {
         let sawEINTR = Locked(0)
         var calls = 0
         var byte: UInt8 = 0
-        let n = try whileInterrupted(pipe, sawEINTR: sawEINTR) { () throws(SystemError) in
+        let n = try whileInterrupted(until: sawEINTR, then: writeMarker(pipe.write)) { () throws(SystemError) in
             try syscall("read", path: "the test pipe") { () -> Int in
                 calls += 1
                 let n = read(pipe.read, &byte, 1)
@@ -163,7 +105,7 @@ private func blockingPipe() throws -> (read: Int32, write: Int32) {
         var calls = 0
         var byte: UInt8 = 0
         // A library that reports -errno around a blocking read, as libevdev does.
-        let n = try whileInterrupted(pipe, sawEINTR: sawEINTR) { () throws(SystemError) in
+        let n = try whileInterrupted(until: sawEINTR, then: writeMarker(pipe.write)) { () throws(SystemError) in
             try negativeErrnoCall("libevdev_next_event", path: "the test pipe") { () -> Int32 in
                 calls += 1
                 let n = read(pipe.read, &byte, 1)
@@ -178,5 +120,75 @@ private func blockingPipe() throws -> (read: Int32, write: Int32) {
         #expect(n == 1 && byte == 42)
         #expect(sawEINTR.withLock { $0 } >= 1, "the read was never interrupted")
         #expect(calls == sawEINTR.withLock { $0 } + 1)
+    }
+}
+
+@Suite struct PointerAndNonBlockingFunnelTests {
+    @Test func nullBecomesErrnoWithTheOperationAndThePath() {
+        let path = "/nonexistent-\(getpid())"
+        #expect(throws: SystemError(operation: "realpath", path: path, errno: ENOENT)) {
+            try nonNullCall("realpath", path: path) { realpath(path, nil) }
+        }
+        #expect(throws: SystemError(operation: "fdopen", path: "descriptor -1", errno: EBADF)) {
+            try nonNullCall("fdopen", path: "descriptor -1") { fdopen(-1, "rb") }
+        }
+        #expect(throws: SystemError(operation: "opendir", path: path, errno: ENOENT)) { try listDirectory(path) }
+        // NULL without errno (a library that does not say why) is EIO, never "Success".
+        #expect(throws: SystemError(operation: "lookup", path: "", errno: EIO)) {
+            try nonNullCall("lookup") { () -> UnsafeMutableRawPointer? in nil }
+        }
+    }
+
+    @Test func aPointerIsReturned() throws {
+        let resolved = try nonNullCall("realpath", path: "/") { realpath("/", nil) }
+        defer { free(resolved) }
+        #expect(String(cString: resolved) == "/")
+    }
+
+    /// open(2) of a FIFO for reading blocks until a writer opens it: interrupted, fopen returns
+    /// NULL with EINTR, and is tried again.
+    @Test func anOpenInterruptedByASignalIsRetried() throws {
+        let fifo = "/tmp/kc-funnel-fifo-\(getpid())"
+        try syscall("mkfifo", path: fifo) { mkfifo(fifo, 0o600) }
+        defer { unlink(fifo) }
+        let sawEINTR = Locked(0)
+        var calls = 0
+        let file = try whileInterrupted(until: sawEINTR, then: {
+            // Opened once a reader waits in open(2) (without one a non-blocking open for writing
+            // fails with ENXIO): that ends the retried fopen's wait. At most 5 s.
+            for _ in 0..<5000 {
+                let fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+                if fd >= 0 { close(fd); return }
+                usleep(1000)
+            }
+        }) { () throws(SystemError) in
+            try nonNullCall("fopen", path: fifo) { () -> UnsafeMutablePointer<FILE>? in
+                calls += 1
+                let file = fopen(fifo, "re")
+                if file == nil && errno == EINTR { sawEINTR.withLock { $0 += 1 } }
+                return file
+            }
+        }
+        fclose(file)
+        #expect(sawEINTR.withLock { $0 } >= 1, "the open was never interrupted")
+        #expect(calls == sawEINTR.withLock { $0 } + 1)
+    }
+
+    @Test func wouldBlockIsNothingNow() throws {
+        let pipe = try makeWakePipe()  // non-blocking
+        defer { close(pipe.read); close(pipe.write) }
+        var byte: UInt8 = 5
+        #expect(try nonBlockingSyscall("read") { read(pipe.read, &byte, 1) } == nil)
+        #expect(try nonBlockingSyscall("write") { write(pipe.write, &byte, 1) } == 1)
+        #expect(try nonBlockingSyscall("read") { read(pipe.read, &byte, 1) } == 1)
+        // Another failure still throws: reading the write end.
+        #expect(throws: SystemError(operation: "read", path: "the write end", errno: EBADF)) {
+            try nonBlockingSyscall("read", path: "the write end") { read(pipe.write, &byte, 1) }
+        }
+    }
+
+    @Test func anErrnoIsDescribedAsEveryMessageGivesIt() {
+        #expect(SystemError.describe(errno: EACCES) == "Permission denied (errno 13)")
+        #expect(SystemError.reason(errno: ENOSPC) == "No space left on device")
     }
 }

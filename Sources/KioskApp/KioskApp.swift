@@ -255,9 +255,8 @@ public enum KioskApp {
             }
             // 3 s: three tries' worth, so one late turn does not end the start job.
             notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
-            var pollers = [pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: devices?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&pollers, 2, 1000)
+            var pollers = PollSet(readable: [signals?.wakeDescriptor ?? -1, devices?.descriptor ?? -1])
+            _ = try? pollers.wait(milliseconds: 1000)
             _ = devices?.readEvents()
             if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
                 Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")

@@ -321,10 +321,10 @@ public final class ContentService {
     public func waitForFirstAnswer(timeout: Duration, interrupt: Int32 = -1) {
         let end = ContinuousClock.now + timeout
         while awaitingFirstAnswer, ContinuousClock.now < end {
-            var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&fds, nfds_t(fds.count), 100)
-            if interrupt >= 0, fds.last!.revents != 0 { return }
+            var set = PollSet(readable: wakeDescriptors)
+            let interruptIndex = interrupt >= 0 ? set.add(interrupt) : nil
+            _ = try? set.wait(milliseconds: 100)
+            if let interruptIndex, set.isReady(interruptIndex) { return }
             _ = takeUpdate()
         }
     }

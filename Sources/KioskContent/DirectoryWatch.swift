@@ -74,13 +74,10 @@ public final class DirectoryWatch: @unchecked Sendable {
     private func run() {
         var deadline: ContinuousClock.Instant?
         while true {
-            var fds = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
-            let timeout = deadline.map { pollTimeout(ContinuousClock.now.duration(to: $0)) } ?? -1
-            let n = poll(&fds, 2, timeout)
-            if n < 0 && errno != EINTR { return }
-            if fds[1].revents != 0 { return }
-            if fds[0].revents != 0 {
+            var set = PollSet(readable: [inotify.descriptor, worker.stopDescriptor])
+            do { try set.wait(timeout: deadline.map { ContinuousClock.now.duration(to: $0) }) } catch { return }
+            if set.isReady(1) { return }
+            if set.isReady(0) {
                 switch handle(inotify.readEvents()) {
                 case .changed: deadline = ContinuousClock.now + debounce
                 case .gone:

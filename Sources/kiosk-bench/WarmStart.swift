@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskSystem
 
 /// The warm-start figure (README "Benchmarks", goal 300 ms): start to first frame with a warm
 /// cache and no network, 1920x1080.
@@ -123,8 +124,8 @@ extension Bench {
         while seen == nil {
             let left = timeoutMs - (nowMs() - start)
             if left <= 0 { break }
-            var p = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(left)) <= 0 { continue }
+            var set = PollSet(readable: [fds[0]])
+            if ((try? set.wait(milliseconds: Int32(left))) ?? 0) == 0 { continue }
             let n = read(fds[0], &buffer, buffer.count)
             if n <= 0 { break }  // the child ended without a shown event
             text += buffer[0..<n]

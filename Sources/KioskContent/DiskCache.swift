@@ -48,7 +48,8 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let lock = PthreadLock()
+    /// Held for the index, `verified`, `total` and `byLastUse` (the state lives beside it).
+    private let lock = Locked(())
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]
@@ -101,7 +102,7 @@ public final class DiskCache: @unchecked Sendable {
                 total += length
             }
         }
-        lock.withLock {
+        lock.withLock { _ in
             byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
             removeExpiredLocked()
             evictLocked(toFit: 0, keeping: nil)
@@ -115,10 +116,10 @@ public final class DiskCache: @unchecked Sendable {
     public static func key(for url: String) -> String { SHA256.hex(of: url) }
 
     /// Total bytes of the entries.
-    public var totalBytes: Int { lock.withLock { total } }
+    public var totalBytes: Int { lock.withLock { _ in total } }
 
     /// Number of entries.
-    public var count: Int { lock.withLock { index.count } }
+    public var count: Int { lock.withLock { _ in index.count } }
 
     /// The entry for `url`, checked before use: the file must exist with the recorded length,
     /// be unexpired, and (when `sha256` is given) have that SHA-256. A bad or expired entry is
@@ -126,7 +127,7 @@ public final class DiskCache: @unchecked Sendable {
     /// now).
     public func entry(for url: String, sha256: String? = nil) -> Entry? {
         let key = Self.key(for: url)
-        return lock.withLock { () -> Entry? in
+        return lock.withLock { _ -> Entry? in
             guard var entry = index[key] else { return nil }
             let now = configuration.now()
             if now - entry.lastUse > configuration.maxAge {
@@ -173,12 +174,12 @@ public final class DiskCache: @unchecked Sendable {
     /// Deletes the entry for `url`, if any.
     public func remove(url: String) {
         let key = Self.key(for: url)
-        lock.withLock { removeLocked(key) }
+        lock.withLock { _ in removeLocked(key) }
     }
 
     /// Deletes every entry unused for longer than ``Configuration/maxAge``; returns how many.
     @discardableResult
-    public func removeExpired() -> Int { lock.withLock { removeExpiredLocked() } }
+    public func removeExpired() -> Int { lock.withLock { _ in removeExpiredLocked() } }
 
     // MARK: - Internals
 
@@ -192,9 +193,7 @@ public final class DiskCache: @unchecked Sendable {
         try AtomicFile.sync(writer.fd)
         writer.fd.close()
         let path = directory + "/" + writer.key + "." + String(length)
-        lock.lock()
-        defer { lock.unlock() }
-        do {
+        return try lock.withLock { (_) throws(ContentError) -> Entry in
             evictLocked(toFit: length, keeping: writer.key)
             try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
             if let old = index[writer.key] {
@@ -231,7 +230,7 @@ public final class DiskCache: @unchecked Sendable {
     /// The file system is full: deletes least recently used entries (never `keeping`) until
     /// `bytes` have been freed; false when there was nothing left to delete.
     func makeRoom(bytes: Int, keeping: String?) -> Bool {
-        lock.withLock {
+        lock.withLock { _ in
             var freed = 0
             while freed < bytes, let entry = popLeastRecentLocked(keeping: keeping) {
                 removeLocked(entry.key)

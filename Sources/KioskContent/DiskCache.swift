@@ -74,7 +74,7 @@ public final class DiskCache: @unchecked Sendable {
     /// Throws ``ContentError/system(_:)`` when the directory cannot be created or read.
     public init(_ configuration: Configuration) throws(ContentError) {
         self.configuration = configuration
-        try AtomicFile.makeDirectories(configuration.directory)
+        do { try AtomicFile.makeDirectories(configuration.directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: configuration.directory)
         let entries: [DirectoryEntry]
         do { entries = try listDirectory(configuration.directory) } catch { throw .system(error) }
@@ -167,7 +167,10 @@ public final class DiskCache: @unchecked Sendable {
     /// under the entry's name until the commit.
     public func makeWriter(url: String) throws(ContentError) -> CacheWriter {
         let key = Self.key(for: url)
-        let fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        let fd: FileDescriptor
+        do {
+            fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        } catch { throw .system(error) }
         return CacheWriter(cache: self, url: url, key: key, fd: fd)
     }
 
@@ -189,13 +192,17 @@ public final class DiskCache: @unchecked Sendable {
             throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil, receivedBytes: length)
         }
         let now = configuration.now()
-        try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
-        try AtomicFile.sync(writer.fd)
+        do {
+            try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
+            try AtomicFile.sync(writer.fd)
+        } catch { throw .system(error) }
         writer.fd.close()
         let path = directory + "/" + writer.key + "." + String(length)
         return try lock.withLock { (_) throws(ContentError) -> Entry in
             evictLocked(toFit: length, keeping: writer.key)
-            try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            do throws(SystemError) {
+                try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            } catch { throw .system(error) }
             if let old = index[writer.key] {
                 total -= old.length
                 if old.path != path {
@@ -310,7 +317,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// On a full file system (ENOSPC) the least recently used entries make room, as long as
     /// there are any (this URL's own entry is kept).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
-        try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key) }
+        do {
+            try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in
+                cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key)
+            }
+        } catch { throw .system(error) }
         hasher.update(bytes)
         bytesWritten += bytes.count
     }

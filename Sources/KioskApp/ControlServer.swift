@@ -320,7 +320,8 @@ public final class ControlServer: @unchecked Sendable {
             do {
                 sent = try nonBlockingSyscall("send", path: path) {
                     c.output.withUnsafeBytes { raw in
-                        send(c.fd, raw.baseAddress! + c.outputStart, c.pendingOutput, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                        send(c.fd, raw.baseAddress! + c.outputStart, c.pendingOutput,
+                             Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                     }
                 }
             } catch {

@@ -41,9 +41,10 @@ public final class ManifestStore: Sendable {
         do { try AtomicFile.makeDirectories(directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: directory)
         let path = directory + "/" + Self.fileName
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & 0o777 != Self.fileMode, chmod(path, Self.fileMode) != 0 {
-            Log.warning("stored manifest left readable", path: path, reason: "chmod \(String(Self.fileMode, radix: 8)): \(String(cString: strerror(errno))) (errno \(errno))")
+        if let info = try? fileStatus(path), info.st_mode & 0o777 != Self.fileMode {
+            do { try syscall("chmod \(String(Self.fileMode, radix: 8))") { chmod(path, Self.fileMode) } } catch {
+                Log.warning("stored manifest left readable", path: path, reason: error.description)
+            }
         }
     }
 

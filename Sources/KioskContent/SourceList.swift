@@ -12,10 +12,9 @@ public enum SourceList {
     public static func items(from sources: [String]) -> [PlaylistItem] {
         var items: [PlaylistItem] = []
         for source in sources {
-            var st = stat()
-            guard stat(source, &st) == 0 else {
-                let code = errno
-                Log.warning("source skipped", path: source, reason: String(cString: strerror(code)) + " (errno \(code))")
+            let st: stat
+            do { st = try fileStatus(source) } catch {
+                Log.warning("source skipped", path: source, reason: SystemError.describe(errno: error.errno))
                 continue
             }
             if (st.st_mode & S_IFMT) == S_IFDIR {

@@ -113,7 +113,9 @@ public enum ImageDecoder {
             count += n
         }
         let format = try sniff(Array(magic[..<count]), name: path)
-        guard let file = fdopen(fd.rawValue, "rb") else { throw .unreadable(path: path, errno: errno) }
+        let file = try call { () throws(SystemError) in
+            try nonNullCall("fdopen", path: path) { fdopen(fd.rawValue, "rb") }
+        }
         _ = fd.release()  // the stream owns it now
         return (file, format)
     }

@@ -116,7 +116,9 @@ extension Bench {
         let rc = posix_spawnp(&pid, executable, &actions, nil, cArgs, environ)
         close(fds[1])
         defer { close(fds[0]) }
-        guard rc == 0 else { return .failure(SpawnFailure(text: "cannot start \(executable): \(String(cString: strerror(rc)))")) }
+        guard rc == 0 else {
+            return .failure(SpawnFailure(text: "cannot start \(executable): \(SystemError.reason(errno: rc))"))
+        }
         var seen: Double?
         var text = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -136,7 +138,7 @@ extension Bench {
         }
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = try? syscall("waitpid") { waitpid(pid, &status, 0) }
         guard let seen else {
             return .failure(SpawnFailure(text: "no `shown` line within \(Int(timeoutMs)) ms: " + firstLine(readTextFile(errPath))))
         }

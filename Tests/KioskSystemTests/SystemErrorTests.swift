@@ -143,6 +143,10 @@ import KioskSystem
         let resolved = try nonNullCall("realpath", path: "/") { realpath("/", nil) }
         defer { free(resolved) }
         #expect(String(cString: resolved) == "/")
+        #expect(try resolvePath("/proc/self/../self/.") == "/proc/\(getpid())")
+        #expect(throws: SystemError(operation: "realpath", path: "/proc/self/nothing", errno: ENOENT)) {
+            try resolvePath("/proc/self/nothing")
+        }
     }
 
     /// open(2) of a FIFO for reading blocks until a writer opens it: interrupted, fopen returns

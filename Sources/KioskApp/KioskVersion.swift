@@ -3,8 +3,6 @@ import CKioskSys
 import CKioskCurl
 import CLibCurl
 import CLibJansson
-import CLibJPEG
-import CLibPNG
 import KioskContent
 import KioskImaging
 import KioskSystem
@@ -22,23 +20,14 @@ public enum KioskVersion {
     /// file the dynamic loader mapped, and why it is not installed (``LibraryVersion``).
     public typealias Library = LibraryVersion
 
-    /// Every library the program uses, in `--version`'s order: the linked ones, found among the
+    /// Every library the program uses, in `--version`'s order: the image codecs' (the codec
+    /// table, ``ImageCodec/libraryVersions``), then the others. The linked ones are found among the
     /// loaded shared objects by the start of their file name (the soname's stem, as Debian
     /// installs it), and those opened with dlopen on first use (libheif, libde265, libcurl,
     /// libcrypto, FreeType, HarfBuzz, fontconfig), which are opened here to ask their version
     /// ("not installed" when one cannot be).
     public static var libraries: [Library] {
-        // LIBJPEG_TURBO_VERSION_NUMBER is MMMmmmppp (jconfig.h); libjpeg-turbo 2.1 has no
-        // run-time version call, so only the headers' version can be shown.
-        let turbo = Int(LIBJPEG_TURBO_VERSION_NUMBER)
-        let jpegBuilt = "\(turbo / 1_000_000).\(turbo / 1000 % 1000).\(turbo % 1000) (libjpeg API \(JPEG_LIB_VERSION))"
-        return [
-            Library(name: "libjpeg-turbo", running: nil, builtWith: jpegBuilt, loadedFile: loaded("libjpeg.so")),
-            // png_get_libpng_ver returns the version string compiled into the library that is
-            // loaded (png.c), PNG_LIBPNG_VER_STRING the headers' (png.h).
-            Library(name: "libpng", running: png_get_libpng_ver(nil).map { String(cString: $0) },
-                    builtWith: PNG_LIBPNG_VER_STRING, loadedFile: loaded("libpng16.so")),
-        ] + ImagingLibraries.versions + [
+        ImageCodec.libraryVersions + [
             // libdrm and libevdev have no version call and no version in their headers.
             Library(name: "libdrm", running: nil, builtWith: nil, loadedFile: loaded("libdrm.so")),
             Library(name: "libevdev", running: nil, builtWith: nil, loadedFile: loaded("libevdev.so")),

@@ -66,7 +66,8 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
         case .otherFormat(_, let format):
-            return "\(format) (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"
+            let shown = ImageFormat.listed(ImageFormat.shown.map(\.title), "and")
+            return "\(format) (not shown: only \(shown) are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"
         case .unsupported(_, let reason):

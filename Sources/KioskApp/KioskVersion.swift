@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-import CKioskSys
-import CKioskCurl
-import CLibCurl
-import CLibJansson
 import KioskContent
+import KioskDisplay
 import KioskImaging
+import KioskInput
 import KioskSystem
 import KioskText
 
@@ -21,28 +19,14 @@ public enum KioskVersion {
     public typealias Library = LibraryVersion
 
     /// Every library the program uses, in `--version`'s order: the image codecs' (the codec
-    /// table, ``ImageCodec/libraryVersions``), then the others. The linked ones are found among the
-    /// loaded shared objects by the start of their file name (the soname's stem, as Debian
-    /// installs it), and those opened with dlopen on first use (libheif, libde265, libcurl,
-    /// libcrypto, FreeType, HarfBuzz, fontconfig), which are opened here to ask their version
-    /// ("not installed" when one cannot be).
+    /// table, ``ImageCodec/libraryVersions``), the display's, the touchscreen's, the downloads',
+    /// JSON's and the text's. Those linked are found among the loaded shared objects by the
+    /// start of their file name (the soname's stem, as Debian installs it); those opened with
+    /// dlopen on first use (libheif, libde265, libcurl, libcrypto, FreeType, HarfBuzz,
+    /// fontconfig) are opened to ask their version ("not installed" when one cannot be).
     public static var libraries: [Library] {
-        ImageCodec.libraryVersions + [
-            // libdrm and libevdev have no version call and no version in their headers.
-            Library(name: "libdrm", running: nil, builtWith: nil, loadedFile: loaded("libdrm.so")),
-            Library(name: "libevdev", running: nil, builtWith: nil, loadedFile: loaded("libevdev.so")),
-            // curl_version_info describes the library that is loaded (its `version` field is in
-            // every layout, so the first one is asked for: CURLVERSION_NOW is a macro Swift
-            // cannot import); LIBCURL_VERSION is the headers' (curl/curlver.h).
-            Library(name: "libcurl", running: kc_curl_version_info(CURLVERSION_FIRST)?.pointee.version.map { String(cString: $0) },
-                    builtWith: LIBCURL_VERSION, loadedFile: loaded("libcurl"),
-                    notInstalled: kc_curl_load() == 0 ? nil : kc_curl_load_error().map { String(cString: $0) } ?? KC_CURL_SONAME),
-            CryptoVersion.version,
-            // jansson_version_str gives the loaded library's version, JANSSON_VERSION the
-            // headers' (jansson.h).
-            Library(name: "libjansson", running: String(cString: jansson_version_str()),
-                    builtWith: JANSSON_VERSION, loadedFile: loaded("libjansson")),
-        ] + TextVersions.versions
+        ImageCodec.libraryVersions + DisplayVersions.versions + InputVersions.versions
+            + ContentVersions.versions + [JSONValue.libraryVersion] + TextVersions.versions
     }
 
     /// `kiosk-carousel --version`: the version on the first line, then one line per library
@@ -61,10 +45,9 @@ public enum KioskVersion {
                 if library.running == nil && library.builtWith == nil { parts.append("reports no version") }
                 parts.append(library.loadedFile.map { "loaded from \($0)" } ?? "not loaded")
             }
-            lines.append(library.name + String(repeating: " ", count: width + 2 - library.name.count) + parts.joined(separator: ", "))
+            lines.append(library.name + String(repeating: " ", count: width + 2 - library.name.count)
+                         + parts.joined(separator: ", "))
         }
         return lines.joined(separator: "\n")
     }
-
-    private static func loaded(_ prefix: String) -> String? { SharedLibrary.loadedFile(prefix) }
 }

@@ -2,7 +2,7 @@
 import Glibc
 import KioskSystem
 
-/// The warm-start figure (README "Benchmarks", goal 300 ms): start to first frame with a warm
+/// The warm-start figure (docs/benchmarks.md, goal 300 ms): start to first frame with a warm
 /// cache and no network, 1920x1080.
 ///
 /// 1. A local `python3 -m http.server`-like server (a loopback port it picks) serves a manifest

@@ -4,16 +4,17 @@
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
 // Layers (dependencies point one way; docs/architecture.md has the map and the data path):
-//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
+//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing,
+//     the image format table),
 //   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
-//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; libwebp, giflib; libheif opened
-//          on first use; PNG writing)
+//     <- KioskImaging (the codec table: libjpeg-turbo, libpng through CKioskShim; libwebp,
+//          giflib; libheif opened on first use; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
 //        KioskInput (evdev touchscreens, libevdev)
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
-//          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
+//          through CKioskCurl; KioskCore's format table checks a download's first bytes)
 //        KioskMQTT (the MQTT client on its own thread, the event outbox, Home Assistant discovery,
 //          command payloads; libmosquitto through CKioskMQTT)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
@@ -110,16 +111,15 @@ let package = Package(
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
-        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
-                                                     "CLibGif"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibJPEG", "CLibPNG",
+                                                     "CLibWebP", "CLibHeif", "CLibGif"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
-                                                 "KioskMQTT",
-                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay",
+                                                 "KioskInput", "KioskContent", "KioskText", "KioskMQTT"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),

@@ -60,8 +60,8 @@ public protocol Display: AnyObject {
     /// the visible page, converted from its pixel format), ``panelWidth`` x ``panelHeight``
     /// (after `--rotate`); offscreen: the last frame written, as composed. Runs on the caller's
     /// thread (the frame loop's: it must not race a present).
-    /// Throws ``DisplayError/unsupported(device:reason:)`` when nothing is on the screen: it is
-    /// off, the VT is switched away, no frame was presented yet, or the backend cannot read back.
+    /// Throws ``DisplayError/nothingToReadBack(device:reason:)`` when nothing is on the screen:
+    /// it is off, the VT is switched away, no frame was presented yet, or the backend cannot read back.
     func screenImage() throws(DisplayError) -> Bitmap
 }
 
@@ -74,32 +74,108 @@ public extension Display {
     func setPower(on: Bool) throws(DisplayError) {}
     /// Nothing to read back (test doubles).
     func screenImage() throws(DisplayError) -> Bitmap {
-        throw .unsupported(device: summary, reason: "this display cannot read back what it shows")
+        throw .nothingToReadBack(device: summary, reason: "this display cannot read back what it shows")
     }
 }
 
-/// Why a display could not be opened or written. The description is the log line.
+/// Why a display could not be opened or written. The description is the log line; callers
+/// match the case, never the text.
 public enum DisplayError: Error, CustomStringConvertible, Sendable {
     /// A system call failed (open, ioctl, mmap …), with its path and errno, and advice for the
     /// person reading the log when there is some (the group to join for EACCES).
     case system(SystemError, advice: String? = nil)
-    /// The device works but cannot be used as it is (unsupported bits per pixel, no connected connector …).
-    case unsupported(device: String, reason: String)
-    /// Nothing to show on: no DRM device, no fbdev (the text says what was tried).
-    case noDisplay(String)
+    /// The node opened, but it is no KMS (modesetting) device: drmModeGetResources failed
+    /// (`error`); `driver` is drmGetVersion's name, or `unknown driver`.
+    case notKMS(device: String, driver: String, error: SystemError)
+    /// Another program (a compositor, a display manager) holds DRM master, so this process
+    /// cannot set modes: drmSetMaster failed with `error`.
+    case notMaster(device: String, error: SystemError)
+    /// No connector of `device` is connected with modes; `connectors` are the ones there are.
+    case noConnectedConnector(device: String, connectors: [DRMConnectorInfo])
+    /// `--display drm,connector=NAME` names no connector of `device`; `connectors` are the ones there are.
+    case noSuchConnector(device: String, name: String, connectors: [DRMConnectorInfo])
+    /// The connector asked for is disconnected or offers no modes; `connectors` are all of `device`'s.
+    case connectorUnusable(device: String, connector: DRMConnectorInfo, connectors: [DRMConnectorInfo])
+    /// No CRTC that an encoder of `connector` can feed (its `possible_crtcs` masks).
+    case noCRTC(device: String, connector: String)
+    /// The connector (`device connector`, e.g. `/dev/dri/card0 HDMI-A-1`) reports no modes.
+    case noModes(connector: String)
+    /// The mode asked for (`--display drm,mode=`) is not among the connector's `available` ones.
+    case modeNotAvailable(connector: String, requested: ModeRequest, available: [DRMMode])
+    /// The driver refuses `format` for a scanout buffer (drmModeAddFB2: EINVAL): `error` is the
+    /// failed call. A failed call like ``system(_:advice:)``, told apart so that a display that
+    /// appears later can be refused by its format (``ReopeningDRMDisplay``).
+    case scanoutFormatRefused(format: String, error: SystemError)
+    /// A pixel layout the backend cannot draw (an fbdev visual, bits per pixel, bitfields; a
+    /// card that cannot scan out XRGB8888): what it is, and what would do.
+    case unsupportedFormat(device: String, reason: String)
+    /// Sizes that do not add up (fbdev geometry, a memory-mapped file too short, a frame size
+    /// that is not positive): the values.
+    case badGeometry(device: String, reason: String)
+    /// ``Display/screenImage()`` has nothing to read back: the screen is off, the VT switched
+    /// away, no frame was presented yet, the display is lost, or it cannot read back at all.
+    case nothingToReadBack(device: String, reason: String)
+    /// ``Display/present(_:showTime:)`` after ``Display/restore()`` (a programming error).
+    case presentAfterRestore(device: String)
+    /// There is no `DIRECTORY/card*` node: no DRM/KMS driver is loaded, or `/dev` is not populated.
+    case noCard(directory: String)
+    /// Every card node failed (at least two; one failure is thrown as it is).
+    indirect case noUsableCard([DisplayError])
+    /// There is no framebuffer device at the path (open failed with ENOENT, ENODEV or ENXIO).
+    case noFramebuffer(SystemError)
+    /// `--display auto` found neither a DRM card nor a framebuffer: what each said. Nothing to
+    /// show on; the caller may fall back to offscreen frames.
+    indirect case noDisplay(drm: DisplayError, fbdev: DisplayError)
     /// Neither DRM nor fbdev could be used, at least one because of a failed call (a fixable
     /// problem, not hidden behind a fallback): both reasons.
     indirect case unusable(drm: DisplayError, fbdev: DisplayError)
     /// Writing a frame file failed (offscreen).
     case write(path: String, reason: String)
 
+    /// True for a failed call that a person can fix (permissions, a busy device, a refused
+    /// buffer): ``system(_:advice:)`` and ``scanoutFormatRefused(format:error:)``.
+    public var isFailedCall: Bool {
+        switch self {
+        case .system, .scanoutFormatRefused: return true
+        default: return false
+        }
+    }
+
     public var description: String {
+        func list(_ connectors: [DRMConnectorInfo]) -> String {
+            connectors.isEmpty ? "the device has no connectors" : connectors.map(\.description).joined(separator: "; ")
+        }
         switch self {
         case .system(let error, let advice?): return "\(error); \(advice)"
         case .system(let error, nil): return error.description
+        case .notKMS(let device, let driver, let error):
+            return "\(device): not a KMS (modesetting) device, driver \(driver): \(error)"
+        case .notMaster(let device, let error):
+            return "\(device): another program (a compositor or display manager) holds DRM master,"
+                + " so this process cannot set modes: \(error)"
+        case .noConnectedConnector(let device, let connectors):
+            return "\(device): no connected connector; connectors: \(list(connectors))"
+        case .noSuchConnector(let device, let name, let connectors):
+            return "\(device): no connector named '\(name)'; connectors: \(list(connectors))"
+        case .connectorUnusable(let device, let connector, let connectors):
+            return "\(device): connector \(connector.name) is \(connector.status.rawValue) or offers no modes;"
+                + " connectors: \(list(connectors))"
+        case .noCRTC(let device, let connector): return "\(device): no CRTC can drive connector \(connector)"
+        case .noModes(let connector): return "\(connector): the connector reports no modes"
+        case .modeNotAvailable(let connector, let requested, let available):
+            return "\(connector): mode \(requested) is not available; available: \(DRMModeChoice.availableList(available))"
+        case .scanoutFormatRefused(_, let error): return error.description
+        case .unsupportedFormat(let device, let reason), .badGeometry(let device, let reason),
+             .nothingToReadBack(let device, let reason):
+            return "\(device): \(reason)"
+        case .presentAfterRestore(let device): return "\(device): present() after restore()"
+        case .noCard(let directory):
+            return "no \(directory)/card* device (no DRM/KMS driver is loaded, or /dev is not populated)"
+        case .noUsableCard(let failures):
+            return "no usable DRM device: " + failures.map(\.description).joined(separator: "; ")
+        case .noFramebuffer(let error): return error.description
+        case .noDisplay(let drm, let fbdev): return "no display: DRM: \(drm); fbdev: \(fbdev)"
         case .unusable(let drm, let fbdev): return "no usable display: DRM: \(drm); fbdev: \(fbdev)"
-        case .unsupported(let device, let reason): return "\(device): \(reason)"
-        case .noDisplay(let s): return s
         case .write(let path, let reason): return "write \(path): \(reason)"
         }
     }

@@ -136,7 +136,7 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 ///
 /// `auto` tries DRM/KMS first (the first `/dev/dri/card*` with a connected connector, its
 /// preferred mode), then fbdev (`/dev/fb0`). When neither is there it throws
-/// ``DisplayError/noDisplay(_:)`` saying what was tried, e.g. `no display: DRM: no /dev/dri/card*
+/// ``DisplayError/noDisplay(drm:fbdev:)`` saying what was tried, e.g. `no display: DRM: no /dev/dri/card*
 /// device (...); fbdev: open /dev/fb0: No such file or directory (errno 2)`; the caller may then
 /// fall back to offscreen frames. When a device exists but cannot be used because of a failed
 /// call (permission denied, an ioctl error) it throws ``DisplayError/unusable(drm:fbdev:)`` with both
@@ -170,9 +170,7 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
         } catch {
             fbdevFailure = error
         }
-        for failure in [drmFailure, fbdevFailure] {
-            if case .system = failure { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
-        }
-        throw .noDisplay("no display: DRM: \(drmFailure); fbdev: \(fbdevFailure)")
+        if drmFailure.isFailedCall || fbdevFailure.isFailedCall { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
+        throw .noDisplay(drm: drmFailure, fbdev: fbdevFailure)
     }
 }

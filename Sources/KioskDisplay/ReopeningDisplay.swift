@@ -130,7 +130,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// Reads what inotify reported and acts on it: the card's node removed makes it lost; while
     /// lost (and not switched away: the VT's owner has the screen) a card is tried when a node
     /// appeared, changed, or ``retryAt`` is due. Returns the changes since the last call, in order.
-    /// Throws ``DisplayError/unsupported(device:reason:)`` when the card that appeared cannot
+    /// Throws ``DisplayError/unsupportedFormat(device:reason:)`` when the card that appeared cannot
     /// scan out XRGB8888 (drmModeAddFB2 refuses the format): the show cannot go on on it.
     public func service(now: Duration) throws(DisplayError) -> [Change] {
         var woken = wakeWaiting
@@ -224,8 +224,9 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
             opened = try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
                                          preferredIfMissing: true)
         } catch {
-            if case .system(let e, _) = error, e.operation.hasPrefix("drmModeAddFB2"), e.errno == EINVAL {
-                throw .unsupported(device: e.path, reason: "the display that appeared cannot scan out XRGB8888 (\(e)): the show cannot draw on it")
+            if case .scanoutFormatRefused(let format, let e) = error {
+                throw .unsupportedFormat(device: e.path, reason: "the display that appeared cannot scan out \(format) (\(e)):"
+                                         + " the show cannot draw on it")
             }
             nextTry = now + retryInterval
             return
@@ -282,9 +283,9 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// The connector's DPMS state (``DRMDisplay/dpmsState``); nil while lost.
     public var dpmsState: UInt64? { current?.dpmsState }
 
-    /// ``DRMDisplay/screenImage()``; throws ``DisplayError/unsupported(device:reason:)`` while lost.
+    /// ``DRMDisplay/screenImage()``; throws ``DisplayError/nothingToReadBack(device:reason:)`` while lost.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        guard let current else { throw .unsupported(device: summary, reason: "the display is lost; waiting for one") }
+        guard let current else { throw .nothingToReadBack(device: summary, reason: "the display is lost; waiting for one") }
         return try current.screenImage()
     }
 }

@@ -177,9 +177,7 @@ extension FrameLoop {
         if on { lastScene = nil }   // draw the current scene at once
         var detail = reason + (on ? (dc.wasPaused ? "; the show stays paused" : "; the show resumes with a full interval")
                                   : "; the show pauses")
-        if let dpms = (display as? DRMDisplay)?.dpmsState ?? (display as? ReconnectingDisplay)?.dpmsState {
-            detail += "; DPMS \(["On", "Standby", "Suspend", "Off"][Int(min(dpms, 3))])"
-        }
+        if let dpms = display.powerState { detail += "; DPMS \(dpms)" }
         Log.info(on ? "display on" : "display off", detail: detail)
         if let warning {
             Log.warning("display power not switched \(on ? "on" : "off")",
@@ -248,7 +246,7 @@ extension FrameLoop {
     /// Throws when the card that appeared cannot carry on the show (a pixel format it cannot scan out).
     @discardableResult
     func serviceDisplayDevice() throws(DisplayError) -> Bool {
-        guard let device = display as? ReconnectingDisplay else { return false }
+        guard let device = display.reconnection else { return false }
         let dc = displayControl
         for change in try device.service(now: clock.now) {
             switch change {

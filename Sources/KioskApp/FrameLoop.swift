@@ -284,7 +284,7 @@ public final class FrameLoop {
                 StartupTrace.shared.mark(.rendered)
                 try display.present(frame, showTime: now.wholeMilliseconds)
                 StartupTrace.shared.mark(.presented)
-                if (display as? ReconnectingDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
+                if display.reconnection?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1
                 readyIfShowing(scene, loading: loading)  // READY=1 with the first photo on screen
                 lastScene = scene
@@ -519,7 +519,7 @@ public final class FrameLoop {
         if let text { fds.append(text.ready.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
-        if let fd = (display as? ReconnectingDisplay)?.wakeDescriptor { fds.append(fd) }
+        if let fd = display.reconnection?.wakeDescriptor { fds.append(fd) }
         return fds
     }
 

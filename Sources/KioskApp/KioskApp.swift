@@ -43,8 +43,7 @@ public enum KioskApp {
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        guard let opened = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
-        let display = reopening(opened, displaySpec: displaySpec)
+        guard let display = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
         StartupTrace.shared.mark(.displayOpened)
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
@@ -60,9 +59,9 @@ public enum KioskApp {
         StartupTrace.shared.mark(.showStarted)
         let items = startContent(content, clock: clock)
         Log.info("display opened", detail: display.summary)
-        if let offscreen = display as? OffscreenDisplay {
-            let removed = offscreen.removeOldFrames()
-            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
+        if let files = display.frameFiles {
+            let removed = files.removeOldFrames()
+            if removed > 0 { Log.info("old frames removed", path: files.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
         }
 
         let preparer: SlotPreparer
@@ -74,10 +73,10 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.images = content.images
-        if !(display is OffscreenDisplay) { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
+        if !display.abilities.isVirtual { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
 
         // The console: graphics mode on a VT, text mode back on every way out.
-        let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics(note: { Log.info($0) })
+        let console = display.abilities.ownsConsole ? ConsoleGuard.enterGraphics(note: { Log.info($0) }) : nil
         if let console { Log.info("console switched to graphics mode", path: console.path) }
         defer {
             display.restore()
@@ -115,7 +114,7 @@ public enum KioskApp {
         // that fail do not count; one image or none: its first frame).
         let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
                              preparer: preparer, background: settings.background, events: events,
-                             runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
+                             runFor: settings.runFor, stopAfterOneRound: display.abilities.isVirtual && settings.runFor == nil,
                              signals: signals, decodeSignal: request(for:),
                              notifier: notifier.isActive ? notifier : nil, touch: touch,
                              tapCommand: tapCommand, content: content, painter: text.loopPainter())
@@ -178,14 +177,16 @@ public enum KioskApp {
         }
     }
 
-    /// Opens the display `displaySpec` names. `auto` falls back to offscreen frames in ./kiosk-frames
+    /// Opens the display `displaySpec` names; a DRM card so that the show outlives it
+    /// (``ReopeningDRMDisplay``: its driver unbound and bound again, a card reset; a reopen asks for
+    /// what `--display` asked for). `auto` falls back to offscreen frames in ./kiosk-frames
     /// when the machine has no screen, except under systemd (`$NOTIFY_SOCKET` set), where
     /// nobody looks at frame files: there it waits for a display (``waitForDisplay(settings:firstFailure:)``).
     /// Nil (logged) when there is none to be had, or a stop signal came while waiting.
     static func openTheDisplay(_ displaySpec: DisplaySpec, settings: Settings) -> Display? {
         do {
             return try openDisplay(displaySpec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
-                                   offscreenSize: settings.size)
+                                   offscreenSize: settings.size, reconnecting: true)
         } catch {
             if case .auto = displaySpec, SystemdNotifier().isActive {
                 return waitForDisplay(settings: settings, firstFailure: error)
@@ -218,16 +219,6 @@ public enum KioskApp {
                             caption: first.caption))
     }
 
-    /// A DRM card is wrapped so the show outlives it (``ReopeningDRMDisplay``: its driver
-    /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
-    static func reopening(_ display: Display, displaySpec: DisplaySpec) -> Display {
-        guard let drm = display as? DRMDisplay else { return display }
-        if case .drm(let device, let connector, let mode) = displaySpec {
-            return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
-        }
-        return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)
-    }
-
     /// Set when SIGTERM or SIGINT ended ``waitForDisplay(settings:firstFailure:)``: a clean stop.
     nonisolated(unsafe) private static var stoppedWhileWaiting = false
 
@@ -244,45 +235,39 @@ public enum KioskApp {
         let notifier = SystemdNotifier()
         notifier.status("waiting for a display: \(firstFailure)")
         var failure = firstFailure.description
-        // A card node appearing in /dev/dri (or /dev/dri in /dev), or udev giving it its group
-        // (IN_ATTRIB), wakes the wait at once: no second lost after the driver loads at boot.
-        let devices = try? InotifyReader()
-        var watchingCards = false
-        while true {
-            if let devices, !watchingCards {
-                watchingCards = (try? devices.addWatch("/dev/dri", mask: UInt32(IN_CREATE | IN_ATTRIB | IN_MOVED_TO))) != nil
-                if !watchingCards { _ = try? devices.addWatch("/dev", mask: UInt32(IN_CREATE | IN_MOVED_TO)) }
-            }
+        // A card node appearing in /dev/dri (or /dev/dri in /dev), or udev giving it its group,
+        // wakes the wait at once (DRMCardWatch): no second lost after the driver loads at boot.
+        let display = waitForDRMCard(wake: signals?.wakeDescriptor ?? -1, status: {
             // 3 s: three tries' worth, so one late turn does not end the start job.
             notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
-            var pollers = [pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: devices?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&pollers, 2, 1000)
-            _ = devices?.readEvents()
-            if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
-                Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
-                stoppedWhileWaiting = true
-                return nil
-            }
-            do {
-                let display = try openDisplay(.auto, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
-                                              offscreenSize: settings.size)
-                Log.info("display appeared", detail: display.summary)
-                notifier.status("display appeared: \(display.summary)")
-                return display
+        }, stop: {
+            guard let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) else { return false }
+            Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
+            stoppedWhileWaiting = true
+            return true
+        }, tryOpen: { () -> Display? in
+            do throws(DisplayError) {
+                return try openDisplay(.auto, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+                                       offscreenSize: settings.size, reconnecting: true)
             } catch {
                 if error.description != failure {
                     failure = error.description
                     notifier.status("waiting for a display: \(failure)")
                 }
+                return nil
             }
+        })
+        if let display {
+            Log.info("display appeared", detail: display.summary)
+            notifier.status("display appeared: \(display.summary)")
         }
+        return display
     }
 
     /// Whether touch is read: looked for on a real display (`--input auto`), or read from the
     /// device named (an offscreen run with a device named follows wall time, as the finger does).
     static func wantsTouch(_ settings: Settings, display: Display) -> Bool {
-        settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice(settings) != nil)
+        settings.input != "none" && (!display.abilities.isVirtual || touchDevice(settings) != nil)
     }
 
     /// The device `--input` names, nil for `auto` and `none`.
@@ -293,7 +278,7 @@ public enum KioskApp {
     /// The show's clock: virtual for an offscreen run without touch (unless `--clock real`),
     /// else the monotonic clock.
     static func chooseClock(settings: Settings, display: Display) -> ShowClock {
-        let offscreen = display is OffscreenDisplay
+        let offscreen = display.abilities.isVirtual
         if settings.realClock == false && !offscreen {
             Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
         }
@@ -355,7 +340,7 @@ public enum KioskApp {
     /// clock (sample times are relative to its origin). Trouble is logged; the show goes on.
     static func startTouch(settings: Settings, display: Display, clock: ShowClock) -> EvdevTouchFeed? {
         let wanted = wantsTouch(settings, display: display)
-        if !wanted && settings.input == "auto" && display is OffscreenDisplay {
+        if !wanted && settings.input == "auto" && display.abilities.isVirtual {
             Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
         }
         guard wanted, let monotonic = clock as? MonotonicClock else { return nil }
@@ -379,7 +364,7 @@ public enum KioskApp {
             let signal = try loop.run()
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
-            } else if let outputs = display as? OffscreenDisplay {
+            } else if let outputs = display.frameFiles {
                 // On its own clock the run ends when its frames are drawn; it does not wait for a
                 // missing or empty folder to fill, so say how to wait for one.
                 let nothingShown = loop.firstShownItem == nil && loop.virtualClock != nil

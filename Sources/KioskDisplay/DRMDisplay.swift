@@ -438,10 +438,14 @@ public final class DRMDisplay: Display {
     }
 
     /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
-    public var dpmsState: UInt64? {
-        guard let id = try? dpmsProperty() else { return nil }
-        return device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR))
+    public var powerState: DisplayPowerState? {
+        guard let id = try? dpmsProperty(),
+              let value = device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else { return nil }
+        return DisplayPowerState(rawValue: min(value, 3))
     }
+
+    /// A screen on a VT with DPMS, its primary plane, one connector.
+    public var abilities: DisplayAbilities { .consoleScreen }
 
     private func dpmsProperty() throws(SystemError) -> UInt32 {
         if dpmsPropertyID == 0 {

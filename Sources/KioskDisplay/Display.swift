@@ -8,6 +8,10 @@ import KioskSystem
 /// already swapped for a 90/270 rotation) as an XRGB8888 ``Bitmap`` and hands it to
 /// ``present(_:showTime:)``, which copies it to scanout (converting the pixel format and
 /// rotating on the way) so that it appears whole, never half drawn.
+///
+/// What a display can do beyond that it says itself (``abilities``, ``reconnection``,
+/// ``powerState``, ``frameFiles``): the frame loop and the program ask these, never the
+/// concrete type, as kmscube's loop never learns which backend it has.
 public protocol Display: AnyObject {
     /// Logical width in pixels: what the compositor draws.
     var width: Int { get }
@@ -63,9 +67,79 @@ public protocol Display: AnyObject {
     /// Throws ``DisplayError/nothingToReadBack(device:reason:)`` when nothing is on the screen:
     /// it is off, the VT is switched away, no frame was presented yet, or the backend cannot read back.
     func screenImage() throws(DisplayError) -> Bitmap
+
+    /// What this display can do (default: a real screen with no console of its own, no power
+    /// states, one plane, one output: a test's display).
+    var abilities: DisplayAbilities { get }
+    /// Its device can go away and come back, maybe at another size (``ReopeningDRMDisplay``):
+    /// the frame loop services it every turn. Nil (the default) for a display that stays.
+    var reconnection: (any ReconnectingDisplay)? { get }
+    /// The screen's power state as the device reports it now (DRM: the connector's DPMS
+    /// property); nil (the default) when it has none or it cannot be read.
+    var powerState: DisplayPowerState? { get }
+    /// The files its frames were written to (offscreen); nil (the default) for a screen.
+    var frameFiles: (any FrameFiles)? { get }
+}
+
+/// What a display can do, for the frame loop and the program (``Display/abilities``).
+/// Later backends fill in more: planes a scene can be put on, several outputs.
+public struct DisplayAbilities: Equatable, Sendable {
+    /// Frames go to files, not to a screen anyone watches (offscreen): a run may follow a
+    /// virtual clock, and no touchscreen is looked for unless one is named.
+    public var isVirtual: Bool
+    /// It draws on the screen of a virtual terminal (DRM, fbdev): the console is switched to
+    /// graphics mode for the show and VT switches are followed (``Display/release()``).
+    public var ownsConsole: Bool
+    /// It can switch the screen's power (``Display/setPower(on:)``: DPMS, FBIOBLANK).
+    public var switchesPower: Bool
+    /// Hardware planes a frame can be put on (1: the primary plane; every frame is composed).
+    public var planes: Int
+    /// Outputs (connectors) it drives at once.
+    public var outputs: Int
+
+    public init(isVirtual: Bool = false, ownsConsole: Bool = false, switchesPower: Bool = false, planes: Int = 1,
+                outputs: Int = 1) {
+        self.isVirtual = isVirtual; self.ownsConsole = ownsConsole; self.switchesPower = switchesPower
+        self.planes = planes; self.outputs = outputs
+    }
+
+    /// A screen on a VT with power states, one plane, one output (DRM, fbdev).
+    public static let consoleScreen = DisplayAbilities(ownsConsole: true, switchesPower: true)
+    /// Frame files (offscreen).
+    public static let frameFiles = DisplayAbilities(isVirtual: true)
+}
+
+/// A screen's power state: DRM's DPMS levels (DRM_MODE_DPMS_ON = 0, STANDBY = 1, SUSPEND = 2,
+/// OFF = 3, drm_mode.h). The description is the log's word: `On`, `Standby`, `Suspend`, `Off`.
+public enum DisplayPowerState: UInt64, Sendable, CustomStringConvertible {
+    case on = 0, standby = 1, suspend = 2, off = 3
+
+    public var description: String {
+        switch self {
+        case .on: return "On"
+        case .standby: return "Standby"
+        case .suspend: return "Suspend"
+        case .off: return "Off"
+        }
+    }
+}
+
+/// Frames written to files (``OffscreenDisplay``): where they go and how many there are.
+public protocol FrameFiles: AnyObject {
+    /// The directory the frames go to.
+    var directory: String { get }
+    /// How many frames were written so far.
+    var framesWritten: Int { get }
+    /// Deletes the frame files an earlier run left in ``directory`` (only files named like the
+    /// frames written); returns how many were removed.
+    func removeOldFrames() -> Int
 }
 
 public extension Display {
+    var abilities: DisplayAbilities { DisplayAbilities() }
+    var reconnection: (any ReconnectingDisplay)? { nil }
+    var powerState: DisplayPowerState? { nil }
+    var frameFiles: (any FrameFiles)? { nil }
     /// Nothing to give up (offscreen, test doubles).
     func release() throws(DisplayError) {}
     /// Nothing to take back.

@@ -147,12 +147,19 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 ///     and only reports the panel it stands in for).
 ///   - swapRedBlue: exchange red and blue (fbdev panels wired BGR; DRM XRGB8888 is defined by the format).
 ///   - offscreenSize: frame size in pixels for `offscreen:DIR`.
+///   - reconnecting: a DRM card comes wrapped so that the show outlives it
+///     (``ReopeningDRMDisplay``: its driver unbound and bound again, a card reset); a reopen asks
+///     for what `spec` asked for.
 /// - Throws: ``DisplayError``.
 public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bool,
-                        offscreenSize: (width: Int, height: Int)) throws(DisplayError) -> any Display {
+                        offscreenSize: (width: Int, height: Int), reconnecting: Bool = false) throws(DisplayError) -> any Display {
+    func outliving(_ drm: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) -> any Display {
+        reconnecting ? ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode) : drm
+    }
     switch spec {
     case .drm(let device, let connector, let mode):
-        return try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation)
+        return outliving(try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation),
+                         device: device, connector: connector, mode: mode)
     case .fbdev(let path):
         return try FramebufferDisplay.open(path: path ?? "/dev/fb0", rotation: rotation, swapRedBlue: swapRedBlue)
     case .offscreen(let directory):
@@ -161,7 +168,8 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
     case .auto:
         let drmFailure: DisplayError, fbdevFailure: DisplayError
         do {
-            return try DRMDisplay.open(device: nil, connector: nil, mode: nil, rotation: rotation)
+            return outliving(try DRMDisplay.open(device: nil, connector: nil, mode: nil, rotation: rotation),
+                             device: nil, connector: nil, mode: nil)
         } catch {
             drmFailure = error
         }

@@ -44,6 +44,8 @@ public final class FramebufferDisplay: Display {
     public let dither: Bool
     /// fbdev has no vertical-blank pacing here: the frame loop paces fades itself.
     public var pacesFrames: Bool { false }
+    /// A screen on a VT with FBIOBLANK, one page shown at a time.
+    public var abilities: DisplayAbilities { .consoleScreen }
     /// True while frames go to the hidden page and are shown by panning.
     public private(set) var isPageFlipping: Bool
     /// The `yoffset` (in rows of the virtual screen) of the page on screen: after a pan, the

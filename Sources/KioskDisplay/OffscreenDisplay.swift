@@ -12,7 +12,7 @@ import KioskSystem
 /// Frames are written at the logical size as given (XRGB8888 in, 8-bit RGB PNG out through
 /// `PNGWriter`); there is no rotation and no pacing (``pacesFrames`` is false: with the virtual
 /// clock a show renders as fast as the machine can).
-public final class OffscreenDisplay: Display {
+public final class OffscreenDisplay: Display, FrameFiles {
     /// Width of the frames in pixels.
     public let width: Int
     /// Height of the frames in pixels.
@@ -29,6 +29,10 @@ public final class OffscreenDisplay: Display {
     public private(set) var framesWritten: Int = 0
     /// Offscreen frames are not paced: the frame loop's virtual clock decides.
     public var pacesFrames: Bool { false }
+    /// Frame files: no console, no power, nobody watching live.
+    public var abilities: DisplayAbilities { .frameFiles }
+    /// The frames are files: this display.
+    public var frameFiles: (any FrameFiles)? { self }
 
     /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
     /// `width` x `height` pixels, standing in for a panel mounted with `rotation` (the panel size

@@ -34,7 +34,7 @@ import KioskSystem
 /// over to the real driver): ``width`` and ``height`` then change with it, and the caller
 /// (which sees them differ from what it draws) lays the show out again at the new size.
 ///
-/// Ownership: owns the open ``DRMDisplay`` (``current``) and an inotify descriptor.
+/// Ownership: owns the open ``DRMDisplay`` (``current``) and a ``DRMCardWatch``.
 public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// What ``service(now:)`` found.
     public typealias Change = DisplayChange
@@ -73,25 +73,19 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// Readable (POLLIN) when something changed in `/dev/dri` (or `/dev`, while `/dev/dri` is
     /// gone): the caller polls it and then calls ``service(now:)``. Nil when inotify could not
     /// be set up (the loss is then noticed by the next failing frame, the reopen by the timer).
-    public var wakeDescriptor: Int32? { inotify?.descriptor }
+    public var wakeDescriptor: Int32? { cards.descriptor }
 
-    /// The directory the card nodes are in (`/dev/dri`, drm_sysfs.c's devnode) and its parent.
-    public let cardDirectory = "/dev/dri"
-    private let parentDirectory = "/dev"
+    /// The directory the card nodes are in (`/dev/dri`, drm_sysfs.c's devnode).
+    public var cardDirectory: String { cards.cardDirectory }
+    private let cards = DRMCardWatch()
     private let device: String?
     private let connector: String?
     private let mode: ModeRequest?
     private let rotation: Rotation
-    private let inotify: InotifyReader?
-    private var cardWatch: Int32 = -1
-    private var parentWatch: Int32 = -1
     private var released = false
     private var poweredOff = false
     private var pending: [Change] = []
     private var wakeWaiting = false
-
-    /// Events that mean a card may have appeared, or ours gone (inotify(7)).
-    private static let cardEvents = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF)
 
     /// Wraps an open card. `device`, `connector` and `mode` are what `--display` asked for
     /// (nil: any card, its first usable connector, the preferred mode): a reopen asks for the
@@ -102,8 +96,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
         rotation = display.rotation
         self.device = device; self.connector = connector; self.mode = mode
-        inotify = try? InotifyReader()
-        watchCards()
     }
 
     deinit { restore() }
@@ -133,20 +125,14 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// Throws ``DisplayError/unsupportedFormat(device:reason:)`` when the card that appeared cannot
     /// scan out XRGB8888 (drmModeAddFB2 refuses the format): the show cannot go on on it.
     public func service(now: Duration) throws(DisplayError) -> [Change] {
-        var woken = wakeWaiting
+        let changes = cards.take()
+        let woken = wakeWaiting || changes.worthALook
         wakeWaiting = false
-        for event in inotifyReadable ? inotify?.readEvents() ?? [] : [] {
-            woken = true
-            let name = String(decoding: event.name, as: UTF8.self)
-            if event.watch == cardWatch, event.has(IN_DELETE_SELF | IN_IGNORED) {
-                cardWatch = -1
-                if current != nil { lose(reason: "\(cardDirectory) was removed") }
-            } else if event.watch == cardWatch, event.has(IN_DELETE | IN_MOVED_FROM), let current,
-                      current.devicePath == "\(cardDirectory)/\(name)" {
-                lose(reason: "\(current.devicePath) was removed")
-            }
+        if let current, changes.removed.contains(current.devicePath) {
+            lose(reason: "\(current.devicePath) was removed")
+        } else if changes.directoryRemoved, current != nil {
+            lose(reason: "\(cardDirectory) was removed")
         }
-        if cardWatch < 0 || parentWatch >= 0 { watchCards() }
         if current == nil, !released {
             if nextTry == nil { nextTry = now + retryInterval }
             if woken || now >= nextTry! { try reopen(now: now) }
@@ -158,14 +144,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
         }
         defer { pending = [] }
         return pending
-    }
-
-    /// True when inotify has events waiting (poll(2) with no timeout: the loop calls
-    /// ``service(now:)`` every turn, and a read costs a 64 KiB buffer).
-    private var inotifyReadable: Bool {
-        guard let fd = inotify?.descriptor else { return false }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) > 0
     }
 
     /// A connector gone is a loss (nothing is drawn); one back has its mode set again.
@@ -245,19 +223,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
         if poweredOff { try? display.setPower(on: false) }
     }
 
-    /// Watches `cardDirectory` when it exists, else its parent for it to appear.
-    private func watchCards() {
-        guard let inotify else { return }
-        if cardWatch < 0, let wd = try? inotify.addWatch(cardDirectory, mask: Self.cardEvents) {
-            cardWatch = wd
-            if parentWatch >= 0 { inotify_rm_watch(inotify.descriptor, parentWatch); parentWatch = -1 }
-            wakeWaiting = true  // cards may have appeared before the watch
-        }
-        if cardWatch < 0, parentWatch < 0 {
-            parentWatch = (try? inotify.addWatch(parentDirectory, mask: UInt32(IN_CREATE | IN_MOVED_TO))) ?? -1
-        }
-    }
-
     /// Puts the card's previous CRTC back (``DRMDisplay/restore()``). Safe to call more than once.
     public func restore() { current?.restore() }
 
@@ -280,8 +245,10 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
         try current?.setPower(on: on)
     }
 
-    /// The connector's DPMS state (``DRMDisplay/dpmsState``); nil while lost.
-    public var dpmsState: UInt64? { current?.dpmsState }
+    /// The connector's DPMS state (``DRMDisplay/powerState``); nil while lost.
+    public var powerState: DisplayPowerState? { current?.powerState }
+    /// A screen on a VT, as the card's.
+    public var abilities: DisplayAbilities { .consoleScreen }
 
     /// ``DRMDisplay/screenImage()``; throws ``DisplayError/nothingToReadBack(device:reason:)`` while lost.
     public func screenImage() throws(DisplayError) -> Bitmap {
@@ -313,9 +280,12 @@ public protocol ReconnectingDisplay: Display {
     var retryAt: Duration? { get }
     /// True while there is nothing to draw on.
     var isLost: Bool { get }
-    /// The connector's DPMS state (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
-    var dpmsState: UInt64? { get }
     /// What changed since the last call, in order. `now` is the caller's clock.
     /// Throws ``DisplayError`` when the display that came back cannot carry the show on.
     func service(now: Duration) throws(DisplayError) -> [DisplayChange]
+}
+
+public extension ReconnectingDisplay {
+    /// It reconnects: itself.
+    var reconnection: (any ReconnectingDisplay)? { self }
 }

@@ -21,7 +21,6 @@ private final class ResizingDisplay: ReconnectingDisplay {
     var isLost = false
     var wakeDescriptor: Int32? { nil }
     var retryAt: Duration? { script.first?.at }
-    var dpmsState: UInt64? { nil }
     /// nil: lost at that time; a size: back at it.
     private var script: [(at: Duration, size: (width: Int, height: Int)?)]
     /// Every frame presented, with its show time in ms.

@@ -55,9 +55,9 @@ public enum KioskApp {
         }
         defer { content.stop() }
         checkCAFile(settings.caFile)
-        let clock = chooseClock(settings: settings, display: display)
+        let time = chooseTime(settings: settings, display: display)
         StartupTrace.shared.mark(.showStarted)
-        let items = startContent(content, clock: clock)
+        let items = startContent(content, time: time)
         Log.info("display opened", detail: display.summary)
         if let files = display.frameFiles {
             let removed = files.removeOldFrames()
@@ -106,23 +106,30 @@ public enum KioskApp {
         defer { notifier.stopping() }
         let events = EventWriter()
         defer { events.flush() }
-        let touch = startTouch(settings: settings, display: display, clock: clock)
+        let touch = startTouch(settings: settings, display: display, time: time)
         defer { touch?.input.stop() }
         let tapCommand = makeTapCommand(settings.onTap)
+        var loop = FrameLoop.Configuration(events: events, runFor: settings.runFor)
         // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
         // one round of the playlist: until the first image shown comes around again (images
         // that fail do not count; one image or none: its first frame).
-        let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
-                             preparer: preparer, background: settings.background, events: events,
-                             runFor: settings.runFor, stopAfterOneRound: display.abilities.isVirtual && settings.runFor == nil,
-                             signals: signals, decodeSignal: request(for:),
-                             notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content, painter: text.loopPainter())
+        loop.stopAfterOneRound = display.abilities.isVirtual && settings.runFor == nil
+        loop.signals = signals
+        loop.decodeSignal = request(for:)
+        loop.notifier = notifier.isActive ? notifier : nil
+        loop.touch = touch
+        loop.tapCommand = tapCommand
+        loop.content = content
+        loop.background = settings.background
+        loop.painter = text.loopPainter()
         loop.text = text
-        setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
-        loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
-        // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
-        if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
+        if case .real = time { loop.startupTrace = .shared }
+        loop.displaySchedule = settings.displayOff
+        if let schedule = settings.displayOff {
+            Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off")
+        }
+        loop.console = takePartInVTSwitching(console)
+        loop.wakeDuration = .seconds(60 * settings.wakeMinutes)
         if settings.overlay == nil, let format = settings.overlayFormat {
             Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
         }
@@ -138,7 +145,23 @@ public enum KioskApp {
                 runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
                 stateDirectory: settings.stateDirectory))
         }
-        return run(loop, display: display)
+        let show = FrameLoop(display: display, driver: time.driver, carousel: Carousel(items: items, config: config),
+                             preparer: preparer, configuration: loop)
+        return run(show, display: display, time: time)
+    }
+
+    /// How the show's time passes: the real clock (a real display, or touch read), or virtual
+    /// time (an offscreen run: as fast as the machine can, the same frames for the same inputs).
+    enum ShowTime {
+        case real(RealTimeDriver)
+        case virtual(VirtualTimeDriver)
+
+        var driver: LoopDriver {
+            switch self {
+            case .real(let d): return d
+            case .virtual(let d): return d
+            }
+        }
     }
 
     /// What the command line asks for: run with these settings, or exit at once with a status
@@ -275,21 +298,21 @@ public enum KioskApp {
         settings.input == "none" || settings.input == "auto" ? nil : settings.input
     }
 
-    /// The show's clock: virtual for an offscreen run without touch (unless `--clock real`),
-    /// else the monotonic clock.
-    static func chooseClock(settings: Settings, display: Display) -> ShowClock {
+    /// The show's time: virtual for an offscreen run without touch (unless `--clock real`; its
+    /// wall clock runs with show time from now), else the real clock.
+    static func chooseTime(settings: Settings, display: Display) -> ShowTime {
         let offscreen = display.abilities.isVirtual
         if settings.realClock == false && !offscreen {
             Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
         }
-        if offscreen && !wantsTouch(settings, display: display) && settings.realClock != true { return VirtualClock() }
-        return MonotonicClock()
+        if offscreen && !wantsTouch(settings, display: display) && settings.realClock != true { return .virtual(VirtualTimeDriver()) }
+        return .real(RealTimeDriver())
     }
 
-    /// The first playlist. On the virtual clock with a manifest still to answer, the content is
+    /// The first playlist. On virtual time with a manifest still to answer, the content is
     /// started and its first answer awaited (virtual time must not run ahead of the network).
-    static func startContent(_ content: ContentService, clock: ShowClock) -> [PlaylistItem] {
-        guard clock is VirtualClock && content.awaitingFirstAnswer else { return content.items }
+    static func startContent(_ content: ContentService, time: ShowTime) -> [PlaylistItem] {
+        guard case .virtual = time, content.awaitingFirstAnswer else { return content.items }
         content.start()
         content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signals?.wakeDescriptor ?? -1)
         return content.items
@@ -338,12 +361,13 @@ public enum KioskApp {
 
     /// Starts the touchscreen reader when touch is wanted and the show runs on the monotonic
     /// clock (sample times are relative to its origin). Trouble is logged; the show goes on.
-    static func startTouch(settings: Settings, display: Display, clock: ShowClock) -> EvdevTouchFeed? {
+    static func startTouch(settings: Settings, display: Display, time: ShowTime) -> EvdevTouchFeed? {
         let wanted = wantsTouch(settings, display: display)
         if !wanted && settings.input == "auto" && display.abilities.isVirtual {
             Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
         }
-        guard wanted, let monotonic = clock as? MonotonicClock else { return nil }
+        guard wanted, case .real(let driver) = time else { return nil }
+        let monotonic = driver.monotonic
         let configuration = TouchInputConfiguration(devicePath: touchDevice(settings), panelWidth: display.panelWidth,
                                                     panelHeight: display.panelHeight,
                                                     rotation: settings.rotation, calibration: settings.touchCalibration,
@@ -359,7 +383,7 @@ public enum KioskApp {
     }
 
     /// Runs the frame loop to its end and says how it ended; returns the exit status.
-    static func run(_ loop: FrameLoop, display: Display) -> Int32 {
+    static func run(_ loop: FrameLoop, display: Display, time: ShowTime) -> Int32 {
         do {
             let signal = try loop.run()
             if signal != 0 {
@@ -367,7 +391,9 @@ public enum KioskApp {
             } else if let outputs = display.frameFiles {
                 // On its own clock the run ends when its frames are drawn; it does not wait for a
                 // missing or empty folder to fill, so say how to wait for one.
-                let nothingShown = loop.firstShownItem == nil && loop.virtualClock != nil
+                let virtual: Bool
+                if case .virtual = time { virtual = true } else { virtual = false }
+                let nothingShown = loop.firstShownItem == nil && virtual
                 Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written"
                          + (nothingShown ? "; no image was shown, and a run on the virtual clock does not wait for one (--clock real --run-for SECONDS waits)" : ""))
             }
@@ -402,7 +428,7 @@ public enum KioskApp {
         }
     }
 
-    // MARK: VT switching and display power (see ``DisplayControl``)
+    // MARK: VT switching (see ``DisplaySupervisor``)
 
     /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
     /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's
@@ -411,24 +437,23 @@ public enum KioskApp {
     /// The signal for "the VT was switched back to" (VT_PROCESS acqsig): SIGRTMIN + 3.
     static var vtAcquireSignal: Int32 { kc_sigrtmin() + 3 }
 
-    /// Gives the loop the VT (VT_PROCESS switching, once the signal handlers are in place) and
-    /// the `--display-off` schedule.
-    private static func setUpDisplayControl(_ loop: FrameLoop, console: ConsoleGuard?, schedule: DisplaySchedule?) {
-        loop.displayControl.schedule = schedule
-        if let schedule { Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off") }
-        guard let console else { return }
+    /// The VT for the loop, with VT_PROCESS switching enabled on it (once the signal handlers
+    /// are in place); nil when it cannot take part.
+    private static func takePartInVTSwitching(_ console: ConsoleGuard?) -> ConsoleGuard? {
+        guard let console else { return nil }
         guard signals != nil else {
             Log.warning("VT switching not taken part in", reason: "no signal pipe")
-            return
+            return nil
         }
         do {
             try console.enableProcessSwitching(releaseSignal: vtReleaseSignal, acquireSignal: vtAcquireSignal)
-            loop.displayControl.console = console
             Log.info("VT switching handled", path: console.path,
                      detail: "VT_PROCESS: the display is released when the VT is switched away and taken back after")
+            return console
         } catch {
             Log.warning("VT switching not taken part in", reason: error.description
                         + "; switching VTs away from the show may leave it drawing over the console")
+            return nil
         }
     }
 

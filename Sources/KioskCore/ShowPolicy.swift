@@ -182,7 +182,8 @@ public struct ShowPolicy: Sendable {
         } else {
             nextScheduleLook = nil
         }
-        notes.append(.emptyScreen(!showing.isEmpty ? .noneShown : playlist.isEmpty ? .emptyPlaylist : .nothingScheduled))
+        let empty: EmptyScreen = !showing.isEmpty ? .noneShown : playlist.isEmpty ? .emptyPlaylist : .nothingScheduled
+        notes.append(.emptyScreen(empty))
         if standIn.active, standIn.scheduled == showing, standIn.standby == standby {
             // Still standing in for the same rotation: the fallback items stay on (a look at the
             // schedules, or the same playlist again, does not end it; an image that loads does).

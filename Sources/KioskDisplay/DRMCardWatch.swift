@@ -40,7 +40,8 @@ public final class DRMCardWatch {
     private var watchedAgain = false
 
     /// Events in the card directory that mean a card may have appeared, or one gone (inotify(7)).
-    private static let cardEvents = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF)
+    private static let cardEvents = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM
+                                           | IN_DELETE_SELF)
 
     /// Starts watching. Without inotify (no descriptor left, a kernel without it) ``descriptor``
     /// is nil and ``take()`` reports nothing: callers then rely on their timer.
@@ -100,9 +101,10 @@ public final class DRMCardWatch {
 
 /// Waits for a DRM card that opens (the driver still loading at boot, its node not yet given to
 /// the video group by udev, a card being reset): calls `tryOpen` every `retryEvery`, and at once
-/// whenever a card node appears or changes (``DRMCardWatch``), until it gives a display. Before each wait `status` is called (to keep a service manager's start timeout from
-/// running out); `wake` is a descriptor to wait on besides (the signal pipe): when it is readable
-/// `stop` is asked whether to give up.
+/// whenever a card node appears or changes (`cards`), until it gives a display. Before each wait
+/// `status` is called (to keep a service manager's start timeout from running out); `wake` is a
+/// descriptor that ends a wait early (the signal pipe); after each wait `stop` is asked whether
+/// to give up.
 ///
 /// Returns the display, or nil when `stop` said so.
 public func waitForDRMCard(retryEvery: Duration = .seconds(1), cards: DRMCardWatch = DRMCardWatch(), wake: Int32 = -1,

@@ -237,7 +237,8 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
         case .noCRTC(let device, let connector): return "\(device): no CRTC can drive connector \(connector)"
         case .noModes(let connector): return "\(connector): the connector reports no modes"
         case .modeNotAvailable(let connector, let requested, let available):
-            return "\(connector): mode \(requested) is not available; available: \(DRMModeChoice.availableList(available))"
+            return "\(connector): mode \(requested) is not available;"
+                + " available: \(DRMModeChoice.availableList(available))"
         case .scanoutFormatRefused(_, let error): return error.description
         case .unsupportedFormat(let device, let reason), .badGeometry(let device, let reason),
              .nothingToReadBack(let device, let reason):

@@ -343,12 +343,14 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     // A tap at (100, 50) at 500 ms: down and up 40 ms later, without moving.
     let tap: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
                                  .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))]
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200), clock: clock,
+    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(1000))
+    configuration.touch = ScriptedFeed(tap, clock: clock)
+    configuration.control = server
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200),
+                         driver: RealTimeDriver(clock: clock),
                          carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
                          preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
-                         background: .black, events: events, runFor: .milliseconds(1000),
-                         touch: ScriptedFeed(tap, clock: clock))
-    loop.control = server
+                         configuration: configuration)
     _ = try loop.run()
     events.flush()
     close(fds[1])

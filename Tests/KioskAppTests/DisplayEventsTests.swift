@@ -37,7 +37,7 @@ private func ms(_ v: Int) -> Duration { .milliseconds(v) }
 /// Runs three solid images (interval `interval`, no fade) for `seconds`; returns the event lines.
 private func run(seconds: Double, interval: Duration, script: [TouchFeedEvent] = [],
                  hooks: [(at: Duration, action: (FrameLoop) -> Void)] = [],
-                 setUp: (FrameLoop) -> Void = { _ in }) throws -> [[String: Any]] {
+                 setUp: (inout FrameLoop.Configuration) -> Void = { _ in }) throws -> [[String: Any]] {
     let dir = NSTemporaryDirectory() + "kc-display-\(getpid())-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -51,12 +51,15 @@ private func run(seconds: Double, interval: Duration, script: [TouchFeedEvent] =
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
     let feed = HookedFeed(script, hooks: hooks, clock: clock)
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100), clock: clock,
+    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(Int64(seconds * 1000)))
+    configuration.touch = feed
+    setUp(&configuration)
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100),
+                         driver: RealTimeDriver(clock: clock),
                          carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
                          preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 20),
-                         background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)), touch: feed)
+                         configuration: configuration)
     feed.loop = loop
-    setUp(loop)
     _ = try loop.run()
     events.flush()
     close(fds[1])
@@ -75,7 +78,7 @@ private func describe(_ events: [[String: Any]]) -> String {
     // Moves every 250 ms. VT away 900 ... 1500 ms (the show goes on unseen), `display off`
     // 2000 ... 2600 ms (the show pauses).
     let events = try run(seconds: 3.0, interval: ms(250), hooks: [
-        (ms(900), { $0.releaseDisplayForVT() }), (ms(1500), { $0.acquireDisplayForVT() }),
+        (ms(900), { _ = $0.perform(.releaseDisplay) }), (ms(1500), { _ = $0.perform(.acquireDisplay) }),
         (ms(2000), { $0.setDisplayPower(on: false, reason: "test") }), (ms(2600), { $0.setDisplayPower(on: true, reason: "test") }),
     ])
     let display = events.filter { $0["event"] as? String == "display" }
@@ -100,8 +103,8 @@ private func describe(_ events: [[String: Any]]) -> String {
                                     .sample(TouchSample(.down, x: 80, y: 50, time: ms(1000))),
                                     .sample(TouchSample(.up, x: 80, y: 50, time: ms(1040)))]
     let events = try run(seconds: 2.4, interval: ms(60_000), script: script) { loop in
-        loop.displayControl.schedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
-        loop.displayControl.wakeDuration = ms(700)
+        loop.displaySchedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
+        loop.wakeDuration = ms(700)
     }
     let kinds = events.map { "\($0["event"]!) \($0["state"] ?? $0["index"] ?? "") \($0["reason"] ?? "")" }
     #expect(kinds == ["display off schedule", "display on touch", "shown 0 ", "tap 0 ", "display off schedule"], "\(describe(events))")
@@ -117,8 +120,8 @@ private func describe(_ events: [[String: Any]]) -> String {
     let script: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 80, y: 50, time: ms(400))),
                                     .sample(TouchSample(.up, x: 80, y: 50, time: ms(450)))]
     let events = try run(seconds: 0.9, interval: ms(60_000), script: script) { loop in
-        loop.displayControl.schedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
-        loop.displayControl.wakeDuration = .zero
+        loop.displaySchedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
+        loop.wakeDuration = .zero
     }
     #expect(events.map { "\($0["event"]!) \($0["state"] ?? "")" } == ["display off"], "\(describe(events))")
 }
@@ -128,7 +131,7 @@ private func describe(_ events: [[String: Any]]) -> String {
 @Test func aPauseSentWhileTheScreenIsOffHoldsWhenItComesBack() throws {
     let events = try run(seconds: 2.0, interval: ms(250), hooks: [
         (ms(400), { $0.setDisplayPower(on: false, reason: "test") }),
-        (ms(600), { _ = $0.perform(.pause) }),
+        (ms(600), { _ = $0.perform(ControlCommand.pause) }),
         (ms(800), { $0.setDisplayPower(on: true, reason: "test") }),
     ])
     let shown = events.filter { $0["event"] as? String == "shown" }

@@ -102,10 +102,12 @@ private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bit
     let events = EventWriter(descriptor: fds[1])
     let feed = PanelFeed()
     let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 20)
-    let loop = FrameLoop(display: display, clock: clock,
+    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(2000))
+    configuration.touch = feed
+    let loop = FrameLoop(display: display, driver: RealTimeDriver(clock: clock),
                          carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
                                             config: CarouselConfig(interval: .seconds(30), fade: .zero, screenWidth: 160)),
-                         preparer: preparer, background: .black, events: events, runFor: .milliseconds(2000), touch: feed)
+                         preparer: preparer, configuration: configuration)
     _ = try loop.run()
     events.flush()
     close(fds[1])

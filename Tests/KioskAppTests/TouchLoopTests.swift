@@ -88,12 +88,14 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
     var fds: [Int32] = [-1, -1]
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
-    let loop = FrameLoop(display: display, clock: clock,
+    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(Int64(seconds * 1000)))
+    configuration.touch = ScriptedFeed(script, clock: clock)
+    configuration.tapCommand = tapCommand
+    if let stuckTouchLimit { configuration.stuckTouchLimit = stuckTouchLimit }
+    let loop = FrameLoop(display: display, driver: RealTimeDriver(clock: clock),
                          carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
                          preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
-                         background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)),
-                         touch: ScriptedFeed(script, clock: clock), tapCommand: tapCommand)
-    if let stuckTouchLimit { loop.stuckTouchLimit = stuckTouchLimit }
+                         configuration: configuration)
     _ = try loop.run()
     events.flush()
     close(fds[1])

@@ -82,7 +82,9 @@ private struct Show {
     /// One turn at `now`: the schedules and the retry when due, the decodes, the carousel's tick
     /// and a retired image leaving.
     mutating func turn(at now: Duration, failing: Set<String> = []) {
-        if let look = policy.nextScheduleLook, look <= now { take(policy.lookAtSchedules(at: now, wall: wall, carousel: &h.carousel)) }
+        if let look = policy.nextScheduleLook, look <= now {
+            take(policy.lookAtSchedules(at: now, wall: wall, carousel: &h.carousel))
+        }
         if let retry = policy.nextRetry, retry <= now { take(policy.retryFailed(at: now, carousel: &h.carousel)) }
         decode(at: now, failing: failing)
         take(h.carousel.tick(at: now))
@@ -92,8 +94,11 @@ private struct Show {
     }
 }
 
-private func items(_ names: String..., schedules: [String: String] = [:], fallback: Set<String> = []) throws -> [PlaylistItem] {
-    try names.map { PlaylistItem(source: "/p/\($0)", schedule: try schedules[$0].map(window), fallback: fallback.contains($0)) }
+private func items(_ names: String..., schedules: [String: String] = [:],
+                   fallback: Set<String> = []) throws -> [PlaylistItem] {
+    try names.map {
+        PlaylistItem(source: "/p/\($0)", schedule: try schedules[$0].map(window), fallback: fallback.contains($0))
+    }
 }
 
 @Test func withoutSchedulesEveryItemIsInTheRotationAndNoWallTimeIsRead() throws {
@@ -113,8 +118,9 @@ private func items(_ names: String..., schedules: [String: String] = [:], fallba
 @Test func aScheduleBoundaryChangesTheRotationAndTheRetiredImageGivesWayAtOnce() throws {
     // 06:00: only the fallback logo; from 07:00 breakfast, from 11:00 lunch.
     let wall = TestWall(wallAt(6))
-    var show = Show(try items("breakfast", "lunch", "logo", schedules: ["breakfast": "07:00-11:00", "lunch": "11:00-15:00"],
-                              fallback: ["logo"]), wall: wall, interval: .seconds(86_400))
+    let playlist = try items("breakfast", "lunch", "logo",
+                             schedules: ["breakfast": "07:00-11:00", "lunch": "11:00-15:00"], fallback: ["logo"])
+    var show = Show(playlist, wall: wall, interval: .seconds(86_400))
     show.start()
     #expect(show.policy.rotation == [2] && show.currentName == "logo")
     #expect(show.notes.contains(.rotationChanged(showing: 1, of: 3, fallbackOnly: true)))

@@ -162,23 +162,6 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(client.closedByServer(timeout: 2))
 }
 
-@Test func pausedAutoAdvanceStopsAndResumeGivesAFullInterval() throws {
-    // A short interval this time: auto-advance would move every 0.8 s.
-    let (child, path) = try startShow(interval: "0.8")
-    let client = try ControlClient(path: path)
-    #expect(try client.request(#"{"command":["pause"]}"#)["error"] as? String == "success")
-    let pausedAt = wallNow()
-    let before = child.shown.count
-    usleep(2_500_000)
-    // At most one fade that was already under way may finish after the pause.
-    #expect(child.shown.count <= before + 1, "auto-advance went on while paused: \(child.stdout.text)")
-    let afterPause = child.shown.count
-    #expect(try client.request(#"{"command":["resume"]}"#)["error"] as? String == "success")
-    #expect(waitFor(5) { child.shown.count > afterPause }, "resume did not restart auto-advance")
-    if let next = child.shown.last { #expect(next.at - pausedAt > 2.5) }
-    #expect(child.stop() == 0)
-}
-
 @Test func anOldSocketIsReplacedButAnyOtherFileIsLeftAlone() throws {
     let dir = controlTestDirectory()
     // A stale socket (a previous run killed with SIGKILL): replaced.
@@ -321,45 +304,33 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(access(socket, F_OK) != 0)
 }
 
-// MARK: Taps reach the socket too (a scripted finger: TouchLoopTests' ScriptedFeed)
+// MARK: Taps reach the socket too (a finger on virtual time: VirtualShowSupport's VirtualTouches)
 
 @Test func tapsAndShownEventsGoToTheSocketAsToStdout() throws {
     let dir = controlTestDirectory()
-    try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
-    var items: [PlaylistItem] = []
-    for (name, colour) in [("red", 0xFFFF_0000), ("green", 0xFF00_FF00)] as [(String, UInt32)] {
-        try PNGWriter.write(Bitmap(width: 64, height: 40, fill: colour), to: "\(dir)/\(name).png")
-        items.append(PlaylistItem(source: "\(dir)/\(name).png"))
-    }
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let server = try ControlServer(path: "\(dir)/control")
     try server.start()
     defer { server.stop() }
     let client = try ControlClient(path: "\(dir)/control")
-    let clock = MonotonicClock()
-    var fds: [Int32] = [-1, -1]
-    pipe(&fds)
-    let events = EventWriter(descriptor: fds[1])
-    let stdout = LineCollector(fd: fds[0])
+    let show = try VirtualShow(colours: [0xFFFF_0000, 0xFF00_FF00], seconds: 1)
+    show.configuration.control = server
     // A tap at (100, 50) at 500 ms: down and up 40 ms later, without moving.
-    let tap: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
-                                 .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))]
-    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(1000))
-    configuration.touch = ScriptedFeed(tap, clock: clock)
-    configuration.control = server
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200),
-                         driver: RealTimeDriver(clock: clock),
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
-                         preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
-                         configuration: configuration)
-    _ = try loop.run()
-    events.flush()
-    close(fds[1])
-    #expect(waitFor(3) { stdout.finished })
-    var socketLines: [String] = []
-    while let line = client.readLine(timeout: 1) { socketLines.append(line) }
-    let stdoutLines = stdout.lines.map(\.text)
-    #expect(stdoutLines.count == 2 && stdoutLines[1].hasPrefix(#"{"event":"tap","index":0,"#), "\(stdoutLines)")
-    #expect(socketLines == stdoutLines)
+    show.touch([.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
+                .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))])
+    try show.makeLoop(width: 320, height: 200, interval: .seconds(60))
+    let events = try show.run()
+    #expect(describe(events) == "shown 0 @0; tap 0 @540")
+    #expect(events.last?["x"] as? Int == 100 && events.last?["y"] as? Int == 50)
+    // The socket's client gets the same lines, byte for byte (they leave the server's thread
+    // after the loop has ended: each is waited for).
+    let expected = events.map { e in
+        EventWriter().line(event: e["event"] as! String, index: e["index"] as! Int, source: e["src"] as! String,
+                           time: .milliseconds(Int64(eventTime(e))),
+                           point: e["x"] == nil ? nil : (e["x"] as! Int, e["y"] as! Int))
+    }
+    let socketLines = expected.map { _ in client.readLine(timeout: 5) }
+    #expect(socketLines == expected.map { Optional($0) })
 }
 
 @Test func aSocketAnotherProcessStillListensOnIsLeftAlone() throws {

@@ -320,7 +320,7 @@ public enum KioskApp {
 
     /// The "show started" line, after a note when there is nothing to show yet. It counts the
     /// playlist's items, not images shown (an item may still be downloading or never load): the
-    /// frame loop says how many were shown once each was tried (FrameLoop+Round.swift).
+    /// frame loop says how many were shown once each was tried (ShowPolicy, `playlist round done`).
     static func logShowStart(items: [PlaylistItem], config: CarouselConfig, settings: Settings, awaitingManifest: Bool) {
         if items.isEmpty && awaitingManifest {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,

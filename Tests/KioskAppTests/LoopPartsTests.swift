@@ -117,7 +117,9 @@ private final class Feed: TouchFeed {
 // MARK: Display supervision
 
 @Test func displaySupervisionPausesForAScreenOffAndSaysWhatTheShowMustDo() throws {
-    let display = try OffscreenDisplay(directory: scratch(), width: 8, height: 8)
+    let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let display = try OffscreenDisplay(directory: dir, width: 8, height: 8)
     let driver = VirtualTimeDriver()
     let supervisor = DisplaySupervisor(display: display, console: nil, schedule: nil, wakeDuration: .seconds(120),
                                        clock: driver.clock, driver: driver)
@@ -179,6 +181,7 @@ private final class Recorder: ShowEventSink {
 
 @Test func aFileBehindASlotThatChangesUnderItsNameIsReportedOnce() throws {
     let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let path = dir + "/a.png"
     try PNGWriter.write(Bitmap(width: 8, height: 8, fill: 0xFF11_2233), to: path)
     let preparer = try SlotPreparer(width: 8, height: 8, fit: .fill, background: .black, maxPixels: 1 << 20)
@@ -215,6 +218,7 @@ private final class Recorder: ShowEventSink {
 
 @Test func theFrameMakerPresentsAChangedSceneAndTheEmptyScreensWordsRedrawIt() throws {
     let dir = scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let display = try OffscreenDisplay(directory: dir, width: 16, height: 10)
     let frames = FrameMaker(display: display, driver: VirtualTimeDriver(), background: RGBColor(hex: "204060")!,
                             painter: nil, text: nil, overlayFormat: nil)

@@ -17,6 +17,7 @@ private func touch(_ path: String) { close(open(path, O_CREAT | O_WRONLY, 0o600)
 @Suite struct DisplayAbilitiesTests {
     @Test func offscreenFramesAreVirtualFilesWithoutConsoleOrPower() throws {
         let dir = temporaryDirectory()
+        defer { rmdir(dir) }
         let display: any Display = try OffscreenDisplay(directory: dir, width: 4, height: 4)
         #expect(display.abilities == DisplayAbilities(isVirtual: true))
         #expect(display.reconnection == nil && display.powerState == nil)
@@ -30,7 +31,7 @@ private func touch(_ path: String) { close(open(path, O_CREAT | O_WRONLY, 0o600)
     @Test func aFramebufferIsAConsoleScreenWithPowerAndNoFrameFiles() throws {
         let geometry = FramebufferGeometry(xres: 8, yres: 4, format: .xrgb8888, lineLength: 32)
         let path = fakeFramebuffer(size: geometry.memoryLength)
-        defer { unlink(path) }
+        defer { unlink(path); rmdir(String(path.dropLast("/fb0".count))) }
         let display: any Display = try FramebufferDisplay.open(path: path, geometry: geometry, rotation: .none,
                                                                swapRedBlue: false, dither: false)
         #expect(display.abilities == DisplayAbilities(ownsConsole: true, switchesPower: true, planes: 1, outputs: 1))
@@ -88,6 +89,7 @@ private func touch(_ path: String) { close(open(path, O_CREAT | O_WRONLY, 0o600)
         let cards = parent + "/dri"
         #expect(mkdir(cards, 0o755) == 0)
         let opened = try OffscreenDisplay(directory: parent + "/frames", width: 2, height: 2)
+        defer { rmdir(parent + "/frames"); rmdir(parent) }
         var tries = 0, statuses = 0
         let started = MonotonicSeconds.now
         let watch = DRMCardWatch(cardDirectory: cards, parentDirectory: parent)

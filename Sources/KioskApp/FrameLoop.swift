@@ -9,7 +9,7 @@ import KioskSystem
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
-    /// SIGHUP: reload the sources (README "Signals").
+    /// SIGHUP: reload the sources (docs/events-and-logs.md "Signals").
     case reload
     /// The VT is being switched away (VT_PROCESS release signal): give the display up, then
     /// acknowledge (see ``DisplaySupervisor``).

@@ -6,8 +6,9 @@ import KioskText
 
 /// Makes the frames the show presents (docs/frame-loop.md): the renderer at the display's
 /// logical size, the words on screen and the `--overlay` clock, and what was presented last.
-/// ``present(_:slots:at:)`` is the one place a scene goes to the display: rendered here on the
-/// CPU and handed over as a bitmap (a path that puts layers on display planes takes its place).
+/// ``present(_:slots:at:trace:)`` is the one place a scene goes to the display, through the
+/// ``ScenePresenter``: as layers on the display's planes where it takes them (real time only:
+/// ``LoopDriver/allowsPlanes``), else rendered here on the CPU and handed over as a bitmap.
 ///
 /// The words (status screens, `--overlay`) come from ``ShowText``, loaded on a thread of its
 /// own: the loop never waits for FreeType, HarfBuzz or fontconfig. Until the load is done the
@@ -26,6 +27,8 @@ final class FrameMaker {
     private let driver: LoopDriver
     /// Draws scenes at the display's logical size (made again when the display changes size).
     private(set) var renderer: SceneRenderer
+    /// Puts each scene on planes or has it rendered on the CPU, on every core (docs/planes.md).
+    let presenter = ScenePresenter()
     /// The scene last presented (nil: draw the next one whatever it is).
     private(set) var lastScene: Scene?
     /// When the last frame was presented.
@@ -66,17 +69,22 @@ final class FrameMaker {
     func invalidate() { lastScene = nil }
 
     /// Presents `scene` with the slot frames `slots` at show time `now` (milliseconds in the
-    /// display's `showTime`): rendered, then handed to the display. On virtual time a status
-    /// screen rendered before its words came waits for them and is rendered again. Call
-    /// ``presented(_:at:)`` once the display kept it. Throws what the display throws.
+    /// display's `showTime`): as layers on the display's planes, or rendered and handed to the
+    /// display as a bitmap. On virtual time a status screen rendered before its words came waits
+    /// for them and is rendered again. Call ``presented(_:at:)`` once the display kept it.
+    /// Throws what the display throws.
     func present(_ scene: Scene, slots: [Bitmap?], at now: Duration, trace: StartupTrace?) throws(DisplayError) {
-        var frame = renderer.render(scene, slots: slots)
-        if driver.holdsTime(for: words) {
-            takeWords()
-            if words.painter?.painter != nil { frame = renderer.render(scene, slots: slots) }
+        try presenter.present(scene, renderer: renderer, slots: slots, display: display,
+                              showTime: now.wholeMilliseconds, useLayers: driver.allowsPlanes) {
+            var frame = renderer.render(scene, slots: slots)
+            if driver.holdsTime(for: words) {
+                takeWords()
+                if words.painter?.painter != nil { frame = renderer.render(scene, slots: slots) }
+            }
+            trace?.mark(.rendered)
+            return frame
         }
-        trace?.mark(.rendered)
-        try display.present(frame, showTime: now.wholeMilliseconds)
+        trace?.mark(.rendered)  // on planes: nothing rendered, the layers went out
         trace?.mark(.presented)
     }
 

@@ -136,7 +136,7 @@ public enum KioskApp {
         loop.overlayFormat = settings.overlay.map { settings.overlayFormat ?? $0.defaultFormat }  // made once text is loaded
         content.start()
         defer { tapCommand?.stop() }
-        // The control socket (ControlServer.swift, README "Control socket").
+        // The control socket (ControlServer.swift, docs/control-socket.md).
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control

@@ -32,6 +32,11 @@ public protocol LoopDriver: WallTimeSource {
     /// virtual time, which has no refresh to keep to.
     func nextFrame(after last: Duration) -> Duration
 
+    /// Whether a scene may go out as layers on the display's planes where it takes them
+    /// (``ScenePresenter``, docs/planes.md): on the real clock yes; on virtual time no, its
+    /// frames are the composed reference (the same inputs give the same pixels on any display).
+    var allowsPlanes: Bool { get }
+
     /// The deadline `at` of a duty that follows the world outside the show (systemd's watchdog,
     /// a look at the files behind the slots, a VT acquire tried again): kept on the real clock;
     /// virtual time has no such world, so there is none (nil).
@@ -105,6 +110,7 @@ public final class RealTimeDriver: LoopDriver {
     public func settle(_ work: some OffLoopWork, interrupt: Int32) {}
     public func holdsTime(for work: some OffLoopWork) -> Bool { false }
     public func nextFrame(after last: Duration) -> Duration { last + Self.framePeriod }
+    public var allowsPlanes: Bool { true }
     public func worldDeadline(_ at: Duration) -> Duration? { at }
 
     public func displayScheduleTimer() -> DisplayScheduleTimer? {
@@ -170,6 +176,7 @@ public final class VirtualTimeDriver: LoopDriver {
     }
     public func holdsTime(for work: some OffLoopWork) -> Bool { work.outstanding > 0 }
     public func nextFrame(after last: Duration) -> Duration { last }
+    public var allowsPlanes: Bool { false }
     public func worldDeadline(_ at: Duration) -> Duration? { nil }
     public func displayScheduleTimer() -> DisplayScheduleTimer? { nil }
 

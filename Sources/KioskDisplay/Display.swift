@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-/// Where frames go: DRM/KMS, the Linux framebuffer, or files (README "Displays", "Offscreen").
+/// Where frames go: DRM/KMS, the Linux framebuffer, or files (docs/displays.md "Offscreen").
 ///
 /// The frame loop composes each frame at the display's *logical* size (``width`` x ``height``,
 /// already swapped for a 90/270 rotation) as an XRGB8888 ``Bitmap`` and hands it to
@@ -58,7 +58,7 @@ public protocol Display: AnyObject {
     /// device cannot do it (e.g. FBIOBLANK on a regular file: ENOTTY); the display stays usable.
     func setPower(on: Bool) throws(DisplayError)
 
-    /// What the screen shows now, as the panel shows it (README "Control socket", `screenshot`):
+    /// What the screen shows now, as the panel shows it (docs/control-socket.md, `screenshot`):
     /// a new XRGB8888 bitmap the caller owns, read back from the buffer being scanned out (DRM:
     /// the dumb buffer last presented, on screen or flipped to at the next vertical blank; fbdev:
     /// the visible page, converted from its pixel format), ``panelWidth`` x ``panelHeight``
@@ -67,6 +67,29 @@ public protocol Display: AnyObject {
     /// Throws ``DisplayError/nothingToReadBack(device:reason:)`` when nothing is on the screen:
     /// it is off, the VT is switched away, no frame was presented yet, or the backend cannot read back.
     func screenImage() throws(DisplayError) -> Bitmap
+
+    /// Whether ``present(layers:background:showTime:)`` may be tried now (DRM: atomic commits,
+    /// planes allowed, no rotation, the screen ours and on; docs/planes.md). False (the default)
+    /// for a display that only takes composed frames.
+    var presentsLayers: Bool { get }
+    /// Shows `layers` (bottom to top, logical pixels; see ``KioskCore/FrameLayer``) on the display's
+    /// planes at the next vertical blank and waits for it, as ``present(_:showTime:)`` does with a
+    /// frame: the display controller stacks and blends them, the CPU touches no pixel of the frame.
+    /// Where the bottom layer does not cover the screen, a backdrop of `background` is put under
+    /// the layers. Returns false when the display cannot show them so (too few planes, a format,
+    /// alpha, a position or a scale the driver refuses: a TEST_ONLY commit said no, or
+    /// framebuffers for the layers could not be made; always, by default): nothing changed on
+    /// screen, and the caller composes the frame and presents it as a bitmap. Throws
+    /// ``DisplayError`` as a present does.
+    func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool
+    /// Makes the framebuffer of `bitmap` (a slot frame; borrowed for the call) ahead of its first
+    /// use on a plane (one copy of its pixels), so that the frame that first shows it does not pay
+    /// for it. Does nothing where layers are not presented (the default).
+    func prepareLayer(_ bitmap: Bitmap)
+    /// Splits the copy of each frame to scanout (the pixel format's conversion, the rotation) by
+    /// rows across the threads of `splitter` from now on (DRM, fbdev; ``KioskCore/RowSplitter``).
+    /// A display that copies nothing ignores it (the default).
+    func convertRows(with splitter: RowSplitter)
 
     /// What this display can do (default: a real screen with no console of its own, no power
     /// states, one plane, one output: a test's display).
@@ -82,7 +105,7 @@ public protocol Display: AnyObject {
 }
 
 /// What a display can do, for the frame loop and the program (``Display/abilities``).
-/// Later backends fill in more: planes a scene can be put on, several outputs.
+/// Later backends fill in more: several outputs.
 public struct DisplayAbilities: Equatable, Sendable {
     /// Frames go to files, not to a screen anyone watches (offscreen): a run may follow a
     /// virtual clock, and no touchscreen is looked for unless one is named.
@@ -92,7 +115,9 @@ public struct DisplayAbilities: Equatable, Sendable {
     public var ownsConsole: Bool
     /// It can switch the screen's power (``Display/setPower(on:)``: DPMS, FBIOBLANK).
     public var switchesPower: Bool
-    /// Hardware planes a frame can be put on (1: the primary plane; every frame is composed).
+    /// Hardware planes a scene's layers can be put on (DRM atomic: the primary and the overlays
+    /// of its CRTC; ``Display/present(layers:background:showTime:)``). 1: the primary plane
+    /// only, every frame is composed on the CPU.
     public var planes: Int
     /// Outputs (connectors) it drives at once.
     public var outputs: Int
@@ -140,6 +165,14 @@ public extension Display {
     var reconnection: (any ReconnectingDisplay)? { nil }
     var powerState: DisplayPowerState? { nil }
     var frameFiles: (any FrameFiles)? { nil }
+    /// Composed frames only.
+    var presentsLayers: Bool { false }
+    /// No planes: the caller composes the frame.
+    func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool { false }
+    /// No planes to prepare a framebuffer for.
+    func prepareLayer(_ bitmap: Bitmap) {}
+    /// No copy to scanout to split.
+    func convertRows(with splitter: RowSplitter) {}
     /// Nothing to give up (offscreen, test doubles).
     func release() throws(DisplayError) {}
     /// Nothing to take back.

@@ -36,15 +36,18 @@ final class VirtualTouches: TouchFeed {
 
 /// Virtual time, with a real-world duty answered as the real driver does: frame pacing on a
 /// display that does not pace its frames (1/60 s), the `--display-off` timer (a real timerfd;
-/// the schedules tests give hold all day, so only its arming matters).
+/// the schedules tests give hold all day, so only its arming matters), scenes on planes.
 final class PartlyRealDriver: LoopDriver {
     let virtual: VirtualTimeDriver
     private let paces: Bool
+    private let planes: Bool
     private let timer: DisplayScheduleTimer?
 
-    init(_ virtual: VirtualTimeDriver, pacesFrames: Bool = false, displayScheduleTimer: Bool = false) {
+    init(_ virtual: VirtualTimeDriver, pacesFrames: Bool = false, displayScheduleTimer: Bool = false,
+         planes: Bool = false) {
         self.virtual = virtual
         paces = pacesFrames
+        self.planes = planes
         var err: Int32 = 0
         timer = displayScheduleTimer ? DisplayScheduleTimer(error: &err) : nil
     }
@@ -58,6 +61,7 @@ final class PartlyRealDriver: LoopDriver {
         paces ? RealTimeDriver().nextFrame(after: last) : virtual.nextFrame(after: last)
     }
     func worldDeadline(_ at: Duration) -> Duration? { virtual.worldDeadline(at) }
+    var allowsPlanes: Bool { planes }
     func displayScheduleTimer() -> DisplayScheduleTimer? { timer ?? virtual.displayScheduleTimer() }
     func wait(for deadlines: Deadlines<LoopDuty>, wakeDescriptors: [Int32], now: Duration) -> Bool {
         virtual.wait(for: deadlines, wakeDescriptors: wakeDescriptors, now: now)

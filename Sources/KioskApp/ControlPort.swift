@@ -3,7 +3,7 @@ import KioskCore
 import KioskDisplay
 import KioskSystem
 
-/// The frame loop's side of the control socket (README "Control socket"): the requests the
+/// The frame loop's side of the control socket (docs/control-socket.md): the requests the
 /// server received are carried out between frames and answered in their order. `screenshot`
 /// reads the screen back here and hands the copy to ``ScreenshotWriter``, which writes the PNG
 /// off the loop; requests that arrive meanwhile wait behind it so that replies keep their

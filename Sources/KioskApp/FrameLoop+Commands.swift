@@ -3,8 +3,8 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-// What the show does when asked (the control socket's commands, README "Control socket") and
-// what it says of its policy (ShowPolicy's notes, README "Events and logs"): where the
+// What the show does when asked (the control socket's commands, docs/control-socket.md) and
+// what it says of its policy (ShowPolicy's notes, docs/events-and-logs.md): where the
 // carousel, the policy and the display supervision meet, so they live with the loop.
 
 extension FrameLoop {
@@ -29,11 +29,12 @@ extension FrameLoop {
         case .goto(let index):
             let count = policy.playlist.count
             guard (0..<count).contains(index) else {
-                let has = count == 0 ? "the playlist is empty" : "the playlist has \(counted(count, "item")) (0...\(count - 1))"
+                let has = count == 0 ? "the playlist is empty"
+                    : "the playlist has \(counted(count, "item")) (0...\(count - 1))"
                 return fail("goto: bad index \(index): " + has)
             }
             guard !carousel.isHeld else { return fail(held) }
-            guard policy.inRotation(index) else {  // README "Schedules"
+            guard policy.inRotation(index) else {  // docs/schedules.md
                 let source = Log.hidingPasswords(policy.playlist[index].source)
                 return fail("goto: item \(index) (\(source)) is not in the rotation now"
                             + " (its schedule, or a fallback item while others are on)")

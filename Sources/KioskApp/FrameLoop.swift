@@ -322,7 +322,7 @@ public final class FrameLoop {
     }
 
     /// The display came back at another size (another monitor, simpledrm's firmware
-    /// framebuffer handed over to the real driver; README "Check"): one log line with the new
+    /// framebuffer handed over to the real driver; docs/deployment.md "Check"): one log line with the new
     /// size; the frames are laid out for it, swipes measure against the new width and touches
     /// map onto the new panel; the memory cache (all of the old size) is emptied and every slot
     /// prepared again on the decode worker, the current image first. Until it is ready the

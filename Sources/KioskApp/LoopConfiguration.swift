@@ -11,7 +11,7 @@ extension FrameLoop {
     /// service, no control socket, no systemd).
     public struct Configuration {
         // MARK: Outputs
-        /// stdout's event lines (README "Events and logs").
+        /// stdout's event lines (docs/events-and-logs.md).
         public var events: EventWriter
         /// systemd's notify socket (READY=1, STATUS=, the watchdog), when the show runs under it.
         public var notifier: SystemdNotifier?
@@ -31,7 +31,7 @@ extension FrameLoop {
         public var touch: TouchFeed?
         /// The playlist's sources, kept current (nil: the items given to the carousel stay).
         public var content: ContentService?
-        /// The control socket (README "Control socket") and where its `screenshot` writes.
+        /// The control socket (docs/control-socket.md) and where its `screenshot` writes.
         public var control: ControlServer?
         public var screenshots: ScreenshotWriter?
         /// The VT whose switches the loop acknowledges (VT_PROCESS switching enabled on it).

@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-/// Something the show tells the world (README "Events and logs").
+/// Something the show tells the world (docs/events-and-logs.md).
 public enum ShowEvent: Equatable, Sendable {
     /// Playlist item `index` (of `playlistLength`, as given) with `source` is whole on a lit
     /// screen since show time `at`.
@@ -117,7 +117,7 @@ public final class ShowOutput {
     }
 }
 
-/// stdout's JSON lines (README "Events and logs").
+/// stdout's JSON lines (docs/events-and-logs.md).
 extension EventWriter: ShowEventSink {
     public func publish(_ event: ShowEvent) {
         switch event {

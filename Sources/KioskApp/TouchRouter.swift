@@ -28,7 +28,7 @@ public enum TouchFeedEvent: Equatable, Sendable {
     /// The touchscreen went away (unplugged, read error); the feed keeps looking for one.
     case lost(path: String, reason: String)
     /// Something worth a log line (no touchscreen found yet, a device that could not be opened).
-    /// A log line's fixed phrase, the node or folder, and why (README "Events and logs").
+    /// A log line's fixed phrase, the node or folder, and why (docs/events-and-logs.md).
     case note(String, path: String?, reason: String?)
     /// The same, about a device the command line named (`--input`): a warning.
     case warning(String, path: String?, reason: String?)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Where the show's policy reads wall time for item schedules (README "Schedules"): one reading
+/// Where the show's policy reads wall time for item schedules (docs/schedules.md): one reading
 /// of the device's clock and the time zone in force, given from outside so that the core reads
 /// neither. The frame loop's driver is one: the real clock and libc's zone, or a wall clock that
 /// runs with virtual time.
@@ -13,7 +13,7 @@ public protocol WallTimeSource: AnyObject {
     var scheduleRecheck: Duration? { get }
 }
 
-/// The show's policy over the carousel (README "Schedules", "Events and logs"): which playlist
+/// The show's policy over the carousel (docs/schedules.md, docs/events-and-logs.md): which playlist
 /// items are in the rotation by their schedules, fallback items standing in for a rotation none
 /// of whose images can be shown, items that failed tried again after ``retryInterval``, the
 /// failed sources logged once, and the round of the playlist (`playlist round done`).

@@ -304,6 +304,59 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(access(socket, F_OK) != 0)
 }
 
+// MARK: The commands on virtual time (the loop's side of the socket, at exact show times)
+
+/// `next`, `previous`, `goto`, `pause`, `resume` and `status` carried out by the real loop on
+/// virtual time: each move's `shown` event at the very time it was asked for, the errors with
+/// their words, a paused show moving only when asked, `status` as the show stands then.
+@Test func theCommandsMoveTheShowAtTheTimeTheyAreAsked() throws {
+    let show = try VirtualShow(colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FF00, 0xFF00_FFFF],
+                               seconds: 12)
+    var replies: [(ms: Int, reply: Result<JSONValue?, ControlFailure>)] = []
+    func ask(_ time: Int, _ command: ControlCommand) {
+        show.at(ms(time)) { replies.append((time, $0.perform(command))) }
+    }
+    ask(1000, .next)
+    ask(2000, .previous)
+    ask(3000, .goto(3))
+    ask(3000, .status)
+    ask(3001, .status)
+    ask(3500, .goto(9))
+    ask(4000, .pause)
+    ask(4500, .next)
+    ask(4500, .status)
+    ask(9000, .resume)
+    try show.makeLoop(interval: .seconds(2))
+    let events = try show.run()
+    // Each move restarts the 2 s interval, so none runs out before the pause at 4000; paused, the
+    // show moves only when asked (4 at 4500); the resume at 9000 gives 4 a full interval.
+    #expect(describe(events)
+            == "shown 0 @0; shown 1 @1000; shown 0 @2000; shown 3 @3000; shown 4 @4500; shown 0 @11000")
+
+    #expect(replies.map(\.ms) == [1000, 2000, 3000, 3000, 3001, 3500, 4000, 4500, 4500, 9000])
+    func data(_ i: Int) -> [String: JSONValue] {
+        guard case .success(.object(let fields)?) = replies[i].reply else { return [:] }
+        return fields
+    }
+    // `status` says what is on the screen: asked with the `goto`, image 3 is still being
+    // decoded (0 is on screen, 3 frames so far); a millisecond later 3 is.
+    #expect(data(3)["index"] == .int(0) && data(3)["frames"] == .int(3) && data(3)["t"] == .int(3000))
+    #expect(data(4)["index"] == .int(3) && data(4)["frames"] == .int(4) && data(4)["paused"] == .bool(false))
+    #expect(data(4)["src"] == .string(show.items[3].source) && data(4)["playlist_length"] == .int(5))
+    #expect(data(8)["index"] == .int(4) && data(8)["paused"] == .bool(true) && data(8)["t"] == .int(4500))
+    guard case .failure(let bad) = replies[5].reply else {
+        Issue.record("goto 9 succeeded: \(replies[5].reply)")
+        return
+    }
+    #expect(bad.message == "goto: bad index 9: the playlist has 5 items (0...4)")
+    for i in [0, 1, 2, 6, 7, 9] {
+        guard case .success(nil) = replies[i].reply else {
+            Issue.record("reply \(i) at \(replies[i].ms) ms: \(replies[i].reply)")
+            continue
+        }
+    }
+}
+
 // MARK: Taps reach the socket too (a finger on virtual time: VirtualShowSupport's VirtualTouches)
 
 @Test func tapsAndShownEventsGoToTheSocketAsToStdout() throws {

@@ -236,3 +236,60 @@ private final class Recorder: ShowEventSink {
     frames.resize(width: 8, height: 20)
     #expect(frames.width == 8 && frames.height == 20 && frames.needsFrame(scene))
 }
+
+/// Takes layers on planes when `takesLayers` (as DRM with atomic KMS does, or refuses them as a
+/// TEST_ONLY commit that says no): what went out which way, and each split of the scanout copy.
+private final class PlanesDisplay: Display {
+    let width = 16, height = 10
+    var panelWidth: Int { width }
+    var panelHeight: Int { height }
+    var summary: String { "test planes 16x10" }
+    var pacesFrames: Bool { false }
+    var takesLayers: Bool
+    var presentsLayers: Bool { true }
+    /// `layers N @t` or `frame @t`, in order.
+    private(set) var presented: [String] = []
+    private(set) var prepared = 0
+    private(set) var rowsGiven = 0
+
+    init(takesLayers: Bool) { self.takesLayers = takesLayers }
+    func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) { presented.append("frame @\(showTime)") }
+    func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool {
+        guard takesLayers else { return false }
+        presented.append("layers \(layers.count) @\(showTime)")
+        return true
+    }
+    func prepareLayer(_ bitmap: Bitmap) { prepared += 1 }
+    func convertRows(with splitter: RowSplitter) { rowsGiven += 1 }
+    func restore() {}
+}
+
+/// The one place a scene goes to the screen (docs/planes.md): as layers where the display takes
+/// them and the driver allows planes (the real clock), composed where the display refuses them,
+/// and always composed on virtual time, whose frames are the reference.
+@Test func aSceneGoesOutAsLayersOnlyWhereTheDisplayTakesThemAndTheDriverAllows() throws {
+    let image = Bitmap(width: 16, height: 10, fill: 0xFF00_FF00)
+    let fade = Scene(base: .slot(0), overlay: .slot(1), weight: 128)
+    func show(_ display: PlanesDisplay, planes: Bool) throws -> FrameMaker {
+        let frames = FrameMaker(display: display, driver: PartlyRealDriver(VirtualTimeDriver(), planes: planes),
+                                background: .black, painter: nil, text: nil, overlayFormat: nil)
+        try frames.present(Scene(base: .slot(0)), slots: [image, nil, nil], at: ms(10), trace: nil)
+        try frames.present(fade, slots: [image, image, nil], at: ms(20), trace: nil)
+        return frames
+    }
+    let onPlanes = PlanesDisplay(takesLayers: true)
+    let planes = try show(onPlanes, planes: true)
+    #expect(onPlanes.presented == ["layers 1 @10", "layers 2 @20"], "a cross-fade: two layers, one at half alpha")
+    #expect(onPlanes.prepared == 3, "each slot frame made ready for its plane after the frame")
+    #expect(planes.presenter.planeFrames == 2 && planes.presenter.composedFrames == 0)
+    #expect(onPlanes.rowsGiven == 1, "the thread team is given once")
+
+    let refusing = PlanesDisplay(takesLayers: false)
+    let composed = try show(refusing, planes: true)
+    #expect(refusing.presented == ["frame @10", "frame @20"] && refusing.prepared == 0)
+    #expect(composed.presenter.lastOnPlanes == false && composed.presenter.composedFrames == 2)
+
+    let virtual = PlanesDisplay(takesLayers: true)
+    _ = try show(virtual, planes: false)
+    #expect(virtual.presented == ["frame @10", "frame @20"], "virtual time: the composed reference")
+}

@@ -128,7 +128,7 @@ public final class ShowText: @unchecked Sendable {
 final class DeferredMessagePainter: TextPainter {
     private let text: ShowText
     private let waits: Bool
-    /// Set by the frame loop once the load finished (FrameLoop+Text.swift).
+    /// Set by the frame loop once the load finished (FrameMaker.takeWords).
     var painter: MessagePainter?
     /// A screen was drawn without its words since the painter came.
     private(set) var drewWithoutWords = false

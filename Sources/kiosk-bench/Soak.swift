@@ -67,21 +67,23 @@ enum Soak {
         let clock = VirtualClock()
         driver.clock = clock
         let display = CheckingDisplay(width: 640, height: 400)
-        let loop = FrameLoop(display: display, clock: clock,
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: driver.eventsWrite))
+        configuration.signals = signals
+        configuration.decodeSignal = { s in
+            switch s {
+            case SIGHUP: return .reload
+            case SIGUSR1: return .next
+            case SIGUSR2: return .previous
+            case SIGTERM: return .stop(signal: s)
+            default: return nil
+            }
+        }
+        configuration.touch = driver
+        configuration.content = content
+        configuration.control = control
+        let loop = FrameLoop(display: display, driver: VirtualTimeDriver(clock: clock),
                              carousel: Carousel(items: content.items, config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(500))),
-                             preparer: preparer, background: .black, events: EventWriter(descriptor: driver.eventsWrite),
-                             runFor: nil, signals: signals,
-                             decodeSignal: { s in
-                                 switch s {
-                                 case SIGHUP: return .reload
-                                 case SIGUSR1: return .next
-                                 case SIGUSR2: return .previous
-                                 case SIGTERM: return .stop(signal: s)
-                                 default: return nil
-                                 }
-                             },
-                             touch: driver, content: content)
-        loop.control = control
+                             preparer: preparer, configuration: configuration)
         let started = nowMs()
         do { _ = try loop.run() } catch {
             fputs("soak: \(error)\n", stderr)

@@ -52,15 +52,15 @@ enum TouchLatency {
             fputs("touch-latency: \(error)\n", stderr)
             return 1
         }
-        let loop = FrameLoop(display: display, clock: clock,
-                             carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(600))),
-                             preparer: preparer,
-                             background: .black, events: EventWriter(descriptor: open("/dev/null", O_WRONLY)),
-                             runFor: end, touch: feed)
         var latencies: [Double] = []
-        loop.presented = { at, touchTime in
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: open("/dev/null", O_WRONLY)), runFor: end)
+        configuration.touch = feed
+        configuration.presented = { at, touchTime in
             if let touchTime { latencies.append(Double((at - touchTime).wholeNanoseconds) / 1e6) }
         }
+        let loop = FrameLoop(display: display, driver: RealTimeDriver(clock: clock),
+                             carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(600))),
+                             preparer: preparer, configuration: configuration)
         do { try feed.start() } catch {
             fputs("touch-latency: \(error)\n", stderr)
             return 1

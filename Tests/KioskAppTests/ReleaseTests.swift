@@ -70,10 +70,11 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     let out = try runProgram(kioskExecutable(), ["--version"])
     #expect(out.status == 0, "\(out.stderr)")
     // One line per library, in this order: the codecs', the display's, the touchscreen's, the
-    // downloads', JSON's, the text's (each module reports its own).
+    // downloads', JSON's, the text's, MQTT's (each module reports its own).
     let listed = out.stdout.split(separator: "\n").dropFirst().map { String($0.prefix { $0 != " " }) }
     #expect(listed == ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libdrm", "libevdev",
-                       "libcurl", "libcrypto", "libjansson", "FreeType", "HarfBuzz", "fontconfig"], "\(out.stdout)")
+                       "libcurl", "libcrypto", "libjansson", "FreeType", "HarfBuzz", "fontconfig", "FriBidi",
+                       "libmosquitto"], "\(out.stdout)")
     for name in names {
         let l = line(name, in: out.stdout)
         #expect(l.contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name): '\(l)'")

@@ -115,7 +115,7 @@ public final class Fetcher: @unchecked Sendable {
     private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
 
     /// The fetcher's thread (and libcurl, which is opened then) starts with the first request;
-    /// it ends (cancelling what runs) in ``shutdown()`` or when the fetcher is released. When
+    /// it ends (cancelling what runs, joined) in ``shutdown()`` or when the fetcher is released. When
     /// libcurl cannot be loaded, every request fails with ``ContentError/transport(url:reason:receivedBytes:)``
     /// saying so.
     public init(cache: DiskCache, configuration: Configuration = Configuration()) {
@@ -160,9 +160,13 @@ public final class Fetcher: @unchecked Sendable {
     }
 
     /// Cancels every transfer (their completions get ``ContentError/cancelled(url:)``) and
-    /// refuses new ones; the fetcher's thread has closed its connections when this returns
-    /// (it waits at most 1 s for that).
-    public func shutdown() { engine.shutdown() }
+    /// refuses new ones. When this returns the fetcher's thread has ended (joined: its
+    /// connections closed, libcurl's multi handle cleaned up) and the completions queued so
+    /// far have run. Call it from outside a completion (the program does, before it exits).
+    public func shutdown() {
+        workQueue.sync {}  // requests on their way to the engine get there first, and are cancelled
+        engine.shutdown(drain: true)
+    }
 
     /// The first bytes of a body kept to judge it: enough for an ISO BMFF `ftyp` box with a
     /// few compatible brands (HEIF, AVIF).
@@ -178,7 +182,8 @@ public final class Fetcher: @unchecked Sendable {
     }
 }
 
-/// The queue of jobs and the thread that runs libcurl's multi interface.
+/// The queue of jobs and the thread that runs libcurl's multi interface (a ``WorkerThread``:
+/// ``shutdown()`` joins it, so no transfer, TLS session or libcurl clean-up outlives the fetcher).
 final class FetchEngine: @unchecked Sendable {
     struct State {
         /// Jobs running or queued, by request key (`image URL` / `manifest URL ...`).
@@ -187,8 +192,6 @@ final class FetchEngine: @unchecked Sendable {
         var closed = false
         /// The first job has asked for the thread (``startLocked(_:)``).
         var started = false
-        /// The thread runs (and signals `ended` as it ends).
-        var running = false
         /// Why the thread could not start (libcurl missing, ...): every job fails with it.
         var unavailable: String?
         var stats = Fetcher.Statistics()
@@ -200,10 +203,13 @@ final class FetchEngine: @unchecked Sendable {
     /// The proxies libcurl takes (``Fetcher/Configuration/proxy`` or the environment), to
     /// name the one a failure came from.
     let proxies: ProxyChoice
-    /// Set once in ``startLocked(_:)``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
-    /// called only under the state lock while not closed, so never after the clean-up.
+    /// Set once in ``startLocked(_:)``; used and cleaned up by the thread only.
     private var multi: UnsafeMutableRawPointer?
-    private let ended = DispatchSemaphore(value: 0)
+    /// The fetcher's thread, made in ``startLocked(_:)`` (under the state lock, read under it);
+    /// its stop descriptor and ``wake`` are the extra descriptors of every `curl_multi_poll(3)`.
+    private var worker: WorkerThread?
+    /// Readable while new jobs wait (posted by ``enqueue``): wakes the thread's poll.
+    private let wake: Mailbox<Bool>?
     /// Owned by the fetcher's thread.
     private var active: [FetchJob] = []
 
@@ -214,6 +220,7 @@ final class FetchEngine: @unchecked Sendable {
         self.cache = cache
         self.configuration = configuration
         proxies = ProxyChoice(option: configuration.proxy, environment: ProxyChoice.processEnvironment())
+        wake = try? Mailbox(wake: .whenEmpty)
     }
 
     /// Opens libcurl (on first use, see kc_curl.h), makes the multi handle and starts the
@@ -225,23 +232,19 @@ final class FetchEngine: @unchecked Sendable {
             return "libcurl could not be loaded (\(String(cString: kc_curl_load_error())); install libcurl4)"
         }
         _ = Self.globalInit
+        guard wake != nil else { return "the fetcher's wake-up pipe could not be made" }
         multi = kc_curl_multi_init()
         guard multi != nil else { return "curl_multi_init failed" }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let engine = Unmanaged<FetchEngine>.fromOpaque(context!).takeRetainedValue()
-            engine.run()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<FetchEngine>.fromOpaque(context).release()
+        do {
+            let thread = try WorkerThread(name: "fetcher")
+            worker = thread
+            try thread.start { [self] in run(thread) }
+        } catch {
+            worker = nil
             kc_curl_multi_cleanup(multi)
             multi = nil
-            return "pthread_create failed: \(String(cString: strerror(rc)))"
+            return error.description
         }
-        pthread_detach(thread)
-        state.running = true
         return nil
     }
 
@@ -271,23 +274,24 @@ final class FetchEngine: @unchecked Sendable {
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
-            kc_curl_multi_wakeup(multi)
+            wake?.post(true)
             return nil
         }
         if let refused { callbackQueue.async { completion(.failure(refused)) } }
     }
 
-    func shutdown() {
-        let (all, waitForThread): ([FetchJob], Bool) = state.withLock { state in
-            let wasClosed = state.closed
+    /// Refuses new jobs, cancels every job (their completions get
+    /// ``ContentError/cancelled(url:)``), and joins the thread once it has removed its
+    /// transfers and cleaned up the multi handle. `drain`: also waits until the completions
+    /// queued so far have run (not from a completion itself, which runs on that queue).
+    func shutdown(drain: Bool = false) {
+        let (all, thread): ([FetchJob], WorkerThread?) = state.withLock { state in
             state.closed = true
-            if !wasClosed, state.running, let multi { kc_curl_multi_wakeup(multi) }
-            return (Array(state.jobs.values), !wasClosed && state.running)
+            return (Array(state.jobs.values), worker)
         }
         for job in all { finish(job, .failure(.cancelled(url: job.url))) }
-        if waitForThread {
-            _ = ended.wait(timeout: .now() + .seconds(1))
-        }
+        thread?.stop()
+        if drain { callbackQueue.sync {} }
     }
 
     /// Delivers the outcome to every joiner, once. The job stays joinable until its
@@ -313,8 +317,14 @@ final class FetchEngine: @unchecked Sendable {
 
     // MARK: - The fetcher's thread
 
-    private func run() {
-        while true {
+    /// The thread's loop: starts waiting jobs (up to ``Fetcher/Configuration/maxConcurrent``),
+    /// drives libcurl, ends jobs, and sleeps in `curl_multi_poll(3)` on libcurl's sockets plus
+    /// ``wake`` and the thread's stop descriptor. Ends when the engine is closed or stopped.
+    private func run(_ thread: WorkerThread) {
+        var extra = [curl_waitfd(fd: wake?.wakeDescriptor ?? -1, events: Int16(CURL_WAIT_POLLIN), revents: 0),
+                     curl_waitfd(fd: thread.stopDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
+        while !thread.isStopRequested {
+            _ = wake?.take()
             let next: [FetchJob]? = state.withLock { state in
                 if state.closed { return nil }
                 var list: [FetchJob] = []
@@ -354,13 +364,13 @@ final class FetchEngine: @unchecked Sendable {
             // (with none left running, the sleep below would otherwise be the idle one).
             let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
             if canStartMore { continue }
-            // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
+            // Idle: sleep until a new job or the stop (the extra descriptors) or libcurl's timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
-            kc_curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+            kc_curl_multi_poll(multi, &extra, UInt32(extra.count), Int32(wait), nil)
         }
         for job in active { end(job, .failure(.cancelled(url: job.url))) }
         kc_curl_multi_cleanup(multi)
-        ended.signal()
+        multi = nil
     }
 
     /// Makes the job's easy handle and adds it to the multi handle.
@@ -426,6 +436,9 @@ final class FetchEngine: @unchecked Sendable {
             return job.body(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }))
         set(kc_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        // A resolver thread still looking a name up is left to end by itself at clean-up
+        // (curl_easy_setopt(3) CURLOPT_QUICK_EXIT, libcurl 7.87): a stop never waits for DNS.
+        set(kc_curl_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))
         active.append(job)
         if !ok || kc_curl_multi_add_handle(multi, easy) != CURLM_OK {
             end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options (\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CKioskSys
 import Glibc
 
 /// A thread of its own for a loop that polls descriptors (a directory watch, the touchscreen
@@ -40,15 +41,28 @@ public final class WorkerThread: @unchecked Sendable {
         return poll(&fd, 1, 0) > 0
     }
 
-    /// Runs `body` on a new thread (once; later calls while it runs do nothing).
-    /// Throws ``SystemError`` (`pthread_create NAME`) when the thread cannot be created.
+    /// The thread's name in `/proc/PID/task/TID/comm` (ps, top, gdb): `kc-` and the first
+    /// word of ``name``, within the kernel's 15 bytes (TASK_COMM_LEN 16 with its NUL).
+    public var threadName: String {
+        let word = name.prefix(while: { $0 != " " })
+        var shown = "kc-"
+        for c in word.unicodeScalars where c.isASCII && shown.utf8.count < 15 { shown.unicodeScalars.append(c) }
+        return shown
+    }
+
+    /// Runs `body` on a new thread (once; later calls while it runs do nothing), named
+    /// ``threadName``. Throws ``SystemError`` (`pthread_create NAME`) when the thread cannot be created.
     public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         guard thread == nil else { return }
-        final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+        final class Box {
+            let body: @Sendable () -> Void, name: String
+            init(_ body: @escaping @Sendable () -> Void, name: String) { self.body = body; self.name = name }
+        }
         var tid = pthread_t()
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        let context = Unmanaged.passRetained(Box(body, name: threadName)).toOpaque()
         let rc = pthread_create(&tid, nil, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            _ = kc_thread_set_name(box.name)
             box.body()
             return nil
         }, context)

@@ -60,6 +60,12 @@ public struct Settings: Sendable {
     /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
     /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
     public var proxy: String?
+    /// `--allow-hosts LIST`: the only hosts fetched from besides the configured ones (names,
+    /// domains, CIDR ranges; docs/security.md); nil: any but link-local and metadata addresses.
+    public var allowHosts: [HostPolicy.Pattern]?
+    /// `--allow-http-from-https`: an https manifest may name, and an https request be
+    /// redirected to, plain http URLs.
+    public var allowHTTPFromHTTPS = false
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -69,6 +75,8 @@ public struct Settings: Sendable {
         c.maxImageBytes = maxImageBytes
         c.caFile = caFile
         c.proxy = proxy
+        c.allowHosts = allowHosts
+        c.allowHTTPFromHTTPS = allowHTTPFromHTTPS
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -196,6 +204,16 @@ public enum CommandLineParser {
             // every download of the show with a message about the proxy far from the cause.
             if let problem = HTTPURL.problem(v) { throw UsageError("--proxy: expected an http:// or https:// URL: \(problem)") }
             s.proxy = v
+        },
+        OptionSpec(name: "--allow-hosts", value: "LIST", help: "fetch only from these hosts besides those of --manifest and URL SOURCEs: comma-separated names (cdn.example.com), domains (.example.com: it and below), addresses and CIDR ranges (10.0.0.0/8, 2001:db8::/32); a range also admits the link-local and metadata addresses otherwise refused (default: any host but those; see docs/security.md)") { s, v throws(UsageError) in
+            do {
+                s.allowHosts = try HostPolicy.parsePatterns(v)
+            } catch {
+                throw UsageError("--allow-hosts: \(error)")
+            }
+        },
+        OptionSpec(name: "--allow-http-from-https", value: nil, help: "let an https manifest name plain http images and an https request be redirected to http (default: refused, no downgrade)") { s, _ throws(UsageError) in
+            s.allowHTTPFromHTTPS = true
         },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }

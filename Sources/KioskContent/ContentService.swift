@@ -54,6 +54,18 @@ public final class ContentService {
         /// `--proxy`: the proxy of every download; default none (`http_proxy`, `https_proxy`,
         /// `no_proxy` from the environment).
         public var proxy: String?
+        /// `--allow-hosts`: the hosts fetched from besides the configured ones (``HostPolicy``);
+        /// nil: any but the refused ranges.
+        public var allowHosts: [HostPolicy.Pattern]?
+        /// `--allow-http-from-https`: no downgrade check.
+        public var allowHTTPFromHTTPS = false
+
+        /// The fetch policy: `--allow-hosts`, with the hosts of `--manifest` and the URL SOURCE
+        /// arguments always allowed.
+        public var hostPolicy: HostPolicy {
+            let configured = ([manifest?.absoluteString].compactMap { $0 } + sources.filter(ManifestItem.isRemote))
+            return HostPolicy(allowed: allowHosts, trustedHosts: Set(configured.compactMap(urlHost)))
+        }
 
         public init(sources: [String] = [], manifest: URL? = nil, cacheDirectory: String, stateDirectory: String) {
             self.sources = sources; self.manifest = manifest
@@ -148,6 +160,8 @@ public final class ContentService {
             configuration.maxImageBytes = settings.maxImageBytes
             configuration.caFile = settings.caFile
             configuration.proxy = settings.proxy
+            configuration.hostPolicy = settings.hostPolicy
+            configuration.allowHTTPFromHTTPS = settings.allowHTTPFromHTTPS
             images = ImageStore(cache: cache, configuration: configuration)
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: cache.directory,
@@ -165,21 +179,24 @@ public final class ContentService {
                 Log.warning("manifest not kept across restarts", path: settings.stateDirectory, reason: error.description)
                 store = nil
             }
-            // Offline first: the stored manifest, read now, is the show until the server answers.
+            // Offline first: the stored manifest, read now, is the show until the server answers
+            // (only one stored for this URL: a device pointed at another manifest does not play
+            // the old show).
             var stored: Manifest?
-            // (The stored one may come from another URL the device was pointed at before: it
-            // plays until the new one answers, rather than a blank screen.)
-            if let saved = try? store?.load(), let base = URL(string: saved.url) {
-                do {
-                    stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
-                    Log.info("stored manifest loaded", path: saved.url, detail: counted(stored!.items.count, "item"))
-                } catch {
-                    Log.warning("stored manifest not used", path: saved.url, reason: error.logReason(path: saved.url))
+            if let store {
+                switch ManifestPoller.loadStored(from: store, for: url, allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS) {
+                case .none: break
+                case .usable(let manifest, let saved):
+                    stored = manifest
+                    Log.info("stored manifest loaded", path: saved.url, detail: counted(manifest.items.count, "item"))
+                case .refused:
+                    break  // the poller says why when it starts
                 }
             }
             var schedule = PollSchedule.Configuration()
             schedule.interval = settings.manifestInterval
-            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule)
+            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule,
+                                            allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS)
             sources.append(.manifest(poller, manifest: stored))
             awaitingFirstAnswer = true
         }

@@ -45,8 +45,12 @@ public enum ManifestResponse: Equatable, Sendable {
 ///   (`CURLOPT_LOW_SPEED_LIMIT` / `CURLOPT_LOW_SPEED_TIME`: phase `low-speed`);
 /// - `http` and `https` only, for the request and every redirect (`CURLOPT_PROTOCOLS_STR`,
 ///   `CURLOPT_REDIR_PROTOCOLS_STR`; a redirect elsewhere is
-///   ``ContentError/redirectRefused(url:location:)``); at most ``Configuration/maxRedirects``
+///   ``ContentError/redirectRefused(url:location:)``), an https one never redirected to http
+///   unless ``Configuration/allowHTTPFromHTTPS``; at most ``Configuration/maxRedirects``
 ///   redirects, a loop stopped at once (``ContentError/tooManyRedirects(url:chain:limit:loop:)``);
+/// - the hosts ``Configuration/hostPolicy`` allows, for the request, every redirect, and every
+///   address libcurl is about to connect to (`CURLOPT_OPENSOCKETFUNCTION`: a name that resolves
+///   to a refused address is refused too); otherwise ``ContentError/hostRefused(url:host:reason:)``;
 /// - a byte cap enforced in libcurl's write callback: a `Content-Length` over it is refused at
 ///   the headers (and by `CURLOPT_MAXFILESIZE_LARGE`), a body without one is cut the moment it
 ///   passes the cap; memory held per transfer is libcurl's buffers (and, for a manifest, the
@@ -92,6 +96,12 @@ public final class Fetcher: @unchecked Sendable {
         /// takes `http_proxy`, `https_proxy` and `no_proxy` from the environment.
         /// `no_proxy` applies to this one too.
         public var proxy: String?
+        /// Which hosts may be asked: every request, every redirect and every address connected
+        /// to (not a proxy's) is checked (``HostPolicy``); default: all but the refused ranges.
+        public var hostPolicy = HostPolicy()
+        /// Whether an https request may be redirected to plain http (`--allow-http-from-https`);
+        /// default false (``ContentError/downgradeRefused(url:location:)``).
+        public var allowHTTPFromHTTPS = false
         public init() {}
     }
 
@@ -182,6 +192,22 @@ public final class Fetcher: @unchecked Sendable {
     }
 }
 
+/// The address in a `struct curl_sockaddr` (libcurl gives room for a whole `sockaddr_in6`
+/// after its `addr` member); nil for a family other than IPv4 and IPv6.
+func connectAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
+    let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+    switch address.pointee.family {
+    case AF_INET:
+        var sin = raw.loadUnaligned(as: sockaddr_in.self)
+        return withUnsafeBytes(of: &sin.sin_addr) { IPAddress(bytes: Array($0)) }
+    case AF_INET6:
+        var sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
+        return withUnsafeBytes(of: &sin6.sin6_addr) { IPAddress(bytes: Array($0)) }
+    default:
+        return nil
+    }
+}
+
 /// The queue of jobs and the thread that runs libcurl's multi interface (a ``WorkerThread``:
 /// ``shutdown()`` joins it, so no transfer, TLS session or libcurl clean-up outlives the fetcher).
 final class FetchEngine: @unchecked Sendable {
@@ -257,6 +283,10 @@ final class FetchEngine: @unchecked Sendable {
             if state.closed { return .cancelled(url: url) }
             if !state.started { state.unavailable = startLocked(&state) }
             if let reason = state.unavailable { return .transport(url: url, reason: reason, receivedBytes: 0) }
+            if let refused = FetchJob.check(url, for: url, after: nil, policy: configuration.hostPolicy,
+                                            allowDowngrade: configuration.allowHTTPFromHTTPS, proxies: proxies) {
+                return refused
+            }
             if let job = state.jobs[key] {
                 job.completions.append(completion)
                 state.stats.joined += 1
@@ -270,7 +300,8 @@ final class FetchEngine: @unchecked Sendable {
             if case .image = kind { isImage = true } else { isImage = false }
             let job = FetchJob(key: key, url: url, kind: kind,
                                cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
-                               maxRedirects: configuration.maxRedirects, proxies: proxies)
+                               maxRedirects: configuration.maxRedirects, proxies: proxies, policy: configuration.hostPolicy,
+                               allowDowngrade: configuration.allowHTTPFromHTTPS)
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
@@ -436,6 +467,18 @@ final class FetchEngine: @unchecked Sendable {
             return job.body(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }))
         set(kc_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        // Every address is checked as libcurl is about to connect to it (after DNS: a name
+        // that resolves to a refused address is refused too).
+        set(kc_curl_setopt_opensocket(easy, { context, purpose, address in
+            guard let context, let address else { return CURL_SOCKET_BAD }
+            let job = Unmanaged<FetchJob>.fromOpaque(context).takeUnretainedValue()
+            if purpose == CURLSOCKTYPE_IPCXN, let ip = connectAddress(address), !job.mayConnect(to: ip) {
+                return CURL_SOCKET_BAD
+            }
+            let a = address.pointee
+            return socket(a.family, a.socktype | Int32(SOCK_CLOEXEC.rawValue), a.protocol)
+        }))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context))
         // A resolver thread still looking a name up is left to end by itself at clean-up
         // (curl_easy_setopt(3) CURLOPT_QUICK_EXIT, libcurl 7.87): a stop never waits for DNS.
         set(kc_curl_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 int kc_thread_set_name(const char *name) {
     char cut[16];
@@ -12,3 +13,5 @@ int kc_thread_set_name(const char *name) {
     cut[sizeof cut - 1] = '\0';
     return pthread_setname_np(pthread_self(), cut);
 }
+
+int kc_thread_id(void) { return (int)gettid(); }

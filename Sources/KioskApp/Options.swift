@@ -66,6 +66,9 @@ public struct Settings: Sendable {
     /// `--allow-http-from-https`: an https manifest may name, and an https request be
     /// redirected to, plain http URLs.
     public var allowHTTPFromHTTPS = false
+    /// `--requests-per-poll N`: the most image requests a manifest poll makes (downloads and
+    /// revalidations of cached images; the rest wait for later polls).
+    public var requestsPerPoll = ImageStore.defaultRequestsPerRound
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -77,6 +80,7 @@ public struct Settings: Sendable {
         c.proxy = proxy
         c.allowHosts = allowHosts
         c.allowHTTPFromHTTPS = allowHTTPFromHTTPS
+        c.requestsPerPoll = requestsPerPoll
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -211,6 +215,10 @@ public enum CommandLineParser {
             } catch {
                 throw UsageError("--allow-hosts: \(error)")
             }
+        },
+        OptionSpec(name: "--requests-per-poll", value: "N", help: "the most image requests one manifest poll makes: downloads of images not cached, then conditional GETs of cached ones (an image replaced on its server is shown once it decodes); the rest wait for the next polls (1 ... 10000, default 50)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...10_000).contains(n) else { throw UsageError("--requests-per-poll: expected a whole number 1...10000, got '\(v)'") }
+            s.requestsPerPoll = n
         },
         OptionSpec(name: "--allow-http-from-https", value: nil, help: "let an https manifest name plain http images and an https request be redirected to http (default: refused, no downgrade)") { s, _ throws(UsageError) in
             s.allowHTTPFromHTTPS = true

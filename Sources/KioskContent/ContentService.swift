@@ -59,6 +59,9 @@ public final class ContentService {
         public var allowHosts: [HostPolicy.Pattern]?
         /// `--allow-http-from-https`: no downgrade check.
         public var allowHTTPFromHTTPS = false
+        /// `--requests-per-poll`: the most image requests (downloads and revalidations) one
+        /// poll makes (``ImageStore/requestsPerRound``).
+        public var requestsPerPoll = ImageStore.defaultRequestsPerRound
 
         /// The fetch policy: `--allow-hosts`, with the hosts of `--manifest` and the URL SOURCE
         /// arguments always allowed.
@@ -125,6 +128,11 @@ public final class ContentService {
         }
     }
     private var started = false
+    /// Time between prefetch rounds when no manifest is polled (URL SOURCEs and playlists
+    /// naming URLs only): the manifest interval.
+    private let roundInterval: Duration
+    /// When the next such round is due.
+    private var nextRound = ContinuousClock.now
 
     /// Builds the sources: lists directories and starts watching them, reads local playlists,
     /// opens the caches and loads the stored manifest when there is a remote source. Runs
@@ -133,6 +141,7 @@ public final class ContentService {
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
         do { reloads = try Mailbox() } catch { throw .system(error) }
+        roundInterval = settings.manifestInterval
         let local = settings.sources.map(Self.makeSource)
         // Downloads are set up for a manifest, an image URL given as a SOURCE, and a local
         // playlist that names one (a `.json` playlist has the manifest's format).
@@ -162,7 +171,10 @@ public final class ContentService {
             configuration.proxy = settings.proxy
             configuration.hostPolicy = settings.hostPolicy
             configuration.allowHTTPFromHTTPS = settings.allowHTTPFromHTTPS
-            images = ImageStore(cache: cache, configuration: configuration)
+            // Each poll asks about every cached image (conditional GETs), one confirmed less
+            // than half an interval ago excepted.
+            images = ImageStore(cache: cache, configuration: configuration, requestsPerRound: settings.requestsPerPoll,
+                                revalidateAfter: min(.seconds(30), settings.manifestInterval / 2))
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: cache.directory,
                      detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
@@ -244,6 +256,7 @@ public final class ContentService {
     /// playlist is composed again only when a source actually brought something.
     public func takeUpdate() -> [PlaylistItem]? {
         var changed = false
+        var polled = false
         let missingBefore = missingSources
         for reloaded in reloads.take() where reloaded.index < sources.count {
             changed = true
@@ -294,6 +307,7 @@ public final class ContentService {
                         Log.write(warning ? .warning : .info, text, path: poller.url.absoluteString, reason: reason)
                     case .polled:
                         awaitingFirstAnswer = false
+                        polled = true
                     }
                 }
                 sources[i] = .manifest(poller, manifest: manifest)
@@ -301,11 +315,19 @@ public final class ContentService {
                 break
             }
         }
+        // A round of downloads and revalidations at each poll (and, with no manifest polled,
+        // every interval), and when the playlist changes: one per turn at most.
+        var roundDue = polled
+        if !sources.contains(where: { if case .manifest = $0 { return true }; return false }), images != nil,
+           ContinuousClock.now >= nextRound {
+            roundDue = true
+        }
+        defer { if roundDue { prefetch() } }
         guard changed else { return nil }
         let composed = compose()
         guard composed != items || missingSources != missingBefore else { return nil }
         items = composed
-        prefetch()
+        roundDue = true
         return composed
     }
 
@@ -439,7 +461,12 @@ public final class ContentService {
         return out
     }
 
-    /// Gets every remote image of the playlist into the disk cache in the background, so the
-    /// whole show plays offline later.
-    private func prefetch() { images?.prefetch(items) }
+    /// Gets the remote images of the playlist into the disk cache in the background, so the
+    /// whole show plays offline later, and asks whether cached ones changed on their servers
+    /// (``ImageStore/prefetch(_:completion:)``: at most `--requests-per-poll` requests).
+    private func prefetch() {
+        guard let images else { return }
+        nextRound = ContinuousClock.now + roundInterval
+        images.prefetch(items)
+    }
 }

@@ -10,8 +10,12 @@ import KioskSystem
 /// ``header(_:)`` and ``body(_:)`` from `curl_multi_perform` there, as the bytes arrive, and
 /// they enforce the byte cap, the redirect rules and the signature check at once.
 final class FetchJob {
-    enum Kind { case image(sha256: String?), manifest(ManifestValidators?) }
-    enum Payload { case entry(DiskCache.Entry), manifest(ManifestResponse) }
+    /// An image (its manifest SHA-256; the cached entry's validators to revalidate it with a
+    /// conditional GET), or a manifest (with the stored one's validators).
+    enum Kind { case image(sha256: String?, validators: ManifestValidators? = nil), manifest(ManifestValidators?) }
+    /// An image in the cache (`changed`: false when the body was the one already there), an
+    /// image the server confirmed unchanged (a 304 to a revalidation), or a manifest.
+    enum Payload { case entry(DiskCache.Entry, changed: Bool), unchanged, manifest(ManifestResponse) }
     typealias Completion = @Sendable (Result<Payload, ContentError>) -> Void
 
     let key: String
@@ -110,6 +114,10 @@ final class FetchJob {
         }
         if case .manifest = kind, status == 304 {
             outcome = .success(.manifest(.notModified))
+            return false
+        }
+        if case .image(_, _?) = kind, status == 304 {
+            outcome = .success(.unchanged)
             return false
         }
         guard (200..<300).contains(status) else {
@@ -324,14 +332,16 @@ final class FetchJob {
             }
             let validators = ManifestValidators(etag: fields["etag"], lastModified: fields["last-modified"])
             return .success(.manifest(.modified(ManifestDownload(url: finalURL, body: body, validators: validators))))
-        case .image(let sha256):
+        case .image(let sha256, _):
             if let bad = Fetcher.magicProblem(head, complete: true) {
                 return .failure(.notAnImage(url: url, firstBytes: bad))
             }
             guard let writer else { return .failure(.cancelled(url: url)) }
             self.writer = nil
+            let validators = ManifestValidators(etag: fields["etag"], lastModified: fields["last-modified"])
             do {
-                return .success(.entry(try writer.commit(expectedSHA256: sha256)))
+                let entry = try writer.commit(expectedSHA256: sha256, validators: validators)
+                return .success(.entry(entry, changed: !writer.keptEarlierFile))
             } catch {
                 return .failure(error)
             }

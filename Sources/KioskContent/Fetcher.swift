@@ -121,7 +121,7 @@ public final class Fetcher: @unchecked Sendable {
     }
     public var statistics: Statistics { engine.state.withLock { $0.stats } }
 
-    private let engine: FetchEngine
+    let engine: FetchEngine
     private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
 
     /// The fetcher's thread (and libcurl, which is opened then) starts with the first request;
@@ -150,8 +150,40 @@ public final class Fetcher: @unchecked Sendable {
                 engine.callbackQueue.async { completion(.success(entry)) }
                 return
             }
-            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { result in
-                completion(result.map { if case .entry(let e) = $0 { return e }; fatalError("image job gave a manifest") })
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { [weak self] result in
+                switch result {
+                case .success(.entry(let entry, _)): completion(.success(entry))
+                case .success(.unchanged):
+                    // Joined a revalidation the server answered 304: the cached entry stands.
+                    if let entry = cache.entry(for: url, sha256: sha256) { return completion(.success(entry)) }
+                    guard let self else { return completion(.failure(.cancelled(url: url))) }
+                    self.fetchImage(url, sha256: sha256, useCache: false, urgent: urgent, completion: completion)
+                case .success(.manifest): fatalError("image job gave a manifest")
+                case .failure(let error): completion(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Asks the server whether the cached image at `url` changed: a conditional GET with the
+    /// entry's validators (`If-None-Match`, `If-Modified-Since`; RFC 9110 section 13.1), or,
+    /// when it has none, a plain GET. `completion` gets true when a new body replaced the entry
+    /// (the old file stays readable through descriptors already open on it), false when the
+    /// server answered 304 or sent the same bytes again, or the error (the entry is kept).
+    /// Returns at once; one transfer per URL, as for ``fetchImage(_:sha256:useCache:urgent:completion:)``.
+    public func revalidateImage(_ url: String, validators: ManifestValidators?,
+                                completion: @escaping @Sendable (Result<Bool, ContentError>) -> Void) {
+        workQueue.async { [engine, cache] in
+            let conditional = validators.flatMap { $0.etag != nil || $0.lastModified != nil ? $0 : nil }
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: nil, validators: conditional)) { result in
+                switch result {
+                case .success(.entry(_, let changed)): completion(.success(changed))
+                case .success(.unchanged):
+                    cache.noteValidated(url: url)
+                    completion(.success(false))
+                case .success(.manifest): fatalError("image job gave a manifest")
+                case .failure(let error): completion(.failure(error))
+                }
             }
         }
     }
@@ -233,7 +265,7 @@ final class FetchEngine: @unchecked Sendable {
     private var multi: UnsafeMutableRawPointer?
     /// The fetcher's thread, made in ``startLocked(_:)`` (under the state lock, read under it);
     /// its stop descriptor and ``wake`` are the extra descriptors of every `curl_multi_poll(3)`.
-    private var worker: WorkerThread?
+    private(set) var worker: WorkerThread?
     /// Readable while new jobs wait (posted by ``enqueue``): wakes the thread's poll.
     private let wake: Mailbox<Bool>?
     /// Owned by the fetcher's thread.
@@ -338,11 +370,20 @@ final class FetchEngine: @unchecked Sendable {
         }
         guard first else { return }
         callbackQueue.async { [state] in
-            let completions = state.withLock { state in
-                if state.jobs[job.key] === job { state.jobs[job.key] = nil }
-                return job.completions
+            // The job leaves the table only once every completion has run, those of requests
+            // that joined while they ran included: a request made after its outcome was
+            // delivered (and remembered) is a new one, a request made before joins.
+            var ran = 0
+            while true {
+                let batch: [FetchJob.Completion] = state.withLock { state in
+                    let pending = Array(job.completions[ran...])
+                    if pending.isEmpty, state.jobs[job.key] === job { state.jobs[job.key] = nil }
+                    return pending
+                }
+                if batch.isEmpty { break }
+                for c in batch { c(result) }
+                ran += batch.count
             }
-            for c in completions { c(result) }
         }
     }
 
@@ -425,7 +466,11 @@ final class FetchEngine: @unchecked Sendable {
         job.connectDeadline = now + configuration.connectTimeout
         job.totalDeadline = now + configuration.totalTimeout
         var headers = ["Accept-Encoding: identity"]
-        if case .manifest(let validators?) = job.kind {
+        var validators: ManifestValidators?
+        switch job.kind {
+        case .manifest(let v), .image(_, let v): validators = v
+        }
+        if let validators {
             if let etag = validators.etag { headers.append("If-None-Match: " + etag) }
             if let date = validators.lastModified { headers.append("If-Modified-Since: " + date) }
         }

@@ -17,6 +17,7 @@ public final class WorkerThread: @unchecked Sendable {
     public let stopDescriptor: Int32
     private let stopWrite: Int32
     private var thread: pthread_t?
+    private let tid = Locked<Int32?>(nil)
 
     /// Makes the stop pipe; starts nothing. Throws ``SystemError`` (`pipe`).
     public init(name: String) throws(SystemError) {
@@ -31,6 +32,10 @@ public final class WorkerThread: @unchecked Sendable {
         close(stopDescriptor)
         close(stopWrite)
     }
+
+    /// The thread's kernel id (gettid(2), its `/proc/self/task/TID`) once it has started
+    /// running; nil before. Kept after the thread ends (for tests: that directory is gone).
+    public var threadID: Int32? { tid.withLock { $0 } }
 
     /// Whether the thread runs (started and not yet stopped).
     public var isRunning: Bool { thread != nil }
@@ -55,14 +60,17 @@ public final class WorkerThread: @unchecked Sendable {
     public func start(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         guard thread == nil else { return }
         final class Box {
-            let body: @Sendable () -> Void, name: String
-            init(_ body: @escaping @Sendable () -> Void, name: String) { self.body = body; self.name = name }
+            let body: @Sendable () -> Void, name: String, tid: Locked<Int32?>
+            init(_ body: @escaping @Sendable () -> Void, name: String, tid: Locked<Int32?>) {
+                self.body = body; self.name = name; self.tid = tid
+            }
         }
-        var tid = pthread_t()
-        let context = Unmanaged.passRetained(Box(body, name: threadName)).toOpaque()
-        let rc = pthread_create(&tid, nil, { raw in
+        var pthread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body, name: threadName, tid: tid)).toOpaque()
+        let rc = pthread_create(&pthread, nil, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             _ = kc_thread_set_name(box.name)
+            box.tid.withLock { $0 = kc_thread_id() }
             box.body()
             return nil
         }, context)
@@ -70,17 +78,17 @@ public final class WorkerThread: @unchecked Sendable {
             Unmanaged<Box>.fromOpaque(context).release()
             throw SystemError(operation: "pthread_create", path: name, errno: rc)
         }
-        thread = tid
+        thread = pthread
     }
 
     /// Asks the thread to end (``stopDescriptor`` becomes readable) and waits for it. Idempotent.
     /// Called on the worker itself (its owner released there last), it detaches instead of
     /// waiting for itself.
     public func stop() {
-        guard let tid = thread else { return }
+        guard let handle = thread else { return }
         thread = nil
         var byte: UInt8 = 1
         _ = write(stopWrite, &byte, 1)
-        if pthread_equal(tid, pthread_self()) != 0 { pthread_detach(tid) } else { pthread_join(tid, nil) }
+        if pthread_equal(handle, pthread_self()) != 0 { pthread_detach(handle) } else { pthread_join(handle, nil) }
     }
 }

@@ -47,29 +47,26 @@ import KioskSystem
     #expect(done.withLock { $0 })
 }
 
-/// The names of this process's threads (`/proc/self/task/TID/comm`).
-func threadNames() -> [String] {
-    guard let tasks = try? listDirectory("/proc/self/task") else { return [] }
-    return tasks.compactMap { task in
-        guard let tid = task.name, tid.first?.isNumber == true,
-              let comm = try? readRegularFile("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
-        return String(decoding: comm.prefix { $0 != 0x0A }, as: UTF8.self)
-    }
+/// The name of thread `tid` of this process (`/proc/self/task/TID/comm`), nil when it is gone.
+func threadName(_ tid: Int32) -> String? {
+    guard let comm = try? readRegularFile("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
+    return String(decoding: comm.prefix { $0 != 0x0A }, as: UTF8.self)
 }
 
 @Test func theThreadIsNamedAfterTheWorkerAndGoneOnceStopped() throws {
     let worker = try WorkerThread(name: "naming test /a/long/path")
     #expect(worker.threadName == "kc-naming")
-    let seen = Locked<[String]>([])
+    let started = Locked(false)
     try worker.start {
-        seen.withLock { $0 = threadNames() }
+        started.withLock { $0 = true }
         var p = pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)
         _ = poll(&p, 1, 60_000)
     }
     let deadline = ContinuousClock.now + .seconds(10)
-    while seen.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { usleep(1000) }
-    #expect(seen.withLock { $0 }.contains("kc-naming"))
+    while !started.withLock({ $0 }), ContinuousClock.now < deadline { usleep(1000) }
+    let tid = try #require(worker.threadID)
+    #expect(threadName(tid) == "kc-naming")
     worker.stop()
-    #expect(!threadNames().contains("kc-naming"), "joined: the thread is gone when stop returns")
+    #expect(threadName(tid) == nil, "joined: the thread is gone when stop returns")
     #expect(try WorkerThread(name: "abcdefghijklmnopqrstuvwxyz").threadName == "kc-abcdefghijkl")
 }

@@ -35,7 +35,7 @@ extension FrameLoop {
     func startScreenshot(_ request: ControlRequest, path: String) {
         guard let control else { return }
         func fail(_ message: String) { control.answer(request, .failure(ControlFailure(id: nil, message: message))) }
-        guard let screenshots else { return fail("screenshot: not available (no runtime or state directory)") }
+        guard let screenshots else { return fail("screenshot: not available (no screenshot folder; the log says why)") }
         let target: String
         switch screenshots.resolve(path) {
         case .failure(let failure): return control.answer(request, .failure(failure))

@@ -134,11 +134,10 @@ public enum KioskApp {
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
-        if control != nil {  // `screenshot` writes into the runtime or the state directory only
-            loop.screenshots = try? ScreenshotWriter(directories: ScreenshotWriter.directories(
-                runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
-                stateDirectory: settings.stateDirectory))
+        if control != nil {  // `screenshot` writes into its one folder only (Screenshot.swift)
+            loop.screenshots = ScreenshotWriter.forShow(settings, runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
         }
+        defer { loop.screenshots?.stop() }
         return run(loop, display: display)
     }
 

@@ -93,6 +93,13 @@ public struct Settings: Sendable {
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
+    /// `--screenshot-dir DIR|none`: the one folder `screenshot` writes in; nil: `screenshots` in
+    /// the runtime directory (``ScreenshotWriter/defaultFolder(runtimeDirectory:controlPath:)``).
+    public var screenshotDirectory: String?
+    /// False after `--screenshot-dir none`.
+    public var screenshots = true
+    /// `--screenshot-limit FILES,MB,PER_MINUTE`: the folder's caps.
+    public var screenshotLimits = ScreenshotWriter.Limits()
     public var showHelp = false
     /// `--version`: print ``KioskVersion/report`` and exit.
     public var showVersion = false
@@ -263,6 +270,18 @@ public enum CommandLineParser {
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
+        },
+        OptionSpec(name: "--screenshot-dir", value: "DIR", help: "the one folder the control socket's screenshot writes in, made if missing (mode 0750), opened once at start; not a SOURCE folder nor inside one; none for no screenshots (default $RUNTIME_DIRECTORY/screenshots, else screenshots beside the control socket)") { s, v throws(UsageError) in
+            guard v != "none" else { s.screenshots = false; return }
+            guard v.hasPrefix("/"), v.count > 1 else { throw UsageError("--screenshot-dir: expected an absolute path or none, got '\(v)'") }
+            s.screenshots = true
+            s.screenshotDirectory = v
+        },
+        OptionSpec(name: "--screenshot-limit", value: "FILES,MB,PER_MINUTE", help: "caps of the screenshot folder: the most screenshots kept (the oldest are deleted to make room), megabytes they take, and requests a minute (default 10,32,30)") { s, v throws(UsageError) in
+            guard let limits = ScreenshotWriter.Limits.parse(v) else {
+                throw UsageError("--screenshot-limit: expected FILES,MB,PER_MINUTE (1...10000, 1...100000, 1...10000), got '\(v)'")
+            }
+            s.screenshotLimits = limits
         },
         OptionSpec(name: "--display-off", value: "HH:MM-HH:MM", help: "switch the screen off (DRM DPMS, fbdev blanking) at these local times, daily; a range may cross midnight (22:00-07:00), several are separated by commas; the show pauses meanwhile and resumes with a full interval (default: always on)") { s, v throws(UsageError) in
             do {

@@ -261,7 +261,7 @@ public enum CommandLineParser {
                 throw UsageError("\(error)")  // InputError's text names the option and the value
             }
         },
-        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program (looked up on PATH) and its arguments, no shell; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap, split at spaces into a program (looked up once at start in the absolute folders of PATH) and its arguments, no shell, with an environment of its own: PATH=/usr/local/bin:/usr/bin:/bin, the show's LANG, LC_*, TZ, HOME, USER, and KIOSK_INDEX and KIOSK_SRC; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words

@@ -124,7 +124,7 @@ final class FetchJob {
             // A plain-http request's answer came through the proxy, which may have sent it (an
             // https one's came from the server through a tunnel).
             let last = chain[chain.count - 1]
-            let proxy = last.prefix(5).lowercased() == "http:" ? proxies.proxy(for: last)?.description : nil
+            let proxy = last.startsWithScheme("http:") ? proxies.proxy(for: last)?.description : nil
             outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"]), proxy: proxy))
             return false
         }
@@ -188,7 +188,7 @@ final class FetchJob {
     /// while a proxy (which resolves it itself) would be asked.
     static func check(_ target: String, for url: String, after previous: String?, policy: HostPolicy,
                       allowDowngrade: Bool, proxies: ProxyChoice) -> ContentError? {
-        if let previous, !allowDowngrade, previous.prefix(6).lowercased() == "https:", target.prefix(5).lowercased() == "http:" {
+        if let previous, !allowDowngrade, previous.startsWithScheme("https:"), target.startsWithScheme("http:") {
             return .downgradeRefused(url: url, location: target)
         }
         guard let host = urlHost(target) else { return .unsupportedURL(url: target) }
@@ -391,6 +391,14 @@ func hostOf(_ url: String) -> String {
 }
 
 extension StringProtocol {
+    /// Whether the text starts with `scheme` (lower-case ASCII with its colon, `http:`) in any
+    /// case, compared by UTF-8 bytes: a combining mark after the colon or on a following slash
+    /// joins them into one `Character`, which a comparison of Characters would not match.
+    func startsWithScheme(_ scheme: String) -> Bool {
+        let head = utf8.prefix(scheme.utf8.count)
+        return head.count == scheme.utf8.count && String(decoding: head, as: UTF8.self).lowercased() == scheme
+    }
+
     /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
     func trimmingASCIISpaces() -> String {
         var s = Substring(self)

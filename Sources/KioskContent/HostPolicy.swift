@@ -44,9 +44,9 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// for one, so that the checks see the address that is connected to:
     /// - IPv6 in brackets or not, with a zone (`[fe80::1%25eth0]`, `fe80::1%eth0`) dropped;
     /// - IPv4 in the forms of inet_aton(3) and the WHATWG URL standard's IPv4 parser: one to
-    ///   four parts split by `.` (a trailing `.` allowed), each decimal, octal (a leading
-    ///   `0`) or hexadecimal (`0x`), the last part filling the bytes left (`2130706433`,
-    ///   `0x7f000001`, `0177.1` and `127.1` are all 127.0.0.1).
+    ///   four parts split by `.` (one trailing `.` allowed, more are invalid), each decimal,
+    ///   octal (a leading `0`) or hexadecimal (`0x`), the last part filling the bytes left
+    ///   (`2130706433`, `0x7f000001`, `0177.1` and `127.1` are all 127.0.0.1).
     ///
     /// Returns ``Parsed/name`` for a host that is no address (a DNS name), and
     /// ``Parsed/invalid`` for one that ends in a number but is no valid address (`1.2.3.999`,
@@ -76,12 +76,18 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     private static func parseIPv4(_ host: Substring) -> Parsed {
         var parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        if parts.count > 1, parts.last?.isEmpty == true { parts.removeLast() }
+        var trailingDots = 0
+        while parts.count > 1, parts.last?.isEmpty == true {
+            parts.removeLast()
+            trailingDots += 1
+        }
         guard let last = parts.last, !last.isEmpty else { return .name }
         // WHATWG URL "ends in a number": the last part is all digits, or 0x and hex digits.
         let lastIsNumber = number(last) != nil || last.utf8.allSatisfy { (48...57).contains($0) }
         guard lastIsNumber else { return .name }
-        guard parts.count <= 4 else { return .invalid }
+        // `127.1..` is neither an address nor a name a resolver takes (an empty label), and
+        // without its dots it would be one: invalid, so that no form of it is a name.
+        guard parts.count <= 4, trailingDots <= 1 else { return .invalid }
         var values: [UInt64] = []
         for part in parts {
             guard let value = number(part) else { return .invalid }
@@ -248,8 +254,14 @@ public struct HostPolicy: Equatable, Sendable {
 
     /// Lower case, without a trailing dot; an address in its canonical text (so
     /// `0x7f000001` and `127.0.0.1` are one host), IPv6 without brackets and zone.
+    /// A numeric host that is no address (``IPAddress/Parsed/invalid``) is only lower-cased:
+    /// without its trailing dots it could read as an address.
     public static func normalise(_ host: String) -> String {
-        if case .address(let address) = IPAddress.parse(host: host) { return address.description }
+        switch IPAddress.parse(host: host) {
+        case .address(let address): return address.description
+        case .invalid: return host.lowercased()
+        case .name: break
+        }
         var name = host.lowercased()
         while name.count > 1, name.hasSuffix(".") { name.removeLast() }
         return name

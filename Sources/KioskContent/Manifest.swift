@@ -132,7 +132,7 @@ public struct Manifest: Equatable, Sendable {
     /// first such item; nil when `base` is not https or no item is http.
     public func downgradeProblem(base: URL) -> ContentError? {
         guard base.scheme?.lowercased() == "https" else { return nil }
-        guard let index = items.firstIndex(where: { $0.src.prefix(5).lowercased() == "http:" }) else { return nil }
+        guard let index = items.firstIndex(where: { $0.src.startsWithScheme("http:") }) else { return nil }
         let key = format == .items ? "items" : "imgs"
         return .manifestInvalid(source: base.absoluteString, path: "\(key)[\(index)].src",
                                 reason: "\(Log.hidingPasswords(items[index].src)) is plain http in an https manifest: "

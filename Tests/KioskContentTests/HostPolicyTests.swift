@@ -29,6 +29,17 @@ private func address(_ host: String) -> String? {
                 "1..2"] {
         #expect(IPAddress.parse(host: bad) == .invalid, "\(bad)")
     }
+    // Normalising is idempotent: a host with several trailing dots (the fuzz target's
+    // `55.5.3..`) was a name whose normalised form, its dots gone, read as 55.5.0.3.
+    for host in ["55.5.3..", "127.0.0.1..", "0x7f000001...", "Example.COM..", "cdn.example.com.", "0177.1"] {
+        let normal = HostPolicy.normalise(host)
+        #expect(HostPolicy.normalise(normal) == normal, "\(host) -> \(normal)")
+    }
+    #expect(IPAddress.parse(host: "55.5.3..") == .invalid)
+    guard case .refused = HostPolicy().decide(host: "169.254.169.254..") else {
+        Issue.record("169.254.169.254.. allowed")
+        return
+    }
     for name in ["example.com", "cdn.example.com.", "1.2.3.example", "0x7f.example", "localhost", "a1", "1a", "1.2.0x1g"] {
         #expect(IPAddress.parse(host: name) == .name, "\(name)")
     }
@@ -208,6 +219,24 @@ private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache
     let problem = try #require(manifest.downgradeProblem(base: URL(string: "https://signs.example/show.json")!))
     #expect(problem.description.contains("items[1].src") && problem.description.contains("--allow-http-from-https"), "\(problem)")
     #expect(manifest.downgradeProblem(base: URL(string: "http://signs.example/show.json")!) == nil)
+    // A combining mark after the colon: no URL with a host, refused as an item.
+    #expect(throws: ContentError.self) {
+        try Manifest.parse(Array("{\"items\":[{\"src\":\"http:\u{301}//cdn.example/b.jpg\"}]}".utf8),
+                           origin: .remote(URL(string: "https://signs.example/show.json")!))
+    }
+}
+
+/// A redirect's target is checked byte by byte: `https://` and a combining mark on its last
+/// slash is still https (the redirects fuzz target's finding), `http:` and a mark still http.
+@Test func schemePrefixesAreComparedByBytes() {
+    #expect("https://\u{591}x.example/".startsWithScheme("https:"))
+    #expect("HTTP:\u{301}//x.example/".startsWithScheme("http:"))
+    #expect(!"https://x.example/".startsWithScheme("http:"))
+    #expect(!"htt".startsWithScheme("http:"))
+    let refused = FetchJob.check("http:\u{301}//x.example/", for: "https://signs.example/a.jpg",
+                                 after: "https://signs.example/a.jpg", policy: HostPolicy(), allowDowngrade: false,
+                                 proxies: ProxyChoice(option: nil, environment: [:]))
+    #expect(refused?.kind == "downgrade-refused", "\(String(describing: refused))")
 }
 
 /// The address check of a connection refuses a name that resolves to a refused address.

@@ -35,7 +35,7 @@ public final class ImageStore: @unchecked Sendable {
     let cache: DiskCache
     let fetcher: Fetcher
     /// How long a failed download is answered from memory instead of asked again: 60 s, the
-    /// show's retry interval (README, "Content"), so neither a prefetch nor a slot asks a broken
+    /// show's retry interval (docs/content.md), so neither a prefetch nor a slot asks a broken
     /// server again before the show's own retry comes.
     public static let defaultFailureMemory: Duration = .seconds(60)
     /// This store's failure memory (``defaultFailureMemory`` unless given at init).
@@ -130,7 +130,7 @@ public final class ImageStore: @unchecked Sendable {
     }
 
     /// One round of keeping the remote images of `items` current, in the background (the
-    /// frame loop calls it at each manifest poll; README "Content"): images not in the disk
+    /// frame loop calls it at each manifest poll; docs/security.md): images not in the disk
     /// cache are downloaded, in playlist order; cached ones without a `sha256` (whose bytes the
     /// manifest does not pin) are asked about with a conditional GET, least recently confirmed
     /// first, so an image replaced on its server under the same name is taken up (the show

@@ -104,7 +104,7 @@ private func unitText() throws -> String {
     try verifyUnit(try unitText(), binaryPath: "/usr/bin/kiosk-carousel")
 }
 
-@Test func theUnitHasTheSettingsTheReadmeDescribes() throws {
+@Test func theUnitHasTheSettingsTheDocsDescribe() throws {
     let settings = Set(try unitText().split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") })
     for line in [
         "Type=notify", "WatchdogSec=30", "Restart=always", "User=kiosk", "PrivateUsers=yes", "StateDirectoryMode=0750",
@@ -128,8 +128,9 @@ private func unitText() throws -> String {
 }
 
 /// The rating must stay "OK" or better (systemd's words, worst to best: UNSAFE, EXPOSED,
-/// MEDIUM, OK, SAFE, PERFECT; OK is an exposure under 5.0), and docs/security.md states the score.
-@Test func theUnitIsRatedOKOrBetterAndTheSecurityNotesSaySo() throws {
+/// MEDIUM, OK, SAFE, PERFECT; OK is an exposure under 5.0), and docs/deployment.md and
+/// docs/security.md state the score.
+@Test func theUnitIsRatedOKOrBetterAndTheDocsSaySo() throws {
     guard try requireTool("systemd-analyze", package: "systemd") else { return }
     let out = try run("systemd-analyze", ["security", "--offline=yes", "--threshold=49", "--no-pager",
                                           deploy.appendingPathComponent("kiosk-carousel.service").path])
@@ -142,8 +143,10 @@ private func unitText() throws -> String {
     }
     let score = String(words[scoreIndex]), rating = String(words[scoreIndex + 1])
     #expect(["OK", "SAFE", "PERFECT"].contains(rating), "\(summary)")
-    let notes = try String(contentsOf: repository.appendingPathComponent("docs/security.md"), encoding: .utf8)
-    #expect(notes.contains("\(score) \(rating)"), "docs/security.md should state the exposure '\(score) \(rating)'")
+    for page in ["docs/deployment.md", "docs/security.md"] {
+        let text = try String(contentsOf: repository.appendingPathComponent(page), encoding: .utf8)
+        #expect(text.contains("\(score) \(rating)"), "\(page) should state the exposure '\(score) \(rating)'")
+    }
 }
 
 // MARK: - install.sh
@@ -379,7 +382,7 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
     #expect(!FileManager.default.fileExists(atPath: deb.path))
 }
 
-/// lintian: no errors (the warnings that remain are listed in the README).
+/// lintian: no errors.
 @Test func theDebIsCleanOfLintianErrors() throws {
     guard try requireTool("dpkg-deb", package: "dpkg"), try requireTool("lintian", package: "lintian") else { return }
     let dir = try scratchDirectory("lintian")

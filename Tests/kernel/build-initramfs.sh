@@ -16,7 +16,8 @@ OUT=$(realpath -m "$1"); APP=$2; shift 2
 KVER=${KVER:-$(ls /lib/modules | sort -V | tail -1)}
 # virtio_input: -device virtio-tablet-pci; evdev: /dev/input/event*; uinput: /dev/uinput for
 # evemu-replay (all three are modules in Debian's kernel, not in modules.builtin).
-MODULES="bochs virtio-gpu virtio_pci virtio_input evdev uinput"
+# drm_shmem_helper: vkms's (Tests/kernel/vkms/, built out of tree; KC_VKMS_KO names it).
+MODULES="bochs virtio-gpu virtio_pci virtio_input evdev uinput drm_shmem_helper"
 ROOT=$(mktemp -d /tmp/kc-initramfs.XXXXXX); trap 'rm -rf "$ROOT"' EXIT
 mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,app/evemu,lib/modules/$KVER}
 
@@ -31,6 +32,8 @@ gcc -O2 -Wall -static -o "$ROOT/app/evdump" "$HERE/evdump.c"
 gcc -O2 -Wall -static -o "$ROOT/app/vtswitch" "$HERE/vtswitch.c"
 gcc -O2 -Wall -static -o "$ROOT/app/ctlsend" "$HERE/ctlsend.c"
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+# vkms, loaded by the drm-vkms-planes case (insmod /app/vkms.ko enable_overlay=1).
+[ -z "${KC_VKMS_KO:-}" ] || cp "$KC_VKMS_KO" "$ROOT/app/vkms.ko"
 # Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
 # playlist of the photos with a caption (the caption case; show_cases.py has the same words).
 CAPTION="Harbour lights at dusk, seen from the pier"

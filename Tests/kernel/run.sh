@@ -9,7 +9,7 @@
 # Env:   KC_SCRATCH  SwiftPM scratch path for the release build (default: <package>/.build)
 #        KC_OUT      where captures, logs and the initramfs go (default: /tmp/kc-kernel)
 # Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
-#   webp libheif-examples
+#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/)
 #   (and the app's own build dependencies: libdrm-dev libevdev-dev ...)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +49,9 @@ command -v cwebp >/dev/null && command -v heif-enc >/dev/null || fail "missing p
 cwebp -quiet -q 90 "${PHOTOS[0]}" -o "$OUT/colorfulcups-1920x1200.webp" || fail "cwebp failed"
 heif-enc -q 90 -p preset=ultrafast "${PHOTOS[1]}" -o "$OUT/path-1920x1200.heic" >/dev/null || fail "heif-enc failed"
 FORMAT_PHOTOS=("$OUT/colorfulcups-1920x1200.webp" "$OUT/path-1920x1200.heic")
+# vkms with a per-plane alpha (GPL-2.0, test-only: Tests/kernel/vkms/README.md), for drm-vkms-planes.
+"$HERE/vkms/build.sh" "$KVER" "$OUT" || fail "vkms build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
+export KC_VKMS_KO="$OUT/vkms.ko"
 "$HERE/build-initramfs.sh" "$OUT/kiosk.cpio.gz" "$BIN" "${PHOTOS[@]}" "${FORMAT_PHOTOS[@]}" || fail "initramfs build failed"
 
 /usr/bin/python3 "$HERE/run-kernel-tests.py" --binary "$BIN" --initrd "$OUT/kiosk.cpio.gz" --kernel "$KERNEL" \

@@ -55,7 +55,9 @@ func fuzzHosts(_ data: [UInt8]) {
             }
             let checked = address.embeddedIPv4 ?? address
             let refused = HostPolicy.refusedRanges.contains { $0.range.contains(checked) || $0.range.contains(address) }
-            let admitted = policy.allowed?.contains { if case .range(let r) = $0 { r.contains(address) || r.contains(checked) } else { false } }
+            let admitted = policy.allowed?.contains {
+                if case .range(let r) = $0 { r.contains(address) || r.contains(checked) } else { false }
+            }
             if refused, admitted != true, !policy.isTrusted(text), decision == .allowed {
                 fuzzFailure("\(address) is in a refused range but allowed", data)
             }
@@ -91,7 +93,8 @@ func fuzzRedirects(_ data: [UInt8]) {
     for line in data.dropFirst().split(separator: 0x0A, omittingEmptySubsequences: false).prefix(12) {
         guard job.outcome == nil else { break }
         let before = job.chain
-        for header in [Array("HTTP/1.1 302 Found\r\n".utf8), Array("Location: ".utf8) + Array(line) + [0x0D, 0x0A], [0x0D, 0x0A]] {
+        let location = Array("Location: ".utf8) + Array(line) + [0x0D, 0x0A]
+        for header in [Array("HTTP/1.1 302 Found\r\n".utf8), location, [0x0D, 0x0A]] {
             _ = header.withUnsafeBufferPointer { job.header($0) }
         }
         if job.chain.count > before.count {
@@ -106,7 +109,9 @@ func fuzzRedirects(_ data: [UInt8]) {
                 fuzzFailure("downgraded to \(next)", data)
             }
             guard let host = urlHost(next) else { fuzzFailure("no host in \(next)", data) }
-            if case .refused(let why) = policy.decide(host: host) { fuzzFailure("followed to refused \(host): \(why)", data) }
+            if case .refused(let why) = policy.decide(host: host) {
+                fuzzFailure("followed to refused \(host): \(why)", data)
+            }
             if before.contains(next) { fuzzFailure("followed a loop to \(next)", data) }
         }
         guard job.chain.count <= 6 else { fuzzFailure("\(job.chain.count) URLs in the chain, over the limit", data) }

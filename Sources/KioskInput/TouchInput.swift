@@ -290,8 +290,8 @@ public final class TouchInput: @unchecked Sendable {
             guard let best else {
                 var reasons = failures
                 if denied > 0 {
-                    reasons.append("\(denied) event nodes not readable (permission): touchscreens are the group kiosk-touch's "
-                                   + "by deploy/70-kiosk-carousel-touch.rules")
+                    reasons.append("\(denied) event nodes not readable (permission): touchscreens are "
+                                   + "the group kiosk-touch's by deploy/70-kiosk-carousel-touch.rules")
                 }
                 problem("no touchscreen found", path: config.directory,
                         reason: reasons.isEmpty ? nil : reasons.joined(separator: "; "))

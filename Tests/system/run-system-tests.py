@@ -710,6 +710,8 @@ class Suite:
                    "-o -path /var/cache/man -o -path /var/tmp \\) -prune -o -print | sort")
         self.vm.run(f"{listing} > /run/kc-before", 120)
         owned = set(self.vm.run("dpkg -L kiosk-carousel").split("\n"))
+        # dpkg names /lib/...; the listing sees it through merged /usr as /usr/lib/...
+        owned |= {"/usr" + p for p in owned if p.startswith("/lib/")}
         rc, text = self.vm.sh("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q kiosk-carousel", 300)
         expect(rc == 0, f"apt purge failed: {text[-1500:]}")
         self.vm.run(f"{listing} > /run/kc-after", 120)

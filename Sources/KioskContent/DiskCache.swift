@@ -67,7 +67,8 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let lock = PthreadLock()
+    /// Held for the index, `verified`, `total` and `byLastUse` (the state lives beside it).
+    private let lock = Locked(())
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]
@@ -92,7 +93,7 @@ public final class DiskCache: @unchecked Sendable {
     /// Throws ``ContentError/system(_:)`` when the directory cannot be created or read.
     public init(_ configuration: Configuration) throws(ContentError) {
         self.configuration = configuration
-        try AtomicFile.makeDirectories(configuration.directory)
+        do { try AtomicFile.makeDirectories(configuration.directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: configuration.directory)
         let entries: [DirectoryEntry]
         do { entries = try listDirectory(configuration.directory) } catch { throw .system(error) }
@@ -137,7 +138,7 @@ public final class DiskCache: @unchecked Sendable {
             index[key]?.validators = ManifestValidators(etag: stored.etag, lastModified: stored.lastModified)
             index[key]?.validated = st.st_mtim.duration
         }
-        lock.withLock {
+        lock.withLock { _ in
             byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
             removeExpiredLocked()
             evictLocked(toFit: 0, keeping: nil)
@@ -157,14 +158,14 @@ public final class DiskCache: @unchecked Sendable {
     /// quick "is this still the file I read?" check); nil when there is none.
     public func currentEntry(url: String) -> Entry? {
         let key = Self.key(for: url)
-        return lock.withLock { index[key] }
+        return lock.withLock { _ in index[key] }
     }
 
     /// The server confirmed the entry for `url` unchanged (a 304): ``Entry/validated`` is now.
     public func noteValidated(url: String) {
         let key = Self.key(for: url)
         let now = configuration.now()
-        lock.withLock {
+        lock.withLock { _ in
             guard index[key] != nil else { return }
             index[key]?.validated = now
             let path = directory + "/" + key + "." + Self.validatorsSuffix
@@ -176,10 +177,10 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     /// Total bytes of the entries.
-    public var totalBytes: Int { lock.withLock { total } }
+    public var totalBytes: Int { lock.withLock { _ in total } }
 
     /// Number of entries.
-    public var count: Int { lock.withLock { index.count } }
+    public var count: Int { lock.withLock { _ in index.count } }
 
     /// The entry for `url`, checked before use: the file must exist with the recorded length,
     /// be unexpired, and (when `sha256` is given) have that SHA-256. A bad or expired entry is
@@ -187,7 +188,7 @@ public final class DiskCache: @unchecked Sendable {
     /// now).
     public func entry(for url: String, sha256: String? = nil) -> Entry? {
         let key = Self.key(for: url)
-        return lock.withLock { () -> Entry? in
+        return lock.withLock { _ -> Entry? in
             guard var entry = index[key] else { return nil }
             let now = configuration.now()
             if now - entry.lastUse > configuration.maxAge {
@@ -227,19 +228,22 @@ public final class DiskCache: @unchecked Sendable {
     /// under the entry's name until the commit.
     public func makeWriter(url: String) throws(ContentError) -> CacheWriter {
         let key = Self.key(for: url)
-        let fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        let fd: FileDescriptor
+        do {
+            fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        } catch { throw .system(error) }
         return CacheWriter(cache: self, url: url, key: key, fd: fd)
     }
 
     /// Deletes the entry for `url`, if any.
     public func remove(url: String) {
         let key = Self.key(for: url)
-        lock.withLock { removeLocked(key) }
+        lock.withLock { _ in removeLocked(key) }
     }
 
     /// Deletes every entry unused for longer than ``Configuration/maxAge``; returns how many.
     @discardableResult
-    public func removeExpired() -> Int { lock.withLock { removeExpiredLocked() } }
+    public func removeExpired() -> Int { lock.withLock { _ in removeExpiredLocked() } }
 
     // MARK: - Internals
 
@@ -260,13 +264,13 @@ public final class DiskCache: @unchecked Sendable {
         if let same = sameEntry(writer) {
             writer.fd.close()
             unlink(writer.fd.path)
-            lock.withLock { removeSidecarLocked(writer.key) }
+            lock.withLock { _ in removeSidecarLocked(writer.key) }
             if let sidecarBytes { try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now) }
             if let fd = try? FileDescriptor.open(same.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
                 try? AtomicFile.setModificationTime(fd.rawValue, path: same.path, now)  // a use, as a write is
                 fd.close()
             }
-            return lock.withLock {
+            return lock.withLock { _ in
                 guard var entry = index[writer.key] else { return same }
                 entry.validators = sidecarBytes == nil ? nil : validators
                 entry.validated = now
@@ -276,17 +280,18 @@ public final class DiskCache: @unchecked Sendable {
                 return entry
             }
         }
-        try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
-        try AtomicFile.sync(writer.fd)
+        do {
+            try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
+            try AtomicFile.sync(writer.fd)
+        } catch { throw .system(error) }
         writer.fd.close()
         let path = directory + "/" + writer.key + "." + String(length)
-        lock.lock()
-        var entry: Entry
-        do {
-            defer { lock.unlock() }
+        var entry = try lock.withLock { (_) throws(ContentError) -> Entry in
             evictLocked(toFit: length, keeping: writer.key)
             removeSidecarLocked(writer.key)
-            try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            do throws(SystemError) {
+                try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            } catch { throw .system(error) }
             if let old = index[writer.key] {
                 total -= old.length
                 if old.path != path {
@@ -294,16 +299,17 @@ public final class DiskCache: @unchecked Sendable {
                     try? AtomicFile.syncDirectory(directory)
                 }
             }
-            entry = Entry(key: writer.key, path: path, length: length, lastUse: now, validated: now)
+            let entry = Entry(key: writer.key, path: path, length: length, lastUse: now, validated: now)
             index[writer.key] = entry
             noteUseLocked(entry)
             verified[writer.key] = writer.sha256
             total += length
+            return entry
         }
         writer.keptEarlierFile = false
         if let sidecarBytes, (try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now)) != nil {
             entry.validators = validators
-            lock.withLock { if index[writer.key]?.path == path { index[writer.key]?.validators = validators } }
+            lock.withLock { _ in if index[writer.key]?.path == path { index[writer.key]?.validators = validators } }
         }
         return entry
     }
@@ -311,7 +317,7 @@ public final class DiskCache: @unchecked Sendable {
     /// The entry already there when it holds the writer's bytes (same length and SHA-256; the
     /// old file is hashed when its hash is not known), else nil.
     private func sameEntry(_ writer: CacheWriter) -> Entry? {
-        let known: (entry: Entry, hash: String?)? = lock.withLock {
+        let known: (entry: Entry, hash: String?)? = lock.withLock { _ in
             guard let old = index[writer.key], old.length == writer.bytesWritten else { return nil }
             return (old, verified[writer.key])
         }
@@ -323,7 +329,7 @@ public final class DiskCache: @unchecked Sendable {
         }
         guard hash == writer.sha256 else { return nil }
         writer.keptEarlierFile = true
-        return lock.withLock { index[writer.key]?.path == known.entry.path ? known.entry : nil }
+        return lock.withLock { _ in index[writer.key]?.path == known.entry.path ? known.entry : nil }
     }
 
     private func removeSidecarLocked(_ key: String) {
@@ -349,7 +355,7 @@ public final class DiskCache: @unchecked Sendable {
     /// The file system is full: deletes least recently used entries (never `keeping`) until
     /// `bytes` have been freed; false when there was nothing left to delete.
     func makeRoom(bytes: Int, keeping: String?) -> Bool {
-        lock.withLock {
+        lock.withLock { _ in
             var freed = 0
             while freed < bytes, let entry = popLeastRecentLocked(keeping: keeping) {
                 removeLocked(entry.key)
@@ -432,7 +438,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// On a full file system (ENOSPC) the least recently used entries make room, as long as
     /// there are any (this URL's own entry is kept).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
-        try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key) }
+        do {
+            try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in
+                cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key)
+            }
+        } catch { throw .system(error) }
         hasher.update(bytes)
         bytesWritten += bytes.count
     }

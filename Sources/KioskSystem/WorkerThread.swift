@@ -41,10 +41,7 @@ public final class WorkerThread: @unchecked Sendable {
     public var isRunning: Bool { thread != nil }
 
     /// Whether ``stop()`` was called (``stopDescriptor`` is readable). Never blocks.
-    public var isStopRequested: Bool {
-        var fd = pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&fd, 1, 0) > 0
-    }
+    public var isStopRequested: Bool { PollSet.isReadable(stopDescriptor) }
 
     /// The thread's name in `/proc/PID/task/TID/comm` (ps, top, gdb): `kc-` and the first
     /// word of ``name``, within the kernel's 15 bytes (TASK_COMM_LEN 16 with its NUL).

@@ -94,6 +94,8 @@ if [ "$is_elf" = yes ] && [ "${STRIP:-1}" != 0 ]; then
     strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/kiosk-carousel"
 fi
 install -m 0644 "$here/kiosk-carousel.service" "$root/lib/systemd/system/kiosk-carousel.service"
+install -d "$root/lib/udev/rules.d"
+install -m 0644 "$here/70-kiosk-carousel-touch.rules" "$root/lib/udev/rules.d/70-kiosk-carousel-touch.rules"
 install -m 0644 "$here/kiosk-carousel.conf" "$root/etc/kiosk-carousel/kiosk-carousel.conf"
 install -m 0644 "$here"/samples/*.jpg "$here/samples/README.md" "$root/usr/share/kiosk-carousel/samples/"
 install -m 0644 "$here/copyright" "$root/usr/share/doc/kiosk-carousel/copyright"
@@ -194,13 +196,24 @@ cat > "$root/DEBIAN/postinst" <<'EOF'
 set -e
 unit=kiosk-carousel.service
 if [ "$1" = configure ]; then
-    # The user the service runs as; render may be missing before the first render node.
+    # The user the service runs as; render may be missing before the first render node;
+    # kiosk-touch owns the touchscreens (/lib/udev/rules.d/70-kiosk-carousel-touch.rules).
     getent group render >/dev/null || addgroup --system --quiet render
+    getent group kiosk-touch >/dev/null || addgroup --system --quiet kiosk-touch
     if ! getent passwd kiosk >/dev/null; then
         adduser --system --group --quiet --no-create-home --home /var/lib/kiosk-carousel \
             --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
     fi
-    usermod -a -G video,input,render,tty kiosk
+    usermod -a -G video,render,kiosk-touch kiosk
+    # Earlier versions put kiosk in input (every keyboard) and tty: no longer.
+    for group in input tty; do
+        if id -nG kiosk | tr ' ' '\n' | grep -qx "$group"; then gpasswd -d kiosk "$group" >/dev/null; fi
+    done
+    # The touchscreens get their group now, not at the next boot.
+    if [ -d /run/udev ] && command -v udevadm >/dev/null 2>&1; then
+        udevadm control --reload-rules >/dev/null 2>&1 || true
+        udevadm trigger --action=change --subsystem-match=input >/dev/null 2>&1 || true
+    fi
     # The first show: the sample photos, when the images folder is new or empty.
     images=/var/lib/kiosk-carousel/images
     if [ -z "$2" ] && { [ ! -d "$images" ] || [ -z "$(ls -A "$images")" ]; }; then

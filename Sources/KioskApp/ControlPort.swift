@@ -77,7 +77,7 @@ final class ControlPort {
     /// once, among them a screen that is off or a VT switched away (nothing of the show is seen).
     private func startScreenshot(_ request: ControlRequest, path: String, screen: Screen) {
         func fail(_ message: String) { server.answer(request, .failure(ControlFailure(id: nil, message: message))) }
-        guard let screenshots else { return fail("screenshot: not available (no runtime or state directory)") }
+        guard let screenshots else { return fail("screenshot: not available (no screenshot folder; the log says why)") }
         let target: String
         switch screenshots.resolve(path) {
         case .failure(let failure): return server.answer(request, .failure(failure))

@@ -141,11 +141,10 @@ public enum KioskApp {
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
-        if control != nil {  // `screenshot` writes into the runtime or the state directory only
-            loop.screenshots = try? ScreenshotWriter(directories: ScreenshotWriter.directories(
-                runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
-                stateDirectory: settings.stateDirectory))
+        if control != nil {  // `screenshot` writes into its one folder only (Screenshot.swift)
+            loop.screenshots = ScreenshotWriter.forShow(settings, runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
         }
+        defer { loop.screenshots?.stop() }
         // MQTT (MQTTBridge.swift, docs/mqtt.md).
         let mqtt = openMQTT(settings)
         defer { mqtt?.stop() }
@@ -356,13 +355,9 @@ public enum KioskApp {
         }
     }
 
-    /// `--on-tap`, with a warning when its program cannot be found (it is still tried).
+    /// `--on-tap` (its program looked up once, logged when it cannot be found: TapCommand.swift).
     static func makeTapCommand(_ arguments: [String]?) -> TapCommand? {
-        if let program = arguments?.first, !programExists(program) {
-            Log.warning("--on-tap program not found", path: program,
-                        reason: program.contains("/") ? "no such executable file" : "not an executable on PATH")
-        }
-        return arguments.map { TapCommand(arguments: $0) }
+        arguments.map { TapCommand(arguments: $0) }
     }
 
     /// Starts the touchscreen reader when touch is wanted and the show runs on the monotonic
@@ -408,14 +403,6 @@ public enum KioskApp {
             Log.error("display failed", reason: error.description)
             return exitUnavailable
         }
-    }
-
-    /// Whether `program` names an executable: a path with a slash as given, else on `PATH`
-    /// (as `posix_spawnp` looks it up).
-    static func programExists(_ program: String) -> Bool {
-        if program.contains("/") { return access(program, X_OK) == 0 }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
     }
 
     /// The signals the show answers, caught into the process's ``SignalPipe`` (nil: no pipe).

@@ -61,6 +61,15 @@ public struct Settings: Sendable {
     /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
     /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
     public var proxy: String?
+    /// `--allow-hosts LIST`: the only hosts fetched from besides the configured ones (names,
+    /// domains, CIDR ranges; docs/security.md); nil: any but link-local and metadata addresses.
+    public var allowHosts: [HostPolicy.Pattern]?
+    /// `--allow-http-from-https`: an https manifest may name, and an https request be
+    /// redirected to, plain http URLs.
+    public var allowHTTPFromHTTPS = false
+    /// `--requests-per-poll N`: the most image requests a manifest poll makes (downloads and
+    /// revalidations of cached images; the rest wait for later polls).
+    public var requestsPerPoll = ImageStore.defaultRequestsPerRound
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -70,6 +79,9 @@ public struct Settings: Sendable {
         c.maxImageBytes = maxImageBytes
         c.caFile = caFile
         c.proxy = proxy
+        c.allowHosts = allowHosts
+        c.allowHTTPFromHTTPS = allowHTTPFromHTTPS
+        c.requestsPerPoll = requestsPerPoll
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -82,6 +94,13 @@ public struct Settings: Sendable {
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
+    /// `--screenshot-dir DIR|none`: the one folder `screenshot` writes in; nil: `screenshots` in
+    /// the runtime directory (``ScreenshotWriter/defaultFolder(runtimeDirectory:controlPath:)``).
+    public var screenshotDirectory: String?
+    /// False after `--screenshot-dir none`.
+    public var screenshots = true
+    /// `--screenshot-limit FILES,MB,PER_MINUTE`: the folder's caps.
+    public var screenshotLimits = ScreenshotWriter.Limits()
     /// `--mqtt` and the options around it (docs/mqtt.md); `mqtt.url` nil: no MQTT.
     public var mqtt = MQTTSettings()
     public var showHelp = false
@@ -225,6 +244,20 @@ public enum CommandLineParser {
             if let problem = HTTPURL.problem(v) { throw UsageError("--proxy: expected an http:// or https:// URL: \(problem)") }
             s.proxy = v
         },
+        OptionSpec(name: "--allow-hosts", value: "LIST", help: "fetch only from these hosts besides those of --manifest and URL SOURCEs: comma-separated names (cdn.example.com), domains (.example.com: it and below), addresses and CIDR ranges (10.0.0.0/8, 2001:db8::/32); a range also admits the link-local and metadata addresses otherwise refused (default: any host but those; see docs/security.md)") { s, v throws(UsageError) in
+            do {
+                s.allowHosts = try HostPolicy.parsePatterns(v)
+            } catch {
+                throw UsageError("--allow-hosts: \(error)")
+            }
+        },
+        OptionSpec(name: "--requests-per-poll", value: "N", help: "the most image requests one manifest poll makes: downloads of images not cached, then conditional GETs of cached ones (an image replaced on its server is shown once it decodes); the rest wait for the next polls (1 ... 10000, default 50)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...10_000).contains(n) else { throw UsageError("--requests-per-poll: expected a whole number 1...10000, got '\(v)'") }
+            s.requestsPerPoll = n
+        },
+        OptionSpec(name: "--allow-http-from-https", value: nil, help: "let an https manifest name plain http images and an https request be redirected to http (default: refused, no downgrade)") { s, _ throws(UsageError) in
+            s.allowHTTPFromHTTPS = true
+        },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }
             s.cacheDirectory = v
@@ -256,7 +289,7 @@ public enum CommandLineParser {
                 throw UsageError("\(error)")  // InputError's text names the option and the value
             }
         },
-        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program (looked up on PATH) and its arguments, no shell; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap, split at spaces into a program (looked up once at start in the absolute folders of PATH) and its arguments, no shell, with an environment of its own: PATH=/usr/local/bin:/usr/bin:/bin, the show's LANG, LC_*, TZ, HOME, USER, and KIOSK_INDEX and KIOSK_SRC; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
@@ -265,6 +298,18 @@ public enum CommandLineParser {
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
+        },
+        OptionSpec(name: "--screenshot-dir", value: "DIR", help: "the one folder the control socket's screenshot writes in, made if missing (mode 0750), opened once at start; not a SOURCE folder nor inside one; none for no screenshots (default $RUNTIME_DIRECTORY/screenshots, else screenshots beside the control socket)") { s, v throws(UsageError) in
+            guard v != "none" else { s.screenshots = false; return }
+            guard v.hasPrefix("/"), v.count > 1 else { throw UsageError("--screenshot-dir: expected an absolute path or none, got '\(v)'") }
+            s.screenshots = true
+            s.screenshotDirectory = v
+        },
+        OptionSpec(name: "--screenshot-limit", value: "FILES,MB,PER_MINUTE", help: "caps of the screenshot folder: the most screenshots kept (the oldest are deleted to make room), megabytes they take, and requests a minute (default 10,32,30)") { s, v throws(UsageError) in
+            guard let limits = ScreenshotWriter.Limits.parse(v) else {
+                throw UsageError("--screenshot-limit: expected FILES,MB,PER_MINUTE (1...10000, 1...100000, 1...10000), got '\(v)'")
+            }
+            s.screenshotLimits = limits
         },
         OptionSpec(name: "--display-off", value: "HH:MM-HH:MM", help: "switch the screen off (DRM DPMS, fbdev blanking) at these local times, daily; a range may cross midnight (22:00-07:00), several are separated by commas; the show pauses meanwhile and resumes with a full interval (default: always on)") { s, v throws(UsageError) in
             do {
@@ -465,8 +510,9 @@ public enum CommandLineParser {
         let indent = String(repeating: " ", count: 24)
         for o in options {
             let head = "  " + (o.value.map { "\(o.name) \($0)" } ?? o.name)
-            // The help text wrapped to 80 columns, starting in column 25.
-            var row = head.count < 24 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
+            // The help text wrapped to 80 columns, starting in column 25, at least two spaces
+            // after the head (else the head on a line of its own).
+            var row = head.count < 23 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
             var width = row.count - (row.lastIndex(of: "\n").map { row.distance(from: row.startIndex, to: $0) + 1 } ?? 0)
             for word in o.help.split(separator: " ") {
                 if width + 1 + word.count > 80, width > 24 {

@@ -54,6 +54,21 @@ public final class ContentService {
         /// `--proxy`: the proxy of every download; default none (`http_proxy`, `https_proxy`,
         /// `no_proxy` from the environment).
         public var proxy: String?
+        /// `--allow-hosts`: the hosts fetched from besides the configured ones (``HostPolicy``);
+        /// nil: any but the refused ranges.
+        public var allowHosts: [HostPolicy.Pattern]?
+        /// `--allow-http-from-https`: no downgrade check.
+        public var allowHTTPFromHTTPS = false
+        /// `--requests-per-poll`: the most image requests (downloads and revalidations) one
+        /// poll makes (``ImageStore/requestsPerRound``).
+        public var requestsPerPoll = ImageStore.defaultRequestsPerRound
+
+        /// The fetch policy: `--allow-hosts`, with the hosts of `--manifest` and the URL SOURCE
+        /// arguments always allowed.
+        public var hostPolicy: HostPolicy {
+            let configured = ([manifest?.absoluteString].compactMap { $0 } + sources.filter(ManifestItem.isRemote))
+            return HostPolicy(allowed: allowHosts, trustedHosts: Set(configured.compactMap(urlHost)))
+        }
 
         public init(sources: [String] = [], manifest: URL? = nil, cacheDirectory: String, stateDirectory: String) {
             self.sources = sources; self.manifest = manifest
@@ -113,6 +128,11 @@ public final class ContentService {
         }
     }
     private var started = false
+    /// Time between prefetch rounds when no manifest is polled (URL SOURCEs and playlists
+    /// naming URLs only): the manifest interval.
+    private let roundInterval: Duration
+    /// When the next such round is due.
+    private var nextRound = ContinuousClock.now
 
     /// Builds the sources: lists directories and starts watching them, reads local playlists,
     /// opens the caches and loads the stored manifest when there is a remote source. Runs
@@ -121,6 +141,7 @@ public final class ContentService {
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
         do { reloads = try Mailbox() } catch { throw .system(error) }
+        roundInterval = settings.manifestInterval
         let local = settings.sources.map(Self.makeSource)
         // Downloads are set up for a manifest, an image URL given as a SOURCE, and a local
         // playlist that names one (a `.json` playlist has the manifest's format).
@@ -148,7 +169,12 @@ public final class ContentService {
             configuration.maxImageBytes = settings.maxImageBytes
             configuration.caFile = settings.caFile
             configuration.proxy = settings.proxy
-            images = ImageStore(cache: cache, configuration: configuration)
+            configuration.hostPolicy = settings.hostPolicy
+            configuration.allowHTTPFromHTTPS = settings.allowHTTPFromHTTPS
+            // Each poll asks about every cached image (conditional GETs), one confirmed less
+            // than half an interval ago excepted.
+            images = ImageStore(cache: cache, configuration: configuration, requestsPerRound: settings.requestsPerPoll,
+                                revalidateAfter: min(.seconds(30), settings.manifestInterval / 2))
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: cache.directory,
                      detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
@@ -165,21 +191,24 @@ public final class ContentService {
                 Log.warning("manifest not kept across restarts", path: settings.stateDirectory, reason: error.description)
                 store = nil
             }
-            // Offline first: the stored manifest, read now, is the show until the server answers.
+            // Offline first: the stored manifest, read now, is the show until the server answers
+            // (only one stored for this URL: a device pointed at another manifest does not play
+            // the old show).
             var stored: Manifest?
-            // (The stored one may come from another URL the device was pointed at before: it
-            // plays until the new one answers, rather than a blank screen.)
-            if let saved = try? store?.load(), let base = URL(string: saved.url) {
-                do {
-                    stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
-                    Log.info("stored manifest loaded", path: saved.url, detail: counted(stored!.items.count, "item"))
-                } catch {
-                    Log.warning("stored manifest not used", path: saved.url, reason: error.logReason(path: saved.url))
+            if let store {
+                switch ManifestPoller.loadStored(from: store, for: url, allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS) {
+                case .none: break
+                case .usable(let manifest, let saved):
+                    stored = manifest
+                    Log.info("stored manifest loaded", path: saved.url, detail: counted(manifest.items.count, "item"))
+                case .refused:
+                    break  // the poller says why when it starts
                 }
             }
             var schedule = PollSchedule.Configuration()
             schedule.interval = settings.manifestInterval
-            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule)
+            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule,
+                                            allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS)
             sources.append(.manifest(poller, manifest: stored))
             awaitingFirstAnswer = true
         }
@@ -227,6 +256,7 @@ public final class ContentService {
     /// playlist is composed again only when a source actually brought something.
     public func takeUpdate() -> [PlaylistItem]? {
         var changed = false
+        var polled = false
         let missingBefore = missingSources
         for reloaded in reloads.take() where reloaded.index < sources.count {
             changed = true
@@ -277,6 +307,7 @@ public final class ContentService {
                         Log.write(warning ? .warning : .info, text, path: poller.url.absoluteString, reason: reason)
                     case .polled:
                         awaitingFirstAnswer = false
+                        polled = true
                     }
                 }
                 sources[i] = .manifest(poller, manifest: manifest)
@@ -284,11 +315,19 @@ public final class ContentService {
                 break
             }
         }
+        // A round of downloads and revalidations at each poll (and, with no manifest polled,
+        // every interval), and when the playlist changes: one per turn at most.
+        var roundDue = polled
+        if !sources.contains(where: { if case .manifest = $0 { return true }; return false }), images != nil,
+           ContinuousClock.now >= nextRound {
+            roundDue = true
+        }
+        defer { if roundDue { prefetch() } }
         guard changed else { return nil }
         let composed = compose()
         guard composed != items || missingSources != missingBefore else { return nil }
         items = composed
-        prefetch()
+        roundDue = true
         return composed
     }
 
@@ -426,7 +465,12 @@ public final class ContentService {
         return out
     }
 
-    /// Gets every remote image of the playlist into the disk cache in the background, so the
-    /// whole show plays offline later.
-    private func prefetch() { images?.prefetch(items) }
+    /// Gets the remote images of the playlist into the disk cache in the background, so the
+    /// whole show plays offline later, and asks whether cached ones changed on their servers
+    /// (``ImageStore/prefetch(_:completion:)``: at most `--requests-per-poll` requests).
+    private func prefetch() {
+        guard let images else { return }
+        nextRound = ContinuousClock.now + roundInterval
+        images.prefetch(items)
+    }
 }

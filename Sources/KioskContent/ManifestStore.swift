@@ -7,6 +7,10 @@ import KioskSystem
 public struct StoredManifest: Equatable, Sendable, Codable {
     /// The URL that answered (the base for its relative `src`).
     public var url: String
+    /// The URL asked for (`--manifest`), before redirects; nil in a file an earlier version
+    /// wrote (then ``url`` stands for it). A stored manifest is used only for that URL
+    /// (``isFor(_:)``).
+    public var requested: String?
     /// The body bytes as received.
     public var body: Data
     /// `ETag` as received, for the next conditional GET.
@@ -14,15 +18,22 @@ public struct StoredManifest: Equatable, Sendable, Codable {
     /// `Last-Modified` as received.
     public var lastModified: String?
 
-    public init(url: String, body: [UInt8], validators: ManifestValidators) {
-        self.url = url; self.body = Data(body); self.etag = validators.etag; self.lastModified = validators.lastModified
+    public init(url: String, requested: String? = nil, body: [UInt8], validators: ManifestValidators) {
+        self.url = url; self.requested = requested
+        self.body = Data(body); self.etag = validators.etag; self.lastModified = validators.lastModified
     }
+
+    /// Whether this was stored for the manifest at `manifestURL`: the URL asked for then is
+    /// that one (a device pointed at another manifest does not play the old one's show, nor
+    /// send its validators to the new server).
+    public func isFor(_ manifestURL: URL) -> Bool { (requested ?? url) == manifestURL.absoluteString }
 
     public var validators: ManifestValidators { ManifestValidators(etag: etag, lastModified: lastModified) }
 }
 
 /// Keeps the last good manifest in the state directory (`--state-dir`, $STATE_DIRECTORY), in
-/// one JSON file `manifest.json` (`{"url","etag","lastModified","body"}`, the body in base64)
+/// one JSON file `manifest.json` (`{"url","requested","etag","lastModified","body"}`, the body
+/// in base64)
 /// written with the temp file + `fsync` + `rename` + directory `fsync` protocol: a crash leaves
 /// the previous manifest or the new one. The file is mode 0600 (readable by the kiosk's user
 /// only): its URL may hold a password (`https://user:secret@host/...`), kept as it is because

@@ -32,10 +32,8 @@ public enum SourceList {
     static func directoryImages(_ path: String) -> [String] {
         do {
             let listed = try DirectoryWatch.imagePaths(in: path)
-            if listed.notUTF8 > 0 {
-                // The playlist, the events and the logs carry names as text.
-                Log.warning("file skipped", path: path, reason: "a file name in this directory is not valid UTF-8; rename it")
-            }
+            // The playlist, the events and the logs carry names as text.
+            for bytes in listed.notUTF8 { DirectoryWatch.logNotUTF8(bytes, in: path) }
             return listed.paths
         } catch {
             Log.warning("directory unreadable", path: path, reason: error.description)

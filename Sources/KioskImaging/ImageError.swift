@@ -18,7 +18,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     case notRegularFile(path: String, kind: String)
     /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature: `format` is what they
     /// are (``FileFormat``: GIF, WebP, HEIF, AVIF, BMP, TIFF, JPEG XL, JPEG 2000, SVG, ICO, PDF,
-    /// or unknown with its first bytes), e.g.
+    /// or unknown, whose bytes the message does not show), e.g.
     /// `photo.jpg: a BMP image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)`. A file that starts
     /// as a JPEG or a PNG and goes on as something else is ``corrupt(path:reason:)`` instead.
     case otherFormat(path: String, format: FileFormat)
@@ -66,7 +66,12 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
         case .otherFormat(_, let format):
+            // A file of no known format is not described by its bytes: the file may be
+            // anything a name in a watched folder leads to (docs/security.md).
             let shown = ImageFormat.listed(ImageFormat.shown.map(\.title), "and")
+            if format.format == nil, !format.firstBytes.isEmpty {
+                return "an unknown format (not shown: only \(shown) are supported)"
+            }
             return "\(format) (not shown: only \(shown) are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"

@@ -47,4 +47,16 @@ public enum PNGWriter {
             throw .writeFailed(path: path, reason: error.description)
         }
     }
+
+    /// Encodes `bitmap` as PNG (as ``write(_:to:compressionLevel:)`` does) into `fd`, an open
+    /// file the caller made (written from its offset), which is closed on return, on success
+    /// and on failure alike. `name` is the file's name in errors.
+    /// - Throws: ``ImageError/writeFailed(path:reason:)`` with libpng's or the write's message.
+    public static func write(_ bitmap: Bitmap, toDescriptor fd: Int32, name: String, compressionLevel: Int32 = 1) throws(ImageError) {
+        var message = [CChar](repeating: 0, count: Int(KC_IMG_MESSAGE_MAX))
+        let code = kc_png_write_fd(fd, bitmap.pixels, Int32(bitmap.width), Int32(bitmap.height),
+                                   bitmap.bytesPerRow, bitmap.hasAlpha ? 1 : 0, compressionLevel, &message)
+        if Int(code) != KC_IMG_OK { throw .writeFailed(path: name, reason: String(cString: message)) }
+    }
+
 }

@@ -268,11 +268,18 @@ public final class TouchInput: @unchecked Sendable {
             }
         } else {
             var failures: [String] = []
+            var denied = 0
             var best: EvdevDevice?
             for path in Self.eventNodes(in: config.directory) {
                 let opened: EvdevDevice
                 do { opened = try EvdevDevice.open(path) } catch {
-                    failures.append(error.description)
+                    // Not readable by design: under the unit only the touchscreens' group
+                    // (deploy/70-kiosk-carousel-touch.rules) is the service's, not keyboards'.
+                    if case .system(let e) = error, e.errno == EACCES {
+                        denied += 1
+                    } else {
+                        failures.append(error.description)
+                    }
                     continue
                 }
                 guard opened.capabilities.isTouchscreen, opened.capabilities.touchProtocol != nil else { continue }
@@ -281,7 +288,13 @@ public final class TouchInput: @unchecked Sendable {
                 if direct { break }
             }
             guard let best else {
-                problem("no touchscreen found", path: config.directory, reason: failures.isEmpty ? nil : failures.joined(separator: "; "))
+                var reasons = failures
+                if denied > 0 {
+                    reasons.append("\(denied) event nodes not readable (permission): touchscreens are "
+                                   + "the group kiosk-touch's by deploy/70-kiosk-carousel-touch.rules")
+                }
+                problem("no touchscreen found", path: config.directory,
+                        reason: reasons.isEmpty ? nil : reasons.joined(separator: "; "))
                 return failures.isEmpty
             }
             candidate = best

@@ -158,6 +158,8 @@ public struct DirectoryEntry: Sendable {
     public var name: String?
     /// True when `d_type` says directory (false also when the file system does not say).
     public var isDirectory: Bool
+    /// The name's bytes as the file system gives them (to name a file whose ``name`` is nil).
+    public var bytes: [UInt8] = []
 }
 
 /// The entries of the directory at `path`, in the order the file system gives them.
@@ -167,11 +169,10 @@ public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry
     defer { closedir(dir) }
     var entries: [DirectoryEntry] = []
     while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(validatingCString: raw.bindMemory(to: CChar.self).baseAddress!)
-        }
+        let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+        let name = String(validating: bytes, as: UTF8.self)
         if name == "." || name == ".." { continue }
-        entries.append(DirectoryEntry(name: name, isDirectory: entry.pointee.d_type == UInt8(DT_DIR)))
+        entries.append(DirectoryEntry(name: name, isDirectory: entry.pointee.d_type == UInt8(DT_DIR), bytes: bytes))
     }
     return entries
 }

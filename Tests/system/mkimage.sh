@@ -15,7 +15,8 @@
 #     `manifest http://127.0.0.1:8080/show.json` line (an edit dpkg must keep on upgrade);
 #   - the user `tester`, a member of the group kiosk, for the control socket;
 #   - /root/upgrade/NEWER_DEB for the upgrade case, /usr/local/bin/kc-vt (KDGETMODE and
-#     VT_GETMODE of a tty), a persistent journal, no network but loopback.
+#     VT_GETMODE of a tty), a persistent journal, no network but loopback (iproute2 routes
+#     the sandbox case's link-local probes to it).
 set -eu
 [ $# -eq 5 ] || { echo "usage: mkimage.sh DEB NEWER_DEB OUTDIR PHOTO_A PHOTO_B" >&2; exit 64; }
 deb=$1 newer=$2 out=$3 photo_a=$4 photo_b=$5
@@ -26,7 +27,7 @@ root=$work/rootfs
 here=$(cd "$(dirname "$0")" && pwd)
 
 mmdebstrap --variant=minbase --quiet \
-    --include=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,initramfs-tools,procps,python3,socat,nginx-light \
+    --include=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,initramfs-tools,procps,python3,socat,nginx-light,iproute2 \
     --customize-hook="copy-in $deb /tmp" \
     --customize-hook='chroot "$1" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/'"$(basename "$deb")" \
     --customize-hook='rm -f "$1"/tmp/*.deb; chroot "$1" apt-get clean' \

@@ -78,10 +78,33 @@ BOOTS = [
     ], TABLET_ARGS),
 ]
 
+# arm64 (--arch arm64): Debian's arm64 kernel on QEMU's `virt` board, a Cortex-A72, at the
+# official Raspberry Pi touchscreen's 800x480. The second boot has a render-only DRM device as
+# card0 (vgem, kc_vgem=1), as a Raspberry Pi 4 has v3d beside its KMS card1 (vc4): --display
+# auto must take card1, the card with a connected connector.
+FBDEV_OPENED = r"display opened.*fbdev /dev/fb0[^\n]*"
+ARM64_BOOTS = [
+    ("arm64-virtio-800x480", "virtio", (800, 480), [
+        (Case("drm-virtio-arm64", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(virtio_gpu\)[^\n]*"),
+         run_show_case),
+        (Case("fbdev-virtio-arm64", "fbdev", psnr_min=40.0, whole_frames=False, log_expect=FBDEV_OPENED), run_show_case),
+        (Case("formats-drm-virtio-arm64", "drm", interval_s=12), run_formats_case),
+        (Case("console-crash-arm64", "drm"), run_crash_case),
+    ]),
+    ("arm64-render-only-card0-800x480", "virtio", (800, 480), [
+        (Case("auto-skips-render-only-card0-arm64", "auto",
+              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"), run_show_case),
+        (Case("touch-drag-virtio-tablet-arm64", "auto"), run_touch_drag_case),
+        (Case("touch-tap-virtio-tablet-arm64", "auto"), run_touch_tap_case),
+        (Case("touch-replay-ep0430m09-swipe-arm64", "auto"), run_touch_replay_swipe_case),
+    ], TABLET_ARGS, "kc_vgem=1"),
+]
+
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--binary", required=True, help="kiosk-carousel built for the host (also used for references)")
+    p.add_argument("--arch", default="amd64", choices=["amd64", "arm64"], help="the guest's (its boots: BOOTS, ARM64_BOOTS)")
+    p.add_argument("--binary", required=True, help="kiosk-carousel built for the host: it renders the references")
     p.add_argument("--initrd", required=True)
     p.add_argument("--kernel", default=None, help="default: the newest /boot/vmlinuz-*")
     p.add_argument("--photos", nargs=2, required=True)
@@ -105,14 +128,15 @@ def main():
     def only(name):
         return a.only is None or any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in a.only)
 
-    for boot_name, device, res, cases, *extra in BOOTS:
-        extra = extra[0] if extra else ()
+    for boot_name, device, res, cases, *more in (ARM64_BOOTS if a.arch == "arm64" else BOOTS):
+        extra = more[0] if more else ()
+        append = more[1] if len(more) > 1 else ""
         wanted = [(c, f) for c, f in cases if only(boot_name) or only(c.name)]
         if not wanted:
             continue
         vm, why = None, ""
         for attempt in (1, 2):
-            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra)
+            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra, arch=a.arch, append=append)
             try:
                 vm.start()
                 break

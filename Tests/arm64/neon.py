@@ -26,7 +26,7 @@ KERNELS = [  # (name, demangled-name pattern, must be NEON)
     ("slide", r"Compositor\.slide\(", False),
     ("scanout", r"ScanoutWriter\.copy\(", False),
 ]
-LIBC_COPY = ("__memcpy_simd", "__memmove_simd", "__memcpy_aarch64_simd", "__memmove_aarch64_simd")
+BINDS = {PKG}   # folders the root sees (the binary's is added)
 VREG = re.compile(r"\b(v\d+\.\d*[bhsd]|q\d+)\b")
 LOAD = re.compile(r"^(ld1|ld2|ld3|ld4|ldr|ldp|ldur|ldnp)$")
 STORE = re.compile(r"^(st1|st2|st3|st4|str|stp|stur|stnp)$")
@@ -36,7 +36,8 @@ def tool(root, name):
     """The command line running `name` in the root (its own libraries: deploy/swiftlang-root.sh run)."""
     for d in ("/usr/bin", "/usr/libexec/swift/bin"):
         if os.path.exists(os.path.join(root, d.lstrip("/"), name)):
-            return os.path.join(PKG, "deploy", "swiftlang-root.sh"), "run", "--bind", PKG, "--", os.path.join(d, name)
+            binds = [x for d2 in sorted(BINDS) for x in ("--bind", d2)]
+            return (os.path.join(PKG, "deploy", "swiftlang-root.sh"), "run", *binds, "--", os.path.join(d, name))
     sys.exit(f"neon.py: no {name} in {root}")
 
 
@@ -103,6 +104,8 @@ def main():
         print(f"FAIL neon: no unstripped arm64 binary at {a.binary} (deploy/build-deb.sh --arch arm64 makes it)")
         print("0 passed, 1 failed")
         return 1
+    a.binary = os.path.abspath(a.binary)
+    BINDS.add(os.path.dirname(a.binary))
     syms = symbols(a.root, a.binary)
     passed = failed = 0
     for name, pattern, must in KERNELS:

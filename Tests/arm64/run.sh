@@ -75,7 +75,9 @@ for part in "${parts[@]}"; do
         system)
             KC_DEB=$DEB KC_OUT="$OUT/system" "$PKG/Tests/system/run.sh" --arch arm64 2>&1 | tee "$log"; count "$log" "${PIPESTATUS[0]}" ;;
         neon)
-            /usr/bin/python3 "$HERE/neon.py" --root "$ROOT" 2>&1 | tee "$log"; count "$log" "${PIPESTATUS[0]}" ;;
+            binary=()
+            [ ! -f "$OUT/deb/kiosk-carousel.unstripped" ] || binary=(--binary "$OUT/deb/kiosk-carousel.unstripped")
+            /usr/bin/python3 "$HERE/neon.py" --root "$ROOT" "${binary[@]}" 2>&1 | tee "$log"; count "$log" "${PIPESTATUS[0]}" ;;
         *) echo "arm64 suite: unknown part $part (deb unit kernel system neon)"; failed=$((failed + 1)); continue ;;
     esac
     echo "arm64 suite: $part took $(( $(date +%s) - t ))s"

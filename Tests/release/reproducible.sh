@@ -12,7 +12,8 @@
 # The last line says PASS or FAIL; the exit status is 0 on PASS.
 #   Tests/release/reproducible.sh            # KEEP=1 keeps the scratch folder
 #   Tests/release/reproducible.sh --arch arm64   # the cross-built arm64 package (build-deb.sh --arch)
-# KEEP_DEB=DIR copies the first build's .deb into DIR (the arm64 suite tests that one).
+# KEEP_DEB=DIR copies the first build's .deb into DIR (the arm64 suite tests that one) and, for
+# --arch, its binary before stripping (kiosk-carousel.unstripped).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 arch=""
@@ -44,7 +45,11 @@ done
 first=$(ls "$work/out1"/*.deb)
 second=$(ls "$work/out2"/*.deb)
 [ "$(basename "$first")" = "$(basename "$second")" ] || fail "different names: $(basename "$first") and $(basename "$second")"
-[ -z "${KEEP_DEB:-}" ] || cp "$first" "$KEEP_DEB/"
+if [ -n "${KEEP_DEB:-}" ]; then
+    cp "$first" "$KEEP_DEB/"
+    # and the cross build's binary before stripping (its symbols: Tests/arm64/neon.py reads them)
+    [ -z "$arch" ] || cp "$work/a/kiosk-carousel/.build/cross-$arch"/*/release/kiosk-carousel "$KEEP_DEB/kiosk-carousel.unstripped" || true
+fi
 if cmp "$first" "$second"; then
     echo "reproducible.sh: PASS: $(basename "$first") built twice from $commit is byte-identical ($(wc -c < "$first") bytes, sha256 $(sha256sum "$first" | cut -c1-16)...)"
     exit 0

@@ -3,7 +3,7 @@
 //
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
-// Layers (dependencies point one way; README "How it is built" has the map and the data path):
+// Layers (dependencies point one way; docs/architecture.md has the map and the data path):
 //   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
 //   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
@@ -17,6 +17,7 @@
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
+// kiosk-man (writes the manual page deploy/kiosk-carousel.1 from the option table, not installed),
 // and one test target per module (KioskCoreTests ... KioskAppTests) testing that module's types.
 import PackageDescription
 #if canImport(Glibc)
@@ -111,6 +112,8 @@ let package = Package(
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
+        // Writes deploy/kiosk-carousel.1 from its template and the option table (not installed).
+        .executableTarget(name: "kiosk-man", dependencies: ["KioskApp", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
                           dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskText", "KioskApp"],
                           exclude: ["reference"]),
@@ -129,7 +132,7 @@ let package = Package(
     swiftLanguageModes: [.v5]
 )
 
-// The libFuzzer targets (README "Fuzzing"): declared only when Tests/fuzz/run.sh builds them with
+// The libFuzzer targets (docs/fuzzing.md): declared only when Tests/fuzz/run.sh builds them with
 // `-sanitize=fuzzer,address` on its own scratch path, so `swift build` and `swift test` never see them.
 if Context.environment["KIOSK_FUZZ"] == "1" {
     package.targets.append(.executableTarget(

@@ -11,9 +11,11 @@
 # WebP, HEIF, AVIF and GIF test files; mmdebstrap and e2fsprogs: the system suite makes a
 # Debian 12 disk image with the .deb installed and boots it; dbus-daemon: a private bus for
 # QEMU's D-Bus display, which disables and enables the virtio-gpu output.)
-# (fonts-wqy-microhei: the Chinese caption tests' fallback font; qemu-system-arm and
-# qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64 kernel and run arm64
-# programs through binfmt_misc.)
+# (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
+# manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms out of
+# tree, Tests/kernel/vkms/, for Debian 12's kernel, so only where Debian has linux-source-6.1;
+# qemu-system-arm and qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64
+# kernel and run arm64 programs through binfmt_misc.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
 set -eu
@@ -21,7 +23,7 @@ run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon qemu-system-arm qemu-user-static" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base qemu-system-arm qemu-user-static" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac
@@ -35,6 +37,14 @@ run apt-get update -q
 case " $* " in
     *" --tests "*|*" --bench "*)
         if apt-cache show libheif-plugin-x265 >/dev/null 2>&1; then packages="$packages $heif_encoders"; fi ;;
+esac
+# The vkms source is 6.1's (Debian 12's kernel); Debian 13 has neither it nor that kernel. (apt
+# reads a name with a dot as a pattern too, so only the exact name counts: 6.1 matches 6.12.)
+case " $* " in
+    *" --tests "*)
+        if apt-cache show linux-source-6.1 2>/dev/null | grep -qx 'Package: linux-source-6.1'; then
+            packages="$packages linux-headers-amd64 linux-source-6.1"
+        fi ;;
 esac
 if ! command -v swift >/dev/null 2>&1; then
     if apt-cache show swiftlang >/dev/null 2>&1; then

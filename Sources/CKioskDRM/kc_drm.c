@@ -8,6 +8,7 @@
 #include <drm_fourcc.h>
 
 const uint32_t kc_drm_format_xrgb8888 = DRM_FORMAT_XRGB8888;
+const uint32_t kc_drm_format_argb8888 = DRM_FORMAT_ARGB8888;
 
 static void kc_drm_on_page_flip(int fd, unsigned int sequence, unsigned int tv_sec,
                                 unsigned int tv_usec, void *user_data) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
-// The control socket's protocol (README "Control socket"): JSON lines in the manner of mpv's
+// The control socket's protocol (docs/control-socket.md): JSON lines in the manner of mpv's
 // IPC, without the socket. The socket and its thread are in ControlServer.swift.
 //
 //   → {"command":["goto",2],"request_id":7}
@@ -15,7 +15,7 @@ public enum ControlCommand: Equatable, Sendable {
     case goto(Int)
     /// `["display", "on"|"off"]`.
     case display(on: Bool)
-    /// `["screenshot", PATH]`: a PNG of the screen to PATH (README "Control socket").
+    /// `["screenshot", PATH]`: a PNG of the screen to PATH (docs/control-socket.md).
     case screenshot(path: String)
 }
 

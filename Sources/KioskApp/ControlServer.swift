@@ -3,7 +3,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-// The control socket (README "Control socket"): a local stream socket taking JSON lines in the
+// The control socket (docs/control-socket.md): a local stream socket taking JSON lines in the
 // manner of mpv's IPC (the protocol is in ControlProtocol.swift).
 //
 // Threads: the socket is served by a ``WorkerThread`` (accept, read, parse, write), never by

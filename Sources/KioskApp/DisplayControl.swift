@@ -231,7 +231,7 @@ extension FrameLoop {
 }
 
 extension FrameLoop {
-    /// A `display` event (the screen went dark or was lit; README "What it does", events) on
+    /// A `display` event (the screen went dark or was lit; docs/events-and-logs.md) on
     /// stdout and to the control socket's clients.
     func announceDisplay(on: Bool, reason: String, time: Duration) {
         events.emitDisplay(on: on, reason: reason, time: time)

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Glibc
 import KioskSystem
 
-/// Writes events to stdout as JSON lines (README "Events and logs", "Touch"), e.g.
+/// Writes events to stdout as JSON lines (docs/events-and-logs.md, docs/touch.md), e.g.
 /// `{"event":"shown","index":0,"src":"/photos/a.jpg","t":1234}` and
 /// `{"event":"tap","index":0,"src":"/photos/a.jpg","x":512,"y":300,"t":2345}`; `t` is the show
 /// time in milliseconds, `x` and `y` the tap's position in logical screen pixels.
@@ -51,7 +51,7 @@ public final class EventWriter: @unchecked Sendable {
         enqueue(line(event: event, index: index, source: source, time: time, point: point) + "\n")
     }
 
-    /// The line for the screen going dark or lit (README "Events and logs"):
+    /// The line for the screen going dark or lit (docs/events-and-logs.md):
     /// `{"event":"display","state":"off","reason":"schedule","t":1234}`; `reason` is `schedule`,
     /// `vt`, `control` or `touch`, `t` the show time in milliseconds.
     public func displayLine(on: Bool, reason: String, time: Duration) -> String {

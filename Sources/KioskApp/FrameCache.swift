@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-/// The memory cache of prepared, screen-sized frames (README "Content"): the last frames made,
+/// The memory cache of prepared, screen-sized frames (docs/content.md): the last frames made,
 /// least recently used first out, bounded in bytes. A frame moving back into a slot (a swipe
 /// back, a short playlist going round) is taken from here instead of being decoded again.
 ///

@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-// The frame loop's side of the control socket (README "Control socket") and of systemd's
+// The frame loop's side of the control socket (docs/control-socket.md) and of systemd's
 // READY/STATUS (``SystemdNotifier``). Called from a few one-line hooks in FrameLoop.swift.
 
 extension FrameLoop {
@@ -50,7 +50,7 @@ extension FrameLoop {
                                        : "goto: bad index \(index): the playlist has \(counted(count, "item")) (0...\(count - 1))")
             }
             guard !carousel.isHeld else { return fail(held) }
-            if let rotation, !rotation.contains(index) {  // README "Schedules"
+            if let rotation, !rotation.contains(index) {  // docs/schedules.md
                 return fail("goto: item \(index) (\(Log.hidingPasswords(playlist[index].source))) is not in the rotation now (its schedule, or a fallback item while others are on)")
             }
             guard carousel.isInShow(item: index) else {
@@ -103,7 +103,7 @@ extension FrameLoop {
     }
 
     /// READY=1 once the screen shows what the show is about, so that the unit becomes active
-    /// with its first photo on screen (README, "Run it on a device"): the first presented frame
+    /// with its first photo on screen (docs/deployment.md): the first presented frame
     /// with no placeholder in it, the frame of the first `shown` event (`scene` nil: a `shown`
     /// event is being written); or, when there is nothing to show, the screen that says so (no
     /// images, or "Loading..." while the first manifest is awaited with nothing stored), since

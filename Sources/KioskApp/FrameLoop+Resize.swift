@@ -4,7 +4,7 @@ import KioskSystem
 import KioskText
 
 // The display came back at another size (another monitor, simpledrm's firmware framebuffer
-// handed over to the real driver; README "Check"): the show goes on in the same process, at the
+// handed over to the real driver; docs/deployment.md "Check"): the show goes on in the same process, at the
 // same image, laid out for the new size.
 
 extension FrameLoop {

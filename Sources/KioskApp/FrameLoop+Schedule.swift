@@ -3,7 +3,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-// Item schedules (README "Schedules"): the playlist's items whose schedule holds make up the
+// Item schedules (docs/schedules.md): the playlist's items whose schedule holds make up the
 // rotation; at each boundary the carousel gets the playlist again with the new rotation, the
 // same path as a manifest update (no restart, no black frame).
 

@@ -3,7 +3,7 @@ import KioskCore
 import KioskDisplay
 import KioskSystem
 
-// The frame loop's side of the control socket's `screenshot` (README "Control socket"): the
+// The frame loop's side of the control socket's `screenshot` (docs/control-socket.md): the
 // screen is read back here, between frames; the PNG is written by ``ScreenshotWriter`` off the
 // loop, and requests that arrive meanwhile wait so that replies keep their order.
 

@@ -48,7 +48,7 @@ public enum TouchFeedEvent: Equatable, Sendable {
     /// The touchscreen went away (unplugged, read error); the feed keeps looking for one.
     case lost(path: String, reason: String)
     /// Something worth a log line (no touchscreen found yet, a device that could not be opened).
-    /// A log line's fixed phrase, the node or folder, and why (README "Events and logs").
+    /// A log line's fixed phrase, the node or folder, and why (docs/events-and-logs.md).
     case note(String, path: String?, reason: String?)
     /// The same, about a device the command line named (`--input`): a warning.
     case warning(String, path: String?, reason: String?)
@@ -62,7 +62,7 @@ public enum TouchFeedEvent: Equatable, Sendable {
 public enum LoopRequest: Equatable {
     case stop(signal: Int32)
     case next, previous
-    /// SIGHUP: reload the sources (README "Signals").
+    /// SIGHUP: reload the sources (docs/events-and-logs.md "Signals").
     case reload
     /// The VT is being switched away (VT_PROCESS release signal): give the display up, then
     /// acknowledge (see ``DisplayControl``).
@@ -102,7 +102,7 @@ public final class FrameLoop {
     let notifier: SystemdNotifier?
     /// Every timed duty of the loop, with its deadline: the loop sleeps until the earliest.
     var deadlines = Deadlines<LoopDuty>()
-    /// The control socket (README "Control socket"; its requests are carried out in
+    /// The control socket (docs/control-socket.md; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
     public var control: ControlServer?
     /// Where the control socket's `screenshot` writes its PNGs (FrameLoop+Screenshot.swift), or nil.
@@ -145,6 +145,9 @@ public final class FrameLoop {
     /// A finger held without a single report for this long no longer holds the show: a stuck
     /// contact or a hung controller must not freeze a kiosk (60 s).
     public var stuckTouchLimit: Duration = .seconds(60)
+
+    /// Puts each scene on planes or renders it on the CPU (ScenePresenter.swift).
+    public let presenter = ScenePresenter()
 
     /// VT switching and display power: who may draw now (see ``DisplayControl``, DisplayControl.swift).
     public let displayControl = DisplayControl()
@@ -279,10 +282,14 @@ public final class FrameLoop {
                 if now >= halfway { textWillBeNeeded() }
                 drawLater = now < halfway ? halfway : carousel.config.startGrace
             } else if scene != lastScene, displayControl.canDraw {
-                var frame = renderer.render(scene, slots: slotFrames)
-                if renderAgainWithWords() { frame = renderer.render(scene, slots: slotFrames) }  // virtual clock
+                // On planes where the display can, else rendered on the CPU (ScenePresenter.swift).
+                try presenter.present(scene, renderer: renderer, slots: slotFrames, display: display,
+                                      showTime: now.wholeMilliseconds, useLayers: virtualClock == nil) {
+                    var frame = renderer.render(scene, slots: slotFrames)
+                    if renderAgainWithWords() { frame = renderer.render(scene, slots: slotFrames) }  // virtual clock
+                    return frame
+                }
                 StartupTrace.shared.mark(.rendered)
-                try display.present(frame, showTime: now.wholeMilliseconds)
                 StartupTrace.shared.mark(.presented)
                 if (display as? ReconnectingDisplay)?.isLost == true, try serviceDisplayDevice() { continue }  // gone under this frame
                 framesPresented += 1

@@ -130,7 +130,7 @@ public enum KioskApp {
         loop.overlayFormat = settings.overlay.map { settings.overlayFormat ?? $0.defaultFormat }  // made once text is loaded
         content.start()
         defer { tapCommand?.stop() }
-        // The control socket (ControlServer.swift, README "Control socket").
+        // The control socket (ControlServer.swift, docs/control-socket.md).
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
@@ -222,7 +222,7 @@ public enum KioskApp {
     /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
     static func reopening(_ display: Display, displaySpec: DisplaySpec) -> Display {
         guard let drm = display as? DRMDisplay else { return display }
-        if case .drm(let device, let connector, let mode) = displaySpec {
+        if case .drm(let device, let connector, let mode, _) = displaySpec {
             return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
         }
         return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)

@@ -7,7 +7,7 @@ import KioskInput
 import KioskSystem
 import KioskText
 
-/// Everything the command line sets, with the defaults of README "Usage".
+/// Everything the command line sets, with the defaults of kiosk-carousel(1) (the option table below).
 public struct Settings: Sendable {
     /// `--display`: `auto`, `fbdev[:PATH]`, `drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]`, `offscreen:DIR`.
     public var display = "auto"
@@ -22,7 +22,7 @@ public struct Settings: Sendable {
     public var dots = false
     public var rotation: Rotation = .none
     public var swapRedBlue = false
-    /// `--caption`, `--overlay`, `--overlay-format` (README "Captions and the clock").
+    /// `--caption`, `--overlay`, `--overlay-format` (docs/text.md).
     public var caption: CaptionSource = .item
     public var overlay: ClockOverlay.Kind?
     public var overlayFormat: String?
@@ -37,7 +37,7 @@ public struct Settings: Sendable {
     public var touchCalibration: TouchCalibration = .identity
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
-    /// `--display-off`: daily ranges of local time when the screen is off (README "Configure").
+    /// `--display-off`: daily ranges of local time when the screen is off (docs/deployment.md "Configure").
     public var displayOff: DisplaySchedule?
     /// `--wake-minutes`: how long a touch lights a screen `--display-off` switched off (0: never).
     public var wakeMinutes = 2
@@ -76,7 +76,7 @@ public struct Settings: Sendable {
     /// `--config FILE`: the configuration file read before the command line (see
     /// ``CommandLineParser/applyConfigFile(_:to:)``).
     public var configFile: String?
-    /// `--control PATH`: the control socket (README "Control socket"); nil for none.
+    /// `--control PATH`: the control socket (docs/control-socket.md); nil for none.
     /// Default `$RUNTIME_DIRECTORY/control` (systemd's RuntimeDirectory=; the first one when it
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
@@ -179,7 +179,7 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) manifest at URL (JSON: see README), polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
+        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
             if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
             guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
             s.manifest = url
@@ -233,7 +233,7 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
-        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot; see README); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
@@ -334,7 +334,7 @@ public enum CommandLineParser {
         }
         // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
         // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
-        // DNS error far from its cause. Only when the show downloads (README "Configure").
+        // DNS error far from its cause. Only when the show downloads (docs/deployment.md "Configure").
         if settings.proxy == nil, settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote) {
             if let (proxy, problem) = ProxyChoice(option: nil, environment: ProxyChoice.processEnvironment()).unusable.first {
                 throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")
@@ -389,6 +389,8 @@ public enum CommandLineParser {
             "next image, SIGUSR2 the previous one, SIGHUP reloads the sources (polls the",
             "manifest, reads playlists again, looks again for missing sources).",
             "Exit status: 0 done, 64 usage error, 69 no display could be opened.",
+            "The manual page kiosk-carousel(1) has the configuration file, the control socket,",
+            "the environment and the files.",
         ]
         return lines.joined(separator: "\n")
     }

@@ -5,7 +5,7 @@ import KioskCore
 import KioskImaging
 import KioskSystem
 
-/// The control socket's `screenshot` (README "Control socket"): where a screenshot may go, and
+/// The control socket's `screenshot` (docs/control-socket.md): where a screenshot may go, and
 /// its PNG encoding off the frame loop.
 ///
 /// The frame loop reads the screen back (``Display/screenImage()``, a copy of the scanned-out

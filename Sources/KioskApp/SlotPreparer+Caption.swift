@@ -3,7 +3,7 @@ import KioskCore
 import KioskImaging
 import KioskText
 
-/// Where a slot's caption comes from (`--caption`, README "Captions").
+/// Where a slot's caption comes from (`--caption`, docs/text.md "Captions").
 public enum CaptionSource: String, CaseIterable, Sendable {
     /// The item's `caption` (manifest, playlist); none without one.
     case item

@@ -2,8 +2,8 @@
 import Glibc
 import KioskSystem
 
-/// When each phase of the start-up happened, for one `first frame` log line (README "A clean
-/// boot screen": where the kiosk's own time to its first photo goes). Times are CLOCK_MONOTONIC
+/// When each phase of the start-up happened, for one `first frame` log line (docs/boot.md:
+/// where the kiosk's own time to its first photo goes). Times are CLOCK_MONOTONIC
 /// nanoseconds; the process's own start is the kernel's (`/proc/self/stat` field 22, in clock
 /// ticks of CLOCK_BOOTTIME, `sysconf(_SC_CLK_TCK)` per second: 10 ms steps on Debian), moved
 /// onto CLOCK_MONOTONIC. Marks come from the main thread and the decode worker; only the first

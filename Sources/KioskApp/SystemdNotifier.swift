@@ -10,7 +10,7 @@ import Glibc
 /// of every start. Does nothing at all when `$NOTIFY_SOCKET` is unset or empty (the program
 /// was not started by systemd).
 ///
-/// Who sends what (README "Check"):
+/// Who sends what (docs/deployment.md "Check"):
 /// - `READY=1`: the ``FrameLoop``, with the first photo on screen (the frame of the first `shown`
 ///   event), or the screen saying there is nothing to show (``KioskApp`` sends STATUS=,
 ///   EXTEND_TIMEOUT_USEC= and WATCHDOG=1 while it waits for a display to appear, no READY=1);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskSystem
 
-/// Runs the `--on-tap` command for a tap (README "Touch"): the program and its arguments as
+/// Runs the `--on-tap` command for a tap (docs/touch.md): the program and its arguments as
 /// given, no shell, with `KIOSK_INDEX` (the playlist index) and `KIOSK_SRC` (the image's
 /// source path or URL) added to its environment. At most one runs at a time: a tap while the
 /// last run (or anything it left running in its process group) is still going is logged and

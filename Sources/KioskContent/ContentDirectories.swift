@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Where the disk cache and the state (the last good manifest) live by default (README "Usage"),
+/// Where the disk cache and the state (the last good manifest) live by default (kiosk-carousel(1)),
 /// for `--cache-dir` and `--state-dir`: systemd's `$CACHE_DIRECTORY` / `$STATE_DIRECTORY`
 /// (set by `CacheDirectory=` / `StateDirectory=` in the unit; when it lists several paths
 /// separated by `:`, the first), else the XDG base directories of the user running it

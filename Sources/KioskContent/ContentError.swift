@@ -136,8 +136,8 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         return "\(subject): \(reason)"
     }
 
-    /// The `reason="…"` of a log line whose `path=` is `shownSubject` (README "Events and
-    /// logs": one `path=`, the reason in `reason`): ``reason`` when the error is about that
+    /// The `reason="…"` of a log line whose `path=` is `shownSubject` (docs/events-and-logs.md:
+    /// one `path=`, the reason in `reason`): ``reason`` when the error is about that
     /// URL or path, else the whole ``description`` (a redirect's target, a system error's
     /// operation), so nothing is written twice and nothing is lost.
     public func logReason(path shownSubject: String) -> String {

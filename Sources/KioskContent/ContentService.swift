@@ -5,7 +5,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// The show's playlist from its sources, kept current (README "Content"): image files, image
+/// The show's playlist from its sources, kept current (docs/content.md): image files, image
 /// URLs, directories (watched with inotify: files added, removed or renamed show up; a file
 /// still being copied in only once complete), local playlist files (`.json`, a manifest that may
 /// name files and URLs) and a remote manifest (`--manifest URL`, polled with conditional GETs,

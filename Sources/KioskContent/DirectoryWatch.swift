@@ -3,7 +3,7 @@ import Glibc
 import KioskSystem
 
 /// Watches one directory with inotify(7) and publishes its sorted list of image files whenever
-/// it changes (README "Content"), on its own thread: the caller only polls ``changes``'s
+/// it changes (docs/content.md), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
 /// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,

@@ -4,7 +4,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// A disk cache of downloaded image files (README "Content"), bounded in bytes, least recently used
+/// A disk cache of downloaded image files (docs/content.md), bounded in bytes, least recently used
 /// evicted on write, entries expiring some time after their last use.
 ///
 /// Layout: one file per entry, named `KEY.LENGTH` in ``Configuration/directory``, where KEY is

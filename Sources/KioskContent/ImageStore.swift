@@ -34,7 +34,7 @@ public final class ImageStore: @unchecked Sendable {
     let cache: DiskCache
     let fetcher: Fetcher
     /// How long a failed download is answered from memory instead of asked again: 60 s, the
-    /// show's retry interval (README, "Content"), so neither a prefetch nor a slot asks a broken
+    /// show's retry interval (docs/content.md), so neither a prefetch nor a slot asks a broken
     /// server again before the show's own retry comes.
     public static let defaultFailureMemory: Duration = .seconds(60)
     /// This store's failure memory (``defaultFailureMemory`` unless given at init).

@@ -36,7 +36,7 @@ public struct ManifestItem: Equatable, Sendable {
     /// The SHA-256 of the image's bytes (`sha256`, 64 hex digits, stored lowercase), if the
     /// manifest gives one: a cached or downloaded body must match it.
     public var sha256: String?
-    /// When it is in the rotation (`schedule`, README "Schedules"); nil: always.
+    /// When it is in the rotation (`schedule`, docs/schedules.md); nil: always.
     public var schedule: ItemSchedule?
     /// `fallback`: shown only while no other item is in the rotation.
     public var fallback = false
@@ -60,7 +60,7 @@ public struct ManifestItem: Equatable, Sendable {
     }
 }
 
-/// A parsed, validated playlist manifest (README "The manifest").
+/// A parsed, validated playlist manifest (docs/manifest.md).
 ///
 /// Two JSON forms are read, UTF-8 with or without a byte-order mark:
 ///

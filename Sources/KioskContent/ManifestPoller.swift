@@ -3,7 +3,7 @@ import Dispatch
 import FoundationEssentials
 import KioskSystem
 
-/// Keeps a remote manifest current (README "Content") on its own serial queue: at ``start()`` the
+/// Keeps a remote manifest current (docs/content.md) on its own serial queue: at ``start()`` the
 /// stored last good manifest is posted at once (offline first), then the URL is polled with
 /// conditional GETs on the ``PollSchedule`` (interval with jitter, backoff on failure,
 /// ``pollNow()`` for SIGHUP). Results reach the frame loop through ``events`` (a ``Mailbox``
@@ -20,8 +20,8 @@ public final class ManifestPoller: @unchecked Sendable {
     public enum Event: Sendable, Equatable {
         /// A manifest to apply. `fromStore` is true for the stored one posted at start.
         case manifest(Manifest, fromStore: Bool)
-        /// A line for the log, written with the manifest's URL as `path=` (README "Events and
-        /// logs"): `what` a fixed phrase, `reason` the error (without that URL again, see
+        /// A line for the log, written with the manifest's URL as `path=` (docs/events-and-logs.md):
+        /// `what` a fixed phrase, `reason` the error (without that URL again, see
         /// ``ContentError/logReason(path:)``); `warning` true for warnings, else information.
         case log(String, reason: String? = nil, warning: Bool)
         /// A poll ended: `reached` is false when the server could not be reached or answered

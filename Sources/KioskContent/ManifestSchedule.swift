@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-/// An item's `schedule` and `fallback` in a manifest or a local playlist (README "Schedules"):
+/// An item's `schedule` and `fallback` in a manifest or a local playlist (docs/schedules.md):
 ///
 /// ```json
 /// {"src": "lunch.jpg", "schedule": {"from": "2026-12-01", "until": "2026-12-24T18:00:00+01:00",
@@ -21,7 +21,7 @@ enum ManifestSchedule {
     static func read(_ value: JSONValue?, path: String,
                      fail: (String, String) -> ContentError) throws(ContentError) -> ItemSchedule? {
         guard let value else { return nil }
-        // `null` is refused like any other non-object (README "Schedules"): a generator that
+        // `null` is refused like any other non-object (docs/schedules.md): a generator that
         // writes it for "no schedule" may as well mean a schedule it failed to write, and an
         // item must not be shown all the time by mistake. Leave `schedule` out instead.
         guard case .object(let fields) = value else {

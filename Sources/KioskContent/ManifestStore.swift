@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 import KioskSystem
 
-/// The last good manifest, as stored for an offline start (README "Content", offline first).
+/// The last good manifest, as stored for an offline start (docs/content.md, offline first).
 public struct StoredManifest: Equatable, Sendable, Codable {
     /// The URL that answered (the base for its relative `src`).
     public var url: String

@@ -4,7 +4,7 @@ import KioskSystem
 
 /// Waits, on its own thread, for a SOURCE that does not exist (or cannot be looked at) to
 /// appear, so that a show pointed at a folder not made yet, or on a disk not mounted yet, starts
-/// by itself once it is there (README "Content"): ``appeared`` gets one value, the moment
+/// by itself once it is there (docs/content.md): ``appeared`` gets one value, the moment
 /// `stat(2)` of ``path`` succeeds, and the thread ends.
 ///
 /// It watches the nearest folder above ``path`` that exists with inotify(7) (`IN_CREATE`,

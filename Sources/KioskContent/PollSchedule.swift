@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// When to poll the manifest next (README "Content"), as a value driven by the caller's clock: no
+/// When to poll the manifest next (docs/content.md), as a value driven by the caller's clock: no
 /// timers, no threads, so tests drive it by hand.
 ///
 /// - The first poll is due at once.
@@ -45,7 +45,7 @@ public struct PollSchedule: Sendable {
         /// Polls work again after `failures` failed ones.
         case reachableAgain(failures: Int)
 
-        /// The log line's fixed phrase (README "Events and logs"); the error goes in
+        /// The log line's fixed phrase (docs/events-and-logs.md); the error goes in
         /// `reason="…"` (``ContentError/logReason(path:)``), the URL in `path=`.
         public var what: String {
             switch self {

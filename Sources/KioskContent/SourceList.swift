@@ -3,7 +3,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// Expands the SOURCE arguments into playlist items (README "Content", local sources) once,
+/// Expands the SOURCE arguments into playlist items (docs/content.md, local sources) once,
 /// without watching (for a directory that cannot be watched): a directory gives its image files
 /// by ``DirectoryWatch``'s rule (images by extension: JPEG, PNG, WebP, HEIF, AVIF, GIF; hidden files left out, byte-wise
 /// name order, so `img10` sorts before `img2` as `ls` does in the C locale); a file is taken as

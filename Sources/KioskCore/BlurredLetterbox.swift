@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The `blur` fit (README "Images"): the letterbox of a fitted image filled with the same image
+/// The `blur` fit (docs/images.md): the letterbox of a fitted image filled with the same image
 /// scaled to fill the frame, blurred strongly and dimmed, so a portrait photo on a landscape
 /// screen fills it with itself. Computed once when a slot is prepared, never per frame.
 extension Compositor {

@@ -20,7 +20,7 @@ public enum CarouselAction: Equatable, Sendable {
 }
 
 /// The carousel as a value: playlist position, three slots, auto-advance timing and fades
-/// (README "The carousel"). It takes events with their show time and returns
+/// (docs/carousel.md). It takes events with their show time and returns
 /// ``CarouselAction``s; it holds no clock, no thread and no pixels, so tests drive it with any
 /// times they like.
 ///
@@ -66,7 +66,7 @@ public struct Carousel: Sendable {
         var elapsed: Duration
     }
 
-    /// A finger is down (README "Touch").
+    /// A finger is down (docs/touch.md).
     struct Hold: Equatable, Sendable {
         var picture: Picture
         /// Where the picture sat when the finger landed (non-zero when it caught a settle).
@@ -311,7 +311,7 @@ public struct Carousel: Sendable {
         return settled(actions)
     }
 
-    // MARK: A new playlist (README "Content")
+    // MARK: A new playlist (docs/content.md)
 
     /// Replaces the playlist at `now` (a new manifest, a changed directory) without a black
     /// frame. The image on screen stays. If the new list has it (same source), the show goes on
@@ -321,7 +321,7 @@ public struct Carousel: Sendable {
     /// events are into the new list. While a fade, a touch or a settle is under way the new
     /// list waits for it to end, so the picture never jumps. An empty list gives the "no
     /// images" screen.
-    /// `showing` (indices into `newItems`) limits the rotation (README "Schedules"); nil: all.
+    /// `showing` (indices into `newItems`) limits the rotation (docs/schedules.md); nil: all.
     public mutating func replaceItems(_ newItems: [PlaylistItem], showing: [Int]? = nil, at now: Duration) -> [CarouselAction] {
         let rotation = showing?.filter { newItems.indices.contains($0) } ?? Array(newItems.indices)
         guard started else {
@@ -406,7 +406,7 @@ public struct Carousel: Sendable {
         }
     }
 
-    // MARK: Touch (README "Touch")
+    // MARK: Touch (docs/touch.md)
 
     /// A finger landed at `now`. The show holds where it is: auto-advance pauses, a cross-fade or
     /// fade-in stops at its current blend, a settling picture stops where it is. Nothing jumps.
@@ -529,7 +529,7 @@ public struct Carousel: Sendable {
         return reconcile()
     }
 
-    /// The screen changed size (another display came back, README "Check"): every prepared
+    /// The screen changed size (another display came back, docs/deployment.md "Check"): every prepared
     /// frame is of the old size. A transition under way lands now (a finger's hold is let go),
     /// every slot is emptied and prepared again at the new size, the current item first, and the
     /// show stays at its image: until that is ready the scene shows the placeholder, then the
@@ -636,7 +636,7 @@ public struct Carousel: Sendable {
             return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
         }
         let direction: Direction = s.to < 0 ? .forward : .backward
-        config.direction = direction  // auto-advance follows the last swipe (README "The carousel")
+        config.direction = direction  // auto-advance follows the last swipe (docs/carousel.md)
         if let base = s.picture.base, slots[base].stale { slots[base] = Slot() }
         stepCursor(direction)
         currentSince = end

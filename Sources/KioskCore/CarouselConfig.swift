@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The carousel's settings (README "The carousel").
+/// The carousel's settings (docs/carousel.md).
 public struct CarouselConfig: Equatable, Sendable {
     /// Time from one image being fully shown to the next being fully shown (default 5 s); an
     /// item's own ``PlaylistItem/duration`` overrides it. The cross-fade is part of it.
@@ -20,7 +20,7 @@ public struct CarouselConfig: Equatable, Sendable {
     /// fading in over the placeholder (2 s: natively its decode takes under 100 ms, under QEMU's
     /// TCG 0.85-0.95 s on a quiet host and more on a loaded one; past the grace the placeholder's
     /// words load the text libraries and the photo then fades in over it, which delayed the
-    /// first photo by 0.6-2.5 s more than the decode under TCG: README "A clean boot screen").
+    /// first photo by 0.6-2.5 s more than the decode under TCG: docs/boot.md).
     public var startGrace: Duration = .seconds(2)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at

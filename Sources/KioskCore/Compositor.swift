@@ -37,7 +37,7 @@ public enum Compositor {
 
     // MARK: - Placing
 
-    /// Draws `image` into the whole of `frame` as `fit` says (README "Images"): the frame is
+    /// Draws `image` into the whole of `frame` as `fit` says (docs/images.md): the frame is
     /// filled with `background` wherever the image does not cover it (letterbox or pillarbox
     /// bars for `fit`; for `blur` they are then filled by ``fillLetterboxBlurred(_:imageRect:)``),
     /// and the image is resampled (``Resampler``) into
@@ -103,27 +103,37 @@ public enum Compositor {
     /// bytes are set to 0xFF. A 1920x1080 frame takes about 0.6 ms (release build), the speed
     /// of the same loop in C compiled with `gcc -O3`.
     public static func blend(_ a: Bitmap, _ b: Bitmap, weight: Int, into out: Bitmap) {
+        blend(a, b, weight: weight, into: out, rows: nil)
+    }
+
+    /// ``blend(_:_:weight:into:)`` split by rows across the threads of `rows` (the same bytes: each
+    /// pixel's formula does not depend on its neighbours). Nil: the caller's thread alone.
+    public static func blend(_ a: Bitmap, _ b: Bitmap, weight: Int, into out: Bitmap, rows splitter: RowSplitter?) {
         precondition(a.width == b.width && a.height == b.height && a.width == out.width && a.height == out.height,
                      "Compositor.blend: sizes differ (\(a.width)x\(a.height), \(b.width)x\(b.height), \(out.width)x\(out.height))")
         let wb = UInt16(min(256, max(0, weight))), wa = 256 &- wb
-        let n = out.pixelCount
+        let w = out.width
         let o = out.pixels, pa = UnsafePointer(a.pixels), pb = UnsafePointer(b.pixels)
         // Separate kernels per aliasing case: when `out` is the very pointer an input is read
         // through, the compiler sees that and still vectorises; two unrelated pointers get a
         // runtime overlap check, which an in-place call would fail (falling back to scalar code).
         let inPlaceA = out === a, inPlaceB = out === b
-        var p = 0
-        while p < n {
-            let m = min(blendChunk, n - p)
-            if inPlaceA {
-                mixBytesInPlace(UnsafeMutableRawPointer(o + p), other: UnsafeRawPointer(pb + p), wSelf: wa, wOther: wb, count: m * 4)
-            } else if inPlaceB {
-                mixBytesInPlace(UnsafeMutableRawPointer(o + p), other: UnsafeRawPointer(pa + p), wSelf: wb, wOther: wa, count: m * 4)
-            } else {
-                mixBytes(UnsafeMutableRawPointer(o + p), UnsafeRawPointer(pa + p), UnsafeRawPointer(pb + p), wa: wa, wb: wb, count: m * 4)
+        forEachBand(out.height, splitter) { band in
+            var p = band.lowerBound * w
+            let n = band.upperBound * w
+            while p < n {
+                let m = min(blendChunk, n - p)
+                if inPlaceA {
+                    mixBytesInPlace(UnsafeMutableRawPointer(o + p), other: UnsafeRawPointer(pb + p), wSelf: wa, wOther: wb, count: m * 4)
+                } else if inPlaceB {
+                    mixBytesInPlace(UnsafeMutableRawPointer(o + p), other: UnsafeRawPointer(pa + p), wSelf: wb, wOther: wa, count: m * 4)
+                } else {
+                    mixBytes(UnsafeMutableRawPointer(o + p), UnsafeRawPointer(pa + p), UnsafeRawPointer(pb + p),
+                             wa: wa, wb: wb, count: m * 4)
+                }
+                setOpaque(o + p, count: m)
+                p += m
             }
-            setOpaque(o + p, count: m)
-            p += m
         }
     }
 
@@ -157,34 +167,42 @@ public enum Compositor {
         for i in 0..<n { p[i] |= 0xFF00_0000 }
     }
 
-    /// One pixel of the blend formula, two channels per multiply (red and blue under mask
-    /// 0x00FF00FF, then green; each 16-bit lane holds at most 255 × 256 + 128, so no carry
-    /// crosses channels). For single pixels (page dots); frames use the byte kernels.
-    @inline(__always)
     /// Draws `picture` shifted sideways by `offset` pixels with `neighbour` sliding in beside it
-    /// (the drag and settle frames of README "Touch"): for offset < 0 the picture moves left and
+    /// (the drag and settle frames of docs/touch.md): for offset < 0 the picture moves left and
     /// the neighbour's left part shows at the right edge; for offset > 0 the picture moves right
     /// and the neighbour's right part shows at the left edge. `offset` is clamped to
     /// -width ... width. All three bitmaps are XRGB8888 of the same size; `out` must be neither
     /// input (rows are copied, not shifted in place).
     public static func slide(_ picture: Bitmap, neighbour: Bitmap, offset: Int, into out: Bitmap) {
+        slide(picture, neighbour: neighbour, offset: offset, into: out, rows: nil)
+    }
+
+    /// ``slide(_:neighbour:offset:into:)`` split by rows across the threads of `rows`. Nil: the
+    /// caller's thread alone.
+    public static func slide(_ picture: Bitmap, neighbour: Bitmap, offset: Int, into out: Bitmap, rows splitter: RowSplitter?) {
         precondition(picture.width == out.width && picture.height == out.height
                      && neighbour.width == out.width && neighbour.height == out.height,
                      "Compositor.slide: sizes differ (\(picture.width)x\(picture.height), \(neighbour.width)x\(neighbour.height), \(out.width)x\(out.height))")
         precondition(out !== picture && out !== neighbour, "Compositor.slide: out must not be an input")
         let w = out.width, o = min(w, max(-w, offset)), shift = abs(o), keep = w - shift
-        for y in 0..<out.height {
-            let dst = out.pixels + y * w, pic = picture.pixels + y * w, nb = neighbour.pixels + y * w
-            if o <= 0 {
-                if keep > 0 { dst.update(from: pic + shift, count: keep) }
-                if shift > 0 { (dst + keep).update(from: nb, count: shift) }
-            } else {
-                if shift > 0 { dst.update(from: nb + keep, count: shift) }
-                if keep > 0 { (dst + shift).update(from: pic, count: keep) }
+        forEachBand(out.height, splitter) { band in
+            for y in band {
+                let dst = out.pixels + y * w, pic = picture.pixels + y * w, nb = neighbour.pixels + y * w
+                if o <= 0 {
+                    if keep > 0 { dst.update(from: pic + shift, count: keep) }
+                    if shift > 0 { (dst + keep).update(from: nb, count: shift) }
+                } else {
+                    if shift > 0 { dst.update(from: nb + keep, count: shift) }
+                    if keep > 0 { (dst + shift).update(from: pic, count: keep) }
+                }
             }
         }
     }
 
+    /// One pixel of the blend formula, two channels per multiply (red and blue under mask
+    /// 0x00FF00FF, then green; each 16-bit lane holds at most 255 × 256 + 128, so no carry
+    /// crosses channels). For single pixels (page dots); frames use the byte kernels.
+    @inline(__always)
     static func blendPixel(_ a: UInt32, _ b: UInt32, _ wa: UInt32, _ wb: UInt32) -> UInt32 {
         let rb = ((a & 0x00FF_00FF) &* wa &+ (b & 0x00FF_00FF) &* wb &+ 0x0080_0080) &>> 8
         let g = ((a & 0x0000_FF00) &* wa &+ (b & 0x0000_FF00) &* wb &+ 0x0000_8000) &>> 8
@@ -228,6 +246,56 @@ public enum Compositor {
         for (i, c) in layout.centres.enumerated() {
             drawDisc(into: frame, x: c.x, y: c.y, radius: r + halo, color: 0xFF00_0000, opacity: 0.3)
             drawDisc(into: frame, x: c.x, y: c.y, radius: r, color: 0xFFFF_FFFF, opacity: i == highlighted ? 1.0 : 0.4)
+        }
+    }
+
+    /// The page dots of ``drawPageDots(into:count:current:)`` for a `frameWidth` x `frameHeight`
+    /// frame as a layer of their own: a premultiplied ARGB8888 strip just covering the dots and
+    /// their halos, transparent elsewhere, each disc composed "over" the ones before it with the
+    /// same coverage and opacities (so the strip over a picture gives that picture with the dots,
+    /// within rounding). Nil when `count <= 1`.
+    public static func pageDotStrip(frameWidth: Int, frameHeight: Int, count: Int, current: Int) -> FrameLayer? {
+        guard count > 1 else { return nil }
+        let layout = pageDotLayout(frameWidth: frameWidth, frameHeight: frameHeight, count: count)
+        let r = Double(layout.diameter) / 2, halo = Double(max(1, layout.diameter / 6))
+        let reach = r + halo + 1
+        guard let first = layout.centres.first, let last = layout.centres.last else { return nil }
+        let x0 = max(0, Int((first.x - reach).rounded(.down))), x1 = min(frameWidth, Int((last.x + reach).rounded(.up)))
+        let y0 = max(0, Int((first.y - reach).rounded(.down))), y1 = min(frameHeight, Int((first.y + reach).rounded(.up)))
+        guard x0 < x1, y0 < y1 else { return nil }
+        let strip = Bitmap(width: x1 - x0, height: y1 - y0, hasAlpha: true, fill: 0)
+        for (i, c) in layout.centres.enumerated() {
+            drawDiscPremultiplied(into: strip, x: c.x - Double(x0), y: c.y - Double(y0), radius: r + halo, color: 0xFF00_0000, opacity: 0.3)
+            drawDiscPremultiplied(into: strip, x: c.x - Double(x0), y: c.y - Double(y0), radius: r, color: 0xFFFF_FFFF,
+                                  opacity: i == current ? 1.0 : 0.4)
+        }
+        return FrameLayer(bitmap: strip, x: x0, y: y0, premultiplied: true)
+    }
+
+    /// ``drawDisc(into:x:y:radius:color:opacity:)`` "over" a premultiplied ARGB8888 bitmap: each
+    /// channel, alpha included, becomes `src × a + dst × (256 − a)` over 256 with the disc's
+    /// coverage weight `a` (0...256) and `src` the colour's channel (alpha 255).
+    static func drawDiscPremultiplied(into frame: Bitmap, x cx: Double, y cy: Double, radius r: Double, color: UInt32,
+                                      opacity: Double) {
+        let xa = max(0, Int((cx - r - 1).rounded(.down))), xb = min(frame.width, Int((cx + r + 1).rounded(.up)))
+        let ya = max(0, Int((cy - r - 1).rounded(.down))), yb = min(frame.height, Int((cy + r + 1).rounded(.up)))
+        guard xa < xb, ya < yb else { return }
+        let source = 0xFF00_0000 | color
+        for y in ya..<yb {
+            let row = frame.row(y)
+            for x in xa..<xb {
+                let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - cy
+                let coverage = min(1, max(0, r + 0.5 - (dx * dx + dy * dy).squareRoot()))
+                let alpha = UInt32((coverage * opacity * 256).rounded())
+                if alpha == 0 { continue }
+                let d = row[x]
+                var v: UInt32 = 0
+                for shift in stride(from: UInt32(0), through: 24, by: 8) {
+                    let s = (source >> shift) & 0xFF, t = (d >> shift) & 0xFF
+                    v |= min(255, (s &* alpha &+ t &* (256 &- alpha) &+ 128) >> 8) << shift
+                }
+                row[x] = v
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// When the screen is switched off (`--display-off HH:MM-HH:MM[,HH:MM-HH:MM...]`, README "Usage"):
+/// When the screen is switched off (`--display-off HH:MM-HH:MM[,HH:MM-HH:MM...]`, kiosk-carousel(1)):
 /// a set of daily ranges of local wall-clock time. A range runs from its start (inclusive) to
 /// its end (exclusive) and crosses midnight when the end is earlier than the start
 /// (`22:00-07:00`: off from 22:00 until 07:00 the next morning). `24:00` may end a range.

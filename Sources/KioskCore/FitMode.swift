@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// How an image is placed in the frame (`--fit`, README "Images").
+/// How an image is placed in the frame (`--fit`, docs/images.md).
 public enum FitMode: String, CaseIterable, Sendable {
     /// The whole image, scaled to touch two edges, letterboxed (or pillarboxed) on the background colour.
     case fit

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The thresholds that tell a tap from a drag (README "Touch").
+/// The thresholds that tell a tap from a drag (docs/touch.md).
 public struct GestureConfig: Equatable, Sendable {
     /// How far (in logical pixels) a finger may wander before the touch is a drag rather than
     /// a tap. See ``slop(screenWidth:pixelsPerMillimetre:)`` for the default.
@@ -58,7 +58,7 @@ public enum Gesture: Equatable, Sendable {
     case cancelled(at: Duration)
 }
 
-/// Turns the driving finger's ``TouchSample``s into ``Gesture``s (README "Touch"). Pure: the
+/// Turns the driving finger's ``TouchSample``s into ``Gesture``s (docs/touch.md). Pure: the
 /// times are the samples' own, so tests replay recordings on any clock.
 ///
 /// A touch starts undecided. Moving past the slop decides it: mostly sideways (|dx| >= |dy|)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// When a playlist item is in the rotation (README "Schedules"): an optional start (`from`) and
+/// When a playlist item is in the rotation (docs/schedules.md): an optional start (`from`) and
 /// end (`until`), the days of the week, and daily windows of local wall-clock time that may
 /// cross midnight. Every part given must hold; a part left out always holds.
 ///
@@ -238,7 +238,7 @@ public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertib
     }
 }
 
-/// Which playlist items are in the rotation at a moment (README "Schedules").
+/// Which playlist items are in the rotation at a moment (docs/schedules.md).
 public enum ScheduledRotation {
     /// The indices of `items` in the rotation at `t`: those whose schedule holds (or that have
     /// none), leaving out `fallback` items; when that leaves none, the fallback items whose

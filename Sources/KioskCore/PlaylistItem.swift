@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// One image of the show (README "Content", "The manifest"): where it comes from and,
+/// One image of the show (docs/content.md, docs/manifest.md): where it comes from and,
 /// optionally, how long it stays on screen.
 public struct PlaylistItem: Equatable, Sendable {
     /// A file path or a URL, exactly as reported in `shown` and `tap` events.
@@ -12,11 +12,11 @@ public struct PlaylistItem: Equatable, Sendable {
     /// The SHA-256 a manifest gives for the image's bytes, 64 lowercase hex digits: a cached
     /// download is used only when its bytes have it. Nil when none was given.
     public var sha256: String?
-    /// When it is in the rotation (README "Schedules"); nil: always.
+    /// When it is in the rotation (docs/schedules.md); nil: always.
     public var schedule: ItemSchedule?
     /// Shown only while no other item is in the rotation (`"fallback": true`).
     public var fallback = false
-    /// Words drawn in a band at the bottom of the picture (README "Captions"); nil: none.
+    /// Words drawn in a band at the bottom of the picture (docs/text.md "Captions"); nil: none.
     public var caption: String?
 
     public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Clockwise rotation of the picture on a screen mounted in portrait or upside down
-/// (`--rotate`, README "Displays"). The compositor draws at the *logical* size (width and height
+/// (`--rotate`, docs/displays.md). The compositor draws at the *logical* size (width and height
 /// swapped for 90 and 270); the display turns the frame by the rotation's angle while copying it
 /// to the *panel* (scanout), and touch positions on the panel are turned back the other way.
 ///

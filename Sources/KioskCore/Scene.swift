@@ -29,7 +29,7 @@ public struct Scene: Equatable, Sendable {
     public var dots: PageDots?
     /// Sideways shift of the picture (``base`` with ``overlay`` blended in) in logical pixels,
     /// -width ... width; negative = moved towards the left. Non-zero while a finger drags the
-    /// show or the picture settles after a release (README "Touch").
+    /// show or the picture settles after a release (docs/touch.md).
     public var offset: Int
     /// The layer that slides in beside the shifted picture: on its right when ``offset`` < 0
     /// (the next image), on its left when ``offset`` > 0 (the previous one). Ignored at offset 0.

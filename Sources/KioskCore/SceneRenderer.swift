@@ -17,7 +17,7 @@ public final class SceneRenderer {
     /// Text of the screen shown when the playlist is empty.
     public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
     /// The empty screen's words while a remote manifest was never had (none fetched in this run,
-    /// none stored): the show waits for it, retrying as README "The manifest" says.
+    /// none stored): the show waits for it, retrying as docs/manifest.md says.
     public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"
     /// The empty screen's words when the playlist has items but none of them could be shown
     /// (each failed to read, download or decode; each is tried again, and the log says why).
@@ -36,6 +36,12 @@ public final class SceneRenderer {
     public var noImagesMessage = noImagesText {
         didSet { if noImagesMessage != oldValue { noImagesFrame = nil } }
     }
+
+    /// Splits the full-frame kernels (blend, slide) by rows across cores; nil: the caller's thread.
+    public var rows: RowSplitter?
+
+    /// The page-dot strips made for the plane path (``layers(_:slots:)``), one per highlighted dot.
+    var dotStrips: [(count: Int, current: Int, layer: FrameLayer)] = []
 
     private var placeholderFrame: Bitmap?
     private var noImagesFrame: Bitmap?
@@ -65,14 +71,14 @@ public final class SceneRenderer {
                 out = top
             } else {
                 let s = sliding ? pictureFrame() : scratchFrame()
-                Compositor.blend(base, top, weight: scene.weight, into: s)
+                Compositor.blend(base, top, weight: scene.weight, into: s, rows: rows)
                 out = s
             }
         }
         if sliding {
             let s = scratchFrame()
             let neighbour = scene.neighbour.map { frame(for: $0, slots: slots) } ?? placeholder()
-            Compositor.slide(out, neighbour: neighbour, offset: scene.offset, into: s)
+            Compositor.slide(out, neighbour: neighbour, offset: scene.offset, into: s, rows: rows)
             out = s
         }
         if let dots = scene.dots, dots.count > 1 {
@@ -112,7 +118,7 @@ public final class SceneRenderer {
         return s
     }
 
-    private func frame(for layer: Scene.Layer, slots: [Bitmap?]) -> Bitmap {
+    func frame(for layer: Scene.Layer, slots: [Bitmap?]) -> Bitmap {
         switch layer {
         case .slot(let i):
             if i < slots.count, let b = slots[i], b.width == width, b.height == height { return b }
@@ -128,7 +134,7 @@ public final class SceneRenderer {
         }
     }
 
-    private func placeholder() -> Bitmap {
+    func placeholder() -> Bitmap {
         if let f = placeholderFrame { return f }
         let f = Bitmap(width: width, height: height)
         Compositor.drawMessage(into: f, Self.placeholderText, background: background, painter: painter)

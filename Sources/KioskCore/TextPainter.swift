@@ -14,4 +14,21 @@ public protocol TextPainter: AnyObject {
 public protocol FrameOverlay: AnyObject {
     /// Blends into `frame` (XRGB8888, the renderer's size), in place.
     func blend(into frame: Bitmap)
+    /// The same as a layer of its own, for the plane path (default: ``FrameOverlayLayer/unavailable``).
+    var layer: FrameOverlayLayer { get }
+}
+
+/// What a ``FrameOverlay`` is as a layer of its own (a KMS plane, ``SceneRenderer/layers(_:slots:)``).
+public enum FrameOverlayLayer {
+    /// Nothing to draw now.
+    case empty
+    /// This premultiplied ARGB8888 layer over the frame gives what ``FrameOverlay/blend(into:)`` draws.
+    case layer(FrameLayer)
+    /// It can only be blended into the frame: the frame is composed on the CPU.
+    case unavailable
+}
+
+public extension FrameOverlay {
+    /// The overlay as a layer; by default ``FrameOverlayLayer/unavailable``.
+    var layer: FrameOverlayLayer { .unavailable }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// One report of the driving finger, already mapped to the screen (README "Touch").
+/// One report of the driving finger, already mapped to the screen (docs/touch.md).
 ///
 /// Produced by the evdev reader from one `SYN_REPORT` frame of the touchscreen; consumed by
 /// ``GestureRecognizer``. Only the first finger on the glass is reported: a second finger

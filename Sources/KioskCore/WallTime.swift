@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Wall-clock time, for item schedules (README "Schedules"): the device's clock and time zone,
+/// Wall-clock time, for item schedules (docs/schedules.md): the device's clock and time zone,
 /// given to the frame loop from outside so that the core reads neither. The real ones are
 /// CLOCK_REALTIME and libc's local time zone (`TZ`, /etc/localtime); tests and the virtual
 /// clock give their own.

@@ -48,7 +48,8 @@ public final class DRMDisplay: Display {
     /// `DRM /dev/dri/card0 (bochs-drm) Virtual-1 1280x800@60 XRGB8888, 2 dumb buffers, page flips`.
     public var summary: String {
         "DRM \(devicePath) (\(device.driverName)) \(connectorName) \(mode) XRGB8888, pitch \(buffers.first?.pitch ?? 0) bytes, "
-            + "2 dumb buffers, page flips" + (rotation == .none ? "" : ", rotated \(rotation.rawValue)°")
+            + "2 dumb buffers, " + (atomic == nil ? "page flips" : "atomic commits") + planeSummary
+            + (rotation == .none ? "" : ", rotated \(rotation.rawValue)°")
     }
     /// Time the last ``present(_:showTime:)`` spent copying (and rotating) the frame into the
     /// back buffer, in nanoseconds (CLOCK_MONOTONIC); nil before the first frame. For the benchmark.
@@ -66,21 +67,48 @@ public final class DRMDisplay: Display {
     /// periods at 60 Hz, so only a hung driver (never a slow frame) hits it.
     public static let flipTimeoutMilliseconds: Int32 = 1000
 
-    private let device: DRMDevice
-    private let connectorID: UInt32
-    private let crtcID: UInt32
+    /// What `--display drm,...` allows: atomic commits, layers on planes (docs/planes.md).
+    public let options: DRMOptions
+
+    let device: DRMDevice
+    let connectorID: UInt32
+    let crtcID: UInt32
     private var rawMode: drmModeModeInfo
     private var savedCrtc: UnsafeMutablePointer<drmModeCrtc>?
-    private var buffers: [DumbBuffer]
-    private var front = 0
-    private var crtcSet = false
-    private var flipPending = false
+    var buffers: [DumbBuffer]
+    var front = 0
+    var crtcSet = false
+    var flipPending = false
+    /// The atomic side (DRM_CLIENT_CAP_ATOMIC and the property IDs); nil: the legacy calls
+    /// (drmModeSetCrtc, drmModePageFlip), for a driver without atomic modesetting or `atomic=off`.
+    var atomic: DRMAtomicOutput?
+    /// The overlay planes (indices into `atomic.overlays`) last committed with a framebuffer.
+    var enabledOverlays: Set<Int> = []
+    /// The layers on screen when the last frame went out on planes; nil: the last frame was a
+    /// composed bitmap in a dumb buffer (DRMDisplay+Planes.swift).
+    var layersOnScreen: [FrameLayer]?
+    /// The background colour the dumb buffer at each index holds as a backdrop, nil when it
+    /// holds a frame.
+    var backdropColour: [UInt32?] = [nil, nil]
+    /// Framebuffers made from the layers' bitmaps (DRMDisplay+Planes.swift).
+    var layerBuffers = LayerFramebuffers()
+    /// Splits the scanout conversion by rows across cores; nil: this thread alone.
+    public var rows: RowSplitter?
+    /// Why the driver's first atomic modeset was refused (the legacy calls are used since), if it was.
+    public internal(set) var atomicRefusal: String?
+    /// How many frames the planes could not show (a TEST_ONLY or a commit refused them, or a
+    /// layer's framebuffer could not be made): each was composed on the CPU instead.
+    public internal(set) var planeRefusals = 0
+    /// Why the last layer framebuffer could not be made, if one could not.
+    public internal(set) var layerBufferFailure: String?
+    /// Why the last writeback capture failed (``screenImage()`` then composed the layers itself).
+    public internal(set) var writebackFailure: String?
     private var dirtySupported = true
     private var restored = false
     /// The connector's "DPMS" property ID, looked up on first use (0: not looked up yet).
     private var dpmsPropertyID: UInt32 = 0
     /// Set to 1 by the page-flip event handler (kc_drm.c); outlives every wait.
-    private let flipDone: UnsafeMutablePointer<Int32>
+    let flipDone: UnsafeMutablePointer<Int32>
 
     /// Opens a DRM device and prepares the output.
     ///
@@ -99,12 +127,15 @@ public final class DRMDisplay: Display {
     ///   connected connector (every connector is listed with its status), the mode is not
     ///   available (the available ones are listed), or another program holds DRM master.
     ///   Nothing is left behind when opening fails.
+    ///   - options: atomic commits and planes where the driver has them (the default), or not.
     public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
-                            rotation: Rotation, preferredIfMissing: Bool = false) throws(DisplayError) -> DRMDisplay {
+                            rotation: Rotation, preferredIfMissing: Bool = false,
+                            options: DRMOptions = DRMOptions()) throws(DisplayError) -> DRMDisplay {
         let (device, connector) = try findOutput(device: path, connector: name)
         let index = try chooseMode(request, of: connector, on: device, preferredIfMissing: preferredIfMissing)
         let crtcID = try device.crtc(for: connector)
-        return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation)
+        return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
+                              options: options)
     }
 
     /// The index of the mode to use among `connector`'s: `request` (``DRMModeChoice``), or with
@@ -144,7 +175,8 @@ public final class DRMDisplay: Display {
     /// `inheritedCrtc`: the CRTC state to put back on ``restore()`` when a display on the same
     /// card hands over to this one (``withModeChosenAgain(_:)``); nil: read now (drmModeGetCrtc).
     private init(device: DRMDevice, connector: DRMDevice.Connector, modeIndex: Int, crtcID: UInt32,
-                 rotation: Rotation, inheritedCrtc: UnsafeMutablePointer<drmModeCrtc>? = nil) throws(DisplayError) {
+                 rotation: Rotation, options: DRMOptions, inheritedCrtc: UnsafeMutablePointer<drmModeCrtc>? = nil) throws(DisplayError) {
+        self.options = options
         self.device = device
         self.devicePath = device.path
         self.connectorID = connector.info.id
@@ -166,6 +198,10 @@ public final class DRMDisplay: Display {
             if inheritedCrtc != nil { savedCrtc = nil }   // still the handing display's
             restore()   // roll back at once: the buffers made so far, the saved CRTC
             throw error
+        }
+        if options.atomic, let crtcIndex = device.crtcIDs.firstIndex(of: crtcID) {
+            atomic = DRMAtomicOutput(device: device, connectorID: connectorID, crtcID: crtcID, crtcIndex: crtcIndex,
+                                     mode: rawMode)
         }
     }
 
@@ -189,7 +225,8 @@ public final class DRMDisplay: Display {
         let back = buffers[1 - front]
         let start = Self.monotonicNanoseconds()
         ScanoutWriter.copy(frame, to: back.map, stride: back.pitch, format: .xrgb8888, rotation: rotation,
-                           dither: false, swapRedBlue: false)
+                           dither: false, swapRedBlue: false, rows: rows)
+        backdropColour[1 - front] = nil
         lastComposeCopyNanoseconds = Self.monotonicNanoseconds() &- start
         try markDirty(back)
         do {
@@ -202,24 +239,36 @@ public final class DRMDisplay: Display {
             throw .system(error)
         }
         front = 1 - front
+        layersOnScreen = nil
+        layerBuffers.release(keeping: [], device: device)
     }
 
     /// The dumb buffer last presented (on screen, or flipped to at the next vertical blank),
     /// copied out: ``panelWidth`` x ``panelHeight`` XRGB8888, as scanned out (after `--rotate`).
     /// A dumb buffer may be mapped write-combined (uncached) by the driver: reading it back is then
-    /// slower than reading RAM (README "Limits and known gaps"). Throws ``DisplayError/unsupported(device:reason:)``
+    /// slower than reading RAM (docs/limits.md). Throws ``DisplayError/unsupported(device:reason:)``
     /// while released, powered off or before the first frame.
     public func screenImage() throws(DisplayError) -> Bitmap {
         if isReleased { throw .unsupported(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen") }
         if isPoweredOff { throw .unsupported(device: devicePath, reason: "the screen is off") }
         guard crtcSet, !restored else { throw .unsupported(device: devicePath, reason: "no frame was presented yet") }
+        if let layers = layersOnScreen { return try planeScreenImage(layers) }
         let shown = buffers[front]
         return ScanoutReader.read(from: UnsafeRawPointer(shown.map), stride: shown.pitch, format: .xrgb8888,
                                   width: mode.width, height: mode.height)
     }
 
     /// drmModeSetCrtc: a blocking modeset that shows `buffer` now (first frame, or after a flip timed out).
-    private func setCrtc(_ buffer: DumbBuffer) throws(SystemError) {
+    func setCrtc(_ buffer: DumbBuffer) throws(SystemError) {
+        if atomic != nil {
+            do {
+                try atomicShow(primary: fullScreen(buffer), overlays: [], modeset: true)
+                return
+            } catch where !crtcSet && [EINVAL, ERANGE, ENOSPC, EOPNOTSUPP].contains(error.errno) {
+                // The driver refused the very first atomic modeset: legacy calls from now on.
+                atomicRefused(error)
+            }
+        }
         var connector = connectorID
         var m = rawMode
         let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID
@@ -231,6 +280,7 @@ public final class DRMDisplay: Display {
     /// drmModePageFlip with an event, then wait for the event. EBUSY (a flip still pending)
     /// gets one more wait; if the flip still does not go through, fall back to drmModeSetCrtc.
     private func flip(to buffer: DumbBuffer) throws(SystemError) {
+        if atomic != nil { return try atomicShow(primary: fullScreen(buffer), overlays: [], modeset: false) }
         let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID, done = flipDone
         do {
             try syscall("drmModePageFlip", path: devicePath) { kc_drm_page_flip(fd, crtc, fb, done) }
@@ -249,7 +299,7 @@ public final class DRMDisplay: Display {
     }
 
     /// Waits up to ``flipTimeoutMilliseconds`` for the pending flip's event; on timeout it stays pending.
-    private func waitForFlipOrCount() throws(SystemError) {
+    func waitForFlipOrCount() throws(SystemError) {
         let fd = device.fd.rawValue, done = flipDone
         let r = try syscall("poll/drmHandleEvent (page flip)", path: devicePath) {
             kc_drm_wait_page_flip(fd, Self.flipTimeoutMilliseconds, done)
@@ -282,6 +332,7 @@ public final class DRMDisplay: Display {
         if isPoweredOff && !isReleased {
             do { try setDPMS(on: true) } catch { restoreError = error.description }
         }
+        if !isReleased { switchOverlaysOff() }
         // Switched away: the CRTC belongs to whoever is on the screen now; leave it.
         if crtcSet && !isReleased {
             var connector = connectorID
@@ -303,6 +354,9 @@ public final class DRMDisplay: Display {
         if let saved = savedCrtc { drmModeFreeCrtc(saved); savedCrtc = nil }
         for b in buffers { b.destroy(device: device) }
         buffers = []
+        layerBuffers.release(keeping: [], device: device, all: true)
+        layersOnScreen = nil
+        atomic = nil
     }
 
     /// VT switched away: finishes a pending flip, then drops DRM master; ``present(_:showTime:)``
@@ -381,14 +435,19 @@ public final class DRMDisplay: Display {
         if chosen.hdisplay == rawMode.hdisplay, chosen.vdisplay == rawMode.vdisplay, chosen.vrefresh == rawMode.vrefresh,
            chosen.flags == rawMode.flags { return nil }
         if flipPending { _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
+        switchOverlaysOff()
         let next = try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
-                                  inheritedCrtc: savedCrtc)
+                                  options: options, inheritedCrtc: savedCrtc)
         next.dpmsPropertyID = dpmsPropertyID
+        next.rows = rows
         savedCrtc = nil
         restored = true
         crtcSet = false
         for b in buffers { b.destroy(device: device) }
         buffers = []
+        layerBuffers.release(keeping: [], device: device, all: true)
+        layersOnScreen = nil
+        atomic = nil
         return next
     }
 
@@ -461,7 +520,7 @@ public final class DRMDisplay: Display {
         }
     }
 
-    private static func monotonicNanoseconds() -> UInt64 {
+    static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
@@ -469,7 +528,7 @@ public final class DRMDisplay: Display {
 }
 
 /// One dumb buffer (DRM_IOCTL_MODE_CREATE_DUMB, 32 bits per pixel) registered as an
-/// XRGB8888 framebuffer (drmModeAddFB2) and mapped into this process (MAP_DUMB + mmap).
+/// XRGB8888 (or ARGB8888) framebuffer (drmModeAddFB2) and mapped into this process (MAP_DUMB + mmap).
 struct DumbBuffer {
     /// GEM handle of the buffer.
     let handle: UInt32
@@ -487,7 +546,7 @@ struct DumbBuffer {
     /// ``DRMDisplay/present(_:showTime:)`` has written every visible pixel of it (clearing
     /// both at open wrote and faulted in two whole buffers for nothing: 6 MiB at 1024x768,
     /// 66 MiB at 3840x2160, before the first frame).
-    init(device: DRMDevice, width: Int, height: Int) throws(DisplayError) {
+    init(device: DRMDevice, width: Int, height: Int, format: UInt32 = kc_drm_format_xrgb8888) throws(DisplayError) {
         let fd = device.fd.rawValue, path = device.path
         var handle: UInt32 = 0, pitch: UInt32 = 0, size: UInt64 = 0
         do {
@@ -500,8 +559,9 @@ struct DumbBuffer {
             var handles: [UInt32] = [handle, 0, 0, 0]
             var pitches: [UInt32] = [pitch, 0, 0, 0]
             var offsets: [UInt32] = [0, 0, 0, 0]
-            try negativeErrnoCall("drmModeAddFB2 XRGB8888", path: path, minusOneSetsErrno: true) {
-                drmModeAddFB2(fd, UInt32(width), UInt32(height), kc_drm_format_xrgb8888, &handles, &pitches, &offsets, &fbID, 0)
+            let name = format == kc_drm_format_argb8888 ? "ARGB8888" : "XRGB8888"
+            try negativeErrnoCall("drmModeAddFB2 \(name) \(width)x\(height)", path: path, minusOneSetsErrno: true) {
+                drmModeAddFB2(fd, UInt32(width), UInt32(height), format, &handles, &pitches, &offsets, &fbID, 0)
             }
             var offset: UInt64 = 0
             try negativeErrnoCall("DRM_IOCTL_MODE_MAP_DUMB", path: path, minusOneSetsErrno: true) { drmModeMapDumbBuffer(fd, handle, &offset) }

@@ -2,7 +2,7 @@
 import KioskCore
 import KioskSystem
 
-/// Where frames go: DRM/KMS, the Linux framebuffer, or files (README "Displays", "Offscreen").
+/// Where frames go: DRM/KMS, the Linux framebuffer, or files (docs/displays.md "Offscreen").
 ///
 /// The frame loop composes each frame at the display's *logical* size (``width`` x ``height``,
 /// already swapped for a 90/270 rotation) as an XRGB8888 ``Bitmap`` and hands it to
@@ -54,7 +54,7 @@ public protocol Display: AnyObject {
     /// device cannot do it (e.g. FBIOBLANK on a regular file: ENOTTY); the display stays usable.
     func setPower(on: Bool) throws(DisplayError)
 
-    /// What the screen shows now, as the panel shows it (README "Control socket", `screenshot`):
+    /// What the screen shows now, as the panel shows it (docs/control-socket.md, `screenshot`):
     /// a new XRGB8888 bitmap the caller owns, read back from the buffer being scanned out (DRM:
     /// the dumb buffer last presented, on screen or flipped to at the next vertical blank; fbdev:
     /// the visible page, converted from its pixel format), ``panelWidth`` x ``panelHeight``

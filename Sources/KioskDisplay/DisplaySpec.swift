@@ -3,19 +3,22 @@ import Glibc
 import KioskCore
 
 /// Which display to use, as given to `--display`:
-/// `auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]] | offscreen:DIR`.
+/// `auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]][,planes=off][,atomic=off] | offscreen:DIR`.
 public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
     /// DRM/KMS if a `/dev/dri/card*` has a connected connector, otherwise fbdev (`/dev/fb0`).
     case auto
     /// The Linux framebuffer; nil = `/dev/fb0`.
     case fbdev(path: String?)
     /// DRM/KMS; nil fields = the first card with a connected connector, that connector, its preferred mode.
-    case drm(device: String?, connector: String?, mode: ModeRequest?)
+    /// `options`: `planes=off` composes every frame on the CPU, `atomic=off` keeps the legacy
+    /// calls (docs/planes.md).
+    case drm(device: String?, connector: String?, mode: ModeRequest?, options: DRMOptions = DRMOptions())
     /// PNG files `DIR/frame-TTTTTTTT.png` (TTTTTTTT = show time in ms).
     case offscreen(directory: String)
 
     /// The accepted forms, for messages and `--help`.
-    public static let syntax = "auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]] | offscreen:DIR"
+    public static let syntax = "auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]][,planes=off][,atomic=off]"
+        + " | offscreen:DIR"
 
     /// Parses a `--display` value.
     ///
@@ -59,6 +62,7 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
             optionText = rest
         }
         var connector: String?, mode: ModeRequest?
+        var atomic: Bool?, planes: Bool?
         if let optionText {
             for option in optionText.split(separator: ",", omittingEmptySubsequences: false) {
                 let (key, value) = split(String(option), at: "=")
@@ -72,12 +76,27 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
                     guard mode == nil else { throw .duplicateOption(String(option)) }
                     guard let m = ModeRequest(parsing: value) else { throw .badMode(value) }
                     mode = m
+                case "planes", "atomic":
+                    let on: Bool
+                    switch value?.lowercased() {
+                    case "on", "auto": on = true
+                    case "off": on = false
+                    default: throw .badSwitch(key.lowercased(), value ?? "")
+                    }
+                    if key.lowercased() == "planes" {
+                        guard planes == nil else { throw .duplicateOption(String(option)) }
+                        planes = on
+                    } else {
+                        guard atomic == nil else { throw .duplicateOption(String(option)) }
+                        atomic = on
+                    }
                 default:
                     throw .unknownOption(String(option))
                 }
             }
         }
-        return .drm(device: device, connector: connector, mode: mode)
+        return .drm(device: device, connector: connector, mode: mode,
+                    options: DRMOptions(atomic: atomic ?? true, planes: planes ?? true))
     }
 
     /// `text` before the first `separator`, and what follows it (nil when there is no separator).
@@ -92,9 +111,10 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
         case .auto: return "auto"
         case .fbdev(let path): return path.map { "fbdev:\($0)" } ?? "fbdev"
         case .offscreen(let dir): return "offscreen:\(dir)"
-        case .drm(let device, let connector, let mode):
+        case .drm(let device, let connector, let mode, let options):
             return "drm" + (device.map { ":\($0)" } ?? "") + (connector.map { ",connector=\($0)" } ?? "")
-                + (mode.map { ",mode=\($0)" } ?? "")
+                + (mode.map { ",mode=\($0)" } ?? "") + (options.atomic && !options.planes ? ",planes=off" : "")
+                + (options.atomic ? "" : ",atomic=off")
         }
     }
 }
@@ -113,6 +133,8 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
     case duplicateOption(String)
     /// `mode=` is not `WxH` or `WxH@HZ`.
     case badMode(String)
+    /// `planes=` or `atomic=` is not `on`, `auto` or `off`: the option and the value.
+    case badSwitch(String, String)
 
     public var description: String {
         switch self {
@@ -123,9 +145,11 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
         case .unexpectedArgument(let backend, let argument):
             return "'\(backend)' takes no argument, got '\(argument)'"
         case .unknownOption(let s):
-            return "unknown drm option '\(s)'; known: connector=NAME, mode=WxH[@HZ]"
+            return "unknown drm option '\(s)'; known: connector=NAME, mode=WxH[@HZ], planes=off, atomic=off"
         case .duplicateOption(let s):
             return "drm option given twice: '\(s)'"
+        case .badSwitch(let option, let value):
+            return "bad value '\(value)' for drm option \(option)=: expected off (or on, auto, the default)"
         case .badMode(let s):
             return "bad mode '\(s)': expected WxH or WxH@HZ, e.g. 1920x1080 or 800x480@60"
         }
@@ -151,8 +175,8 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bool,
                         offscreenSize: (width: Int, height: Int)) throws(DisplayError) -> any Display {
     switch spec {
-    case .drm(let device, let connector, let mode):
-        return try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation)
+    case .drm(let device, let connector, let mode, let options):
+        return try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation, options: options)
     case .fbdev(let path):
         return try FramebufferDisplay.open(path: path ?? "/dev/fb0", rotation: rotation, swapRedBlue: swapRedBlue)
     case .offscreen(let directory):

@@ -4,7 +4,7 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// The Linux framebuffer (`/dev/fb*`, README "Displays"): the geometry the driver reports, the
+/// The Linux framebuffer (`/dev/fb*`, docs/displays.md): the geometry the driver reports, the
 /// framebuffer memory mapped, frames converted into it by ``ScanoutWriter``.
 ///
 /// **Whole frames only.** When the virtual screen holds two pages (`yres_virtual >= 2 * yres`,
@@ -38,6 +38,8 @@ public final class FramebufferDisplay: Display {
     public let format: ScanoutFormat
     /// Clockwise rotation applied while copying (see ``ScanoutWriter``).
     public let rotation: Rotation
+    /// Splits the scanout conversion by rows across cores; nil: this thread alone.
+    public var rows: RowSplitter?
     /// True when red and blue are exchanged for a panel wired BGR.
     public let swapRedBlue: Bool
     /// True when channels of fewer than 8 bits are ordered-dithered.
@@ -271,7 +273,7 @@ public final class FramebufferDisplay: Display {
     private func write(_ frame: Bitmap, page y: Int) {
         let base = memory + y * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)
         ScanoutWriter.copy(frame, to: base, stride: geometry.lineLength, format: format, rotation: rotation,
-                           dither: dither, swapRedBlue: swapRedBlue)
+                           dither: dither, swapRedBlue: swapRedBlue, rows: rows)
     }
 
     /// Shows the page at virtual row `y` (FBIOPAN_DISPLAY on a device; bookkeeping only on a file).

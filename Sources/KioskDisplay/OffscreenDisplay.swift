@@ -4,7 +4,7 @@ import KioskCore
 import KioskImaging
 import KioskSystem
 
-/// Frames as PNG files (README "Offscreen"; tests, previews, machines without a display): every
+/// Frames as PNG files (docs/displays.md "Offscreen"; tests, previews, machines without a display): every
 /// presented frame is written to `DIR/frame-TTTTTTTT.png`, TTTTTTTT being the show time in
 /// milliseconds, zero-padded to 8 digits (more digits after 27.7 hours). A run therefore shows
 /// exactly which frames were drawn and when.

@@ -7,7 +7,7 @@ import KioskSystem
 /// sysfs, a GPU reset, simpledrm handing over to the real driver at boot) the show keeps
 /// running without drawing, and as soon as a `/dev/dri/card*` with a usable connector appears
 /// again it is opened, its connector, CRTC and mode chosen again, new dumb buffers made and the
-/// mode set, and the frame loop redraws the scene it was showing (README "Check").
+/// mode set, and the frame loop redraws the scene it was showing (docs/deployment.md "Check").
 ///
 /// Loss is noticed two ways: a KMS call of ``present(_:showTime:)`` failing with ENODEV or
 /// ENXIO (drm_ioctl answers ENODEV for an unplugged device, drm_drv.c), or the card's node
@@ -53,6 +53,8 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     public var summary: String { current?.summary ?? "DRM (lost: \(lossReason ?? "no card"))" }
     /// The card in use; nil while lost.
     public private(set) var current: DRMDisplay?
+    /// Splits the scanout conversion by rows across cores (given to each card opened); nil: the caller's thread.
+    public var rows: RowSplitter? { didSet { current?.rows = rows } }
     /// True from the loss of a card until a card is opened again, and while its connector
     /// reports nothing connected.
     public var isLost: Bool { current == nil || disconnected }
@@ -81,6 +83,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     private let device: String?
     private let connector: String?
     private let mode: ModeRequest?
+    private let options: DRMOptions
     private let rotation: Rotation
     private let inotify: InotifyReader?
     private var cardWatch: Int32 = -1
@@ -97,6 +100,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// (nil: any card, its first usable connector, the preferred mode): a reopen asks for the
     /// same, the connector's preferred mode standing in for a `mode` it does not offer.
     public init(_ display: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) {
+        options = display.options
         current = display
         width = display.width; height = display.height
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
@@ -222,7 +226,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
         let opened: DRMDisplay
         do {
             opened = try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
-                                         preferredIfMissing: true)
+                                         preferredIfMissing: true, options: options)
         } catch {
             if case .system(let e, _) = error, e.operation.hasPrefix("drmModeAddFB2"), e.errno == EINVAL {
                 throw .unsupported(device: e.path, reason: "the display that appeared cannot scan out XRGB8888 (\(e)): the show cannot draw on it")
@@ -239,6 +243,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// Makes `display` the card in use, its size the show's; a screen switched off stays off.
     private func adopt(_ display: DRMDisplay) {
         current = display
+        display.rows = rows
         width = display.width; height = display.height
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
         if poweredOff { try? display.setPower(on: false) }
@@ -317,4 +322,23 @@ public protocol ReconnectingDisplay: Display {
     /// What changed since the last call, in order. `now` is the caller's clock.
     /// Throws ``DisplayError`` when the display that came back cannot carry the show on.
     func service(now: Duration) throws(DisplayError) -> [DisplayChange]
+}
+
+/// Layers go to the card in use (``DRMDisplay``'s planes); while lost nothing is shown and the
+/// call says it was done, as ``ReopeningDRMDisplay/present(_:showTime:)`` does.
+extension ReopeningDRMDisplay: LayerPresenting {
+    public var presentsLayers: Bool { !isLost && current?.presentsLayers == true }
+
+    public func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool {
+        guard let display = current, !isLost else { return true }
+        do {
+            return try display.present(layers: layers, background: background, showTime: showTime)
+        } catch {
+            guard Self.meansGone(error) else { throw error }
+            lose(reason: error.description)
+            return true
+        }
+    }
+
+    public func prepareLayer(_ bitmap: Bitmap) { if !isLost { current?.prepareLayer(bitmap) } }
 }

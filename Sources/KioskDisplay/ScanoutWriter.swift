@@ -38,10 +38,12 @@ public enum ScanoutWriter {
     ///   - rotation: clockwise rotation, mapped as ``KioskCore/Rotation`` says.
     ///   - dither: ordered dithering for channels of fewer than 8 bits (RGB565 and the like).
     ///   - swapRedBlue: write red where the format says blue and the other way round (panels wired BGR).
+    ///   - rows: splits the panel rows across cores (bands of 16 rows when rotating by 90 or 270,
+    ///     so that the tiles stay whole); the same bytes either way. Nil: this thread alone.
     /// - Precondition: a valid format and a stride that holds a panel row; 16-bit and 32-bit formats
     ///   need `base` and `stride` aligned to the pixel size.
     public static func copy(_ frame: Bitmap, to base: UnsafeMutableRawPointer, stride: Int, format: ScanoutFormat,
-                            rotation: Rotation, dither: Bool, swapRedBlue: Bool) {
+                            rotation: Rotation, dither: Bool, swapRedBlue: Bool, rows splitter: RowSplitter? = nil) {
         let target = swapRedBlue ? format.swappingRedBlue : format
         do { try target.validate(device: "scanout") } catch { preconditionFailure("\(error)") }
         let w = frame.width, h = frame.height
@@ -58,27 +60,42 @@ public enum ScanoutWriter {
 
         if !rotation.swapsAxes {
             // Panel rows are frame rows (reversed for 180): one run per row.
-            for py in 0 ..< panelHeight {
-                kernel.run(src + py * stepY, step: stepX, to: base + py * stride, count: panelWidth, x: 0, y: py)
+            forEachRowBand(panelHeight, granularity: 1, splitter) { band in
+                for py in band {
+                    kernel.run(src + py * stepY, step: stepX, to: base + py * stride, count: panelWidth, x: 0, y: py)
+                }
             }
             return
         }
         // 90 / 270: a panel row is a frame column. Work in tiles so that the frame's cache lines
         // (16 pixels) fetched for one panel row are still there for the next 15.
         let tileHeight = 16, tileWidth = 128
-        var py0 = 0
-        while py0 < panelHeight {
-            let py1 = min(py0 + tileHeight, panelHeight)
-            var px0 = 0
-            while px0 < panelWidth {
-                let n = min(tileWidth, panelWidth - px0)
-                for py in py0 ..< py1 {
-                    kernel.run(src + px0 * stepX + py * stepY, step: stepX,
-                               to: base + py * stride + px0 * bpp, count: n, x: px0, y: py)
+        forEachRowBand(panelHeight, granularity: tileHeight, splitter) { band in
+            var py0 = band.lowerBound
+            while py0 < band.upperBound {
+                let py1 = min(py0 + tileHeight, band.upperBound)
+                var px0 = 0
+                while px0 < panelWidth {
+                    let n = min(tileWidth, panelWidth - px0)
+                    for py in py0 ..< py1 {
+                        kernel.run(src + px0 * stepX + py * stepY, step: stepX,
+                                   to: base + py * stride + px0 * bpp, count: n, x: px0, y: py)
+                    }
+                    px0 += n
                 }
-                px0 += n
+                py0 = py1
             }
-            py0 = py1
+        }
+    }
+
+    /// `body(0 ..< rows)` here, or split by `splitter` when it has more than one thread.
+    @inline(__always)
+    private static func forEachRowBand(_ rows: Int, granularity: Int, _ splitter: RowSplitter?,
+                                       _ body: (Range<Int>) -> Void) {
+        if let splitter, splitter.parallelism > 1, rows > granularity {
+            splitter.splitRows(rows, granularity: granularity, body)
+        } else if rows > 0 {
+            body(0 ..< rows)
         }
     }
 }

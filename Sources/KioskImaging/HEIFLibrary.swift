@@ -7,7 +7,7 @@ import Glibc
 /// links its codecs (libde265, dav1d, libaom, x265), whose loading and static initialisers
 /// cost about 4 MiB of resident memory in every process that links them; a show without HEIF
 /// or AVIF files does not pay it (it would take the whole program past its 32 MiB peak on
-/// the small cases of the README's Limits section). The declarations come from libheif's
+/// the small cases of docs/images.md "Limits"). The declarations come from libheif's
 /// header (CLibHeif, which links nothing); the .deb depends on `libheif1` by name, since
 /// dpkg-shlibdeps cannot see a library that is opened at run time.
 ///

@@ -61,7 +61,7 @@ public struct InputCapabilities: Equatable, Sendable {
         self.properties = properties; self.keys = keys; self.absoluteAxes = absoluteAxes; self.relativeAxes = relativeAxes
     }
 
-    /// Whether a device with these capabilities is a touchscreen (README "Touch"), a pure decision:
+    /// Whether a device with these capabilities is a touchscreen (docs/touch.md), a pure decision:
     ///
     /// - it must report a position: ABS_X and ABS_Y, or ABS_MT_POSITION_X and ABS_MT_POSITION_Y;
     /// - a relative X or Y axis (a mouse) rules it out, and so does a device without a position

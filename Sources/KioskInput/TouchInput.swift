@@ -21,7 +21,7 @@ public enum TouchInputEvent: Equatable, Sendable {
     case remapped(pixelsPerMillimetre: Double?)
 }
 
-/// A log line about touch input in README "Events and logs"'s form: a fixed phrase, the device
+/// A log line about touch input in docs/events-and-logs.md's form: a fixed phrase, the device
 /// or folder once (`path=`), and the error (`reason`).
 public struct TouchProblem: Hashable, Sendable, CustomStringConvertible {
     /// A fixed phrase: `touchscreen not found (--input), waiting for it to appear`.
@@ -143,7 +143,7 @@ public final class TouchInput: @unchecked Sendable {
     /// Stops the reader thread and waits for it; the device is closed (and its grab released).
     public func stop() { worker.stop() }
 
-    /// The display changed size (another monitor, README "Check"): samples read from now on are
+    /// The display changed size (another monitor, docs/deployment.md "Check"): samples read from now on are
     /// mapped onto a panel of `width` x `height` pixels, as mounted (before `--rotate`), and a
     /// ``TouchInputEvent/remapped(pixelsPerMillimetre:)`` comes before the first of them.
     /// Any thread.

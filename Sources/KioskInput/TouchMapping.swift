@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskCore
 
-/// The way from device units to logical screen pixels (README "Touch"):
+/// The way from device units to logical screen pixels (docs/touch.md):
 ///
 /// 1. normalize with the device's own axis range: `(value - minimum) / (maximum - minimum)`, so the
 ///    minimum maps to 0 and the maximum to 1 (libinput divides by `maximum - minimum + 1`; the

@@ -12,7 +12,7 @@ public enum Allocator {
     /// `M_MMAP_THRESHOLD`). glibc's default threshold is dynamic: each mapped block freed raises
     /// it to that block's size (up to 32 MiB), after which frames come from the heaps of the
     /// decode threads that made them and, freed on the frame loop's thread, stay resident: the
-    /// soak (README "Soak") saw resident memory swing between 70 and 175 MiB at 640x400 where the
+    /// soak (docs/soak.md) saw resident memory swing between 70 and 175 MiB at 640x400 where the
     /// frames alive took about 40. Returns false when glibc refuses the setting.
     @discardableResult
     public static func mapLargeBlocks() -> Bool {

@@ -4,7 +4,7 @@ import Glibc
 /// A program started without a shell (`posix_spawnp`): its arguments go to `execve` as they
 /// are, so nothing in them (an image path with `;` or `$(…)`, say) is ever interpreted.
 ///
-/// Used for `--on-tap` (README "Usage"). The child gets stdin from /dev/null and stdout joined
+/// Used for `--on-tap` (kiosk-carousel(1)). The child gets stdin from /dev/null and stdout joined
 /// to the parent's stderr (stdout carries the event stream, which a child must not write into);
 /// stderr is inherited. Signal dispositions and mask are reset to the defaults in the child.
 /// The child leads a process group of its own, so everything it starts (a script's background

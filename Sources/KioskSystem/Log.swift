@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 
-/// One line per event on stderr, so journald keeps them (README "Events and logs"):
+/// One line per event on stderr, so journald keeps them (docs/events-and-logs.md):
 /// `kiosk-carousel: LEVEL WHAT[ path=PATH][ detail="..."][ reason="..."]`.
 public enum Log {
     public enum Level: String, Sendable { case info, warning, error }

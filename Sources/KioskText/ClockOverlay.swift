@@ -35,6 +35,8 @@ public final class ClockOverlay: FrameOverlay {
     public private(set) var box = (x: 0, y: 0, width: 0, height: 0)
     private var textMask: [UInt8] = []
     private var outlineMask: [UInt8] = []
+    /// The masks as a premultiplied ARGB8888 layer, made on first use after each change.
+    private var layerBitmap: Bitmap?
 
     public init(format: String, renderer: TextRenderer, frameWidth: Int, frameHeight: Int) {
         self.format = format
@@ -69,6 +71,7 @@ public final class ClockOverlay: FrameOverlay {
     }
 
     private func render() {
+        layerBitmap = nil
         let size = max(10, Int((Double(frameHeight) * Self.shareOfHeight).rounded()))
         let layout = renderer.layout(text, pixelSize: size, maxWidth: frameWidth / 2, maxLines: 1)
         let radius = max(2, Int((Double(size) * Self.outlineShare).rounded())), pad = max(radius + 1, size / 8)
@@ -104,6 +107,25 @@ public final class ClockOverlay: FrameOverlay {
             }
         }
         return out
+    }
+
+    /// The clock as a layer of its own (a KMS plane, docs/planes.md): a premultiplied ARGB8888
+    /// bitmap of ``box``'s size at ``box``, the outline (black, coverage `s`) and the text (white,
+    /// coverage `t`) in one: alpha `255 − (255 − s)(255 − t)/255`, colour `t`, so that over a
+    /// picture it gives what ``blend(into:)`` draws, within rounding. A new bitmap per change of
+    /// text (a layer's bitmap is never written again).
+    public var layer: FrameOverlayLayer {
+        guard box.width > 0, box.height > 0 else { return .empty }
+        if let layerBitmap { return .layer(FrameLayer(bitmap: layerBitmap, x: box.x, y: box.y, premultiplied: true)) }
+        let b = Bitmap(width: box.width, height: box.height, hasAlpha: true, fill: 0)
+        for i in 0..<b.pixelCount {
+            let s = UInt32(outlineMask[i]), t = UInt32(textMask[i])
+            if s == 0 && t == 0 { continue }
+            let a = 255 &- ((255 &- s) &* (255 &- t) &+ 127) / 255
+            b.pixels[i] = a << 24 | t << 16 | t << 8 | t
+        }
+        layerBitmap = b
+        return .layer(FrameLayer(bitmap: b, x: box.x, y: box.y, premultiplied: true))
     }
 
     /// Blends the outline (black) then the text (white) into `frame` (XRGB8888, the overlay's

@@ -3,7 +3,7 @@ internal import CKioskText
 
 /// FreeType, HarfBuzz and fontconfig, opened with dlopen on the first use of text
 /// (`Sources/CKioskText`; the program does it on a thread of its own, never the frame loop's): a show that never draws words never maps them nor the libraries
-/// they depend on (README "Benchmarks").
+/// they depend on (docs/benchmarks.md).
 enum TextLibraries {
     /// The table of every function KioskText calls (static, valid for the life of the
     /// process), loading the three libraries on the first call (thread-safe).

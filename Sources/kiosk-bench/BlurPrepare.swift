@@ -4,7 +4,7 @@ import KioskCore
 import KioskImaging
 
 /// `kiosk-bench --case blur-prepare PHOTO N`: what `--fit blur` adds to preparing a slot at
-/// 1920x1080 (README "Benchmarks"; goal: at most 15 ms over `fit`). A portrait picture is cut
+/// 1920x1080 (docs/benchmarks.md; goal: at most 15 ms over `fit`). A portrait picture is cut
 /// from the middle of PHOTO (3:4, the full height) and written as a PNG to /tmp; then it is
 /// prepared N times as the app prepares a slot (a new frame, ImageDecoder.decodeFitted) with
 /// `fit` and with `blur`, alternately, and the letterbox step

@@ -7,7 +7,7 @@ import KioskCore
 import KioskDisplay
 import KioskSystem
 
-/// The soak on the virtual clock (README "Tests", "Soak"; driven by Tests/soak/virtual-clock.sh):
+/// The soak on the virtual clock (docs/soak.md; driven by Tests/soak/virtual-clock.sh):
 /// the real frame loop, content service (a remote manifest over loopback HTTP, its disk cache and
 /// stored manifest, a watched directory), decode worker, renderer, event writer, signal pipe and
 /// control socket, in this process, at 640x400 on the ``VirtualClock`` for `transitions` images

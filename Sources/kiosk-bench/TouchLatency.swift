@@ -5,7 +5,7 @@ import KioskCore
 import KioskDisplay
 import KioskSystem
 
-/// Input-to-screen latency of a drag (README "Benchmarks"), in process: the real frame loop,
+/// Input-to-screen latency of a drag (docs/benchmarks.md), in process: the real frame loop,
 /// gesture recogniser, carousel, renderer and fbdev present path at 1920x1080 XRGB8888 (a
 /// regular file in /dev/shm mapped as the framebuffer, so the scanout copy is real), fed by a
 /// thread that reports a finger every 8 ms (a 125 Hz touchscreen) with timestamps on the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 
-/// The warm-start figure (README "Benchmarks", goal 300 ms): start to first frame with a warm
+/// The warm-start figure (docs/benchmarks.md, goal 300 ms): start to first frame with a warm
 /// cache and no network, 1920x1080.
 ///
 /// 1. A local `python3 -m http.server`-like server (a loopback port it picks) serves a manifest

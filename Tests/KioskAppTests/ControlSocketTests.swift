@@ -8,7 +8,7 @@ import KioskImaging
 @testable import KioskApp
 import KioskSystem
 
-// The control socket (README "Control socket") and the signals, end to end: the real executable in
+// The control socket (docs/control-socket.md) and the signals, end to end: the real executable in
 // offscreen mode on the real clock with a long interval, so nothing moves unless asked to.
 
 /// Starts a show of the five samples that would stand still for a minute (offscreen runs stop

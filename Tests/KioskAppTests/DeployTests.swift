@@ -104,7 +104,7 @@ private func unitText() throws -> String {
     try verifyUnit(try unitText(), binaryPath: "/usr/bin/kiosk-carousel")
 }
 
-@Test func theUnitHasTheSettingsTheReadmeDescribes() throws {
+@Test func theUnitHasTheSettingsTheDocsDescribe() throws {
     let settings = Set(try unitText().split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") })
     for line in [
         "Type=notify", "WatchdogSec=30", "Restart=always", "User=kiosk", "SupplementaryGroups=video input render",
@@ -124,8 +124,8 @@ private func unitText() throws -> String {
 }
 
 /// The rating must stay "OK" or better (systemd's words, worst to best: UNSAFE, EXPOSED,
-/// MEDIUM, OK, SAFE, PERFECT; OK is an exposure under 5.0), and the README states the score.
-@Test func theUnitIsRatedOKOrBetterAndTheReadmeSaysSo() throws {
+/// MEDIUM, OK, SAFE, PERFECT; OK is an exposure under 5.0), and docs/deployment.md states the score.
+@Test func theUnitIsRatedOKOrBetterAndTheDocsSaySo() throws {
     guard try requireTool("systemd-analyze", package: "systemd") else { return }
     let out = try run("systemd-analyze", ["security", "--offline=yes", "--threshold=49", "--no-pager",
                                           deploy.appendingPathComponent("kiosk-carousel.service").path])
@@ -138,8 +138,8 @@ private func unitText() throws -> String {
     }
     let score = String(words[scoreIndex]), rating = String(words[scoreIndex + 1])
     #expect(["OK", "SAFE", "PERFECT"].contains(rating), "\(summary)")
-    let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
-    #expect(readme.contains("\(score) \(rating)"), "README should state the exposure '\(score) \(rating)'")
+    let page = try String(contentsOf: repository.appendingPathComponent("docs/deployment.md"), encoding: .utf8)
+    #expect(page.contains("\(score) \(rating)"), "docs/deployment.md should state the exposure '\(score) \(rating)'")
 }
 
 // MARK: - install.sh
@@ -378,7 +378,7 @@ func unitDirectory() -> String {
     #expect(!FileManager.default.fileExists(atPath: deb.path))
 }
 
-/// lintian: no errors (the warnings that remain are listed in the README).
+/// lintian: no errors.
 @Test func theDebIsCleanOfLintianErrors() throws {
     guard try requireTool("dpkg-deb", package: "dpkg"), try requireTool("lintian", package: "lintian") else { return }
     let dir = try scratchDirectory("lintian")

@@ -5,7 +5,7 @@ import KioskSystem
 import Testing
 @testable import KioskApp
 
-// The sd_notify protocol (README "Check"), end to end. The test plays systemd: it owns an
+// The sd_notify protocol (docs/deployment.md "Check"), end to end. The test plays systemd: it owns an
 // AF_UNIX datagram socket bound in a temporary directory, starts the real executable with
 // NOTIFY_SOCKET pointing at it and WATCHDOG_USEC / WATCHDOG_PID set (WATCHDOG_PID is the
 // child's own pid, as systemd sets it), and reads what arrives.

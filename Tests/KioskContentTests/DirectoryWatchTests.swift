@@ -94,7 +94,7 @@ private func nextList(_ watch: DirectoryWatch, timeout: Duration = .seconds(3)) 
     #expect(throws: ContentError.self) { try DirectoryWatch(path: "/nonexistent/kiosk") }
 }
 
-/// Every image format's names are listed, in any case (README "What it does"): the magic bytes
+/// Every image format's names are listed, in any case (docs/images.md): the magic bytes
 /// decide the format later, so the contents here do not matter.
 @Test func theNamesOfEveryFormatAreListedInAnyCase() throws {
     let dir = makeTempDirectory("names")

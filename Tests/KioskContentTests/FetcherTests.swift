@@ -236,7 +236,7 @@ extension Result where Failure == ContentError {
     }
     guard case .success(.modified(let download)) = answer else { Issue.record("GET /headers: \(answer)"); return }
     let json = try JSONSerialization.jsonObject(with: Data(download.body)) as! [String: Any]
-    // The top-level VERSION file is the one source of the version (README, "Install").
+    // The top-level VERSION file is the one source of the version (docs/building.md "The Debian package").
     let versionFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../VERSION").standardized
     let version = try String(contentsOf: versionFile, encoding: .utf8).split(separator: "\n").first.map(String.init) ?? ""

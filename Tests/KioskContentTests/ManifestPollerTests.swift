@@ -63,7 +63,7 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     try nginx.put("show.json", Array(#"{"items":[{"src":"b.jpg"},]"#.utf8))
     let refused = wait(poller, timeout: .seconds(3))
     guard case .log(let line, let reason, true)? = refused.first else { Issue.record("\(refused)"); return }
-    // The phrase, then the reason alone: the URL goes in path= once (README "Events and logs").
+    // The phrase, then the reason alone: the URL goes in path= once (docs/events-and-logs.md).
     #expect(line == "manifest refused, the previous one stays in force", "\(line)")
     #expect(reason?.hasPrefix("manifest is not valid JSON: trailing comma") == true, "\(String(describing: reason))")
     usleep(800_000)

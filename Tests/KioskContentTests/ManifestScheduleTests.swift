@@ -25,7 +25,7 @@ import KioskContent
     #expect(refused.contains("items[3].schedule.times[1]: '25:00' in '25:00-26:00' is not a time"), "\(refused)")
 }
 
-/// Strict as README "Schedules" says: a window is HH:MM-HH:MM (two digits each, as RFC 3339's
+/// Strict as docs/schedules.md says: a window is HH:MM-HH:MM (two digits each, as RFC 3339's
 /// partial-time; `--display-off` also takes `9:00`), and `schedule` or `fallback` set to null is
 /// refused, not read as "always" (a generator's missing schedule must not show an item all day).
 @Test func aScheduleIsReadStrictlyNullAndOneDigitHoursRefused() throws {
@@ -63,7 +63,7 @@ import KioskContent
     #expect(!m.items[0].fallback && m.items[1].fallback && m.items[1].schedule == nil)
 }
 
-/// README "Schedules": day names in any case, each day and each window once; dates in the
+/// docs/schedules.md: day names in any case, each day and each window once; dates in the
 /// years 1970...9999; the second 60 only as a leap second (RFC 3339 section 5.7). Every refusal
 /// names the item's place and the bad value.
 @Test func daysInAnyCaseOnceEachAndOnlySensibleDatesAndLeapSeconds() throws {

@@ -207,7 +207,7 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     #expect(ContentDirectories.state(environment: ["HOME": "/"]) == "/var/lib/kiosk-carousel")
 }
 
-/// Inputs the manifest fuzz target found (Tests/fuzz, README "Fuzzing"): a local playlist's
+/// Inputs the manifest fuzz target found (Tests/fuzz, docs/fuzzing.md): a local playlist's
 /// `file:` URL whose path is relative (`file:a.jpg`, `file:1//srv/d.gif`) gave a relative `src`,
 /// read against the working directory rather than the playlist's; one whose path decodes to a
 /// control character gave a path no playlist may hold. Each is refused, naming the item.

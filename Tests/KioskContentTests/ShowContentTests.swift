@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// End-to-end tests of the content (README "Content": remote manifest and caches): the real `kiosk-carousel`
+/// End-to-end tests of the content (docs/content.md: remote manifest and caches): the real `kiosk-carousel`
 /// executable on the offscreen backend at 320x200, against nginx on loopback (and the scripted
 /// fault server for a 500), with per-test cache and state directories. Each test reads the
 /// program's `shown` events (stdout JSON lines) and log lines (stderr) as they arrive, and
@@ -466,7 +466,7 @@ import Testing
     }
 }
 
-/// `line` has README "Events and logs"'s form `kiosk-carousel: LEVEL WHAT path=PATH reason="…"`:
+/// `line` has docs/events-and-logs.md's form `kiosk-carousel: LEVEL WHAT path=PATH reason="…"`:
 /// the phrase, the URL once in `path=`, and a non-empty reason that does not repeat it.
 func expectDocumentedLine(_ line: String?, _ what: String, path: String, sourceLocation: SourceLocation = #_sourceLocation) {
     let head = "kiosk-carousel: \(what) path=\(path) reason=\""

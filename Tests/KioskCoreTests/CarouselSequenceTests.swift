@@ -5,7 +5,7 @@ import Testing
 /// Long random sequences of everything that can happen to a show (ticks, images ready or failed,
 /// new playlists, moves, goto, pause and resume, fingers, changed files), with a fixed seed:
 /// every index the carousel hands out (prepare, shown, dropped, the current item, each slot's
-/// item) must be an index of its items at that moment. The virtual-clock soak (README "Soak")
+/// item) must be an index of its items at that moment. The virtual-clock soak (docs/soak.md)
 /// crashed the frame loop with a `prepare` of an item past the end of a new, shorter playlist.
 @Suite struct CarouselSequenceTests {
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8])

@@ -24,6 +24,11 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
          .drm(device: "/dev/dri/card0", connector: "DP-2", mode: ModeRequest(width: 1920, height: 1080, refresh: 60))),
         ("drm:/dev/dri/card0,mode=1280x720,connector=eDP-1",
          .drm(device: "/dev/dri/card0", connector: "eDP-1", mode: ModeRequest(width: 1280, height: 720))),
+        ("drm,planes=off", .drm(device: nil, connector: nil, mode: nil, options: DRMOptions(planes: false))),
+        ("drm:card0,planes=OFF,mode=800x480",
+         .drm(device: "/dev/dri/card0", connector: nil, mode: ModeRequest(width: 800, height: 480), options: DRMOptions(planes: false))),
+        ("drm,atomic=off", .drm(device: nil, connector: nil, mode: nil, options: DRMOptions(atomic: false))),
+        ("drm,planes=on,atomic=auto", .drm(device: nil, connector: nil, mode: nil)),
     ])
     func parses(text: String, expected: DisplaySpec) throws {
         let spec = try DisplaySpec.parse(text)
@@ -47,6 +52,9 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
         ("drm,rotate=90", .unknownOption("rotate=90")),
         ("drm:card0,", .unknownOption("")),
         ("drm,mode=800x480,mode=640x480", .duplicateOption("mode=640x480")),
+        ("drm,planes=no", .badSwitch("planes", "no")),
+        ("drm,atomic", .badSwitch("atomic", "")),
+        ("drm,planes=off,planes=off", .duplicateOption("planes=off")),
     ])
     func rejects(text: String, expected: DisplaySpecError) {
         #expect(throws: expected) { try DisplaySpec.parse(text) }
@@ -56,7 +64,8 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
         #expect(DisplaySpecError.badMode("800").description
                 == "bad mode '800': expected WxH or WxH@HZ, e.g. 1920x1080 or 800x480@60")
         #expect(DisplaySpecError.unknownBackend("x11").description
-                == "unknown display 'x11'; expected auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]] | offscreen:DIR")
+                == "unknown display 'x11'; expected auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]]"
+                + "[,planes=off][,atomic=off] | offscreen:DIR")
         #expect(DisplaySpecError.unknownOption("rotate=90").description.contains("'rotate=90'"))
     }
 

@@ -59,7 +59,7 @@ private func verify(_ bytes: [UInt8], _ g: FramebufferGeometry, frame: Bitmap, f
 private let xrgbNoAlpha = ScanoutFormat.xrgb8888
 
 @Suite struct FramebufferDisplayTests {
-    /// The geometries real devices report (README "Tests"), written through the same present path as
+    /// The geometries real devices report (docs/testing.md), written through the same present path as
     /// /dev/fb0 into a regular file and read back with read(2): pixel-exact, line padding untouched.
     @Test(arguments: [
         (480, 800, ScanoutFormat.rgb565, 1024, true),     // portrait 16 bpp panel, 64 bytes of padding per line

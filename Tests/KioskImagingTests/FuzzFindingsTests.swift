@@ -3,7 +3,7 @@ import KioskCore
 import KioskImaging
 import Testing
 
-/// The inputs the image fuzz targets found (Tests/fuzz, README "Fuzzing"), minimised, in
+/// The inputs the image fuzz targets found (Tests/fuzz, docs/fuzzing.md), minimised, in
 /// Tests/Fixtures/fuzz/FORMAT/: each is decoded whole and into a 48x32 frame with every fit, as
 /// the targets do; each must end in a result or an ``ImageError``, never a trap, and a frame
 /// that decodes is written whole.

@@ -49,6 +49,28 @@ import Testing
         #expect(ClockOverlay.format("%H:%M %Z", epochSeconds: change - 3600) == "02:00 CEST")
     }
 
+    /// The clock as a premultiplied layer over a picture gives the frame its blend draws, within
+    /// two levels of rounding: the plane path shows the same clock as the CPU path.
+    @Test func theClockAsALayerGivesWhatItsBlendDraws() throws {
+        let o = try overlay()
+        o.update(epochSeconds: 1_792_890_000)
+        let picture = Bitmap(width: 1920, height: 1080)
+        for i in 0..<picture.pixelCount { picture.pixels[i] = 0xFF00_0000 | UInt32(truncatingIfNeeded: i &* 2_654_435_761) & 0xFF_FFFF }
+        let blended = picture.copy()
+        o.blend(into: blended)
+        guard case .layer(let layer) = o.layer else { Issue.record("no layer"); return }
+        #expect(layer.premultiplied && layer.x == o.box.x && layer.y == o.box.y && layer.width == o.box.width)
+        let stacked = Bitmap(width: 1920, height: 1080)
+        LayerComposer.compose([FrameLayer(bitmap: picture), layer], background: .black, into: stacked)
+        var worst = 0
+        for i in 0..<picture.pixelCount {
+            for shift in [0, 8, 16] as [UInt32] {
+                worst = max(worst, abs(Int((blended.pixels[i] >> shift) & 0xFF) - Int((stacked.pixels[i] >> shift) & 0xFF)))
+            }
+        }
+        #expect(worst <= 2)
+    }
+
     @Test func blendingTouchesOnlyTheCornerBox() throws {
         let o = try overlay()
         o.update(epochSeconds: 1_792_890_000)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""The chaos run (README "Tests"): kiosk-carousel against the fault server's chaos mode,
+"""The chaos run (docs/testing.md): kiosk-carousel against the fault server's chaos mode,
 SIGKILLed at random moments (often the instant a temporary file of a cache or manifest write
 appears) and started again, for DURATION seconds. After every kill and start it checks:
 

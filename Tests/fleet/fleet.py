@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""The fleet run (README "Tests"): N kiosk-carousel processes (offscreen, real clock,
+"""The fleet run (docs/testing.md): N kiosk-carousel processes (offscreen, real clock,
 `--manifest-interval 10`, each with its own cache and state directories) against one nginx on
 loopback, a manifest change, and figures from nginx's access log.
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The fleet run (README "Tests"): Tests/fleet/run.sh [N [WARM STEADY AFTER]] (default 100 kiosks,
+# The fleet run (docs/testing.md): Tests/fleet/run.sh [N [WARM STEADY AFTER]] (default 100 kiosks,
 # 40 s, 60 s, 20 s) builds kiosk-carousel and runs Tests/fleet/fleet.py: N kiosks against one
 # nginx on loopback. Needs nginx-light and python3-pil (deploy/apt-deps.sh --tests).
 set -euo pipefail

@@ -29,7 +29,8 @@ KVER=${KVER:-$(ls "$MODROOT/lib/modules" | sort -V | tail -1)}
 # evemu-replay (all three are modules in Debian's kernel, not in modules.builtin). vgem: a DRM
 # device without KMS (a render-only GPU, as the Raspberry Pi 4's v3d is beside its vc4), loaded
 # first only when the kernel command line says kc_vgem=1, so that it is card0.
-MODULES="vgem bochs virtio-gpu virtio_pci virtio_input evdev uinput"
+# drm_shmem_helper: vkms's (Tests/kernel/vkms/, built out of tree; KC_VKMS_KO names it).
+MODULES="vgem bochs virtio-gpu virtio_pci virtio_input evdev uinput drm_shmem_helper"
 ROOT=$(mktemp -d /tmp/kc-initramfs.XXXXXX); trap 'rm -rf "$ROOT"' EXIT
 mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,app/evemu,lib/modules/$KVER}
 
@@ -67,6 +68,8 @@ for helper in kdgetmode evemu-replay evdump vtswitch ctlsend; do
     "${CC[@]}" -O2 -Wall -static -o "$ROOT/app/$helper" "$HERE/$helper.c"
 done
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
+# vkms, loaded by the drm-vkms-planes case (insmod /app/vkms.ko enable_overlay=1).
+[ -z "${KC_VKMS_KO:-}" ] || cp "$KC_VKMS_KO" "$ROOT/app/vkms.ko"
 # Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
 # playlist of the photos with a caption (the caption case; show_cases.py has the same words).
 CAPTION="Harbour lights at dusk, seen from the pier"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The kernel suite's console cases: VT switching (VT_PROCESS) and display power (--display-off,
-README "Configure")."""
+docs/deployment.md "Configure")."""
 import os, re, time
 from PIL import ImageStat
 
@@ -8,13 +8,13 @@ from qemu_vm import EVENT_TIMEOUT, CaseFailed, console_mode, sh, stop_with, swit
 from screen_compare import console_on_screen, psnr, reference, screen_given_back, screen_is
 from kernel_case import SHOWN0, SHOWN1, case_dir, guest_photos, json_events, start_still_show
 
-# -- VT switching and display power (--display-off, README "Configure") --
+# -- VT switching and display power (--display-off, docs/deployment.md "Configure") --
 VT_OTHER = 2              # the VT switched to while the show runs on tty1
 VT_TEXT = "KIOSK-CAROUSEL KERNEL SUITE: TTY2, THE OTHER CONSOLE"
 
 
 def display_event(state, reason):
-    """The pattern of a `display` event line (README "What it does", events)."""
+    """The pattern of a `display` event line (docs/events-and-logs.md)."""
     return r'\{"event":"display","state":"%s","reason":"%s","t":\d+\}' % (state, reason)
 
 

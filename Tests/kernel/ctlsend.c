@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* ctlsend: one request to kiosk-carousel's control socket (README "Control socket"), for the
+/* ctlsend: one request to kiosk-carousel's control socket (docs/control-socket.md), for the
  * kernel suite's guest, whose busybox nc has no AF_UNIX.
  * Usage: ctlsend SOCKET JSON
  * Connects to the stream socket SOCKET, sends JSON and a newline, skips event lines

@@ -17,7 +17,7 @@ the same photos at the same size on the host:
   * an unavailable mode is refused with the list of available modes;
   * touch (bochs-800x480 boot, with a virtio tablet and uinput): QMP input-send-event drags and
     taps on the tablet, and evemu recordings replayed through uinput (evemu-replay.c), must give
-    the `shown`/`tap` events and screens README "Touch" describes; evdump.c shows the events
+    the `shown`/`tap` events and screens docs/touch.md describes; evdump.c shows the events
     reach the guest as sent without the program.
 
 Stdlib + Pillow only (Debian: python3-pil). Usage (see README.md):
@@ -36,6 +36,7 @@ from kernel_case import Case
 from show_cases import run_caption_case, run_crash_case, run_formats_case, run_missing_mode_case, run_show_case
 from console_cases import run_display_off_case, run_vt_switch_case
 from screenshot_case import run_screenshot_case
+from planes_case import run_vkms_planes_case
 from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, run_touch_drag_case,
                          run_touch_replay_swipe_case, run_touch_replay_taps_case, run_touch_replay_vertical_case,
                          run_touch_tap_case)
@@ -55,6 +56,8 @@ BOOTS = [
         (Case("vt-switch-fbdev", "fbdev"), run_vt_switch_case),
         (Case("display-off-drm", "drm"), run_display_off_case),
         (Case("display-off-fbdev", "fbdev"), run_display_off_case),
+        # vkms (Tests/kernel/vkms/, loaded by the case as a second card): the fade on planes
+        (Case("drm-vkms-planes", "drm:/dev/dri/card1"), run_vkms_planes_case),
     ]),
     ("virtio-1280x800", "virtio", (1280, 800), [
         # --display auto must pick DRM where it exists

@@ -15,7 +15,8 @@
 #                    /tmp/kc-kernel-arm64)
 #        KC_DEB      (--arch arm64) the arm64 .deb to take the program from (default: build it)
 # Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
-#   webp libheif-examples, for arm64 qemu-system-arm and what deploy/swiftlang-root.sh needs
+#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/),
+#   for arm64 qemu-system-arm and what deploy/swiftlang-root.sh needs
 #   (and the app's own build dependencies: libdrm-dev libevdev-dev ...)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -73,6 +74,11 @@ cwebp -quiet -q 90 "${PHOTOS[0]}" -o "$OUT/colorfulcups-1920x1200.webp" || fail 
 heif-enc -q 90 -p preset=ultrafast "${PHOTOS[1]}" -o "$OUT/path-1920x1200.heic" >/dev/null || fail "heif-enc failed"
 FORMAT_PHOTOS=("$OUT/colorfulcups-1920x1200.webp" "$OUT/path-1920x1200.heic")
 if [ "$GUEST_ARCH" = "$ARCH" ]; then
+    # vkms with a per-plane alpha (GPL-2.0, test-only: Tests/kernel/vkms/README.md), for
+    # drm-vkms-planes (a case of this machine's own kernel only).
+    "$HERE/vkms/build.sh" "$KVER" "$OUT" \
+        || fail "vkms build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
+    export KC_VKMS_KO="$OUT/vkms.ko"
     "$HERE/build-initramfs.sh" "$OUT/kiosk.cpio.gz" "$BIN" "${PHOTOS[@]}" "${FORMAT_PHOTOS[@]}" || fail "initramfs build failed"
 else
     # The program from the package, as a device runs it; the initramfs from the root's arm64 files.

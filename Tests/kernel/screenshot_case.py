@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The kernel suite's `screenshot` cases (README "Control socket"): the PNG kiosk-carousel
+"""The kernel suite's `screenshot` cases (docs/control-socket.md): the PNG kiosk-carousel
 writes when asked on its control socket must be what QEMU itself shows, pixel for pixel.
 
 run-kernel-tests.py names it in its boots."""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The kernel suite's touch cases (README "Touch"): QMP on a virtio tablet, evemu recordings
+"""The kernel suite's touch cases (docs/touch.md): QMP on a virtio tablet, evemu recordings
 replayed through uinput, and the input stack checked without the program."""
 import json, os, re, sys, time
 
@@ -7,7 +7,7 @@ from qemu_vm import DISPLAY_ID, EVENT_TIMEOUT, CaseFailed, log
 from screen_compare import DIFFERS_PSNR, psnr, reference, screen_is
 from kernel_case import SHOWN0, SHOWN_ANY, TAP_ANY, case_dir, json_events
 
-# -- touch (README "Touch"): QMP on a virtio tablet, evemu recordings replayed through uinput --
+# -- touch (docs/touch.md): QMP on a virtio tablet, evemu recordings replayed through uinput --
 # The bochs-800x480 boot also has `-device virtio-tablet-pci,display=video0`: bound to the display,
 # so QMP `input-send-event` with device=video0 reaches the tablet, never the PS/2 mouse. Its
 # axes are 0..32767 in QEMU and in the guest (ABS_X/ABS_Y), its finger is BTN_LEFT.

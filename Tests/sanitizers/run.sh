@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The test suite under a sanitizer (README "Tests", "Sanitizers"): builds everything with
+# The test suite under a sanitizer (docs/sanitizers.md): builds everything with
 # `swift build --build-tests --sanitize=KIND` in its own scratch directory
 # (.build/sanitize-KIND, so the ordinary debug build is left alone) and runs
 # `swift test --disable-xctest` there, optionally only the suites matching FILTER (as
@@ -20,7 +20,7 @@ case "$kind" in
     thread|address|undefined) shift ;;
     ci)
         # The carousel, the frame loop (offscreen show, touch loop, event writer), touch, content,
-        # the Mailbox/WorkerThread glue and the control socket (README "Sanitizers"). Real-clock
+        # the Mailbox/WorkerThread glue and the control socket (docs/sanitizers.md). Real-clock
         # suites are named on their own as well: they run one at a time after the rest.
         kind=thread
         set -- KioskCoreTests.Carousel KioskSystemTests KioskInputTests KioskContentTests FaultShowTests \

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The soak on the real clock (README "Tests", "Soak"): the kiosk-carousel executable, offscreen
+# The soak on the real clock (docs/soak.md): the kiosk-carousel executable, offscreen
 # at 640x400 with `--clock real --interval 1`, over a watched directory of 200 images made from
 # the fixtures (Tests/soak/make_images.py), for MINUTES of wall time. Every minute it samples
 # the process's resident memory (VmRSS and its peak VmHWM, /proc/PID/status), open file

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The soak on the virtual clock (README "Tests", "Soak"): TRANSITIONS images shown (default
+# The soak on the virtual clock (docs/soak.md): TRANSITIONS images shown (default
 # 10000) at 640x400 by the real frame loop inside `kiosk-bench --soak` (Sources/kiosk-bench/
 # Soak.swift says what it does to the show meanwhile), over a show of 200 images made from the
 # fixtures (Tests/soak/make_images.py) served with a manifest by an HTTP server on loopback

@@ -24,7 +24,7 @@ on the same machine; a case that fails is reported and the next one goes on. The
   reboot      without network: the manifest's photos from the stored manifest and the disk cache
   memory      the unit's peak memory (its cgroup's memory.peak) under its MemoryMax, after the cases
   upgrade     `apt install` of a newer .deb while the show runs: restarted, config and cache kept
-  purge       `apt purge`: removes what the README says and nothing else
+  purge       `apt purge`: removes what docs/deployment.md "Remove" says and nothing else
 
 Every case runs on both devices but `reconnect` (bochs-display has no output to disconnect).
 Prints one PASS/FAIL line per case and, last, "N passed, M failed"; exit status 1 on any failure.
@@ -392,7 +392,7 @@ class Suite:
         # its cache in the CacheDirectory, whenever the show first draws text (a "Loading…"
         # status screen when the first photo is not decoded within the start grace, a caption,
         # the clock). A show whose photos were always ready in time draws none and loads no
-        # text library (README "Benchmarks": what is opened with dlopen and when).
+        # text library (docs/benchmarks.md: what is opened with dlopen and when).
         expect(not noise, f"{len(noise)} lines not the program's own, e.g. {noise[:3]}")
         expect(not fonts or "DejaVu Sans" in fonts[0], f"the fonts line names no DejaVu Sans: {fonts[:1]}")
         text = f"fontconfig silent, {fonts[0].split('detail=')[-1]}" if fonts else "no text drawn, fontconfig not loaded"
@@ -632,7 +632,7 @@ class Suite:
                                                          "/var/lib/kiosk-carousel/", "/var/lib/systemd/deb-systemd-"))
                             or "kiosk-carousel.service" in p)
         unexpected = sorted(p for p in gone if not may_go(p) or p.startswith("/var/lib/kiosk-carousel/images"))
-        expect(not unexpected, f"purge removed more than the README says: {unexpected[:8]}")
+        expect(not unexpected, f"purge removed more than docs/deployment.md says: {unexpected[:8]}")
         for p in ("/usr/bin/kiosk-carousel", "/etc/kiosk-carousel", "/var/cache/kiosk-carousel",
                   "/lib/systemd/system/kiosk-carousel.service"):
             expect(self.vm.sh(f"test -e {p}")[0] != 0, f"{p} is still there after purge")

@@ -12,7 +12,7 @@ from qemu_common import MACHINES, QMPCommands, offscreen_frame, psnr  # noqa: F4
 DISPLAY_ID = "video0"     # QOM id of the display device; the tablet is bound to it (QMP input-send-event)
 TABLET_MAX = 32767        # QEMU's virtio tablet: ABS_X/ABS_Y 0..32767, the finger is BTN_LEFT
 SCREEN = (1024, 768)      # xres/yres given to both display devices: the mode DRM picks
-# The kernel command line of a kiosk (README, "A clean boot screen"), plus the suite's serial console.
+# The kernel command line of a kiosk (docs/boot.md), plus the suite's serial console.
 CLEAN_BOOT = "quiet loglevel=3 vt.global_cursor_default=0 consoleblank=0"
 
 

@@ -4,7 +4,7 @@
 // OpenSSL's libcrypto, opened with dlopen at the first SHA-256 (a disk-cache key or a body
 // check, so only a show with remote images) instead of linked: linked, it cost every start
 // about 2.5 million instructions of loading and relocation and 1.7 MiB of resident memory
-// (README "Benchmarks"). libcurl4 depends on it too, so a show that fetches maps it anyway.
+// (docs/benchmarks.md). libcurl4 depends on it too, so a show that fetches maps it anyway.
 // The .deb depends on libssl3 by name, since dpkg-shlibdeps cannot see it.
 //
 // kc_crypto_load() returns a table of the EVP digest functions used, each field typed as

@@ -3,8 +3,8 @@
 #define KC_CURL_H
 // libcurl, opened with dlopen on first use instead of linked: Debian's libcurl4 brings about
 // 30 more libraries (GnuTLS, Kerberos, LDAP, libssh2, nghttp2, ...) whose loading costs every
-// process about 5 ms and 6 MiB of resident memory; a show of local files never pays it (README
-// "Benchmarks"). The .deb depends on libcurl4 by name, since dpkg-shlibdeps cannot see it.
+// process about 5 ms and 6 MiB of resident memory; a show of local files never pays it
+// (docs/benchmarks.md). The .deb depends on libcurl4 by name, since dpkg-shlibdeps cannot see it.
 //
 // Every kc_curl_* function below stands for the libcurl function of the same name (see its
 // man page, e.g. curl_multi_poll(3)) and loads the library first; when it cannot be loaded

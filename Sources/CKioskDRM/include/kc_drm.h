@@ -11,6 +11,11 @@
 /// 32 bits per pixel, bytes B, G, R, X in memory.
 extern const uint32_t kc_drm_format_xrgb8888;
 
+/// DRM_FORMAT_ARGB8888 from drm_fourcc.h ('A','R','2','4' = 0x34325241): bytes B, G, R, A in
+/// memory; KMS planes take its alpha as premultiplied unless a "pixel blend mode" property says
+/// otherwise (drm_blend.c).
+extern const uint32_t kc_drm_format_argb8888;
+
 /// drmModePageFlip(fd, crtc_id, fb_id, DRM_MODE_PAGE_FLIP_EVENT, done): queues a flip to
 /// `fb_id` on the next vertical blank and asks for a completion event. `*done` is set to 0
 /// now and to 1 by kc_drm_wait_page_flip when the event for this flip arrives; `done` must

@@ -7,6 +7,7 @@
 //   kc_time.h     the wall-clock timerfd of the display-off schedule
 //   kc_version.h  the program's version (the top-level VERSION file) and the loaded libraries
 //   kc_malloc.h   glibc's allocator settings (mallopt)
+//   kc_cpu.h      the CPUs this process may run on (sched_getaffinity)
 #ifndef KC_SYS_H
 #define KC_SYS_H
 #include "kc_ioctl.h"
@@ -15,4 +16,5 @@
 #include "kc_time.h"
 #include "kc_version.h"
 #include "kc_malloc.h"
+#include "kc_cpu.h"
 #endif

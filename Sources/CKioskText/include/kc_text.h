@@ -4,7 +4,7 @@
 // FreeType, HarfBuzz and fontconfig, opened with dlopen when the show first needs text (a
 // status screen, a caption, the clock; on a thread of its own, never the frame loop's) instead of linked: the three bring glib, graphite2,
 // pcre2, brotli, expat and more, about 15 libraries a show of photos without words never
-// needs (README "Benchmarks"). The .deb depends on libfreetype6, libharfbuzz0b and
+// needs (docs/benchmarks.md). The .deb depends on libfreetype6, libharfbuzz0b and
 // libfontconfig1 by name, since dpkg-shlibdeps cannot see them.
 //
 // kc_text_load() opens the three and returns a table with every function KioskText calls,

@@ -15,7 +15,7 @@ let manifestOrigins: [ManifestOrigin] = [.remote(URL(string: "https://cdn.exampl
                                          .local(path: "/etc/kiosk-carousel/lobby.json")]
 
 /// A manifest written back as JSON in its own form: resolved `src` values, durations in seconds,
-/// fade in milliseconds, as README "The manifest" describes them.
+/// fade in milliseconds, as docs/manifest.md describes them.
 func manifestJSON(_ manifest: Manifest) -> [UInt8] {
     func seconds(_ d: Duration) -> JSONValue { .double(Double(d / .milliseconds(1)) / 1000) }
     var top: [String: JSONValue] = [:]

@@ -29,8 +29,9 @@ KVER=${KVER:-$(ls "$MODROOT/lib/modules" | sort -V | tail -1)}
 # evemu-replay (all three are modules in Debian's kernel, not in modules.builtin). vgem: a DRM
 # device without KMS (a render-only GPU, as the Raspberry Pi 4's v3d is beside its vc4), loaded
 # first only when the kernel command line says kc_vgem=1, so that it is card0.
+# cirrus: a Cirrus VGA's, before virtio-gpu so that it is card0 where QEMU has one.
 # drm_shmem_helper: vkms's (Tests/kernel/vkms/, built out of tree; KC_VKMS_KO names it).
-MODULES="vgem bochs virtio-gpu virtio_pci virtio_input evdev uinput drm_shmem_helper"
+MODULES="vgem bochs cirrus virtio-gpu virtio_pci virtio_input evdev uinput drm_shmem_helper"
 ROOT=$(mktemp -d /tmp/kc-initramfs.XXXXXX); trap 'rm -rf "$ROOT"' EXIT
 mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,etc,app/photos,app/evemu,lib/modules/$KVER}
 

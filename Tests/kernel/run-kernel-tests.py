@@ -41,7 +41,20 @@ from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, r
                          run_touch_replay_swipe_case, run_touch_replay_taps_case, run_touch_replay_vertical_case,
                          run_touch_tap_case)
 
-# Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments])
+def passed_over_first(reason):
+    """run_show_case, where the program's log must also say that it passed over card0 and why
+    (`reason`, a regex) before it opened another card."""
+    def run(vm, case, args, size):
+        start = vm.mark()
+        detail = run_show_case(vm, case, args, size)
+        m = re.search(r"DRM card passed over detail=\"/dev/dri/card0: " + reason + r"[^\n]*", vm.log_text()[start:])
+        if not m:
+            raise CaseFailed(f"the log does not say that card0 was passed over for /{reason}/")
+        return f"{detail}; {m.group(0).strip()}"
+    return run
+
+
+# Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments[, kernel command line]])
 BOOTS = [
     ("bochs-1280x800", "bochs", (1280, 800), [
         (Case("drm-bochs", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(bochs-drm\)[^\n]*"),
@@ -64,6 +77,14 @@ BOOTS = [
         (Case("auto-virtio", "auto", log_expect=r"display opened.*DRM /dev/dri/card0 \(virtio_gpu\)[^\n]*"),
          run_show_case),
     ]),
+    # card0 is a KMS card with nothing plugged in: a Cirrus VGA (cirrus, loaded before
+    # virtio-gpu) whose only connector the kernel command line forces off (video=VGA-1:d, the
+    # kernel's Documentation/fb/modedb.rst). --display auto must pass it over for card1.
+    ("disconnected-card0-virtio-1280x800", "virtio", (1280, 800), [
+        (Case("auto-skips-disconnected-card0", "auto",
+              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"),
+         passed_over_first(r"no connected connector; connectors: VGA-1: disconnected")),
+    ], ("-device", "cirrus-vga"), "video=VGA-1:d"),
     # + a virtio tablet bound to the display, and uinput: the touch cases (the show cases above
     # run with the tablet present and untouched)
     ("bochs-800x480", "bochs", (800, 480), [
@@ -96,7 +117,8 @@ ARM64_BOOTS = [
     ]),
     ("arm64-render-only-card0-800x480", "virtio", (800, 480), [
         (Case("auto-skips-render-only-card0-arm64", "auto",
-              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"), run_show_case),
+              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"),
+         passed_over_first(r"not a KMS \(modesetting\) device, driver vgem")),
         (Case("touch-drag-virtio-tablet-arm64", "auto"), run_touch_drag_case),
         (Case("touch-tap-virtio-tablet-arm64", "auto"), run_touch_tap_case),
         (Case("touch-replay-ep0430m09-swipe-arm64", "auto"), run_touch_replay_swipe_case),

@@ -16,7 +16,8 @@
 # any failure.
 #
 # Usage: Tests/arm64/run.sh [deb] [unit] [kernel] [system] [neon]     (default: all, in order)
-# Env:   KC_OUT  logs and captures (default /tmp/kc-arm64); KC_ROOT_CACHE, KC_SYSTEM_CACHE as
+# Env:   KC_OUT  logs and captures (default /tmp/kc-arm64); KC_DEB  the arm64 .deb for kernel and
+#        system when the deb part does not run (default: they build one); KC_ROOT_CACHE, KC_SYSTEM_CACHE as
 #        for deploy/swiftlang-root.sh and Tests/system/run.sh
 # Needs root (or sudo), qemu-system-arm, qemu-user-static and what the suites above need.
 set -uo pipefail
@@ -46,7 +47,7 @@ t=$(date +%s)
 ROOT=$(as_root "$PKG/deploy/swiftlang-root.sh" path 2>"$OUT/root.log") \
     || { tail -30 "$OUT/root.log"; echo "arm64 suite: deploy/swiftlang-root.sh failed"; echo "0 passed, 1 failed"; exit 1; }
 echo "Debian 13 root: $ROOT ($(( $(date +%s) - t ))s)"
-DEB=""
+DEB=${KC_DEB:-}   # the .deb the kernel and system parts install; the deb part sets it
 for part in "${parts[@]}"; do
     t=$(date +%s)
     log=$OUT/$part.log

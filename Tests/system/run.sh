@@ -15,6 +15,7 @@
 # Env:   KC_SYSTEM_CACHE  where images are cached (default /var/tmp/kiosk-carousel-system)
 #        KC_OUT           captures and logs (default /tmp/kc-system, or /tmp/kc-system-arm64)
 #        KC_DEB           (--arch arm64) the arm64 .deb to install (default: build it)
+#        KC_SCRATCH       (--arch arm64) SwiftPM scratch path of the host build (default: <package>/.build)
 # Root (or sudo) is needed only to make the image (mmdebstrap runs apt in a chroot); the rest
 # runs as the calling user.
 # Needs (Debian 12): mmdebstrap e2fsprogs qemu-system-x86 dbus-daemon systemd (busctl)
@@ -71,9 +72,11 @@ MACHINES=(bochs:1536 virtio:1536)
 if [ "$GUEST_ARCH" != "$ARCH" ]; then
     # This machine's own release build renders them (the arm64 one cannot run here).
     echo "building kiosk-carousel for $ARCH (release) for the offscreen references"
-    swift build --package-path "$PKG" -c release --static-swift-stdlib --product kiosk-carousel >"$OUT/build-host.log" 2>&1 \
+    SCRATCH=${KC_SCRATCH:-$PKG/.build}
+    swift build --package-path "$PKG" --scratch-path "$SCRATCH" -c release --static-swift-stdlib --product kiosk-carousel \
+        >"$OUT/build-host.log" 2>&1 \
         || { tail -30 "$OUT/build-host.log"; fail "the $ARCH release build failed (log: $OUT/build-host.log)"; }
-    BIN=$(swift build --package-path "$PKG" -c release --show-bin-path)/kiosk-carousel
+    BIN=$(swift build --package-path "$PKG" --scratch-path "$SCRATCH" -c release --show-bin-path)/kiosk-carousel
     MACHINES=(virtio:1024 virtio:512)
     as_root "$HERE/../qemu/binfmt.sh" || fail "cannot run arm64 programs through qemu-user (binfmt_misc)"
 fi

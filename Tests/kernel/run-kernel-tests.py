@@ -31,8 +31,9 @@ what they test: show_cases.py, console_cases.py, touch_cases.py, screenshot_case
 """
 import argparse, os, re, sys, time
 
-from qemu_vm import BootFailed, CaseFailed, VM, log, print_log
-from kernel_case import Case
+from qemu_vm import EVENT_TIMEOUT, BootFailed, CaseFailed, VM, log, print_log, stop_with
+from kernel_case import SHOWN0, Case, case_dir, start_show
+from screen_compare import first_frame, reference
 from show_cases import run_caption_case, run_crash_case, run_formats_case, run_missing_mode_case, run_show_case
 from console_cases import run_display_off_case, run_vt_switch_case
 from screenshot_case import run_screenshot_case
@@ -42,15 +43,28 @@ from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, r
                          run_touch_tap_case)
 
 def passed_over_first(reason):
-    """run_show_case, where the program's log must also say that it passed over card0 and why
-    (`reason`, a regex) before it opened another card."""
+    """The show on the card --display auto picks: its log says that card0 was passed over and why
+    (`reason`, a regex) and which card was opened (the case's log_expect), the first frame is
+    photo A (PSNR against the offscreen frame), and SIGTERM ends it with status 0."""
     def run(vm, case, args, size):
-        start = vm.mark()
-        detail = run_show_case(vm, case, args, size)
-        m = re.search(r"DRM card passed over detail=\"/dev/dri/card0: " + reason + r"[^\n]*", vm.log_text()[start:])
-        if not m:
+        out = case_dir(vm, case)
+        ref_a = reference(args.binary, args.photos[0], size, case.rotation, args.out)
+        start, _ = start_show(vm, case, args)
+        vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
+        text = vm.log_text()[start:]
+        over = re.search(r'DRM card passed over detail="/dev/dri/card0: ' + reason + r'[^\n]*', text)
+        if not over:
             raise CaseFailed(f"the log does not say that card0 was passed over for /{reason}/")
-        return f"{detail}; {m.group(0).strip()}"
+        opened = re.search(case.log_expect, text)
+        if not opened:
+            raise CaseFailed(f"the log does not match /{case.log_expect}/")
+        best, _ = first_frame(vm, out, ref_a, case.psnr_min)
+        if best < case.psnr_min:
+            raise CaseFailed(f"first frame PSNR {best:.1f} dB < {case.psnr_min} dB against the offscreen frame")
+        rc = stop_with(vm, "TERM", start)
+        if rc != 0:
+            raise CaseFailed(f"exit status after SIGTERM is {rc}, expected 0")
+        return f"{over.group(0).strip()}; {opened.group(0).strip()}; first frame PSNR {best:.1f} dB"
     return run
 
 

@@ -11,19 +11,21 @@
 # WebP, HEIF, AVIF and GIF test files; mmdebstrap and e2fsprogs: the system suite makes a
 # Debian 12 disk image with the .deb installed and boots it; dbus-daemon: a private bus for
 # QEMU's D-Bus display, which disables and enables the virtio-gpu output.)
-# (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
-# manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms out of
-# tree, Tests/kernel/vkms/, for Debian 12's kernel, so only where Debian has linux-source-6.1;
-# qemu-system-arm and qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64
-# kernel and run arm64 programs through binfmt_misc.)
+# (fonts-wqy-microhei and fonts-symbola: the caption tests' fallback fonts for Chinese and for
+# emoji and symbols; groff-base: groff checks the manual page; linux-headers-amd64 and
+# linux-source-6.1: the kernel suite builds vkms out of tree, Tests/kernel/vkms/, for Debian 12's
+# kernel, so only where Debian has linux-source-6.1; mosquitto and mosquitto-clients: the MQTT
+# tests' broker and its mosquitto_sub, mosquitto_pub and mosquitto_passwd; qemu-system-arm and
+# qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64 kernel and run arm64
+# programs through binfmt_misc.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base qemu-system-arm qemu-user-static" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base mosquitto mosquitto-clients qemu-system-arm qemu-user-static" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

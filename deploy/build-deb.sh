@@ -244,6 +244,9 @@ depends="$depends, fonts-dejavu-core"  # the default font fontconfig finds for t
 # So are FreeType, HarfBuzz and fontconfig (at the first text drawn) and libcrypto (at the first SHA-256).
 depends="$depends, $(dlopened libfreetype.so.6 libfreetype6 '>= 2.12.1'), $(dlopened libharfbuzz.so.0 libharfbuzz0b '>= 6.0.0')"
 depends="$depends, $(dlopened libfontconfig.so.1 libfontconfig1 '>= 2.14.1'), $(dlopened libcrypto.so.3 libssl3 '>= 3.0.0')"
+depends="$depends, $(dlopened libfribidi.so.0 libfribidi0 '>= 1.0.8')"
+# And libmosquitto, when --mqtt is given (CKioskMQTT).
+depends="$depends, $(dlopened libmosquitto.so.1 libmosquitto1 '>= 2.0.11')"
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

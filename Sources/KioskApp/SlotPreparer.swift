@@ -271,11 +271,8 @@ public final class SlotPreparer: @unchecked Sendable {
 
     /// Blocks until at least one result is waiting (or none is outstanding, or `interrupt` — a
     /// descriptor such as the signal pipe — becomes readable), then takes the results.
-    /// Used by the virtual-clock loop, where time must not move on while an image is decoding.
     public func waitForResults(interrupt: Int32 = -1) -> [Result] {
-        while outstanding > 0 {
-            if results.waitForValues(timeout: .seconds(1), interrupt: interrupt) != .timedOut { break }
-        }
+        waitForAnswers(interrupt: interrupt)
         return takeResults()
     }
 }

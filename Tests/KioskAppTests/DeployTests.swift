@@ -285,7 +285,7 @@ func unitDirectory() -> String {
     for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7", "libgif7", "libheif1",
                     "libdrm2", "libevdev2",
                     "libcurl4", "libssl3", "libjansson4", "zlib1g", "libstdc++6", "libgcc-s1",
-                    "libfreetype6", "libharfbuzz0b", "libfontconfig1", "fonts-dejavu-core"] {
+                    "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0", "fonts-dejavu-core", "libmosquitto1"] {
         // Debian 13 renamed some for its 64-bit time_t (libcurl4t64, libssl3t64, libpng16-16t64).
         #expect(depends.contains(package) || depends.contains(package + "t64"), "Depends lacks \(package): \(depends)")
     }
@@ -350,7 +350,8 @@ func unitDirectory() -> String {
     #expect(depends.hasPrefix("adduser, ca-certificates, "), "\(depends)")
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
     // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
-    for package in ["libcurl4", "libheif1", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libssl3"] {
+    for package in ["libcurl4", "libheif1", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0",
+                    "libssl3", "libmosquitto1"] {
         #expect(depends.contains(package + " (>= ") || depends.contains(package + "t64 (>= "), "\(depends)")
     }
     let unpacked = dir.appendingPathComponent("unpacked")

@@ -194,8 +194,8 @@ public final class Fetcher: @unchecked Sendable {
     public func fetchManifest(_ url: URL, validators: ManifestValidators? = nil,
                               completion: @escaping @Sendable (Result<ManifestResponse, ContentError>) -> Void) {
         workQueue.async { [engine] in
-            engine.enqueue(key: "manifest " + url.absoluteString + " " + (validators?.etag ?? "") + " " + (validators?.lastModified ?? ""),
-                           url: url.absoluteString, kind: .manifest(validators)) { result in
+            let key = "manifest \(url.absoluteString) \(validators?.etag ?? "") \(validators?.lastModified ?? "")"
+            engine.enqueue(key: key, url: url.absoluteString, kind: .manifest(validators)) { result in
                 completion(result.map { if case .manifest(let m) = $0 { return m }; fatalError("manifest job gave an image") })
             }
         }

@@ -149,7 +149,8 @@ public final class DRMDisplay: Display {
     }
 
     /// The device and connector to use: the named device, or the first card in `cardDirectory`
-    /// that has a usable connector.
+    /// that has a usable connector. Cards passed over on the way (a render-only GPU, a card with
+    /// nothing plugged in) are logged, each with the reason, once one is found.
     static func findOutput(device path: String?, connector name: String?,
                            cardDirectory: String = "/dev/dri") throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
         if let path {
@@ -164,7 +165,9 @@ public final class DRMDisplay: Display {
         for card in cards {
             do {
                 let device = try DRMDevice.open(card)
-                return (device, try device.connector(named: name))
+                let output = (device, try device.connector(named: name))
+                for failure in failures { Log.info("DRM card passed over", detail: failure.description) }
+                return output
             } catch {
                 failures.append(error)
             }

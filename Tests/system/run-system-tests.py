@@ -28,6 +28,7 @@ on the same machine; a case that fails is reported and the next one goes on. The
               the same process stops drawing, then sets the mode again and shows the same image
   no-display  started with no display: waits (no frames to disk), logs once, shows when one appears
   reboot      without network: the manifest's photos from the stored manifest and the disk cache
+  memory      the unit's peak memory (its cgroup's memory.peak) under its MemoryMax, after the cases
   upgrade     `apt install` of a newer .deb while the show runs: restarted, config and cache kept
   purge       `apt purge`: removes what docs/deployment.md "Remove" says and nothing else
 
@@ -50,7 +51,10 @@ UNIT = "kiosk-carousel"
 SOCKET = "/run/kiosk-carousel/control"
 VIRTIO_ONLY = {"reconnect"}   # bochs-display has no output to disconnect
 CASES = ["boot", "ready", "touch", "watchdog", "reload", "stop-start", "control", "sandbox", "journal",
-         "hotplug", "reconnect", "no-display", "reboot", "upgrade", "purge"]
+         "hotplug", "reconnect", "no-display", "reboot", "memory", "upgrade", "purge"]
+# arm64 (--arch arm64): what a Raspberry Pi owner sees first, on Debian 13's arm64 kernel and
+# userland under qemu-system-aarch64, at 1 GiB and at a Pi Zero 2 W's or Pi 3's 512 MiB.
+ARM64_CASES = ["boot", "touch", "watchdog", "reboot", "memory"]
 
 
 def shquote(text):
@@ -767,18 +771,31 @@ class Suite:
         log("---- end of the serial console ----")
 
     # -- driver --
-    def run_device(self, device, only):
-        self.device = device
-        self.out = os.path.join(self.args.out, device)
+    def case_memory(self):
+        cg = f"/sys/fs/cgroup/system.slice/{UNIT}.service"
+        peak = int(self.vm.run(f"cat {cg}/memory.peak"))
+        limit = self.vm.run(f"systemctl show -P MemoryMax {UNIT}")
+        total_kib = int(self.vm.run("sed -n 's/^MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo"))
+        expect(limit.isdigit(), f"the unit has no MemoryMax: {limit!r}")
+        expect(peak < int(limit), f"the unit's peak memory {peak} B reached its MemoryMax {limit} B")
+        note = (f"peak {peak / 2**20:.0f} MiB of MemoryMax {int(limit) / 2**20:.0f} MiB "
+                f"(MemTotal {total_kib / 1024:.0f} MiB; memory.peak since the unit's last start)")
+        self.figures.append(f"{self.device}: {note}")
+        return note
+
+    def run_device(self, device, only, memory_mib=1536, name=None):
+        self.device = name or device
+        self.out = os.path.join(self.args.out, self.device)
         os.makedirs(self.out, exist_ok=True)
-        cases = [c for c in CASES if device != "bochs" or c not in VIRTIO_ONLY]
+        cases = ARM64_CASES if self.args.arch == "arm64" else CASES
+        cases = [c for c in cases if device != "bochs" or c not in VIRTIO_ONLY]
         if only:
-            cases = [c for c in cases if c in only or device in only or f"{device}-{c}" in only]
+            cases = [c for c in cases if c in only or self.device in only or f"{self.device}-{c}" in only]
             if cases and "boot" not in cases:
                 cases.insert(0, "boot")
         if not cases:
             return
-        self.vm = VM(self.args.image_dir, device, self.out)
+        self.vm = VM(self.args.image_dir, device, self.out, arch=self.args.arch, memory_mib=memory_mib)
         self.journal = Journal(self.vm)
         booted = True
         try:
@@ -786,12 +803,12 @@ class Suite:
                 self.vm.start()
             except (GuestError, OSError, ValueError) as e:
                 for case in cases:
-                    self.results.append((f"{device}-{case}", False, f"not run: QEMU did not start: {e}"))
-                    log(f"FAIL {device}-{case}: not run: QEMU did not start: {e}")
+                    self.results.append((f"{self.device}-{case}", False, f"not run: QEMU did not start: {e}"))
+                    log(f"FAIL {self.device}-{case}: not run: QEMU did not start: {e}")
                 self.serial_tail()
                 return
             for case in cases:
-                name = f"{device}-{case}"
+                name = f"{self.device}-{case}"
                 if not booted:
                     self.results.append((name, False, "not run: the boot failed"))
                     log(f"FAIL {name}: not run: the boot failed")
@@ -828,12 +845,20 @@ def main():
     ap.add_argument("--photos", nargs="+", required=True)
     ap.add_argument("--manifest-photos", nargs=2, required=True)
     ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--arch", default="amd64", choices=["amd64", "arm64"], help="the image's architecture")
+    ap.add_argument("--machines", nargs="+", default=["bochs:1536", "virtio:1536"],
+                    help="DEVICE:MiB for each boot, in order (a boot's name is DEVICE, or DEVICE-MiBm "
+                         "after the first of a device)")
     args = ap.parse_args()
     suite = Suite(args)
     suite.results = []
     t0 = time.time()
-    for device in ("bochs", "virtio"):
-        suite.run_device(device, args.only)
+    seen = set()
+    for machine in args.machines:
+        device, _, mib = machine.partition(":")
+        name = device if device not in seen else f"{device}-{mib}m"
+        seen.add(device)
+        suite.run_device(device, args.only, int(mib or 1536), name)
     for f in suite.figures:
         log("figure: " + f)
     passed = sum(1 for _, ok, _ in suite.results if ok)

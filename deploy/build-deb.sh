@@ -52,7 +52,7 @@ arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 # The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
 maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, libdrm2, libevdev2, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, liblcms2-2, libdrm2, libevdev2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;

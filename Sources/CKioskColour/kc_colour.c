@@ -160,6 +160,16 @@ int kc_colour_open_source_srgb(kc_colour *h) {
     return 0;
 }
 
+size_t kc_colour_save_source(kc_colour *h, void *buffer, size_t size) {
+    begin(h);
+    if (h->source == NULL) { fail(h, "no source profile"); return 0; }
+    cmsUInt32Number needed = 0;
+    if (!cmsSaveProfileToMem(h->source, NULL, &needed)) { fail(h, "cannot save the profile"); return 0; }
+    if (buffer == NULL || size < needed) return needed;
+    if (!cmsSaveProfileToMem(h->source, buffer, &needed)) { fail(h, "cannot save the profile"); return 0; }
+    return needed;
+}
+
 int kc_colour_open_target_icc(kc_colour *h, const void *bytes, size_t length) {
     begin(h);
     if (h->target != NULL || h->transform != NULL) return fail(h, "a target profile is already open");

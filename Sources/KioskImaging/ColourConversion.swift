@@ -95,25 +95,67 @@ final class ColourConversion: @unchecked Sendable {
         then?.convert(pixels, count: count)
     }
 
-    /// Converts every pixel of `bitmap` in place, row by row.
+    /// Converts every pixel of `bitmap` in place, its rows split over the CPUs
+    /// (``convertRows(_:width:row:)``).
     func convert(_ bitmap: Bitmap) {
-        if bitmap.bytesPerRow == bitmap.width * 4 {
-            convert(bitmap.pixels, count: bitmap.pixelCount)
-        } else {
-            for y in 0..<bitmap.height { convert(bitmap.row(y), count: bitmap.width) }
+        convertRows(bitmap.height, width: bitmap.width) { bitmap.row($0) }
+    }
+
+    /// Converts `count` pixels at each of the rows `row(0 ..< rows)` in place. Little CMS does
+    /// about 10 ns a pixel on one core (its 8-bit matrix-shaper path: 120 ms for 12 MP), so
+    /// when there are at least ``parallelPixels`` the rows are split over every CPU
+    /// (``KioskSystem/ParallelRows``, one team for all conversions; a conversion that finds it
+    /// busy runs on its own thread).
+    func convertRows(_ rows: Int, width: Int, row: (Int) -> UnsafeMutablePointer<UInt32>) {
+        guard rows > 0, width > 0 else { return }
+        if rows * width >= Self.parallelPixels, rows > 1, let team = Self.takeTeam() {
+            defer { Self.giveBack(team) }
+            team.splitRows(rows, granularity: 1) { band in
+                for y in band { convert(row(y), count: width) }
+            }
+            return
+        }
+        for y in 0..<rows { convert(row(y), count: width) }
+    }
+
+    /// Fewer pixels than this are converted on the caller's thread: 64 Ki (about 0.6 ms).
+    static let parallelPixels = 1 << 16
+    /// The CPUs' team, nil while a conversion uses it.
+    private static let team = Locked<ParallelRows?>(nil)
+    private static let teamMade = Locked(false)
+
+    private static func takeTeam() -> ParallelRows? {
+        guard ParallelRows.availableCPUs > 1 else { return nil }
+        let first = teamMade.withLock { made -> Bool in
+            defer { made = true }
+            return !made
+        }
+        if first { return ParallelRows() }
+        return team.withLock { t in
+            defer { t = nil }
+            return t
         }
     }
+
+    private static func giveBack(_ rows: ParallelRows) { team.withLock { $0 = rows } }
 
     /// For a tone map: converts rows of 16-bit R, G, B (, A) samples (`channels` 3 or 4, little
     /// endian, the map's bit depth in their low bits) to B, G, R, A bytes at the start of each row,
     /// then to the screen's profile when there is one. See `kc_tonemap_rows16`.
     func convertRows16(_ rows: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int, channels: Int) {
         guard case .toneMap(let t) = engine else { return }
-        kc_tonemap_rows16(t, rows, stride, Int32(width), Int32(height), Int32(channels))
-        if let then {
-            for y in 0..<height {
+        func band(_ band: Range<Int>) {
+            kc_tonemap_rows16(t, rows + band.lowerBound * stride, stride, Int32(width), Int32(band.count), Int32(channels))
+            guard let then else { return }
+            for y in band {
                 then.convert(UnsafeMutableRawPointer(rows + y * stride).assumingMemoryBound(to: UInt32.self), count: width)
             }
+        }
+        if width * height >= Self.parallelPixels, height > 1, let team = Self.takeTeam() {
+            defer { Self.giveBack(team) }
+            team.splitRows(height, granularity: 1, band)
+        } else {
+            band(0..<height)
         }
     }
 
@@ -242,14 +284,7 @@ final class ColourConversion: @unchecked Sendable {
         }
         let white = [c.white.x, c.white.y]
         let primaries = [c.red.x, c.red.y, c.green.x, c.green.y, c.blue.x, c.blue.y]
-        // Little CMS parametric curves (cmsBuildParametricToneCurve): type 1 Y = X^g; type 4
-        // the sRGB form with IEC 61966-2-1's constants.
-        let (type, params): (Int32, [Double]) = {
-            switch curve {
-            case .sRGB: return (4, [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045])
-            case .gamma(let g): return (1, [g, 0, 0, 0, 0])
-            }
-        }()
+        let (type, params) = Self.curve(curve)
         guard kc_colour_open_source_rgb(h, white, primaries, type, params) == 0 else {
             let reason = String(cString: kc_colour_error(h))
             kc_colour_destroy(h)
@@ -285,6 +320,29 @@ final class ColourConversion: @unchecked Sendable {
             return Made()
         }
         return Made(conversion: ColourConversion(engine: .lcms(h), what: what, bytes: Int(kc_colour_memory_in_use(h))))
+    }
+
+    /// The ICC bytes of a profile built from `c` (sRGB curve, or the inverse of `c.gamma`).
+    static func makeProfile(_ c: Chromaticities) -> [UInt8]? {
+        guard let h = kc_colour_create(libraryLimit) else { return nil }
+        defer { kc_colour_destroy(h) }
+        let (type, params) = curve(c.gamma.map { .gamma(1 / $0) } ?? .sRGB)
+        guard kc_colour_open_source_rgb(h, [c.white.x, c.white.y], [c.red.x, c.red.y, c.green.x, c.green.y, c.blue.x, c.blue.y],
+                                        type, params) == 0 else { return nil }
+        let size = kc_colour_save_source(h, nil, 0)
+        guard size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard bytes.withUnsafeMutableBytes({ kc_colour_save_source(h, $0.baseAddress, $0.count) }) == size else { return nil }
+        return bytes
+    }
+
+    /// A Little CMS parametric curve (cmsBuildParametricToneCurve): type 1 Y = X^g; type 4 the
+    /// sRGB form with IEC 61966-2-1's constants.
+    static func curve(_ transfer: CodePoints.SDRTransfer) -> (type: Int32, params: [Double]) {
+        switch transfer {
+        case .sRGB: return (4, [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045])
+        case .gamma(let g): return (1, [g, 0, 0, 0, 0])
+        }
     }
 
     /// Whether Little CMS can convert sRGB to the screen profile `bytes`: the problem, or nil,

@@ -71,3 +71,14 @@ public struct ScreenProfile: Sendable, Hashable {
         self.name = name
     }
 }
+
+extension ScreenProfile {
+    /// A matrix-shaper display profile made by Little CMS for `primaries` with the sRGB curve
+    /// (or `primaries.gamma`'s inverse power), named `name`: for a screen whose primaries are
+    /// known but that has no ICC file, or to embed a known space in a test picture. nil when
+    /// Little CMS refuses the primaries.
+    public init?(primaries c: Chromaticities, name: String) {
+        guard let bytes = ColourConversion.makeProfile(c) else { return nil }
+        self.init(bytes: bytes, name: name)
+    }
+}

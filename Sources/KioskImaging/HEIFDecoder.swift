@@ -280,8 +280,8 @@ final class HEIFImage {
                 let v = p[x]
                 p[x] = (v & 0xFF00_FF00) | (v & 0xFF) << 16 | (v >> 16) & 0xFF
             }
-            made.conversion?.convert(p, count: outWidth)
         }
+        made.conversion?.convertRows(outHeight, width: outWidth) { result.row($0) }
         return result
     }
 

@@ -116,8 +116,9 @@ final class RowRing {
             }
             try source.readRows(batch, count: n)
             if let conversion, !columns.isEmpty {
-                for y in next..<target {
-                    conversion.convert(storage + (y % capacity) * width + columns.lowerBound, count: columns.count)
+                let first = next
+                conversion.convertRows(target - first, width: columns.count) { k in
+                    storage + ((first + k) % capacity) * width + columns.lowerBound
                 }
             }
             if let background, !columns.isEmpty {

@@ -63,6 +63,9 @@ int kc_colour_open_source_icc(kc_colour *colour, const void *bytes, size_t lengt
 /// 0, or -1 with the reason.
 int kc_colour_open_source_rgb(kc_colour *colour, const double white[2], const double primaries[6],
                               int curve_type, const double params[5]);
+/// Writes the opened source profile as ICC bytes (cmsSaveProfileToMem) into `buffer` when `size`
+/// is enough; returns the size it needs (0 on error, with the reason).
+size_t kc_colour_save_source(kc_colour *colour, void *buffer, size_t size);
 /// Builds sRGB (cmsCreate_sRGBProfile) as the source: for a screen profile that is not sRGB.
 int kc_colour_open_source_srgb(kc_colour *colour);
 /// Opens an ICC profile as the target (the screen's). Without one the target is sRGB

@@ -126,7 +126,8 @@ let package = Package(
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskSystemTests", dependencies: ["KioskSystem"]),
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
-                    exclude: ["pil_reference.py", "make_formats.py", "make_colour.py"]), // run by the tests with /usr/bin/python3
+                    // run by the tests with /usr/bin/python3
+                    exclude: ["pil_reference.py", "make_formats.py", "make_colour.py"]),
         .testTarget(name: "KioskTextTests", dependencies: ["KioskText", "KioskImaging"],
                     exclude: ["pil_text.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),

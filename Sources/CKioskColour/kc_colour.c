@@ -233,7 +233,8 @@ int kc_colour_build(kc_colour *h, int layout, int intent, int alpha) {
         return fail(h, "the screen's ICC profile is not an RGB profile");
     }
     cmsUInt32Number flags = cmsFLAGS_NOCACHE | (alpha && layout == KC_COLOUR_IN_BGRA ? cmsFLAGS_COPY_ALPHA : 0);
-    cmsUInt32Number lcms_intent = intent == KC_COLOUR_RELATIVE_COLORIMETRIC ? INTENT_RELATIVE_COLORIMETRIC : INTENT_PERCEPTUAL;
+    cmsUInt32Number lcms_intent =
+        intent == KC_COLOUR_RELATIVE_COLORIMETRIC ? INTENT_RELATIVE_COLORIMETRIC : INTENT_PERCEPTUAL;
     h->transform = cmsCreateTransformTHR(h->context, h->source, input_format(layout), h->target, TYPE_BGRA_8,
                                          lcms_intent, flags);
     cmsCloseProfile(h->source);

@@ -77,7 +77,8 @@ public enum KioskApp {
         preparer.colour = settings.colour
         if settings.colour != .sRGB {
             Log.info("colours converted", detail: settings.colour.enabled
-                     ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)" : "off: stored numbers shown unconverted")
+                     ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)"
+                     : "off: stored numbers shown unconverted")
         }
         if !(display is OffscreenDisplay) { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
 

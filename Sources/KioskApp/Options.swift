@@ -30,7 +30,7 @@ public struct Settings: Sendable {
     /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
     public var maxPixels = 100_000_000
     /// `--screen-profile`, `--rendering-intent`: what pictures' colours are converted to
-    /// (docs/colour-and-animation.md).
+    /// (docs/colour.md).
     public var colour: ColourTarget = .sRGB
     /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
     public var runFor: Duration?
@@ -180,7 +180,10 @@ public enum CommandLineParser {
             }
             s.maxPixels = n
         },
-        OptionSpec(name: "--screen-profile", value: "FILE", help: "the screen's ICC profile: pictures' colours (their embedded profile, their colour description, HDR tone-mapped) are converted to it; srgb converts to sRGB, off shows the stored numbers unconverted (default srgb)") { s, v throws(UsageError) in
+        OptionSpec(name: "--screen-profile", value: "FILE",
+                   help: "the screen's ICC profile: pictures' colours (their embedded profile, their colour "
+                       + "description, HDR tone-mapped) are converted to it; srgb converts to sRGB, off shows the "
+                       + "stored numbers unconverted (default srgb)") { s, v throws(UsageError) in
             switch v {
             case "srgb", "sRGB": s.colour.screenProfile = nil; s.colour.enabled = true
             case "off": s.colour.screenProfile = nil; s.colour.enabled = false
@@ -194,7 +197,9 @@ public enum CommandLineParser {
                 }
             }
         },
-        OptionSpec(name: "--rendering-intent", value: "INTENT", help: "perceptual or relative-colorimetric: how colours outside the screen's gamut are brought in (default perceptual)") { s, v throws(UsageError) in
+        OptionSpec(name: "--rendering-intent", value: "INTENT",
+                   help: "perceptual or relative-colorimetric: how colours outside the screen's gamut are brought "
+                       + "in (default perceptual)") { s, v throws(UsageError) in
             guard let intent = ColourTarget.Intent(rawValue: v) else {
                 throw UsageError("--rendering-intent: expected perceptual or relative-colorimetric, got '\(v)'")
             }

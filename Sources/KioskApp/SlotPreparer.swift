@@ -231,7 +231,8 @@ public final class SlotPreparer: @unchecked Sendable {
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [],
                           identity: identity)
         }
-        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit, colour: colour)
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+                                    colour: colour)
         do {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,

@@ -145,10 +145,12 @@ final class ColourConversion: @unchecked Sendable {
     func convertRows16(_ rows: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int, channels: Int) {
         guard case .toneMap(let t) = engine else { return }
         func band(_ band: Range<Int>) {
-            kc_tonemap_rows16(t, rows + band.lowerBound * stride, stride, Int32(width), Int32(band.count), Int32(channels))
+            kc_tonemap_rows16(t, rows + band.lowerBound * stride, stride, Int32(width), Int32(band.count),
+                              Int32(channels))
             guard let then else { return }
             for y in band {
-                then.convert(UnsafeMutableRawPointer(rows + y * stride).assumingMemoryBound(to: UInt32.self), count: width)
+                let row = UnsafeMutableRawPointer(rows + y * stride).assumingMemoryBound(to: UInt32.self)
+                then.convert(row, count: width)
             }
         }
         if width * height >= Self.parallelPixels, height > 1, let team = Self.takeTeam() {
@@ -194,8 +196,8 @@ final class ColourConversion: @unchecked Sendable {
         case .icc(let profile):
             made = fromICC(profile, layout: layout, alpha: alpha, target: target, name: name, limit: limit)
         case .codePoints(let points):
-            made = fromCodePoints(points, layout: layout, alpha: alpha, target: target, name: name, bits: bits, hdr: hdr,
-                                  limit: limit)
+            made = fromCodePoints(points, layout: layout, alpha: alpha, target: target, name: name, bits: bits,
+                                  hdr: hdr, limit: limit)
         case .chromaticities(let c):
             made = fromPrimaries(c, curve: c.gamma.map { .gamma(1 / $0) } ?? .sRGB, what: "its cHRM and gAMA chunks",
                                  layout: layout, alpha: alpha, target: target, name: name, limit: limit)
@@ -208,7 +210,8 @@ final class ColourConversion: @unchecked Sendable {
     }
 
     /// sRGB pixels for `target`: nil for an sRGB screen, else sRGB to its profile.
-    private static func fromSRGB(target: ColourTarget, layout: PixelLayout, alpha: Bool, limit: Int) -> ColourConversion? {
+    private static func fromSRGB(target: ColourTarget, layout: PixelLayout, alpha: Bool,
+                                 limit: Int) -> ColourConversion? {
         guard let screen = target.screenProfile, layout == .bgra || layout == .gray else { return nil }
         guard let h = kc_colour_create(limit) else { return nil }
         guard kc_colour_open_source_srgb(h) == 0 else { kc_colour_destroy(h); return nil }
@@ -216,8 +219,8 @@ final class ColourConversion: @unchecked Sendable {
             .conversion
     }
 
-    private static func fromICC(_ profile: [UInt8], layout: PixelLayout, alpha: Bool, target: ColourTarget, name: String,
-                                limit: Int) -> Made {
+    private static func fromICC(_ profile: [UInt8], layout: PixelLayout, alpha: Bool, target: ColourTarget,
+                                name: String, limit: Int) -> Made {
         let sRGB = { () -> ColourConversion? in fromSRGB(target: target, layout: layout, alpha: alpha, limit: limit) }
         let shown = layout.fallback
         if profile.count > ColourDescription.maxProfileBytes {
@@ -271,12 +274,14 @@ final class ColourConversion: @unchecked Sendable {
                         + "handled; shown as sRGB")
         }
         if points.isSRGB { return Made(conversion: sRGB()) }
-        return fromPrimaries(primaries, curve: curve, what: "\(points.primariesName) (its colour code points \(points))",
+        return fromPrimaries(primaries, curve: curve,
+                             what: "\(points.primariesName) (its colour code points \(points))",
                              layout: layout, alpha: alpha, target: target, name: name, limit: limit)
     }
 
-    private static func fromPrimaries(_ c: Chromaticities, curve: CodePoints.SDRTransfer, what: String, layout: PixelLayout,
-                                      alpha: Bool, target: ColourTarget, name: String, limit: Int) -> Made {
+    private static func fromPrimaries(_ c: Chromaticities, curve: CodePoints.SDRTransfer, what: String,
+                                      layout: PixelLayout, alpha: Bool, target: ColourTarget, name: String,
+                                      limit: Int) -> Made {
         let sRGB = { () -> ColourConversion? in fromSRGB(target: target, layout: layout, alpha: alpha, limit: limit) }
         guard layout == .bgra else { return Made(conversion: sRGB()) }
         guard let h = kc_colour_create(limit) else {
@@ -309,8 +314,8 @@ final class ColourConversion: @unchecked Sendable {
                 return Made(warning: "the screen's profile cannot be used: \(reason); shown unconverted")
             }
         }
-        guard kc_colour_build(h, layout.code, target.intent == .perceptual ? Int32(KC_COLOUR_PERCEPTUAL)
-                                                      : Int32(KC_COLOUR_RELATIVE_COLORIMETRIC), alpha ? 1 : 0) == 0 else {
+        let intent = target.intent == .perceptual ? Int32(KC_COLOUR_PERCEPTUAL) : Int32(KC_COLOUR_RELATIVE_COLORIMETRIC)
+        guard kc_colour_build(h, layout.code, intent, alpha ? 1 : 0) == 0 else {
             let reason = String(cString: kc_colour_error(h))
             kc_colour_destroy(h)
             return Made(warning: "\(subject) cannot be used: \(reason); \(layout.fallback)")
@@ -327,12 +332,13 @@ final class ColourConversion: @unchecked Sendable {
         guard let h = kc_colour_create(libraryLimit) else { return nil }
         defer { kc_colour_destroy(h) }
         let (type, params) = curve(c.gamma.map { .gamma(1 / $0) } ?? .sRGB)
-        guard kc_colour_open_source_rgb(h, [c.white.x, c.white.y], [c.red.x, c.red.y, c.green.x, c.green.y, c.blue.x, c.blue.y],
-                                        type, params) == 0 else { return nil }
+        let primaries = [c.red.x, c.red.y, c.green.x, c.green.y, c.blue.x, c.blue.y]
+        guard kc_colour_open_source_rgb(h, [c.white.x, c.white.y], primaries, type, params) == 0 else { return nil }
         let size = kc_colour_save_source(h, nil, 0)
         guard size > 0 else { return nil }
         var bytes = [UInt8](repeating: 0, count: size)
-        guard bytes.withUnsafeMutableBytes({ kc_colour_save_source(h, $0.baseAddress, $0.count) }) == size else { return nil }
+        let saved = bytes.withUnsafeMutableBytes { kc_colour_save_source(h, $0.baseAddress, $0.count) }
+        guard saved == size else { return nil }
         return bytes
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 /// What an image file says about the colours its samples stand for, as its decoder read it
-/// (docs/colour-and-animation.md). Converted to the screen's space by ``ColourConversion``.
+/// (docs/colour.md). Converted to the screen's space by ``ColourConversion``.
 public enum ColourDescription: Sendable, Hashable {
     /// Nothing, or sRGB said outright (a PNG `sRGB` chunk): the samples are sRGB.
     case sRGB
@@ -80,17 +80,22 @@ public struct CodePoints: Sendable, Hashable, CustomStringConvertible {
         let d65 = XY(0.3127, 0.3290), illuminantC = XY(0.310, 0.316)
         switch primaries {
         case 1, 2: return .sRGB
-        case 4: return Chromaticities(white: illuminantC, red: XY(0.67, 0.33), green: XY(0.21, 0.71), blue: XY(0.14, 0.08))
+        case 4: return Chromaticities(white: illuminantC, red: XY(0.67, 0.33), green: XY(0.21, 0.71),
+                                      blue: XY(0.14, 0.08))
         case 5: return Chromaticities(white: d65, red: XY(0.64, 0.33), green: XY(0.29, 0.60), blue: XY(0.15, 0.06))
-        case 6, 7: return Chromaticities(white: d65, red: XY(0.630, 0.340), green: XY(0.310, 0.595), blue: XY(0.155, 0.070))
+        case 6, 7: return Chromaticities(white: d65, red: XY(0.630, 0.340), green: XY(0.310, 0.595),
+                                         blue: XY(0.155, 0.070))
         case 8: return Chromaticities(white: illuminantC, red: XY(0.681, 0.319), green: XY(0.243, 0.692),
                                       blue: XY(0.145, 0.049))
-        case 9: return Chromaticities(white: d65, red: XY(0.708, 0.292), green: XY(0.170, 0.797), blue: XY(0.131, 0.046))
+        case 9: return Chromaticities(white: d65, red: XY(0.708, 0.292), green: XY(0.170, 0.797),
+                                      blue: XY(0.131, 0.046))
         case 10: return Chromaticities(white: XY(1.0 / 3, 1.0 / 3), red: XY(1, 0), green: XY(0, 1), blue: XY(0, 0))
         case 11: return Chromaticities(white: XY(0.314, 0.351), red: XY(0.680, 0.320), green: XY(0.265, 0.690),
                                        blue: XY(0.150, 0.060))
-        case 12: return Chromaticities(white: d65, red: XY(0.680, 0.320), green: XY(0.265, 0.690), blue: XY(0.150, 0.060))
-        case 22: return Chromaticities(white: d65, red: XY(0.630, 0.340), green: XY(0.295, 0.605), blue: XY(0.155, 0.077))
+        case 12: return Chromaticities(white: d65, red: XY(0.680, 0.320), green: XY(0.265, 0.690),
+                                       blue: XY(0.150, 0.060))
+        case 22: return Chromaticities(white: d65, red: XY(0.630, 0.340), green: XY(0.295, 0.605),
+                                       blue: XY(0.155, 0.077))
         default: return nil
         }
     }

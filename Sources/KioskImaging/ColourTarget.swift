@@ -2,7 +2,7 @@
 import Glibc
 import KioskSystem
 
-/// The colour space pictures are converted to (docs/colour-and-animation.md): sRGB, or the
+/// The colour space pictures are converted to (docs/colour.md): sRGB, or the
 /// screen's own ICC profile (`--screen-profile`), with a rendering intent (`--rendering-intent`);
 /// or nothing at all (`--screen-profile off`: the stored numbers shown as they are).
 public struct ColourTarget: Sendable, Hashable {
@@ -55,7 +55,8 @@ public struct ScreenProfile: Sendable, Hashable {
             bytes = try readRegularFile(path, limit: ColourDescription.maxProfileBytes)
         } catch {
             if error.errno == EFBIG {
-                throw .corrupt(path: path, reason: "larger than \(byteSize(ColourDescription.maxProfileBytes)), too large for an ICC profile")
+                let limit = byteSize(ColourDescription.maxProfileBytes)
+                throw .corrupt(path: path, reason: "larger than \(limit), too large for an ICC profile")
             }
             throw .unreadable(path: path, errno: error.errno)
         }

@@ -58,7 +58,8 @@ enum HDRToneMap {
             for i in 0..<9 { m[i] = matrix[i] }
         }
         guard let table = kc_tonemap_create(&params, Int32(bits)) else {
-            return .failure("cannot build the HDR tone map (\(bits)-bit samples, peak \(Int(peak)) cd/m²); shown as sRGB")
+            return .failure("cannot build the HDR tone map (\(bits)-bit samples, peak \(Int(peak)) cd/m²); "
+                            + "shown as sRGB")
         }
         let curve = points.transfer == CodePoints.pq ? "PQ" : "HLG"
         return .success(Map(table: table, bytes: Int(kc_tonemap_bytes(table)),

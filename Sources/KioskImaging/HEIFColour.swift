@@ -10,20 +10,24 @@ import Glibc
 struct HEIFColourFunctions: @unchecked Sendable {
     typealias Handle = OpaquePointer
     typealias Image = OpaquePointer
+    /// Where libheif puts the `nclx` profile it allocates.
+    typealias NCLXOut = UnsafeMutablePointer<UnsafeMutablePointer<heif_color_profile_nclx>?>?
+    /// Where libheif writes the `mdcv` values.
+    typealias MasteringOut = UnsafeMutablePointer<heif_mastering_display_colour_volume>?
 
     let handleProfileType: @convention(c) (Handle?) -> heif_color_profile_type
     let handleRawProfileSize: @convention(c) (Handle?) -> Int
     let handleRawProfile: @convention(c) (Handle?, UnsafeMutableRawPointer?) -> heif_error
-    let handleNCLX: @convention(c) (Handle?, UnsafeMutablePointer<UnsafeMutablePointer<heif_color_profile_nclx>?>?) -> heif_error
+    let handleNCLX: @convention(c) (Handle?, NCLXOut) -> heif_error
     let imageProfileType: @convention(c) (Image?) -> heif_color_profile_type
     let imageRawProfileSize: @convention(c) (Image?) -> Int
     let imageRawProfile: @convention(c) (Image?, UnsafeMutableRawPointer?) -> heif_error
-    let imageNCLX: @convention(c) (Image?, UnsafeMutablePointer<UnsafeMutablePointer<heif_color_profile_nclx>?>?) -> heif_error
+    let imageNCLX: @convention(c) (Image?, NCLXOut) -> heif_error
     let nclxFree: @convention(c) (UnsafeMutablePointer<heif_color_profile_nclx>?) -> Void
     let hasContentLightLevel: @convention(c) (Image?) -> Int32
     let contentLightLevel: @convention(c) (Image?, UnsafeMutablePointer<heif_content_light_level>?) -> Void
     let hasMasteringDisplay: @convention(c) (Image?) -> Int32
-    let masteringDisplay: @convention(c) (Image?, UnsafeMutablePointer<heif_mastering_display_colour_volume>?) -> Void
+    let masteringDisplay: @convention(c) (Image?, MasteringOut) -> Void
 
     /// The functions, or nil when libheif cannot be opened or lacks one of them.
     static let shared: HEIFColourFunctions? = load()
@@ -33,17 +37,20 @@ struct HEIFColourFunctions: @unchecked Sendable {
         func symbol<T>(_ name: String, _ type: T.Type) -> T? {
             dlsym(library, name).map { unsafeBitCast($0, to: type) }
         }
-        typealias NCLXOut = UnsafeMutablePointer<UnsafeMutablePointer<heif_color_profile_nclx>?>?
-        guard let a = symbol("heif_image_handle_get_color_profile_type", (@convention(c) (Handle?) -> heif_color_profile_type).self),
+        guard let a = symbol("heif_image_handle_get_color_profile_type",
+                             (@convention(c) (Handle?) -> heif_color_profile_type).self),
               let b = symbol("heif_image_handle_get_raw_color_profile_size", (@convention(c) (Handle?) -> Int).self),
               let c = symbol("heif_image_handle_get_raw_color_profile",
                              (@convention(c) (Handle?, UnsafeMutableRawPointer?) -> heif_error).self),
-              let d = symbol("heif_image_handle_get_nclx_color_profile", (@convention(c) (Handle?, NCLXOut) -> heif_error).self),
-              let e = symbol("heif_image_get_color_profile_type", (@convention(c) (Image?) -> heif_color_profile_type).self),
+              let d = symbol("heif_image_handle_get_nclx_color_profile",
+                             (@convention(c) (Handle?, NCLXOut) -> heif_error).self),
+              let e = symbol("heif_image_get_color_profile_type",
+                             (@convention(c) (Image?) -> heif_color_profile_type).self),
               let f = symbol("heif_image_get_raw_color_profile_size", (@convention(c) (Image?) -> Int).self),
               let g = symbol("heif_image_get_raw_color_profile",
                              (@convention(c) (Image?, UnsafeMutableRawPointer?) -> heif_error).self),
-              let h = symbol("heif_image_get_nclx_color_profile", (@convention(c) (Image?, NCLXOut) -> heif_error).self),
+              let h = symbol("heif_image_get_nclx_color_profile",
+                             (@convention(c) (Image?, NCLXOut) -> heif_error).self),
               let i = symbol("heif_nclx_color_profile_free",
                              (@convention(c) (UnsafeMutablePointer<heif_color_profile_nclx>?) -> Void).self),
               let j = symbol("heif_image_has_content_light_level", (@convention(c) (Image?) -> Int32).self),
@@ -51,7 +58,7 @@ struct HEIFColourFunctions: @unchecked Sendable {
                              (@convention(c) (Image?, UnsafeMutablePointer<heif_content_light_level>?) -> Void).self),
               let l = symbol("heif_image_has_mastering_display_colour_volume", (@convention(c) (Image?) -> Int32).self),
               let m = symbol("heif_image_get_mastering_display_colour_volume",
-                             (@convention(c) (Image?, UnsafeMutablePointer<heif_mastering_display_colour_volume>?) -> Void).self)
+                             (@convention(c) (Image?, MasteringOut) -> Void).self)
         else { return nil }
         return HEIFColourFunctions(handleProfileType: a, handleRawProfileSize: b, handleRawProfile: c, handleNCLX: d,
                                    imageProfileType: e, imageRawProfileSize: f, imageRawProfile: g, imageNCLX: h,
@@ -65,7 +72,8 @@ struct HEIFColourFunctions: @unchecked Sendable {
     /// stream carried, HEVC's VUI, when the file has no `colr`). `.sRGB` for none; a profile
     /// over ``ColourDescription/maxProfileBytes`` is not copied, and its size is the second value.
     func description(handle: Handle? = nil, image: Image? = nil) -> (ColourDescription, oversized: Int?) {
-        let type = handle.map { handleProfileType($0) } ?? image.map { imageProfileType($0) } ?? heif_color_profile_type_not_present
+        let type = handle.map { handleProfileType($0) } ?? image.map { imageProfileType($0) }
+            ?? heif_color_profile_type_not_present
         switch type {
         case heif_color_profile_type_prof, heif_color_profile_type_rICC:
             let size = handle.map { handleRawProfileSize($0) } ?? image.map { imageRawProfileSize($0) } ?? 0
@@ -84,7 +92,8 @@ struct HEIFColourFunctions: @unchecked Sendable {
             let p = nclx.pointee
             return (.codePoints(CodePoints(primaries: Int(p.color_primaries.rawValue),
                                            transfer: Int(p.transfer_characteristics.rawValue),
-                                           matrix: Int(p.matrix_coefficients.rawValue), fullRange: p.full_range_flag != 0)),
+                                           matrix: Int(p.matrix_coefficients.rawValue),
+                                           fullRange: p.full_range_flag != 0)),
                     nil)
         default:
             return (.sRGB, nil)

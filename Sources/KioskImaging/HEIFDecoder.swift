@@ -217,7 +217,8 @@ final class HEIFImage {
         let pictures = MemoryUse(what: "the codec's pictures (as large again)", bytes: ycbcr.bytes)
         let alpha = MemoryUse(what: "the alpha plane", bytes: hasAlpha ? MemoryUse.product(storedWidth, storedHeight, sampleBytes) : 0)
         let rgba = hdr16
-            ? MemoryUse(what: "the RGB image at 16 bits a sample (\(width)x\(height) pixels, \(2 * channels) bytes each)",
+            ? MemoryUse(what: "the RGB image at 16 bits a sample (\(width)x\(height) pixels, "
+                            + "\(2 * channels) bytes each)",
                         bytes: MemoryUse.product(width, height, 2 * channels))
             : MemoryUse.image(width: width, height: height, "the RGBA image")
         var phases = [[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba]]
@@ -248,7 +249,8 @@ final class HEIFImage {
               outWidth > 0, outHeight > 0, Int(stride) >= outWidth * (hdr16 ? 2 * channels : 4),
               hdr16 ? range > 8 && range <= 16 : range == 8 else {
             lib.imageRelease(decoded)
-            throw .corrupt(path: name, reason: hdr16 ? "libheif gave no 16-bit RGB image" : "libheif gave no 8-bit RGBA image")
+            throw .corrupt(path: name,
+                           reason: hdr16 ? "libheif gave no 16-bit RGB image" : "libheif gave no 8-bit RGBA image")
         }
         let result = HEIFImage(library: lib, image: decoded, plane: plane, stride: Int(stride), width: outWidth, height: outHeight,
                                hasAlpha: hasAlpha)
@@ -267,7 +269,8 @@ final class HEIFImage {
         result.warnings = made.warning.map { [$0] } ?? []
         if hdr16 {
             if let conversion = made.conversion, conversion.isToneMap {
-                conversion.convertRows16(plane, stride: Int(stride), width: outWidth, height: outHeight, channels: channels)
+                conversion.convertRows16(plane, stride: Int(stride), width: outWidth, height: outHeight,
+                                         channels: channels)
             } else {
                 result.reduceRows16(bits: range, channels: channels)
             }
@@ -297,7 +300,8 @@ final class HEIFImage {
                     let r = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels]) >> shift)
                     let g = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 1]) >> shift)
                     let b = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 2]) >> shift)
-                    let a = channels == 4 ? UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 3]) >> shift) : 0xFF
+                    let a = channels == 4
+                        ? UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 3]) >> shift) : 0xFF
                     // Pixel x's 4 bytes end before pixel x + 1's samples begin (6 or 8 bytes a pixel).
                     row[x * 4] = b; row[x * 4 + 1] = g; row[x * 4 + 2] = r; row[x * 4 + 3] = a
                 }

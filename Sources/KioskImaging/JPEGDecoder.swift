@@ -176,7 +176,8 @@ final class JPEGHandle: RowSource {
                 iccProblem = "its ICC profile segments hold \(byteSize(header.icc_length)), over the "
                     + "\(byteSize(ColourDescription.maxProfileBytes)) limit; shown as sRGB"
             case KC_JPEG_ICC_MALFORMED:
-                iccProblem = "its ICC profile segments (APP2 ICC_PROFILE) are numbered wrongly or incomplete; shown as sRGB"
+                iccProblem = "its ICC profile segments (APP2 ICC_PROFILE) are numbered wrongly or incomplete; "
+                    + "shown as sRGB"
             default:
                 iccProblem = nil
             }

@@ -140,7 +140,8 @@ final class PNGHandle: RowSource {
     private static func description(_ h: kc_png_header) -> ColourDescription {
         if h.has_cicp != 0 {
             let c = h.cicp
-            return .codePoints(CodePoints(primaries: Int(c.0), transfer: Int(c.1), matrix: Int(c.2), fullRange: c.3 != 0))
+            return .codePoints(CodePoints(primaries: Int(c.0), transfer: Int(c.1), matrix: Int(c.2),
+                                          fullRange: c.3 != 0))
         }
         if let icc = h.icc { return .icc(Array(UnsafeBufferPointer(start: icc, count: h.icc_length))) }
         if h.has_srgb != 0 || h.has_chrm == 0 { return .sRGB }
@@ -217,7 +218,8 @@ final class PNGHandle: RowSource {
     /// the picture is then shown as sRGB) and the colour conversion's.
     var warnings: [String] {
         let library = collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) }.compactMap {
-            $0.hasPrefix("iCCP") ? ColourConversion.warnOnce(name: name, $0 + " (its ICC profile is not used; shown as sRGB)") : $0
+            $0.hasPrefix("iCCP")
+                ? ColourConversion.warnOnce(name: name, $0 + " (its ICC profile is not used; shown as sRGB)") : $0
         }
         return library + (colourWarning.map { [$0] } ?? [])
     }

@@ -32,7 +32,8 @@ enum WebPDecoder {
         let stored = try decodeStored(source, name: name, options: options)
         let upright = try stored.orientation.upright(stored.bitmap, name: name)
         return DecodedImage(bitmap: upright, sourceWidth: stored.width, sourceHeight: stored.height,
-                            orientation: stored.orientation, scaleNumerator: 8, warnings: stored.warnings, format: .webp)
+                            orientation: stored.orientation, scaleNumerator: 8, warnings: stored.warnings,
+                            format: .webp)
     }
 
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for a WebP: decoded
@@ -120,7 +121,9 @@ enum WebPDecoder {
         let image = MemoryUse.image(width: out.width, height: out.height,
                                     out.width == width ? "the decoded image" : "the decoded image at its placed size")
         // The profile is copied out only when it is within the limit.
-        let oversized = container.icc.flatMap { ColourConversion.oversizedProfile($0.count, name: name, options: options) }
+        let oversized = container.icc.flatMap {
+            ColourConversion.oversizedProfile($0.count, name: name, options: options)
+        }
         let colour = container.icc.map { oversized == nil ? ColourDescription.icc(Array(bytes[$0])) : .sRGB } ?? .sRGB
         let others = MemoryUse.total([EncodedBytes.memoryUse(file.heldBytes), library, alphaPlane, image])
         var made = ColourConversion.make(colour, alpha: hasAlpha, target: options.colour, name: name,

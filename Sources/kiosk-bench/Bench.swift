@@ -129,7 +129,8 @@ final class Bench {
             return failures == 0 ? 0 : 1
         }
         if settings.colourOnly {
-            section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted (medians of \(settings.quick ? 3 : 7))")
+            section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                    + "(medians of \(settings.quick ? 3 : 7))")
             colourCost(volna: volna, vips: tool("vips"))
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
             printTable()
@@ -282,7 +283,8 @@ final class Bench {
         section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
         textCost()
 
-        section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted (medians of \(settings.quick ? 3 : 7))")
+        section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                + "(medians of \(settings.quick ? 3 : 7))")
         colourCost(volna: volna, vips: vips)
 
         let load1 = firstLine(readTextFile("/proc/loadavg"))

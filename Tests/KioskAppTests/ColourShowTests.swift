@@ -23,14 +23,16 @@ import Testing
             for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
         }
         crc ^= 0xFFFF_FFFF
-        let chunk = [0, 0, 0, 4] + kind + data + [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)]
+        let crcBytes = [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)]
+        let chunk = [0, 0, 0, 4] + kind + data + crcBytes
         bytes.insert(contentsOf: chunk, at: 33)  // after the signature and IHDR
         let path = dir + "/p3.png"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
 
-    private static func show(_ arguments: [String], dir: String) throws -> (status: Int32, stderr: String, frame: Bitmap?) {
+    private static func show(_ arguments: [String],
+                             dir: String) throws -> (status: Int32, stderr: String, frame: Bitmap?) {
         let frames = dir + "/frames-\(UUID().uuidString)"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: kioskExecutable())
@@ -41,7 +43,8 @@ import Testing
         try process.run()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let first = (try? FileManager.default.contentsOfDirectory(atPath: frames))?.filter { $0.hasPrefix("frame-") }.sorted().first
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: frames)) ?? []
+        let first = written.filter { $0.hasPrefix("frame-") }.sorted().first
         let frame = try first.map { try ImageDecoder.decode(path: frames + "/" + $0).bitmap }
         return (process.terminationStatus, stderr, frame)
     }
@@ -65,13 +68,15 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let missing = try Self.show(["--screen-profile", dir + "/none.icc", "x.png"], dir: dir)
         #expect(missing.status == 64)
-        #expect(missing.stderr.contains("--screen-profile") && missing.stderr.contains(dir + "/none.icc"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("--screen-profile") && missing.stderr.contains(dir + "/none.icc"),
+                "\(missing.stderr)")
         let notICC = dir + "/text.icc"
         try Data("not a profile".utf8).write(to: URL(fileURLWithPath: notICC))
         let bad = try Self.show(["--screen-profile", notICC, "x.png"], dir: dir)
         #expect(bad.status == 64)
         #expect(bad.stderr.contains(notICC), "\(bad.stderr)")
         let intent = try Self.show(["--rendering-intent", "saturation", "x.png"], dir: dir)
-        #expect(intent.status == 64 && intent.stderr.contains("perceptual or relative-colorimetric"), "\(intent.stderr)")
+        #expect(intent.status == 64 && intent.stderr.contains("perceptual or relative-colorimetric"),
+                "\(intent.stderr)")
     }
 }

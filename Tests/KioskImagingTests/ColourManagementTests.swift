@@ -20,11 +20,14 @@ enum ColourFiles {
         process.arguments = [script, out]
         let err = Pipe()
         process.standardError = err
-        do { try process.run() } catch { return .failure(Failure(description: "cannot run make_colour.py: \(error)")) }
+        do { try process.run() } catch {
+            return .failure(Failure(description: "cannot run make_colour.py: \(error)"))
+        }
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            return .failure(Failure(description: "make_colour.py failed (deploy/apt-deps.sh --tests installs its tools): \(message)"))
+            return .failure(Failure(description: "make_colour.py failed (deploy/apt-deps.sh --tests installs its "
+                                    + "tools): \(message)"))
         }
         return .success(out)
     }()
@@ -45,11 +48,15 @@ enum ColourFiles {
     }()
 
     static func points(_ name: String) throws -> [[Int]] {
-        guard let points = try expected.get()[name] else { throw Failure(description: "no expected pixels for \(name)") }
+        guard let points = try expected.get()[name] else {
+            throw Failure(description: "no expected pixels for \(name)")
+        }
         return points
     }
 
-    static func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: try path(name)))) }
+    static func bytes(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: URL(fileURLWithPath: try path(name))))
+    }
 }
 
 /// R, G, B of a pixel.
@@ -60,12 +67,13 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
     expected.compactMap { e in
         let got = rgb(bitmap[e[0], e[1]])
         let want = Array(e[2...4])
-        return zip(got, want).allSatisfy({ abs($0 - $1) <= tolerance }) ? nil : "(\(e[0]),\(e[1])): \(got) expected \(want)"
+        let close = zip(got, want).allSatisfy { abs($0 - $1) <= tolerance }
+        return close ? nil : "(\(e[0]),\(e[1])): \(got) expected \(want)"
     }
 }
 
 @Suite struct ColourManagementTests {
-    /// The issue's own numbers: Display P3 red (200,40,40) is sRGB (218,0,26), Adobe RGB cyan
+    /// The figures of docs/colour.md: Display P3 red (200,40,40) is sRGB (218,0,26), Adobe RGB cyan
     /// (60,200,200) is (0,201,201); unconverted they stay as stored.
     @Test func displayP3RedAndAdobeCyanReachSRGB() throws {
         let p3 = try ImageDecoder.decode(path: ColourFiles.path("p3.png")).bitmap
@@ -93,7 +101,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
         let whole = misses(decoded.bitmap, expected, tolerance: tolerance)
         #expect(whole.isEmpty, "\(name) decoded whole: \(whole)")
         let frame = Bitmap(width: decoded.bitmap.width, height: decoded.bitmap.height)
-        _ = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fill, background: RGBColor(red: 0, green: 0, blue: 0))
+        _ = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fill,
+                                          background: RGBColor(red: 0, green: 0, blue: 0))
         let fitted = misses(frame, expected, tolerance: tolerance)
         #expect(fitted.isEmpty, "\(name) fitted: \(fitted)")
     }
@@ -111,7 +120,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
     @Test func cmykWithAndWithoutAProfile() throws {
         let profiled = try ImageDecoder.decode(path: ColourFiles.path("cmyk.jpg")).bitmap
         let plain = try ImageDecoder.decode(path: ColourFiles.path("cmyk-plain.jpg")).bitmap
-        let unconverted = try ImageDecoder.decode(path: ColourFiles.path("cmyk.jpg"), options: DecodeOptions(colour: .off)).bitmap
+        let unconverted = try ImageDecoder.decode(path: ColourFiles.path("cmyk.jpg"),
+                                                  options: DecodeOptions(colour: .off)).bitmap
         #expect(maxDifference(plain, unconverted) == 0, "without a profile, the naive formula")
         #expect(maxDifference(profiled, plain) > 30, "the profile's inks, not the formula")
     }
@@ -124,7 +134,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
         let path = dir + "/bad.jpg"
         try FileManager.default.copyItem(atPath: ColourFiles.path("bad-icc.jpg"), toPath: path)
         let first = try ImageDecoder.decode(path: path)
-        #expect(first.warnings.contains { $0.contains("ICC profile") && $0.contains("shown as sRGB") }, "\(first.warnings)")
+        #expect(first.warnings.contains { $0.contains("ICC profile") && $0.contains("shown as sRGB") },
+                "\(first.warnings)")
         let again = try ImageDecoder.decode(path: path)
         #expect(!again.warnings.contains { $0.contains("ICC profile") }, "\(again.warnings)")
         let plain = try ImageDecoder.decode(path: ColourFiles.path("plain.jpg")).bitmap
@@ -183,7 +194,9 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
                 "\(smaller.warnings)")
         let plain = try ImageDecoder.decode(path: ColourFiles.path("cmyk-plain.jpg")).bitmap
         #expect(maxDifference(smaller.bitmap, plain) == 0)
-        #expect(throws: ImageError.self) { try ImageDecoder.decode(path: path, options: DecodeOptions(maxDecoderBytes: 64 << 10)) }
+        #expect(throws: ImageError.self) {
+            try ImageDecoder.decode(path: path, options: DecodeOptions(maxDecoderBytes: 64 << 10))
+        }
     }
 
     /// With the screen's own profile every picture is converted to it, untagged ones (sRGB) too.
@@ -205,7 +218,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
     @Test func referenceWhiteIsNearWhite() throws {
         let mapped = try ImageDecoder.decode(path: ColourFiles.path("pq10.avif")).bitmap
         #expect(rgb(mapped[28, 4]) == [229, 229, 229])
-        let off = try ImageDecoder.decode(path: ColourFiles.path("pq10.avif"), options: DecodeOptions(colour: .off)).bitmap
+        let off = try ImageDecoder.decode(path: ColourFiles.path("pq10.avif"),
+                                          options: DecodeOptions(colour: .off)).bitmap
         #expect(rgb(off[28, 4])[0] < 160, "\(rgb(off[28, 4]))")
     }
 
@@ -227,7 +241,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
             }
         }
         #expect(highlights.count > 8)
-        #expect(zip(highlights, highlights.dropFirst()).allSatisfy { $0 < $1 }, "rolled off, not clipped: \(highlights)")
+        #expect(zip(highlights, highlights.dropFirst()).allSatisfy { $0 < $1 },
+                "rolled off, not clipped: \(highlights)")
         #expect(highlights.last! >= 220 && highlights.last! < 255, "\(highlights)")
     }
 
@@ -238,7 +253,9 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.copyItem(atPath: ColourFiles.path("pq10-absurd.avif"), toPath: dir + "/absurd.avif")
         let absurd = try ImageDecoder.decode(path: dir + "/absurd.avif")  // its own name: its first decode
-        #expect(absurd.warnings.contains { $0.contains("MaxCLL of 65535 cd/m²") && $0.contains("mastering display peak of 429497") },
+        #expect(absurd.warnings.contains {
+                    $0.contains("MaxCLL of 65535 cd/m²") && $0.contains("mastering display peak of 429497")
+                },
                 "\(absurd.warnings)")
         let plain = try ImageDecoder.decode(path: ColourFiles.path("pq10.avif")).bitmap
         #expect(maxDifference(absurd.bitmap, plain) == 0)
@@ -250,7 +267,8 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
 /// A copy of `profile` grown to `size` bytes (zeros after its tags, the header's size field set).
 private func padded(_ profile: [UInt8], to size: Int) -> [UInt8] {
     var p = profile + [UInt8](repeating: 0, count: size - profile.count)
-    p[0] = UInt8(size >> 24); p[1] = UInt8((size >> 16) & 0xFF); p[2] = UInt8((size >> 8) & 0xFF); p[3] = UInt8(size & 0xFF)
+    p[0] = UInt8(size >> 24); p[1] = UInt8((size >> 16) & 0xFF)
+    p[2] = UInt8((size >> 8) & 0xFF); p[3] = UInt8(size & 0xFF)
     return p
 }
 
@@ -264,7 +282,8 @@ extension JPEGFiles {
         for i in 0..<count {
             let part = profile[(i * chunk)..<min(profile.count, (i + 1) * chunk)]
             let length = 2 + 14 + part.count
-            segments += [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("ICC_PROFILE".utf8) + [0, UInt8(i + 1), UInt8(count)]
+            segments += [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("ICC_PROFILE".utf8)
+            segments += [0, UInt8(i + 1), UInt8(count)]
             segments += part
         }
         return Array(jpeg[0..<2]) + segments + Array(jpeg[2...])

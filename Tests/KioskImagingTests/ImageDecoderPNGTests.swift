@@ -119,7 +119,8 @@ extension ImageDecoderPNGTests {
         // iCCP: name, NUL, method 0, then bytes that are not a zlib stream.
         let iccp = pngChunk("iCCP", Array("broken".utf8) + [0, 0] + [0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02])
         let skipped = try ImageDecoder.decode(bytes: inserting(iccp), name: "iccp.png")
-        #expect(skipped.warnings.contains { $0.hasPrefix("iCCP") && $0.contains("shown as sRGB") }, "\(skipped.warnings)")
+        #expect(skipped.warnings.contains { $0.hasPrefix("iCCP") && $0.contains("shown as sRGB") },
+                "\(skipped.warnings)")
         #expect(maxDifference(skipped.bitmap, clean.bitmap) == 0)
         let again = try ImageDecoder.decode(bytes: inserting(iccp), name: "iccp.png")
         #expect(again.warnings.isEmpty, "\(again.warnings)")

@@ -21,6 +21,7 @@ let fuzzTargets: [(name: String, run: FuzzTarget, what: String)] = [
     ("webp", fuzzWebP, "WebP bytes to a fitted frame"),
     ("gif", fuzzGIF, "GIF bytes to a fitted frame"),
     ("heif", fuzzHEIF, "HEIF/AVIF bytes to a fitted frame (libheif)"),
+    ("icc", fuzzICC, "ICC profile bytes through Little CMS: embedded in each pixel layout, and as the screen's"),
     ("touch", fuzzTouch, "evdev events (any type, code, value; SYN_DROPPED anywhere) through the decoder and the gesture recogniser"),
 ]
 

@@ -106,12 +106,14 @@ final class ColourConversion: @unchecked Sendable {
     /// when there are at least ``parallelPixels`` the rows are split over every CPU
     /// (``KioskSystem/ParallelRows``, one team for all conversions; a conversion that finds it
     /// busy runs on its own thread).
-    func convertRows(_ rows: Int, width: Int, row: (Int) -> UnsafeMutablePointer<UInt32>) {
+    /// `row` is `@escaping` because the team's threads call it (``KioskSystem/ParallelRows``);
+    /// it is not kept after the return.
+    func convertRows(_ rows: Int, width: Int, row: @escaping (Int) -> UnsafeMutablePointer<UInt32>) {
         guard rows > 0, width > 0 else { return }
         if rows * width >= Self.parallelPixels, rows > 1, let team = Self.takeTeam() {
             defer { Self.giveBack(team) }
             team.splitRows(rows, granularity: 1) { band in
-                for y in band { convert(row(y), count: width) }
+                for y in band { self.convert(row(y), count: width) }
             }
             return
         }

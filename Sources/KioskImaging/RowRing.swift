@@ -116,9 +116,10 @@ final class RowRing {
             }
             try source.readRows(batch, count: n)
             if let conversion, !columns.isEmpty {
-                let first = next
+                let first = next, storage = storage, capacity = capacity, width = width
+                let start = columns.lowerBound
                 conversion.convertRows(target - first, width: columns.count) { k in
-                    storage + ((first + k) % capacity) * width + columns.lowerBound
+                    storage + ((first + k) % capacity) * width + start
                 }
             }
             if let background, !columns.isEmpty {

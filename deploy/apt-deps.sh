@@ -13,15 +13,16 @@
 # virtio-gpu output.)
 # (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
 # manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms out of
-# tree, Tests/kernel/vkms/.)
+# tree, Tests/kernel/vkms/; mosquitto and mosquitto-clients: the MQTT tests' broker and its
+# mosquitto_sub, mosquitto_pub and mosquitto_passwd.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc/avifenc that make its WebP, HEIC and AVIF).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base mosquitto mosquitto-clients" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples libavif-bin gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

@@ -5,6 +5,7 @@ import KioskContent
 import KioskCore
 import KioskImaging
 import KioskInput
+import KioskMQTT
 import KioskSystem
 import KioskText
 
@@ -85,10 +86,33 @@ public struct Settings: Sendable {
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
+    /// `--mqtt` and the options around it (docs/mqtt.md); `mqtt.url` nil: no MQTT.
+    public var mqtt = MQTTSettings()
     public var showHelp = false
     /// `--version`: print ``KioskVersion/report`` and exit.
     public var showVersion = false
 
+    public init() {}
+}
+
+/// The MQTT options (docs/mqtt.md), read into ``MQTTConfiguration`` at the start
+/// (``KioskApp/openMQTT(_:)``).
+public struct MQTTSettings: Sendable {
+    /// `--mqtt URL`: the broker.
+    public var url: BrokerURL?
+    /// `--mqtt-password-file PATH`.
+    public var passwordFile: String?
+    /// `--mqtt-id ID` (default: host name and machine ID, ``MQTTConfiguration/defaultDeviceID(hostname:machineID:)``).
+    public var deviceID: String?
+    /// `--mqtt-prefix TOPIC` (default `kiosk-carousel/ID`).
+    public var topicPrefix: String?
+    /// `--mqtt-discovery PREFIX|none` (default `homeassistant`).
+    public var discoveryPrefix: String? = "homeassistant"
+    /// `--mqtt-cert PATH`, `--mqtt-key PATH`.
+    public var certificate: String?
+    public var key: String?
+    /// `--mqtt-outbox N`: most events kept for the broker.
+    public var outboxLimit = 10_000
     public init() {}
 }
 
@@ -208,7 +232,11 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
+        OptionSpec(name: "--manifest", value: "URL",
+                   help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one"
+                       + " and its images are kept for offline starts; {hostname} and {machine-id} in URL are"
+                       + " replaced by the device's") { s, v throws(UsageError) in
+            let v = try expandDevicePlaceholders(v, option: "--manifest")
             if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
             guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
             s.manifest = url
@@ -277,6 +305,68 @@ public enum CommandLineParser {
         OptionSpec(name: "--wake-minutes", value: "N", help: "a touch on a screen --display-off switched off lights it for N minutes (0 ... 1440; 0: touches do nothing then; the waking touch is no tap) (default 2)") { s, v throws(UsageError) in
             guard let n = Int(v), (0...1440).contains(n) else { throw UsageError("--wake-minutes: expected minutes in 0...1440, got '\(v)'") }
             s.wakeMinutes = n
+        },
+        OptionSpec(name: "--mqtt", value: "URL",
+                   help: "publish events and status to an MQTT broker and take commands from it, with Home Assistant"
+                       + " discovery: mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts:// for TLS, verified against the"
+                       + " system's CAs and --ca-file (see docs/mqtt.md) (default none)") { s, v throws(UsageError) in
+            guard v != "none" else { s.mqtt.url = nil; return }
+            do throws(MQTTError) { s.mqtt.url = try BrokerURL.parse(v) } catch { throw UsageError(error.description) }
+        },
+        OptionSpec(name: "--mqtt-password-file", value: "PATH",
+                   help: "read the broker password from the first line of PATH (e.g. systemd's %d/mqtt-password with"
+                       + " LoadCredential=), so it stays out of ps and the unit; $KIOSK_MQTT_PASSWORD works too") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else {
+                throw UsageError("--mqtt-password-file: expected an absolute path, got '\(v)'")
+            }
+            s.mqtt.passwordFile = v
+        },
+        OptionSpec(name: "--mqtt-id", value: "ID",
+                   help: "the device's MQTT client ID and Home Assistant device ID, 1...64 of [A-Za-z0-9_-] (default:"
+                       + " the host name and the first 8 digits of /etc/machine-id)") { s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkDeviceID(v)
+            } catch { throw UsageError(error.description) }
+            s.mqtt.deviceID = v
+        },
+        OptionSpec(name: "--mqtt-prefix", value: "TOPIC",
+                   help: "the topic every topic of this device starts with (default kiosk-carousel/ID)") {
+            s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v)
+            } catch { throw UsageError(error.description) }
+            s.mqtt.topicPrefix = v
+        },
+        OptionSpec(name: "--mqtt-discovery", value: "PREFIX",
+                   help: "Home Assistant's discovery prefix, or none for no discovery configs"
+                       + " (default homeassistant)") {
+            s, v throws(UsageError) in
+            guard v != "none" else { s.mqtt.discoveryPrefix = nil; return }
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v, option: "--mqtt-discovery")
+            } catch { throw UsageError(error.description) }
+            s.mqtt.discoveryPrefix = v
+        },
+        OptionSpec(name: "--mqtt-cert", value: "PATH",
+                   help: "PEM client certificate for mqtts:// (with --mqtt-key)") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--mqtt-cert: expected an absolute path, got '\(v)'") }
+            s.mqtt.certificate = v
+        },
+        OptionSpec(name: "--mqtt-key", value: "PATH",
+                   help: "the PEM private key of --mqtt-cert, without a passphrase") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--mqtt-key: expected an absolute path, got '\(v)'") }
+            s.mqtt.key = v
+        },
+        OptionSpec(name: "--mqtt-outbox", value: "N",
+                   help: "most events kept on disk (in the state directory) while the broker is away; past it the"
+                       + " oldest are dropped and counted (default 10000)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...1_000_000).contains(n) else {
+                throw UsageError("--mqtt-outbox: expected events 1...1000000, got '\(v)'")
+            }
+            s.mqtt.outboxLimit = n
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
         OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },
@@ -369,6 +459,12 @@ public enum CommandLineParser {
                 throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")
             }
         }
+        if (settings.mqtt.certificate == nil) != (settings.mqtt.key == nil) {
+            throw UsageError("--mqtt-cert and --mqtt-key go together: give both or neither")
+        }
+        if settings.mqtt.certificate != nil, settings.mqtt.url?.tls != true {
+            throw UsageError("--mqtt-cert: a client certificate needs an mqtts:// broker URL")
+        }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
         }
@@ -434,7 +530,8 @@ extension CommandLineParser {
     /// `overlay-format %a %-d %b`, `display-off 22:00-07:00, 12:00-13:00`) and paths, which may
     /// hold spaces (as `source` does). Every other option takes one word.
     static let freeTextOptions: Set<String> = ["touch-calibration", "on-tap", "overlay-format", "display-off",
-                                               "display", "input", "cache-dir", "state-dir", "ca-file", "control"]
+                                               "display", "input", "cache-dir", "state-dir", "ca-file", "control",
+                                               "mqtt-password-file", "mqtt-cert", "mqtt-key"]
 
     /// The largest configuration file read, in bytes.
     static let configFileLimit = 1 << 20
@@ -520,6 +617,30 @@ extension CommandLineParser {
             }
         }
         if !sources.isEmpty { settings.sources = sources }
+    }
+}
+
+/// `text` with `{hostname}` and `{machine-id}` replaced by the device's (``DeviceIdentity``), the
+/// host name percent-encoded outside RFC 3986's unreserved characters. A placeholder whose value
+/// cannot be read is a ``UsageError`` naming `option`.
+func expandDevicePlaceholders(_ text: String, option: String) throws(UsageError) -> String {
+    do {
+        return try DeviceIdentity.expand(text, hostname: { () throws(SystemError) -> String in
+            guard let name = DeviceIdentity.hostname() else {
+                throw SystemError(operation: "gethostname", path: "{hostname}", errno: errno == 0 ? ENOENT : errno)
+            }
+            var encoded = ""
+            for c in name.utf8 {
+                let unreserved = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c)
+                    || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+                let hex = String(c, radix: 16, uppercase: true)
+                encoded += unreserved ? String(UnicodeScalar(c)) : "%" + (c < 16 ? "0" : "") + hex
+            }
+            return encoded
+        }, machineID: { () throws(SystemError) -> String in try DeviceIdentity.machineID() })
+    } catch {
+        let placeholder = error.path == "{hostname}" ? "{hostname}" : "{machine-id}"
+        throw UsageError("\(option): cannot fill in \(placeholder): \(error)")
     }
 }
 

@@ -63,7 +63,7 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 /// the loader's reason, and the others are listed as before.
 @Test func versionListsEveryLibraryWithItsVersion() throws {
     let names = ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libcurl", "libcrypto",
-                 "libjansson", "FreeType", "HarfBuzz", "fontconfig"]
+                 "libjansson", "FreeType", "HarfBuzz", "fontconfig", "libmosquitto"]
     func line(_ name: String, in text: String) -> String {
         text.split(separator: "\n").map(String.init).first { $0.hasPrefix(name + " ") } ?? ""
     }

@@ -11,18 +11,19 @@
 # and e2fsprogs: the system suite makes a Debian 12 disk image with the .deb installed and
 # boots it; dbus-daemon: a private bus for QEMU's D-Bus display, which disables and enables the
 # virtio-gpu output.)
-# (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
-# manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms out of
-# tree, Tests/kernel/vkms/; mosquitto and mosquitto-clients: the MQTT tests' broker and its
-# mosquitto_sub, mosquitto_pub and mosquitto_passwd.)
+# (fonts-wqy-microhei and fonts-symbola: the caption tests' fallback fonts for Chinese and for
+# emoji and symbols; groff-base: groff checks the manual page; linux-headers-amd64 and
+# linux-source-6.1: the kernel suite builds vkms out of tree, Tests/kernel/vkms/; mosquitto and
+# mosquitto-clients: the MQTT tests' broker and its mosquitto_sub, mosquitto_pub and
+# mosquitto_passwd.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc/avifenc that make its WebP, HEIC and AVIF).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base mosquitto mosquitto-clients" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base mosquitto mosquitto-clients" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples libavif-bin gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

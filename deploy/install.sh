@@ -33,8 +33,8 @@ case "$destdir" in
     *) destdir=$(pwd)/$destdir ;;
 esac
 destdir=${destdir%/}
-runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 fonts-dejavu-core ca-certificates adduser"
-build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev pkg-config"
+runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 libfribidi0 fonts-dejavu-core ca-certificates adduser"
+build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev pkg-config"
 
 say() { echo "install.sh: $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }

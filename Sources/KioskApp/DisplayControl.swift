@@ -127,11 +127,9 @@ extension FrameLoop {
         if deadlines.isDue(.wakeEnd, at: clock.now) { deadlines[.wakeEnd] = nil; dc.woken = false; dc.evaluate = true }
         guard let schedule = dc.schedule, virtualClock == nil else { return }
         if dc.timer == nil && !dc.timerUnavailable {
-            var err: Int32 = 0
-            dc.timer = DisplayScheduleTimer(error: &err)
-            if dc.timer == nil {
+            do { dc.timer = try DisplayScheduleTimer() } catch {
                 dc.timerUnavailable = true
-                Log.warning("--display-off not followed", reason: "timerfd_create: \(String(cString: strerror(err)))")
+                Log.warning("--display-off not followed", reason: error.description)
                 return
             }
         }
@@ -150,8 +148,8 @@ extension FrameLoop {
             applyDisplayPower(on: on, reason: "--display-off \(schedule)", cause: "schedule")
         }
         if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
-            if !timer.arm(at: now.epoch + seconds) {
-                Log.warning("--display-off timer not armed", reason: String(cString: strerror(errno)))
+            do { try timer.arm(at: now.epoch + seconds) } catch {
+                Log.warning("--display-off timer not armed", reason: error.description)
             }
         }
     }

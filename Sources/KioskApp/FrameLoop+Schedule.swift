@@ -94,7 +94,7 @@ extension FrameLoop {
     /// `stat`'s reason unless it is plain ENOENT), else a manifest never had, else no images.
     var emptyPlaylistText: String {
         if let missing = content?.missingSources.first {
-            let reason = missing.errno == ENOENT ? nil : String(cString: strerror(missing.errno))
+            let reason = missing.errno == ENOENT ? nil : SystemError.reason(errno: missing.errno)
             return SceneRenderer.missingSourceText(path: missing.path, folder: !missing.isImageFile, reason: reason)
         }
         return content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText

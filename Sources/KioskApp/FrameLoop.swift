@@ -537,8 +537,7 @@ public final class FrameLoop {
 
     /// Sleeps for `timeout` ms (poll(2): -1 = until woken), waking early when any source has work.
     private func sleep(timeout: Int32) {
-        var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        _ = poll(&fds, nfds_t(fds.count), timeout)
+        var set = PollSet(readable: wakeDescriptors); _ = try? set.wait(milliseconds: timeout)
     }
 }
 

@@ -266,9 +266,8 @@ public enum KioskApp {
             }
             // 3 s: three tries' worth, so one late turn does not end the start job.
             notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
-            var pollers = [pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: devices?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&pollers, 2, 1000)
+            var pollers = PollSet(readable: [signals?.wakeDescriptor ?? -1, devices?.descriptor ?? -1])
+            _ = try? pollers.wait(milliseconds: 1000)
             _ = devices?.readEvents()
             if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
                 Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
@@ -342,9 +341,10 @@ public enum KioskApp {
         let problem: String?
         do {
             let info = try fileStatus(path)
-            if info.st_mode & S_IFMT != S_IFREG { problem = "not a regular file" }
-            else if access(path, R_OK) != 0 { problem = SystemError(operation: "access", path: path, errno: errno).description }
-            else { problem = nil }
+            if info.st_mode & S_IFMT != S_IFREG { problem = "not a regular file" } else {
+                try syscall("access", path: path) { access(path, R_OK) }
+                problem = nil
+            }
         } catch {
             problem = error.description
         }
@@ -419,7 +419,11 @@ public enum KioskApp {
     /// next files it opens (the framebuffer, say) and write events or logs into them: each
     /// closed one is opened on /dev/null first.
     private static func reopenClosedStandardDescriptors() {
-        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+        func isClosed(_ fd: Int32) -> Bool {
+            do { try syscall("fcntl F_GETFD") { fcntl(fd, F_GETFD) } } catch { return error.errno == EBADF }
+            return false
+        }
+        for fd: Int32 in 0...2 where isClosed(fd) {
             let opened = open("/dev/null", O_RDWR)
             if opened >= 0 && opened != fd {
                 _ = dup2(opened, fd)

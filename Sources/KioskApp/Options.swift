@@ -473,17 +473,24 @@ public enum CommandLineParser {
 
     /// The `--help` text, built from the option table.
     public static var help: String {
-        var lines = [
-            "usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)",
-            "",
-            "A slideshow for kiosks, signs and photo frames: shows JPEG, PNG, WebP, HEIF/HEIC,",
-            "AVIF and GIF (first frame) images full screen on DRM/KMS or the Linux framebuffer,",
-            "cross-fading on a timer. SOURCE is a directory (its images in name order, watched",
-            "for changes), an image file, an http(s) image URL, or a .json playlist (the",
-            "manifest format; may name files). Formats are told by their first bytes.",
-            "",
-            "options:",
-        ]
+        // The formats from the format table: "JPEG, PNG, WebP, HEIF/HEIC, AVIF and GIF (first frame)".
+        let formats = ImageFormat.listed(ImageFormat.shown.map { format in
+            format.title + (format.alias.map { "/" + $0 } ?? "") + (format.note.map { " (\($0))" } ?? "")
+        }, "and")
+        let about = "A slideshow for kiosks, signs and photo frames: shows \(formats) images full screen on DRM/KMS"
+            + " or the Linux framebuffer, cross-fading on a timer. SOURCE is a directory (its images in name"
+            + " order, watched for changes), an image file, an http(s) image URL, or a .json playlist (the"
+            + " manifest format; may name files). Formats are told by their first bytes."
+        // Wrapped at 82 columns, as this paragraph always was (the options' text below at 80).
+        var lines = ["usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)", ""]
+        for word in about.split(separator: " ") {
+            if let last = lines.last, !last.isEmpty, last.count + 1 + word.count <= 82 {
+                lines[lines.count - 1] += " " + word
+            } else {
+                lines.append(String(word))
+            }
+        }
+        lines += ["", "options:"]
         let indent = String(repeating: " ", count: 24)
         for o in options {
             let head = "  " + (o.value.map { "\(o.name) \($0)" } ?? o.name)

@@ -73,9 +73,10 @@ public final class ScreenshotWriter: @unchecked Sendable {
         // The temporary file beside it takes the name and a suffix: NAME_MAX (255) must hold both.
         guard name.utf8.count <= 200 else { return fail("\(path): the file name is longer than 200 bytes") }
         let parent = slash == path.startIndex ? "/" : String(path[..<slash])
-        guard let real = realPath(parent) else {
-            let code = errno
-            return fail("\(path): its directory \(parent) cannot be resolved: \(String(cString: strerror(code))) (errno \(code))")
+        let real: String
+        do { real = try resolvePath(parent) } catch {
+            let reason = SystemError.describe(errno: error.errno)
+            return fail("\(path): its directory \(parent) cannot be resolved: \(reason)")
         }
         guard allowed.contains(where: { real == $0 || real.hasPrefix($0 == "/" ? "/" : $0 + "/") }) else {
             return fail("\(path) is outside the directories a screenshot may be written to (\(real)); \(where_)")

@@ -135,9 +135,9 @@ public final class ContentService {
             var cache: DiskCache
             do {
                 cache = try DiskCache(.init(directory: settings.cacheDirectory, maxBytes: settings.cacheBytes))
-                guard access(settings.cacheDirectory, W_OK) == 0 else {
-                    throw ContentError.system(SystemError(operation: "access W_OK", path: settings.cacheDirectory, errno: errno))
-                }
+                do {
+                    try syscall("access W_OK", path: settings.cacheDirectory) { access(settings.cacheDirectory, W_OK) }
+                } catch { throw ContentError.system(error) }
             } catch {
                 let fallback = Self.privateTemporaryDirectory("kiosk-carousel-cache-\(getuid())")
                 Log.warning("disk cache unusable, using a temporary one for this run", path: settings.cacheDirectory,
@@ -245,14 +245,14 @@ public final class ContentService {
             case .directory(let path, let watch?, _):
                 if let latest = watch.changes.take().last {
                     changed = true
-                    var st = stat()
-                    if latest.isEmpty, stat(path, &st) != 0 {
-                        // The folder itself went (deleted, renamed away, unmounted): its watch
-                        // ended; it is waited for again.
-                        let code = errno
-                        watch.stop()
-                        sources[i] = Self.missingSource(path, errno: code)
-                        continue
+                    if latest.isEmpty {
+                        do { _ = try fileStatus(path) } catch {
+                            // The folder itself went (deleted, renamed away, unmounted): its
+                            // watch ended; it is waited for again.
+                            watch.stop()
+                            sources[i] = Self.missingSource(path, errno: error.errno)
+                            continue
+                        }
                     }
                     Log.info("directory changed", path: path, detail: counted(latest.count, "image"))
                     sources[i] = .directory(path: path, watch: watch, files: latest)
@@ -321,10 +321,10 @@ public final class ContentService {
     public func waitForFirstAnswer(timeout: Duration, interrupt: Int32 = -1) {
         let end = ContinuousClock.now + timeout
         while awaitingFirstAnswer, ContinuousClock.now < end {
-            var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&fds, nfds_t(fds.count), 100)
-            if interrupt >= 0, fds.last!.revents != 0 { return }
+            var set = PollSet(readable: wakeDescriptors)
+            let interruptIndex = interrupt >= 0 ? set.add(interrupt) : nil
+            _ = try? set.wait(milliseconds: 100)
+            if let interruptIndex, set.isReady(interruptIndex) { return }
             _ = takeUpdate()
         }
     }
@@ -345,8 +345,8 @@ public final class ContentService {
                 return .playlist(path: argument, manifest: nil)
             }
         }
-        var st = stat()
-        guard stat(argument, &st) == 0 else { return missingSource(argument, errno: errno) }
+        let st: stat
+        do { st = try fileStatus(argument) } catch { return missingSource(argument, errno: error.errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
         do {
             let watch = try DirectoryWatch(path: argument)
@@ -366,11 +366,15 @@ public final class ContentService {
     static func privateTemporaryDirectory(_ name: String,
                                           in folder: String = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") -> String {
         let base = folder + "/" + name
-        if mkdir(base, 0o700) == 0 { return base }
-        var st = stat()
-        if errno == EEXIST, lstat(base, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid(), chmod(base, 0o700) == 0 {
+        do {
+            try syscall("mkdir", path: base) { mkdir(base, 0o700) }
             return base
-        }
+        } catch where error.errno == EEXIST {
+            if let st = try? fileStatus(base, followLinks: false), st.st_mode & S_IFMT == S_IFDIR,
+               st.st_uid == getuid(), chmod(base, 0o700) == 0 {
+                return base
+            }
+        } catch {}
         var template = Array((base + "-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             mkdtemp(buffer.baseAddress!) != nil ? String(cString: buffer.baseAddress!) : base

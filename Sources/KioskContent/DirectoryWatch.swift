@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskCore
 import KioskSystem
 
 /// Watches one directory with inotify(7) and publishes its sorted list of image files whenever
 /// it changes (docs/content.md), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
-/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,
-///   `.heic`, `.heif`, `.avif` or `.gif` (any case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
+/// - The images are the entries whose name ends in an extension of a format shown
+///   (``ImageFormat/imageExtensions``: `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`, `.heic`, `.heif`,
+///   `.avif`, `.gif`, any case), not hidden, valid UTF-8, not directories: the rule of
+///   ``SourceList`` too.
 ///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
 /// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
 ///   modified (`IN_MODIFY`) is held back until it is closed after writing, except the
@@ -74,13 +77,10 @@ public final class DirectoryWatch: @unchecked Sendable {
     private func run() {
         var deadline: ContinuousClock.Instant?
         while true {
-            var fds = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
-            let timeout = deadline.map { pollTimeout(ContinuousClock.now.duration(to: $0)) } ?? -1
-            let n = poll(&fds, 2, timeout)
-            if n < 0 && errno != EINTR { return }
-            if fds[1].revents != 0 { return }
-            if fds[0].revents != 0 {
+            var set = PollSet(readable: [inotify.descriptor, worker.stopDescriptor])
+            do { try set.wait(timeout: deadline.map { ContinuousClock.now.duration(to: $0) }) } catch { return }
+            if set.isReady(1) { return }
+            if set.isReady(0) {
                 switch handle(inotify.readEvents()) {
                 case .changed: deadline = ContinuousClock.now + debounce
                 case .gone:
@@ -161,10 +161,6 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     // MARK: - Names
 
-    /// Extensions taken, compared case-insensitively: the one rule for what in a directory is
-    /// an image (the watch, and KioskApp's `SourceList` for a directory that cannot be watched).
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "heic", "heif", "avif", "gif"]
-
     /// The image files of `path` once, without watching: full paths sorted byte-wise, and how
     /// many names were left out because they are not UTF-8 (they could not be opened again
     /// from their text form). Throws ``SystemError`` when the directory cannot be listed.
@@ -177,9 +173,11 @@ public final class DirectoryWatch: @unchecked Sendable {
         return (sortedPaths(Set(names), in: path), entries.filter { $0.name == nil && !$0.isDirectory }.count)
     }
 
+    /// The one rule for what in a directory is an image (the watch, and ``SourceList`` for a
+    /// directory that cannot be watched): not hidden, and named with an extension of a format
+    /// shown (``ImageFormat/shown(byFileName:)``), compared in any case.
     static func isImageName(_ name: String) -> Bool {
-        guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
-        return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+        !name.hasPrefix(".") && ImageFormat.shown(byFileName: name) != nil
     }
 
     /// The files of `path` that are not images by their names (hidden ones left out).
@@ -192,7 +190,7 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     /// One log line for a file of the directory that is not shown because of its name.
     static func logSkipped(_ name: String, in path: String) {
-        let names = imageExtensions.sorted().map { "." + $0 }.joined(separator: ", ")
+        let names = ImageFormat.imageExtensions.sorted().map { "." + $0 }.joined(separator: ", ")
         Log.info("file skipped", path: (path.hasSuffix("/") ? path : path + "/") + name,
                  detail: "not shown: the images of a directory are its files named \(names) (any case)")
     }

@@ -48,7 +48,8 @@ public final class DiskCache: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let lock = PthreadLock()
+    /// Held for the index, `verified`, `total` and `byLastUse` (the state lives beside it).
+    private let lock = Locked(())
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]
@@ -73,7 +74,7 @@ public final class DiskCache: @unchecked Sendable {
     /// Throws ``ContentError/system(_:)`` when the directory cannot be created or read.
     public init(_ configuration: Configuration) throws(ContentError) {
         self.configuration = configuration
-        try AtomicFile.makeDirectories(configuration.directory)
+        do { try AtomicFile.makeDirectories(configuration.directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: configuration.directory)
         let entries: [DirectoryEntry]
         do { entries = try listDirectory(configuration.directory) } catch { throw .system(error) }
@@ -101,7 +102,7 @@ public final class DiskCache: @unchecked Sendable {
                 total += length
             }
         }
-        lock.withLock {
+        lock.withLock { _ in
             byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
             removeExpiredLocked()
             evictLocked(toFit: 0, keeping: nil)
@@ -115,10 +116,10 @@ public final class DiskCache: @unchecked Sendable {
     public static func key(for url: String) -> String { SHA256.hex(of: url) }
 
     /// Total bytes of the entries.
-    public var totalBytes: Int { lock.withLock { total } }
+    public var totalBytes: Int { lock.withLock { _ in total } }
 
     /// Number of entries.
-    public var count: Int { lock.withLock { index.count } }
+    public var count: Int { lock.withLock { _ in index.count } }
 
     /// The entry for `url`, checked before use: the file must exist with the recorded length,
     /// be unexpired, and (when `sha256` is given) have that SHA-256. A bad or expired entry is
@@ -126,7 +127,7 @@ public final class DiskCache: @unchecked Sendable {
     /// now).
     public func entry(for url: String, sha256: String? = nil) -> Entry? {
         let key = Self.key(for: url)
-        return lock.withLock { () -> Entry? in
+        return lock.withLock { _ -> Entry? in
             guard var entry = index[key] else { return nil }
             let now = configuration.now()
             if now - entry.lastUse > configuration.maxAge {
@@ -166,19 +167,22 @@ public final class DiskCache: @unchecked Sendable {
     /// under the entry's name until the commit.
     public func makeWriter(url: String) throws(ContentError) -> CacheWriter {
         let key = Self.key(for: url)
-        let fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        let fd: FileDescriptor
+        do {
+            fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        } catch { throw .system(error) }
         return CacheWriter(cache: self, url: url, key: key, fd: fd)
     }
 
     /// Deletes the entry for `url`, if any.
     public func remove(url: String) {
         let key = Self.key(for: url)
-        lock.withLock { removeLocked(key) }
+        lock.withLock { _ in removeLocked(key) }
     }
 
     /// Deletes every entry unused for longer than ``Configuration/maxAge``; returns how many.
     @discardableResult
-    public func removeExpired() -> Int { lock.withLock { removeExpiredLocked() } }
+    public func removeExpired() -> Int { lock.withLock { _ in removeExpiredLocked() } }
 
     // MARK: - Internals
 
@@ -188,15 +192,17 @@ public final class DiskCache: @unchecked Sendable {
             throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil, receivedBytes: length)
         }
         let now = configuration.now()
-        try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
-        try AtomicFile.sync(writer.fd)
+        do {
+            try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
+            try AtomicFile.sync(writer.fd)
+        } catch { throw .system(error) }
         writer.fd.close()
         let path = directory + "/" + writer.key + "." + String(length)
-        lock.lock()
-        defer { lock.unlock() }
-        do {
+        return try lock.withLock { (_) throws(ContentError) -> Entry in
             evictLocked(toFit: length, keeping: writer.key)
-            try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            do throws(SystemError) {
+                try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            } catch { throw .system(error) }
             if let old = index[writer.key] {
                 total -= old.length
                 if old.path != path {
@@ -231,7 +237,7 @@ public final class DiskCache: @unchecked Sendable {
     /// The file system is full: deletes least recently used entries (never `keeping`) until
     /// `bytes` have been freed; false when there was nothing left to delete.
     func makeRoom(bytes: Int, keeping: String?) -> Bool {
-        lock.withLock {
+        lock.withLock { _ in
             var freed = 0
             while freed < bytes, let entry = popLeastRecentLocked(keeping: keeping) {
                 removeLocked(entry.key)
@@ -311,7 +317,11 @@ public final class CacheWriter: @unchecked Sendable {
     /// On a full file system (ENOSPC) the least recently used entries make room, as long as
     /// there are any (this URL's own entry is kept).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
-        try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key) }
+        do {
+            try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in
+                cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key)
+            }
+        } catch { throw .system(error) }
         hasher.update(bytes)
         bytesWritten += bytes.count
     }

@@ -132,9 +132,9 @@ public struct Manifest: Equatable, Sendable {
     /// loop. Throws what ``parse(_:origin:maxItems:)`` throws, or ``ContentError/system(_:)``
     /// when the file cannot be read (a missing file is `ENOENT`).
     public static func load(path: String, maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
-        guard let bytes = try AtomicFile.read(path) else {
-            throw .system(SystemError(operation: "open", path: path, errno: ENOENT))
-        }
+        let read: [UInt8]?
+        do { read = try AtomicFile.read(path) } catch { throw .system(error) }
+        guard let bytes = read else { throw .system(SystemError(operation: "open", path: path, errno: ENOENT)) }
         return try parse(bytes, origin: .local(path: path), maxItems: maxItems)
     }
 

@@ -38,12 +38,13 @@ public final class ManifestStore: Sendable {
     /// and a server answering 304 would leave it as it is). Throws ``ContentError/system(_:)``.
     public init(directory: String) throws(ContentError) {
         self.directory = directory
-        try AtomicFile.makeDirectories(directory)
+        do { try AtomicFile.makeDirectories(directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: directory)
         let path = directory + "/" + Self.fileName
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & 0o777 != Self.fileMode, chmod(path, Self.fileMode) != 0 {
-            Log.warning("stored manifest left readable", path: path, reason: "chmod \(String(Self.fileMode, radix: 8)): \(String(cString: strerror(errno))) (errno \(errno))")
+        if let info = try? fileStatus(path), info.st_mode & 0o777 != Self.fileMode {
+            do { try syscall("chmod \(String(Self.fileMode, radix: 8))") { chmod(path, Self.fileMode) } } catch {
+                Log.warning("stored manifest left readable", path: path, reason: error.description)
+            }
         }
     }
 
@@ -56,7 +57,9 @@ public final class ManifestStore: Sendable {
         do { data = try JSONEncoder().encode(manifest) } catch {
             throw .manifestSyntax(source: manifest.url, reason: "cannot encode: \(error)")
         }
-        try AtomicFile.write(Array(data), directory: directory, name: Self.fileName, mode: Self.fileMode)
+        do {
+            try AtomicFile.write(Array(data), directory: directory, name: Self.fileName, mode: Self.fileMode)
+        } catch { throw .system(error) }
     }
 
     /// The largest stored file read back: the body of a manifest at its 8 MiB cap in base64
@@ -69,7 +72,9 @@ public final class ManifestStore: Sendable {
     /// what ``save(_:)`` writes.
     public func load() throws(ContentError) -> StoredManifest? {
         let path = directory + "/" + Self.fileName
-        guard let bytes = try AtomicFile.read(path, limit: Self.maxStoredBytes) else { return nil }
+        let read: [UInt8]?
+        do { read = try AtomicFile.read(path, limit: Self.maxStoredBytes) } catch { throw .system(error) }
+        guard let bytes = read else { return nil }
         do {
             return try JSONDecoder().decode(StoredManifest.self, from: Data(bytes))
         } catch {

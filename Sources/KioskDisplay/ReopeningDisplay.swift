@@ -168,8 +168,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     /// ``service(now:)`` every turn, and a read costs a 64 KiB buffer).
     private var inotifyReadable: Bool {
         guard let fd = inotify?.descriptor else { return false }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) > 0
+        return PollSet.isReadable(fd)
     }
 
     /// A connector gone is a loss (nothing is drawn); one back has its mode set again.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskCore
+import KioskSystem
 import Glibc
 
 /// Why an image could not be decoded or written. Every case carries the path (or, for
@@ -61,11 +62,12 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     public var reason: String {
         switch self {
         case .unreadable(_, let code):
-            return "cannot read: \(String(cString: strerror(code))) (errno \(code))"
+            return "cannot read: \(SystemError.describe(errno: code))"
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
         case .otherFormat(_, let format):
-            return "\(format) (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"
+            let shown = ImageFormat.listed(ImageFormat.shown.map(\.title), "and")
+            return "\(format) (not shown: only \(shown) are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"
         case .unsupported(_, let reason):

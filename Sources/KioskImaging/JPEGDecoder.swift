@@ -23,7 +23,8 @@ import KioskCore
 /// libjpeg's memory manager is asked for is counted against the budget too (from the header
 /// on, the whole budget; from `jpeg_start_decompress` on, what our buffers leave of it), and is
 /// refused before it is allocated when it does not fit; libjpeg is also given that as
-/// `max_memory_to_use`.
+/// `max_memory_to_use`. The coefficient buffer is advised for transparent huge pages
+/// (kc_jpeg.c): the same bytes, far fewer page faults while the scans fill it.
 enum JPEGDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let decoded = try decodeStored(JPEGHandle.open(source, name: name, options: options), options: options)

@@ -89,11 +89,12 @@ public final class ChildProcess {
     public func poll() -> Int32? {
         if let status { return status }
         var raw: Int32 = 0
-        let r = waitpid(pid, &raw, WNOHANG)
-        guard r == pid else {
-            if r == -1 && errno == ECHILD { status = -1 }  // reaped elsewhere: treat as ended
+        let r: pid_t
+        do { r = try syscall("waitpid") { waitpid(pid, &raw, WNOHANG) } } catch {
+            if error.errno == ECHILD { status = -1 }  // reaped elsewhere: treat as ended
             return status
         }
+        guard r == pid else { return status }
         let signal = raw & 0x7f
         status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
         return status

@@ -35,10 +35,7 @@ public final class WorkerThread: @unchecked Sendable {
     public var isRunning: Bool { thread != nil }
 
     /// Whether ``stop()`` was called (``stopDescriptor`` is readable). Never blocks.
-    public var isStopRequested: Bool {
-        var fd = pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&fd, 1, 0) > 0
-    }
+    public var isStopRequested: Bool { PollSet.isReadable(stopDescriptor) }
 
     /// Runs `body` on a new thread (once; later calls while it runs do nothing).
     /// Throws ``SystemError`` (`pthread_create NAME`) when the thread cannot be created.

@@ -20,12 +20,13 @@ enum TouchLatency {
         let width = 1920, height = 1080
         let path = "/dev/shm/kc-bench-fb-\(getpid())"
         let geometry = FramebufferGeometry(xres: width, yres: height, format: .xrgb8888, lineLength: width * 4)
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0, ftruncate(fd, off_t(geometry.memoryLength)) == 0 else {
-            fputs("touch-latency: cannot create \(path): \(String(cString: strerror(errno)))\n", stderr)
+        do {
+            let fd = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+            try syscall("ftruncate", path: path) { ftruncate(fd.rawValue, off_t(geometry.memoryLength)) }
+        } catch {
+            fputs("touch-latency: cannot create \(path): \(error)\n", stderr)
             return 1
         }
-        close(fd)
         defer { unlink(path) }
         let display: FramebufferDisplay
         do {

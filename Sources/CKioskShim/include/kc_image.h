@@ -162,6 +162,15 @@ size_t kc_jpeg_memory_peak(const kc_jpeg *jpeg);
 void kc_jpeg_release_coefficients(kc_jpeg *jpeg, int release);
 /// The bytes of coefficient pages given back so far.
 size_t kc_jpeg_coefficients_released(const kc_jpeg *jpeg);
+/// Whether the whole-image coefficient arrays of a multi-scan file are advised for transparent
+/// huge pages when jpeg_start_decompress allocates them (madvise MADV_HUGEPAGE on their 2 MiB-
+/// aligned part): 1 (the default) or 0 (for comparing the two). Set before kc_jpeg_start. The
+/// pixels and the memory counts are the same either way; the kernel takes far fewer page
+/// faults filling them (see kc_jpeg.c).
+void kc_jpeg_use_huge_pages(kc_jpeg *jpeg, int use);
+/// The bytes of coefficient arrays advised for huge pages (0 for a single-scan file, for arrays
+/// under 4 MiB, or when the kernel refused the advice: no transparent huge pages).
+size_t kc_jpeg_coefficients_in_huge_pages(const kc_jpeg *jpeg);
 /// Sets the DCT scale `scale_num`/8 (1...16, libjpeg-turbo's supported factors), the output
 /// colour space and calls jpeg_start_decompress. The output size is ceil(width * scale_num / 8)
 /// x ceil(height * scale_num / 8) pixels (jpeg_calc_output_dimensions) and is stored in

@@ -8,9 +8,11 @@
 # (--tests also brings systemd, dpkg-dev and lintian: systemd-analyze, dpkg-shlibdeps and
 # lintian check the unit and the .deb; jpegtran from libjpeg-turbo-progs makes many-scan JPEGs;
 # cwebp/dwebp (webp), heif-enc/heif-convert (libheif-examples) and gifsicle make and decode the
-# WebP, HEIF, AVIF and GIF test files; mmdebstrap and e2fsprogs: the system suite makes a
-# Debian 12 disk image with the .deb installed and boots it; dbus-daemon: a private bus for
-# QEMU's D-Bus display, which disables and enables the virtio-gpu output.)
+# WebP, HEIF, AVIF and GIF test files; avifenc (libavif-bin) the lossless HDR and P3 AVIFs and
+# exiftool (libimage-exiftool-perl) the embedded ICC profiles of the colour tests; mmdebstrap
+# and e2fsprogs: the system suite makes a Debian 12 disk image with the .deb installed and
+# boots it; dbus-daemon: a private bus for QEMU's D-Bus display, which disables and enables the
+# virtio-gpu output.)
 # (fonts-wqy-microhei and fonts-symbola: the caption tests' fallback fonts for Chinese and for
 # emoji and symbols; groff-base: groff checks the manual page; linux-headers-amd64 and
 # linux-source-6.1: the kernel suite builds vkms out of tree, Tests/kernel/vkms/, for Debian 12's
@@ -19,14 +21,14 @@
 # qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64 kernel and run arm64
 # programs through binfmt_misc.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
-# heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
+# heif-convert, and cwebp/heif-enc/avifenc that make its WebP, HEIC and AVIF).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base mosquitto mosquitto-clients qemu-system-arm qemu-user-static" ;;
-        --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples gcc libc6-dev" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base mosquitto mosquitto-clients qemu-system-arm qemu-user-static" ;;
+        --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples libavif-bin gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac
 done

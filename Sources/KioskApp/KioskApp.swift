@@ -74,6 +74,12 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.images = content.images
+        preparer.colour = settings.colour
+        if settings.colour != .sRGB {
+            Log.info("colours converted", detail: settings.colour.enabled
+                     ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)"
+                     : "off: stored numbers shown unconverted")
+        }
         if !display.abilities.isVirtual { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
 
         // The console: graphics mode on a VT, text mode back on every way out.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import KioskContent
 import KioskCore
+import KioskImaging
 import KioskInput
 import KioskMQTT
 import KioskSystem
@@ -29,6 +30,9 @@ public struct Settings: Sendable {
     public var overlayFormat: String?
     /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
     public var maxPixels = 100_000_000
+    /// `--screen-profile`, `--rendering-intent`: what pictures' colours are converted to
+    /// (docs/colour.md).
+    public var colour: ColourTarget = .sRGB
     /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
     public var runFor: Duration?
     /// `--input`: `auto` (find the touchscreen by its capabilities; the default on a real
@@ -218,6 +222,31 @@ public enum CommandLineParser {
                 throw UsageError("--max-pixels: expected a whole number 1...4294967295 (65535 x 65535), got '\(v)'")
             }
             s.maxPixels = n
+        },
+        OptionSpec(name: "--screen-profile", value: "FILE",
+                   help: "the screen's ICC profile: pictures' colours (their embedded profile, their colour "
+                       + "description, HDR tone-mapped) are converted to it; srgb converts to sRGB, off shows the "
+                       + "stored numbers unconverted (default srgb)") { s, v throws(UsageError) in
+            switch v {
+            case "srgb", "sRGB": s.colour.screenProfile = nil; s.colour.enabled = true
+            case "off": s.colour.screenProfile = nil; s.colour.enabled = false
+            default:
+                guard !v.isEmpty else { throw UsageError("--screen-profile: empty value") }
+                do throws(ImageError) {
+                    s.colour.screenProfile = try ScreenProfile(path: v)
+                    s.colour.enabled = true
+                } catch {
+                    throw UsageError("--screen-profile: \(error.description)")
+                }
+            }
+        },
+        OptionSpec(name: "--rendering-intent", value: "INTENT",
+                   help: "perceptual or relative-colorimetric: how colours outside the screen's gamut are brought "
+                       + "in (default perceptual)") { s, v throws(UsageError) in
+            guard let intent = ColourTarget.Intent(rawValue: v) else {
+                throw UsageError("--rendering-intent: expected perceptual or relative-colorimetric, got '\(v)'")
+            }
+            s.colour.intent = intent
         },
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)

@@ -147,6 +147,8 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Gets remote images (`http`/`https` paths) as files before decoding; nil when the show has
     /// no remote source.
     public var images: ImageStore?
+    /// What the pictures' colours are converted to (`--screen-profile`); set before the worker starts.
+    public var colour: ColourTarget = .sRGB
 
     /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped). A
     /// remote image not in the memory cache is fetched first (the disk cache answers at once
@@ -229,7 +231,8 @@ public final class SlotPreparer: @unchecked Sendable {
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [],
                           identity: identity)
         }
-        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+                                    colour: colour)
         do {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,

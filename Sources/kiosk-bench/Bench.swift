@@ -37,6 +37,7 @@ final class Bench {
         var formatsOnly = false
         /// `--text-only`: run section 8 (caption and clock costs) alone.
         var textOnly = false
+        var colourOnly = false
         /// `--progressive-peak-only`: section 3's row for the progressive photo alone.
         var progressivePeakOnly = false
         /// `--decode-only`: run section 1 (JPEG decode + fit) alone.
@@ -125,6 +126,14 @@ final class Bench {
             if let appNote { notes.append(appNote) }
             section("6. start to first frame: warm disk cache and stored manifest, no network, 1920x1080 (spawn -> first `shown` line, median of \(settings.warmStartRuns) runs)")
             warmStart(app: app, prefix: appPrefix, runs: settings.warmStartRuns)
+            notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
+        if settings.colourOnly {
+            section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                    + "(medians of \(settings.quick ? 3 : 7))")
+            colourCost(volna: volna, vips: tool("vips"))
             notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
             printTable()
             return failures == 0 ? 0 : 1
@@ -280,6 +289,10 @@ final class Bench {
 
         section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
         textCost()
+
+        section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                + "(medians of \(settings.quick ? 3 : 7))")
+        colourCost(volna: volna, vips: vips)
 
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")

@@ -51,6 +51,10 @@ enum ChildCase {
             // text PHOTO RUNS: caption prepare and clock overlay costs (TextCost.swift).
             guard let photo = rest.first else { return usage() }
             return TextCostCase.run(photo: photo, runs: int(1, 21))
+        case "colour":
+            // colour JPEG AVIF RUNS: the cost of colour conversion and tone mapping (ColourCost.swift).
+            guard rest.count >= 2 else { return usage() }
+            return ColourCostCase.run(jpeg: rest[0], avif: rest[1], iterations: int(2, 7))
         case "blur-prepare":
             // blur-prepare PHOTO N: what --fit blur adds to a slot's preparation (BlurPrepare.swift).
             guard let photo = rest.first else { return usage() }

@@ -26,6 +26,7 @@ let fuzzTargets: [(name: String, run: FuzzTarget, what: String)] = [
     ("hosts", fuzzHosts, "host names and addresses (every numeric form), --allow-hosts lists, the policy's decisions"),
     ("redirects", fuzzRedirects,
      "a request's redirects as libcurl hands their headers over: scheme, downgrade, host, loop, limit"),
+    ("icc", fuzzICC, "ICC profile bytes through Little CMS: embedded in each pixel layout, and as the screen's"),
     ("touch", fuzzTouch, "evdev events (any type, code, value; SYN_DROPPED anywhere) through the decoder and the gesture recogniser"),
 ]
 

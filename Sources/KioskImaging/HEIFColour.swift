@@ -87,8 +87,10 @@ struct HEIFColourFunctions: @unchecked Sendable {
         case heif_color_profile_type_nclx:
             var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
             let error = handle.map { handleNCLX($0, &nclx) } ?? imageNCLX(image, &nclx)
+            // Freed on error too: libheif 1.15 allocates the profile before it checks the
+            // code points it copies in (color_profile_nclx::get_nclx_color_profile).
+            defer { if let nclx { nclxFree(nclx) } }
             guard error.code == heif_error_Ok, let nclx else { return (.sRGB, nil) }
-            defer { nclxFree(nclx) }
             let p = nclx.pointee
             return (.codePoints(CodePoints(primaries: Int(p.color_primaries.rawValue),
                                            transfer: Int(p.transfer_characteristics.rawValue),

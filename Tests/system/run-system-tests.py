@@ -667,7 +667,9 @@ class Suite:
         return f"waited without a display ({state}), logged once, showed on bind"
 
     def case_reboot(self):
-        self.vm.run("systemctl disable --now nginx 2>&1")
+        # disable runs systemd-sysv-install (update-rc.d, perl): seconds under TCG, over a minute
+        # on a loaded host.
+        self.vm.run("systemctl disable --now nginx 2>&1", 240)
         st = self.status()
         expect(st["playlist_length"] == len(self.args.photos) + 2, f"manifest not applied before the reboot: {st}")
         self.vm.reboot()

@@ -102,8 +102,8 @@ EVEMU
 # Debian 13's libheif loads its decoders as plug-ins from a folder of its own: they come too.
 heif=$(ls "/usr/lib/$MULTIARCH/libheif.so.1" 2>/dev/null || true)
 plugins=$(ls "/usr/lib/$MULTIARCH"/libheif/plugins/*.so 2>/dev/null || true)
-# FreeType, HarfBuzz and fontconfig are opened with dlopen when text is first drawn: the same.
-text=$(for soname in libfreetype.so.6 libharfbuzz.so.0 libfontconfig.so.1; do echo "/usr/lib/$MULTIARCH/$soname"; done)
+# FreeType, HarfBuzz, fontconfig and FriBidi are opened with dlopen when text is first drawn: the same.
+text=$(for soname in libfreetype.so.6 libharfbuzz.so.0 libfontconfig.so.1 libfribidi.so.0; do echo "/usr/lib/$MULTIARCH/$soname"; done)
 for file in "$APP" $heif $plugins $text; do
     [ "$file" = "$APP" ] || echo "$file"
     libraries "$file"

@@ -12,7 +12,7 @@ from screen_compare import reference
 from kernel_case import SHOWN0, SHOWN1, case_dir, guest_photos
 
 SOCKET = "/run/kc/control"
-SHOT = "/run/kc/fade.png"
+SHOT = "/run/kc/screenshots/fade.png"  # the screenshot folder: `screenshots` beside the socket
 SIZE = (640, 480)
 CARD = "/dev/dri/card1"
 SHOWN_AGAIN0 = r'\{[^\n]*"event" *: *"shown"[^\n]*"index" *: *0[^\n]*\}'

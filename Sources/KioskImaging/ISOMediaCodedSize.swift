@@ -280,7 +280,7 @@ enum ISOMediaCodedSize {
         func references(from: Int, type: String) -> [Int] {
             guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
                   let iref = ISOMediaHeader.child("iref", in: (meta.lowerBound + 4)..<meta.upperBound, of: b),
-                  let version = u8(iref.lowerBound) else { return [] }
+                  iref.count >= 4, let version = u8(iref.lowerBound) else { return [] }
             let idSize = version == 0 ? 2 : 4
             var result: [Int] = []
             for (boxType, box) in ISOMediaHeader.boxes((iref.lowerBound + 4)..<iref.upperBound, of: b) where boxType == type {

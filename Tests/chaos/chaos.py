@@ -5,7 +5,8 @@ SIGKILLed at random moments (often the instant a temporary file of a cache or ma
 appears) and started again, for DURATION seconds. After every kill and start it checks:
 
 - every cache entry (`KEY.LENGTH`, DiskCache's layout) has LENGTH bytes, is a whole body the
-  server sent for the URL whose SHA-256 is KEY, and decodes (Pillow);
+  server sent for the URL whose SHA-256 is KEY, and decodes (Pillow); every `KEY.validators`
+  beside one is a whole JSON object;
 - the stored manifest (`manifest.json`: url, etag, lastModified, body in base64) is one whole
   manifest the server sent;
 - once the new process shows its first image, no temporary file (`.tmp-*`) of an earlier
@@ -79,7 +80,7 @@ def main():
     stderr_log = open(os.path.join(work, "stderr.log"), "ab")
     failures = []
     stats = {"starts": 0, "kills": 0, "kills_during_write": 0, "kills_temp_mode": 0, "kills_on_temp_seen": 0,
-             "entries_checked": 0, "manifests_checked": 0, "cached_restarts": 0, "overtaken_by_newer_manifest": 0,
+             "entries_checked": 0, "validators_checked": 0, "manifests_checked": 0, "cached_restarts": 0, "overtaken_by_newer_manifest": 0,
              "first_shown_cached": [], "first_shown_other": [], "no_shown": 0}
 
     def fail(text):
@@ -133,6 +134,18 @@ def main():
             key, _, length = name.partition(".")
             with open(path, "rb") as f:
                 data = f.read()
+            if length == "validators":
+                # KEY.validators: the entry's ETag / Last-Modified (DiskCache), written whole or
+                # not at all (AtomicFile), so always a JSON object naming the body's length.
+                stats["validators_checked"] += 1
+                try:
+                    v = json.loads(data)
+                    ok = isinstance(v, dict) and isinstance(v.get("length"), int)
+                except ValueError:
+                    ok = False
+                if not ok:
+                    fail("validators file %s is not whole: %r" % (name, data[:200]))
+                continue
             stats["entries_checked"] += 1
             if not length.isdigit() or len(data) != int(length):
                 fail("cache entry %s holds %d bytes" % (name, len(data)))

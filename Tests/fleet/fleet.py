@@ -224,9 +224,13 @@ http {
 
     # Image bytes per kiosk for the change.
     image_bytes, image_requests = {}, {}
+    revalidations = 0
     for t, a, status, sent, uri, *_ in log:
         if t >= t_change and uri.startswith("/img/"):
             image_bytes[a] = image_bytes.get(a, 0) + sent
+            if status == 304:  # a cached image revalidated (docs/security.md): no body sent
+                revalidations += 1
+                continue
             image_requests[(a, uri)] = image_requests.get((a, uri), 0) + 1
     expected = sum(sizes[x] for x in new_images)
     per_kiosk = [image_bytes.get(a, 0) for a in addresses]
@@ -261,7 +265,8 @@ http {
         "rps_during_start": {"peak": max(start_counts, default=0), "series": start_counts},
         "steady_poll_bytes_each_way_total": round(poll_bytes), "steady_polls": len(polls), "steady_304_share": round(share, 4), "steady_polls_without_if_none_match": polls_without_inm,
         "image_bytes_per_kiosk_for_change": {"min": min(per_kiosk), "max": max(per_kiosk), "expected": expected,
-                                             "new_images": new_images, "repeated_requests": repeated},
+                                             "new_images": new_images, "repeated_requests": repeated,
+                                             "revalidations_304": revalidations},
         "seconds_to_new_show": {"median": round(sorted(delays)[n // 2], 2), "max": round(worst, 2),
                                 "bound": round(bound, 2), "slowest_fetch": round(fetch, 3)},
         "kiosk_rss_total_mib": round(rss / 1024, 1), "kiosk_cpu_seconds_per_minute_steady":

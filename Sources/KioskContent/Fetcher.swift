@@ -265,7 +265,9 @@ final class FetchEngine: @unchecked Sendable {
     private var multi: UnsafeMutableRawPointer?
     /// The fetcher's thread, made in ``startLocked(_:)`` (under the state lock, read under it);
     /// its stop descriptor and ``wake`` are the extra descriptors of every `curl_multi_poll(3)`.
-    private(set) var worker: WorkerThread?
+    private var worker: WorkerThread?
+    /// ``worker``, read under the state lock (from any thread; not from within the lock).
+    var workerThread: WorkerThread? { state.withLock { _ in worker } }
     /// Readable while new jobs wait (posted by ``enqueue``): wakes the thread's poll.
     private let wake: Mailbox<Bool>?
     /// Owned by the fetcher's thread.

@@ -281,8 +281,8 @@ extension Result where Failure == ContentError {
         let done = Locked(0)
         for i in 0..<6 { fetcher.fetchImage(faults.base + "/stall?\(round)-\(i)") { _ in done.withLock { $0 += 1 } } }
         let deadline = ContinuousClock.now + .seconds(10)
-        while fetcher.engine.worker?.threadID == nil, ContinuousClock.now < deadline { usleep(1000) }
-        let tid = try #require(fetcher.engine.worker?.threadID)
+        while fetcher.engine.workerThread?.threadID == nil, ContinuousClock.now < deadline { usleep(1000) }
+        let tid = try #require(fetcher.engine.workerThread?.threadID)
         let comm = "/proc/self/task/\(tid)/comm"
         #expect((try? String(contentsOfFile: comm, encoding: .utf8)) == "kc-fetcher\n")
         fetcher.shutdown()

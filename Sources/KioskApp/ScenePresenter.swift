@@ -32,7 +32,9 @@ public final class ScenePresenter {
                         useLayers: Bool, render: () -> Bitmap) throws(DisplayError) {
         if renderer.rows == nil { renderer.rows = rows }
         giveRows(to: display)
-        if useLayers, let planes = display as? LayerPresenting, planes.presentsLayers,
+        // Pixels dimmed for --brightness are dimmed in the copy to scanout, which planes skip.
+        let dimmed = (display as? PixelDimmable).map { !$0.pixelBrightness.isFull } ?? false
+        if useLayers, !dimmed, let planes = display as? LayerPresenting, planes.presentsLayers,
            let layers = renderer.layers(scene, slots: slots),
            try planes.present(layers: layers, background: renderer.background, showTime: showTime) {
             planeFrames += 1
@@ -55,6 +57,7 @@ public final class ScenePresenter {
         case let d as DRMDisplay where d.rows == nil: d.rows = rows
         case let d as ReopeningDRMDisplay where d.rows == nil: d.rows = rows
         case let d as FramebufferDisplay where d.rows == nil: d.rows = rows
+        case let d as OffscreenDisplay where d.rows == nil: d.rows = rows
         default: break
         }
     }

@@ -104,3 +104,13 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
         }
     }
 }
+
+/// A display whose pixels can be dimmed on their way to the screen, for `--brightness` where
+/// no backlight can be set (a TV on HDMI; docs/power.md): DRM and fbdev scale them in the copy
+/// to scanout (``ScanoutWriter``), the offscreen backend in the frames it writes. The caller
+/// presents the scene again after a change (a frame already on screen is not redrawn here).
+/// Frames on KMS planes are not copied, so a dimmed scene is composed on the CPU.
+public protocol PixelDimmable: AnyObject {
+    /// The level applied to every frame presented from now on; `.full`: none.
+    var pixelBrightness: PixelBrightness { get set }
+}

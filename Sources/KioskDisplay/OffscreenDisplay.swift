@@ -12,7 +12,7 @@ import KioskSystem
 /// Frames are written at the logical size as given (XRGB8888 in, 8-bit RGB PNG out through
 /// `PNGWriter`); there is no rotation and no pacing (``pacesFrames`` is false: with the virtual
 /// clock a show renders as fast as the machine can).
-public final class OffscreenDisplay: Display {
+public final class OffscreenDisplay: Display, PixelDimmable {
     /// Width of the frames in pixels.
     public let width: Int
     /// Height of the frames in pixels.
@@ -29,6 +29,13 @@ public final class OffscreenDisplay: Display {
     public private(set) var framesWritten: Int = 0
     /// Offscreen frames are not paced: the frame loop's virtual clock decides.
     public var pacesFrames: Bool { false }
+    /// The frames written dimmed (``PixelDimmable``, docs/power.md): what a screen dimmed by its
+    /// pixels would show, so that it can be seen and tested.
+    public var pixelBrightness: PixelBrightness = .full
+    /// Splits the dimming by rows across cores; nil: this thread alone.
+    public var rows: RowSplitter?
+    /// The dimmed copy of the frame being written (kept for the next frame of the same size).
+    private var dimmed: Bitmap?
 
     /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
     /// `width` x `height` pixels, standing in for a panel mounted with `rotation` (the panel size
@@ -68,8 +75,15 @@ public final class OffscreenDisplay: Display {
         precondition(frame.width == width && frame.height == height,
                      "frame \(frame.width)x\(frame.height) does not match the display's \(width)x\(height)")
         let file = path(showTime: showTime)
+        var written = frame
+        if !pixelBrightness.isFull {
+            let out = dimmed ?? Bitmap(uninitializedWidth: width, height: height)
+            dimmed = out
+            pixelBrightness.dim(frame, into: out, rows: rows)
+            written = out
+        }
         do {
-            try PNGWriter.write(frame, to: file)
+            try PNGWriter.write(written, to: file)
         } catch {
             throw .write(path: file, reason: error.reason)
         }

@@ -27,9 +27,13 @@ public final class DisplayControl {
     var pausedForLoss = false
     /// Frames go to the display only when the VT is ours, the screen is on and the card there.
     public var canDraw: Bool { vtActive && powerOn && deviceThere }
-    /// `display on|off`: the state asked for and whether the schedule said "off" then; it holds
-    /// until the schedule's state changes.
-    var manual: (on: Bool, scheduledOff: Bool)?
+    /// `display on|off`: the state asked for and the automatic decision then (schedule and
+    /// presence, ``ScreenPowerPolicy``); it holds until that decision changes.
+    var manual: (on: Bool, automaticOn: Bool)?
+    /// Inside a `--display-off` range (or an `off` brightness tier) at the last look.
+    var scheduledOff = false
+    /// Why the screen is on or off (the control socket's `status`).
+    var powerReason: ScreenReason = .schedule
     /// The carousel was already paused (control socket) when the screen went off: it stays so.
     var wasPaused = false
     /// The schedule must be looked at (start, timer expired, clock set).
@@ -65,16 +69,18 @@ extension FrameLoop {
     public func setDisplayPower(on: Bool, reason: String) {
         let dc = displayControl
         if let schedule = dc.schedule {
-            let now = DisplayScheduleTimer.localNow()
-            dc.manual = (on, schedule.isOff(minuteOfDay: now.minuteOfDay))
+            dc.scheduledOff = schedule.isOff(minuteOfDay: DisplayScheduleTimer.localNow().minuteOfDay)
         }
         dc.woken = false
         deadlines[.wakeEnd] = nil
+        dc.manual = (on, ScreenPowerPolicy.automatic(scheduledOff: dc.scheduledOff, woken: false, present: presentNow).on)
+        dc.powerReason = .control
         guard on != dc.powerOn else {
             Log.info("display already \(on ? "on" : "off")", detail: reason)
             return
         }
-        applyDisplayPower(on: on, reason: reason + (dc.schedule == nil ? "" : ", until the next change of --display-off \(dc.schedule!)"),
+        let until = [dc.schedule.map { "--display-off \($0)" }, power.effectiveTimeout.map { _ in "presence" }].compactMap { $0 }
+        applyDisplayPower(on: on, reason: reason + (until.isEmpty ? "" : ", until the next change of " + until.joined(separator: " or ")),
                           cause: "control")
     }
 
@@ -125,7 +131,18 @@ extension FrameLoop {
         let dc = displayControl
         if let retry = dc.acquireRetryAt, clock.now >= retry { takeDisplayBack() }
         if deadlines.isDue(.wakeEnd, at: clock.now) { deadlines[.wakeEnd] = nil; dc.woken = false; dc.evaluate = true }
-        guard let schedule = dc.schedule, virtualClock == nil else { return }
+        serviceSchedule()
+        decideScreenPower()
+    }
+
+    /// The schedule when its timer fired (or at the start, or after the clock was set): whether
+    /// it says off now, and the timer armed for its next change. Real clock only.
+    private func serviceSchedule() {
+        let dc = displayControl
+        guard let schedule = dc.schedule, virtualClock == nil else {
+            if dc.schedule == nil { dc.scheduledOff = false }
+            return
+        }
         if dc.timer == nil && !dc.timerUnavailable {
             var err: Int32 = 0
             dc.timer = DisplayScheduleTimer(error: &err)
@@ -139,16 +156,8 @@ extension FrameLoop {
         guard dc.evaluate, let timer = dc.timer else { return }
         dc.evaluate = false
         let now = DisplayScheduleTimer.localNow()
-        let scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
-        if let manual = dc.manual, manual.scheduledOff != scheduledOff {
-            dc.manual = nil
-            Log.info("display override ended", detail: "--display-off \(schedule) says \(scheduledOff ? "off" : "on") now")
-        }
-        if !scheduledOff { dc.woken = false; deadlines[.wakeEnd] = nil }
-        let on = dc.manual?.on ?? (!scheduledOff || dc.woken)
-        if on != dc.powerOn {
-            applyDisplayPower(on: on, reason: "--display-off \(schedule)", cause: "schedule")
-        }
+        dc.scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
+        if !dc.scheduledOff { dc.woken = false; deadlines[.wakeEnd] = nil }
         if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
             if !timer.arm(at: now.epoch + seconds) {
                 Log.warning("--display-off timer not armed", reason: String(cString: strerror(errno)))
@@ -156,10 +165,37 @@ extension FrameLoop {
         }
     }
 
+    /// On or off, as ``ScreenPowerPolicy`` says from the schedule, presence (FrameLoop+Power.swift),
+    /// a touch's wake and a manual override (which ends when the automatic decision changes).
+    func decideScreenPower() {
+        let dc = displayControl
+        let present = presentNow
+        let automatic = ScreenPowerPolicy.automatic(scheduledOff: dc.scheduledOff, woken: dc.woken, present: present)
+        if let manual = dc.manual, ScreenPowerPolicy.overrideEnds(given: manual.automaticOn, now: automatic.on) {
+            dc.manual = nil
+            Log.info("display override ended", detail: automatic.reason == .presence
+                     ? (automatic.on ? "someone is there" : "nobody was seen for \(power.presence.timeout.wholeMilliseconds / 1000) s")
+                     : "--display-off \(dc.schedule.map { "\($0)" } ?? "") says \(automatic.on ? "on" : "off") now")
+        }
+        let (on, reason) = ScreenPowerPolicy.decide(manual: dc.manual?.on, scheduledOff: dc.scheduledOff, woken: dc.woken,
+                                                   present: present)
+        if dc.manual == nil { dc.powerReason = reason }
+        guard on != dc.powerOn else { return }
+        let text: String
+        switch reason {
+        case .presence:
+            text = on ? "motion: someone is there" + (power.sensorSummary.map { " (\($0))" } ?? "")
+                      : "nobody seen for \(power.presence.timeout.wholeMilliseconds / 1000) s (--presence-timeout)"
+        case .touch: text = "touched; woken for \(dc.wakeDuration.wholeMilliseconds) ms"
+        default: text = "--display-off \(dc.schedule.map { "\($0)" } ?? "")"
+        }
+        applyDisplayPower(on: on, reason: text, cause: reason.rawValue)
+    }
+
     /// Switches the screen and pauses or resumes the show; logs the change.
     /// `cause` goes into the `display` event (`schedule`, `control`, `touch`) when the screen's
     /// visibility changes with it.
-    private func applyDisplayPower(on: Bool, reason: String, cause: String) {
+    func applyDisplayPower(on: Bool, reason: String, cause: String) {
         let dc = displayControl
         guard on != dc.powerOn else { return }
         let now = clock.now
@@ -185,6 +221,7 @@ extension FrameLoop {
             Log.warning("display power not switched \(on ? "on" : "off")",
                         reason: warning + "; the show \(on ? "resumes" : "pauses") anyway")
         }
+        screenPowerChanged(on: on)  // the TV over CEC, brightness (FrameLoop+Power.swift)
     }
 }
 
@@ -201,10 +238,17 @@ extension FrameLoop {
         }
         if dc.powerOn {
             if dc.woken { deadlines[.wakeEnd] = clock.now + dc.wakeDuration }
+            notePresenceTouch()  // a touch counts as presence (FrameLoop+Power.swift)
             return true
         }
         dc.swallowingTouch = sample.phase == .down || sample.phase == .move
-        guard sample.phase == .down, dc.manual == nil, dc.schedule != nil, dc.wakeDuration > .zero else { return false }
+        if sample.phase == .down, darkForWantOfPresence {
+            notePresenceTouch()
+            dc.powerReason = .presence
+            applyDisplayPower(on: true, reason: "touched: someone is there", cause: "touch")
+            return false
+        }
+        guard sample.phase == .down, dc.manual == nil, dc.scheduledOff, dc.wakeDuration > .zero else { return false }
         dc.woken = true
         deadlines[.wakeEnd] = clock.now + dc.wakeDuration
         applyDisplayPower(on: true, reason: "touched; woken for \(dc.wakeDuration.wholeMilliseconds) ms", cause: "touch")

@@ -68,6 +68,8 @@ extension FrameLoop {
             return .success(nil)
         case .screenshot:
             return fail("screenshot: written off the loop (startScreenshot), not here")
+        case .brightness, .presenceTimeout:
+            return performPowerCommand(command)  // FrameLoop+Power.swift
         }
     }
 
@@ -90,6 +92,7 @@ extension FrameLoop {
             fields["index"] = .int(Int64(item))
             fields["src"] = .string(Log.hidingPasswords(carousel.items[item].source))
         }
+        fields.merge(powerStatus(at: now)) { $1 }  // why on or off, presence, brightness, CEC (FrameLoop+Power.swift)
         return .object(fields)
     }
 

@@ -151,6 +151,8 @@ public final class FrameLoop {
 
     /// VT switching and display power: who may draw now (see ``DisplayControl``, DisplayControl.swift).
     public let displayControl = DisplayControl()
+    /// Presence, brightness and CEC (``PowerControl``, FrameLoop+Power.swift).
+    public let power = PowerControl()
 
     /// The prepared frame of each physical slot.
     var slotFrames: [Bitmap?] = [nil, nil, nil]
@@ -224,12 +226,15 @@ public final class FrameLoop {
             }
             // 1-. Requests from the control socket.
             performControlRequests()
-            // 1c. The display: a VT acquire to retry, the --display-off schedule.
+            // 1c. The display: a VT acquire to retry, the motion sensor, brightness, the
+            //     --display-off schedule (FrameLoop+Power.swift, DisplayControl.swift).
+            servicePower()
             serviceDisplayControl()
             try serviceDisplayDevice()  // a card lost or back, maybe at another size (ReconnectingDisplay)
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
+                applyPowerSettings(brightness: content.showSettings.brightness, presenceTimeout: content.showSettings.presenceTimeout)
                 playlist = items
                 restartRound()
                 applyRotation(at: clock.now, replace: true)
@@ -322,7 +327,7 @@ public final class FrameLoop {
                 // to do is over.
                 var timed = deadlines
                 timed[.retry] = nil
-                if runFor == nil { timed[.schedule] = nil }  // schedules repeat: without --run-for they would never end
+                if runFor == nil { timed[.schedule] = nil; timed[.brightness] = nil }  // schedules repeat: without --run-for they would never end
                 timed[.overlay] = nil  // the clock alone does not keep a finished show going
                 guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
                 vc.advance(to: min(next, deadlines[.overlay] ?? next))
@@ -526,6 +531,7 @@ public final class FrameLoop {
         if let text { fds.append(text.ready.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []
         if let fd = displayControl.wakeDescriptor { fds.append(fd) }
+        fds += power.wakeDescriptors
         if let fd = (display as? ReconnectingDisplay)?.wakeDescriptor { fds.append(fd) }
         return fds
     }
@@ -566,6 +572,12 @@ enum LoopDuty: Hashable, Sendable {
     case wakeEnd
     /// `--overlay`: the clock's text is formatted again (the start of each minute).
     case overlay
+    /// The motion sensor's level settles, or its timeout runs out (FrameLoop+Power.swift).
+    case presence
+    /// The next change of a `--brightness` tier.
+    case brightness
+    /// The next step of a brightness ramp.
+    case brightnessStep
 }
 
 // MARK: - Control socket bridge (the rest is in FrameLoop+Control.swift)

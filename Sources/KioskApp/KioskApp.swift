@@ -122,6 +122,10 @@ public enum KioskApp {
         loop.text = text
         setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
         loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
+        // The motion sensor, brightness, the TV over CEC (KioskApp+Power.swift, docs/power.md).
+        let power = setUpPower(loop, settings: settings, display: display, clock: clock,
+                               showSettings: (content.showSettings.brightness, content.showSettings.presenceTimeout))
+        defer { power.stop() }
         // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
         if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
         if settings.overlay == nil, let format = settings.overlayFormat {

@@ -129,7 +129,12 @@ public final class CECClient: @unchecked Sendable {
             log(.info, on ? "CEC: TV on" : "CEC: TV to standby", messages.map(\.description).joined(separator: ", ") + " acknowledged")
         } catch {
             if error.reopen { fd = nil }
-            state.withLock { $0.state = .unavailable; $0.reason = error.reason }
+            let closed = fd == nil
+            state.withLock {
+                $0.state = .unavailable
+                $0.reason = error.reason
+                if closed { $0.adapter = nil; $0.logicalAddress = nil; $0.physicalAddress = nil }
+            }
             if loggedReason != error.reason {
                 loggedReason = error.reason
                 log(.warning, "CEC unavailable", "\(device): \(error.reason); the screen is switched by DPMS alone")
@@ -167,7 +172,7 @@ public final class CECClient: @unchecked Sendable {
             opened = try FileDescriptor.open(device, O_RDWR)
         } catch {
             switch error.errno {
-            case ENOENT, ENODEV, ENXIO: throw Problem(reason: "\(device) is not there (no CEC adapter, or it went away)")
+            case ENOENT, ENODEV, ENXIO: throw Problem(reason: Self.goneReason)
             case EACCES, EPERM: throw Problem(reason: "\(error) (the user needs the group that owns it, on Debian video)")
             default: throw Problem(reason: error.description)
             }
@@ -205,13 +210,17 @@ public final class CECClient: @unchecked Sendable {
         }
     }
 
+    /// Why an adapter that went away (ENODEV), or is not there (ENOENT), cannot be used: one
+    /// reason for both, so that a vanished adapter is logged once, not again at each try.
+    static let goneReason = "the adapter is not there (none at that path, or it went away: its driver unbound, the device unplugged)"
+
     /// Runs a kc_cec call; -1 becomes a ``Problem`` (ENODEV: the adapter went away, opened again next time).
     private func check(_ operation: String, _ body: () -> Int32) throws(Problem) {
         while body() != 0 {
             let e = errno
             if e == EINTR { continue }
             switch e {
-            case ENODEV: throw Problem(reason: "the adapter went away (\(operation): ENODEV)", reopen: true)
+            case ENODEV: throw Problem(reason: Self.goneReason, reopen: true)
             case ENONET: throw Problem(reason: "no logical address: the adapter has no physical address (no HDMI connection, or the TV's EDID was not read)")
             default: throw Problem(reason: SystemError(operation: "ioctl \(operation)", path: device, errno: e).description)
             }

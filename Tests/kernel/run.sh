@@ -9,7 +9,8 @@
 # Env:   KC_SCRATCH  SwiftPM scratch path for the release build (default: <package>/.build)
 #        KC_OUT      where captures, logs and the initramfs go (default: /tmp/kc-kernel)
 # Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
-#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/)
+#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/;
+#   gpio-sim, Tests/kernel/gpio-sim/) v4l-utils (cec-ctl)
 #   (and the app's own build dependencies: libdrm-dev libevdev-dev ...)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +53,11 @@ FORMAT_PHOTOS=("$OUT/colorfulcups-1920x1200.webp" "$OUT/path-1920x1200.heic")
 # vkms with a per-plane alpha (GPL-2.0, test-only: Tests/kernel/vkms/README.md), for drm-vkms-planes.
 "$HERE/vkms/build.sh" "$KVER" "$OUT" || fail "vkms build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
 export KC_VKMS_KO="$OUT/vkms.ko"
+# gpio-sim and irq_sim (GPL-2.0, test-only: Tests/kernel/gpio-sim/README.md), for presence-gpio;
+# cec-ctl (v4l-utils) for cec-vivid.
+"$HERE/gpio-sim/build.sh" "$KVER" "$OUT" || fail "gpio-sim build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
+export KC_GPIO_SIM_DIR="$OUT"
+command -v cec-ctl >/dev/null || fail "missing packages: apt-get install -y v4l-utils"
 "$HERE/build-initramfs.sh" "$OUT/kiosk.cpio.gz" "$BIN" "${PHOTOS[@]}" "${FORMAT_PHOTOS[@]}" || fail "initramfs build failed"
 
 /usr/bin/python3 "$HERE/run-kernel-tests.py" --binary "$BIN" --initrd "$OUT/kiosk.cpio.gz" --kernel "$KERNEL" \

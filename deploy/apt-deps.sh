@@ -10,16 +10,17 @@
 # Debian 12 disk image with the .deb installed and boots it; dbus-daemon: a private bus for
 # QEMU's D-Bus display, which disables and enables the virtio-gpu output.)
 # (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
-# manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms out of
-# tree, Tests/kernel/vkms/.)
+# manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms, gpio-sim
+# and irq_sim out of tree, Tests/kernel/vkms/ and gpio-sim/; v4l-utils: its cec-ctl plays the TV
+# in the kernel suite's cec-vivid case.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base v4l-utils" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

@@ -52,7 +52,7 @@ arch=${ARCH:-$(dpkg --print-architecture)}
 outdir=${OUTDIR:-$(pwd)}
 # The project has no public address yet: .invalid (RFC 2606) marks this one as a placeholder.
 maintainer=${MAINTAINER:-kiosk-carousel developers <maintainers@kiosk-carousel.invalid>}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, libdrm2, libevdev2, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, libdrm2, libevdev2, libgpiod2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;
@@ -198,6 +198,8 @@ if [ "$1" = configure ]; then
             --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
     fi
     usermod -a -G video,input,render,tty kiosk
+    # gpio (Raspberry Pi OS: /dev/gpiochip*), for a motion sensor (--presence), where it exists.
+    if getent group gpio >/dev/null; then usermod -a -G gpio kiosk; fi
     # The first show: the sample photos, when the images folder is new or empty.
     images=/var/lib/kiosk-carousel/images
     if [ -z "$2" ] && { [ ! -d "$images" ] || [ -z "$(ls -A "$images")" ]; }; then

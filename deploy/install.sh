@@ -33,7 +33,7 @@ case "$destdir" in
     *) destdir=$(pwd)/$destdir ;;
 esac
 destdir=${destdir%/}
-runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 fonts-dejavu-core ca-certificates adduser"
+runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libgpiod2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 fonts-dejavu-core ca-certificates adduser"
 build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev pkg-config"
 
 say() { echo "install.sh: $*"; }
@@ -111,6 +111,8 @@ if ! getent passwd kiosk >/dev/null; then
         --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
 fi
 usermod -a -G video,input,render,tty kiosk
+# gpio (Raspberry Pi OS: /dev/gpiochip*), for a motion sensor (--presence), where it exists.
+if getent group gpio >/dev/null; then usermod -a -G gpio kiosk; fi
 
 systemctl daemon-reload
 systemctl enable kiosk-carousel.service

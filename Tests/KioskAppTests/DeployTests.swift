@@ -276,7 +276,7 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
         String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " })
     })
     for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7", "libgif7", "libheif1",
-                    "libdrm2", "libevdev2",
+                    "libdrm2", "libevdev2", "libgpiod2",
                     "libcurl4", "libssl3", "libjansson4", "zlib1g", "libstdc++6", "libgcc-s1",
                     "libfreetype6", "libharfbuzz0b", "libfontconfig1", "fonts-dejavu-core"] {
         #expect(depends.contains(package), "Depends lacks \(package): \(depends)")

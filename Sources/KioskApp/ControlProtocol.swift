@@ -80,14 +80,18 @@ public enum ControlProtocol {
             }
             return .success((id, .screenshot(path: path)))
         case "brightness":
-            if arguments.count == 1, case .string("auto") = arguments[0] { return .success((id, .brightness(percent: nil))) }
+            if arguments.count == 1, case .string("auto") = arguments[0] {
+                return .success((id, .brightness(percent: nil)))
+            }
             guard arguments.count == 1, case .int(let p) = arguments[0], (1...100).contains(p) else {
-                return fail("brightness: expected a whole percentage 1 ... 100 or \"auto\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+                let got = arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", ")
+                return fail("brightness: expected a whole percentage 1 ... 100 or \"auto\", got \(got)")
             }
             return .success((id, .brightness(percent: Int(p))))
         case "presence_timeout":
             guard arguments.count == 1, case .int(let s) = arguments[0], (0...86_400).contains(s) else {
-                return fail("presence_timeout: expected whole seconds 0 ... 86400 (0: presence off), got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+                let got = arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", ")
+                return fail("presence_timeout: expected whole seconds 0 ... 86400 (0: presence off), got \(got)")
             }
             return .success((id, .presenceTimeout(seconds: Int(s))))
         default:

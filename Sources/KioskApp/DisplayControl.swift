@@ -73,14 +73,19 @@ extension FrameLoop {
         }
         dc.woken = false
         deadlines[.wakeEnd] = nil
-        dc.manual = (on, ScreenPowerPolicy.automatic(scheduledOff: dc.scheduledOff, woken: false, present: presentNow).on)
+        dc.manual = (
+            on, ScreenPowerPolicy.automatic(scheduledOff: dc.scheduledOff, woken: false, present: presentNow).on
+        )
         dc.powerReason = .control
         guard on != dc.powerOn else {
             Log.info("display already \(on ? "on" : "off")", detail: reason)
             return
         }
-        let until = [dc.schedule.map { "--display-off \($0)" }, power.effectiveTimeout.map { _ in "presence" }].compactMap { $0 }
-        applyDisplayPower(on: on, reason: reason + (until.isEmpty ? "" : ", until the next change of " + until.joined(separator: " or ")),
+        let until = [dc.schedule.map { "--display-off \($0)" }, power.effectiveTimeout.map { _ in "presence" }]
+            .compactMap { $0 }
+        applyDisplayPower(
+            on: on,
+            reason: reason + (until.isEmpty ? "" : ", until the next change of " + until.joined(separator: " or ")),
                           cause: "control")
     }
 
@@ -174,10 +179,13 @@ extension FrameLoop {
         if let manual = dc.manual, ScreenPowerPolicy.overrideEnds(given: manual.automaticOn, now: automatic.on) {
             dc.manual = nil
             Log.info("display override ended", detail: automatic.reason == .presence
-                     ? (automatic.on ? "someone is there" : "nobody was seen for \(power.presence.timeout.wholeMilliseconds / 1000) s")
+                    ? (automatic.on
+                        ? "someone is there"
+                        : "nobody was seen for \(power.presence.timeout.wholeMilliseconds / 1000) s")
                      : "--display-off \(dc.schedule.map { "\($0)" } ?? "") says \(automatic.on ? "on" : "off") now")
         }
-        let (on, reason) = ScreenPowerPolicy.decide(manual: dc.manual?.on, scheduledOff: dc.scheduledOff, woken: dc.woken,
+        let (on, reason) = ScreenPowerPolicy.decide(
+            manual: dc.manual?.on, scheduledOff: dc.scheduledOff, woken: dc.woken,
                                                    present: present)
         if dc.manual == nil { dc.powerReason = reason }
         guard on != dc.powerOn else { return }

@@ -88,7 +88,8 @@ public final class PowerControl {
 
     /// The presence timeout in force; nil: presence is not followed.
     var effectiveTimeout: Duration? {
-        let t = controlTimeout ?? manifestTimeout ?? commandLineTimeout ?? (presenceFeed != nil ? Self.defaultTimeout : nil)
+        let t =
+            controlTimeout ?? manifestTimeout ?? commandLineTimeout ?? (presenceFeed != nil ? Self.defaultTimeout : nil)
         return t == .zero ? nil : t
     }
 
@@ -127,13 +128,17 @@ extension FrameLoop {
                 pc.debouncer = EdgeDebouncer(debounce: pc.presenceFeed?.debounce ?? .zero, level: active)
                 pc.presence.motion(active: active, at: time)
                 Log.info("motion sensor attached", detail: summary + "; " + (active ? "motion now" : "no motion now")
-                         + (pc.effectiveTimeout.map { ", the screen goes off \($0.wholeMilliseconds / 1000) s after the last" } ?? ", presence off"))
+                        + (pc.effectiveTimeout.map {
+                            ", the screen goes off \($0.wholeMilliseconds / 1000) s after the last"
+                        } ?? ", presence off"))
             case .edge(let active, let time):
                 if pc.debouncer == nil { pc.debouncer = EdgeDebouncer(debounce: pc.presenceFeed?.debounce ?? .zero) }
                 pc.debouncer?.edge(to: active, at: time)
             case .unavailable(let reason):
                 pc.sensorProblem = reason
-                Log.warning("motion sensor unavailable", reason: reason + "; the screen follows the schedule alone; tried again every \(GPIOPresenceInput.retryInterval.wholeMilliseconds / 1000) s")
+                let retry = GPIOPresenceInput.retryInterval.wholeMilliseconds / 1000
+                Log.warning("motion sensor unavailable",
+                            reason: reason + "; the screen follows the schedule alone; tried again every \(retry) s")
             }
         }
         if let settled = pc.debouncer?.settle(at: now) {
@@ -176,7 +181,8 @@ extension FrameLoop {
         if let o = pc.brightnessOverride {
             if o.tier == tier { return (o.permille, tier) }
             pc.brightnessOverride = nil
-            Log.info("brightness override ended", detail: "the tier \(tier.map { "\($0)" } ?? "none") of --brightness applies")
+            Log.info("brightness override ended",
+                     detail: "the tier \(tier.map { "\($0)" } ?? "none") of --brightness applies")
         }
         guard let tier else { return (1000, nil) }
         if case .percent(let p) = tier.level { return (p * 10, tier) }
@@ -228,8 +234,11 @@ extension FrameLoop {
             do {
                 try light.set(permille: level)
             } catch {
-                Log.warning("backlight not set", path: light.directory, reason: error.description + "; dimming by the pixels instead")
-                if let pixels = display as? PixelDimmable { pc.sink = .pixels(pixels); pc.applied = nil; return applyBrightness(level) }
+                Log.warning("backlight not set", path: light.directory,
+                            reason: error.description + "; dimming by the pixels instead")
+                if let pixels = display as? PixelDimmable {
+                    pc.sink = .pixels(pixels); pc.applied = nil; return applyBrightness(level)
+                }
                 pc.sink = .none
             }
         case .pixels(let pixels):
@@ -241,7 +250,8 @@ extension FrameLoop {
         pc.applied = level
         if first || !pc.ramp.isChanging(at: clock.now) {
             Log.info("brightness", detail: "\(level / 10)." + "\(level % 10) % by the \(pc.sink.name)"
-                     + (pc.brightnessOverride != nil ? " (control socket)" : pc.tiers.map { " (--brightness \($0))" } ?? ""))
+                    + (pc.brightnessOverride != nil
+                        ? " (control socket)" : pc.tiers.map { " (--brightness \($0))" } ?? ""))
         }
     }
 
@@ -260,8 +270,9 @@ extension FrameLoop {
             pc.brightnessDue = true
         case .presenceTimeout(let seconds):
             pc.controlTimeout = .seconds(seconds)
-            Log.info("presence timeout", detail: seconds == 0 ? "off (control socket): the screen follows the schedule alone"
-                                                              : "\(seconds) s (control socket)")
+            Log.info("presence timeout",
+                     detail: seconds == 0 ? "off (control socket): the screen follows the schedule alone"
+                                          : "\(seconds) s (control socket)")
         default:
             return .failure(ControlFailure(id: nil, message: "not a power command"))
         }
@@ -274,11 +285,13 @@ extension FrameLoop {
         let pc = power
         if pc.manifestTiers != brightness {
             pc.manifestTiers = brightness
-            Log.info("brightness tiers", detail: brightness.map { "\($0) (manifest)" } ?? pc.commandLineTiers.map { "\($0) (--brightness)" } ?? "none")
+            let tiers = brightness.map { "\($0) (manifest)" } ?? pc.commandLineTiers.map { "\($0) (--brightness)" }
+            Log.info("brightness tiers", detail: tiers ?? "none")
         }
         if pc.manifestTimeout != presenceTimeout {
             pc.manifestTimeout = presenceTimeout
-            Log.info("presence timeout", detail: pc.effectiveTimeout.map { "\($0.wholeMilliseconds / 1000) s" } ?? "off")
+            Log.info("presence timeout",
+                     detail: pc.effectiveTimeout.map { "\($0.wholeMilliseconds / 1000) s" } ?? "off")
         }
         let offs = (pc.baseSchedule?.ranges ?? []) + (pc.tiers?.offSchedule?.ranges ?? [])
         let schedule = offs.isEmpty ? nil : DisplaySchedule(ranges: offs)
@@ -304,7 +317,8 @@ extension FrameLoop {
         if let summary = pc.sensorSummary { presence["sensor"] = .string(summary) }
         if let problem = pc.sensorProblem { presence["reason"] = .string(problem) }
         var brightness: [String: JSONValue] = [
-            "percent": .double(Double(pc.ramp.level(at: now)) / 10), "target_percent": .double(Double(pc.ramp.target) / 10),
+            "percent": .double(Double(pc.ramp.level(at: now)) / 10),
+            "target_percent": .double(Double(pc.ramp.target) / 10),
             "via": .string(pc.sink.name), "override": .bool(pc.brightnessOverride != nil),
         ]
         if case .backlight(let light) = pc.sink { brightness["device"] = .string(light.directory) }

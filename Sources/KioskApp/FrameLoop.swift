@@ -234,7 +234,8 @@ public final class FrameLoop {
             // 1a. A new playlist (a manifest, a directory change).
             if let content, let items = content.takeUpdate() {
                 carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
-                applyPowerSettings(brightness: content.showSettings.brightness, presenceTimeout: content.showSettings.presenceTimeout)
+                applyPowerSettings(
+                    brightness: content.showSettings.brightness, presenceTimeout: content.showSettings.presenceTimeout)
                 playlist = items
                 restartRound()
                 applyRotation(at: clock.now, replace: true)
@@ -327,7 +328,8 @@ public final class FrameLoop {
                 // to do is over.
                 var timed = deadlines
                 timed[.retry] = nil
-                if runFor == nil { timed[.schedule] = nil; timed[.brightness] = nil }  // schedules repeat: without --run-for they would never end
+                // schedules and brightness tiers repeat: without --run-for they would never end
+                if runFor == nil { timed[.schedule] = nil; timed[.brightness] = nil }
                 timed[.overlay] = nil  // the clock alone does not keep a finished show going
                 guard let next = timed.earliest?.at else { return 0 }  // nothing will ever change: the show is done
                 vc.advance(to: min(next, deadlines[.overlay] ?? next))

@@ -27,7 +27,9 @@ extension KioskApp {
                     Log.warning("motion sensor unavailable", reason: error.description)
                 }
             } else {
-                Log.warning("--presence not followed", reason: "an offscreen run on the virtual clock follows no sensor (--clock real does)")
+                Log.warning(
+                    "--presence not followed",
+                    reason: "an offscreen run on the virtual clock follows no sensor (--clock real does)")
             }
         }
         pc.sink = brightnessSink(settings, display: display)
@@ -56,7 +58,9 @@ extension KioskApp {
             let drm = (display as? DRMDisplay) ?? (display as? ReopeningDRMDisplay)?.current
             let choice = Backlight.choose(connectorName: drm?.connectorName)
             guard let found = choice.directory else {
-                if settings.brightness != nil { Log.info("no backlight for --brightness", detail: choice.why + "; the pixels are scaled") }
+                if settings.brightness != nil {
+                    Log.info("no backlight for --brightness", detail: choice.why + "; the pixels are scaled")
+                }
                 return pixels
             }
             directory = found
@@ -66,7 +70,8 @@ extension KioskApp {
         do {
             return .backlight(try Backlight(directory: directory!))
         } catch {
-            Log.warning("backlight unusable", path: directory, reason: error.description + "; --brightness scales the pixels")
+            Log.warning(
+                "backlight unusable", path: directory, reason: error.description + "; --brightness scales the pixels")
             return pixels
         }
     }

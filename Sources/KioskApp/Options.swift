@@ -280,7 +280,8 @@ public enum CommandLineParser {
         },
         OptionSpec(name: "--backlight", value: "WHICH", help: "where --brightness goes: auto (the built-in panel's backlight in /sys/class/backlight; none for HDMI and other external screens), none (the pixels), or a /sys/class/backlight/NAME directory (default auto)") { s, v throws(UsageError) in
             guard v == "auto" || v == "none" || v.hasPrefix("/") else {
-                throw UsageError("--backlight: expected auto, none or a directory such as /sys/class/backlight/rpi_backlight, got '\(v)'")
+                throw UsageError("--backlight: expected auto, none or a directory such as "
+                                 + "/sys/class/backlight/rpi_backlight, got '\(v)'")
             }
             s.backlight = v
         },

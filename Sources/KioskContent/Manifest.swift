@@ -240,7 +240,9 @@ private struct Reader {
                     throw fail("brightness", error.description)
                 }
             }
-            if let s = try number(top["presence_timeout"], "presence_timeout", 0...86_400, excludingLower: false, unit: "seconds") {
+            if let s = try number(
+                top["presence_timeout"], "presence_timeout", 0...86_400, excludingLower: false, unit: "seconds")
+            {
                 manifest.presenceTimeout = .milliseconds(Int64((s * 1000).rounded()))
             }
         }

@@ -133,7 +133,8 @@ public enum BrightnessTiersError: Error, Equatable, Sendable, CustomStringConver
     public var description: String {
         switch self {
         case .empty:
-            return "expected HH:MM=PCT (several separated by commas, e.g. 07:00=100,20:00=40,23:00=off), got an empty value"
+            return "expected HH:MM=PCT (several separated by commas, e.g. 07:00=100,20:00=40,23:00=off), "
+                + "got an empty value"
         case .badTier(let t):
             return "'\(t)' is not a tier HH:MM=PCT or HH:MM=off (e.g. 20:00=40)"
         case .badTime(let time, let t):
@@ -143,7 +144,8 @@ public enum BrightnessTiersError: Error, Equatable, Sendable, CustomStringConver
         case .sameTime(let time):
             return "two tiers start at \(time)"
         case .allOff:
-            return "every tier is off, so the screen would never be on (--display-off 00:00-24:00 says that, if it is meant)"
+            return "every tier is off, so the screen would never be on "
+                + "(--display-off 00:00-24:00 says that, if it is meant)"
         }
     }
 }
@@ -151,6 +153,8 @@ public enum BrightnessTiersError: Error, Equatable, Sendable, CustomStringConver
 /// `s` without the spaces and tabs around it.
 private func trimmed<S: StringProtocol>(_ s: S) -> String {
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = s.firstIndex(where: { !blank($0) }), let last = s.lastIndex(where: { !blank($0) }) else { return "" }
+    guard let first = s.firstIndex(where: { !blank($0) }), let last = s.lastIndex(where: { !blank($0) }) else {
+        return ""
+    }
     return String(s[first...last])
 }

@@ -83,7 +83,8 @@ public struct PixelBrightness: Equatable, Sendable, CustomStringConvertible {
     /// The linear light of each 8-bit sRGB value, 0 ... 65535: `round(65535 * L)` with
     /// `L = c / 12.92` for `c <= 0.04045`, else `((c + 0.055) / 1.055)^2.4`, `c = v / 255`
     /// (IEC 61966-2-1:1999, the sRGB transfer function). Written out by
-    /// `python3 -c 'print([round(65535*((v/255)/12.92 if v/255 <= 0.04045 else ((v/255+0.055)/1.055)**2.4)) for v in range(256)])'`.
+    /// `python3 -c 'print([round(65535*((v/255)/12.92 if v/255 <= 0.04045
+    /// else ((v/255+0.055)/1.055)**2.4)) for v in range(256)])'` (one line).
     public static let linearLight: [UInt16] = [
     0, 20, 40, 60, 80, 99, 119, 139, 159, 179, 199, 219, 241, 264, 288, 313,
     340, 367, 396, 427, 458, 491, 526, 562, 599, 637, 677, 718, 761, 805, 851, 898,

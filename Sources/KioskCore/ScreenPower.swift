@@ -35,10 +35,13 @@ public enum ScreenPowerPolicy {
         return (true, .schedule)
     }
 
-    /// The decision: a manual override (`display on|off`) while it holds, else ``automatic(scheduledOff:woken:present:)``.
-    /// An override holds until the automatic decision's on/off differs from what it was when
-    /// the override was given (``overrideEnds(given:now:)``).
-    public static func decide(manual: Bool?, scheduledOff: Bool, woken: Bool, present: Bool?) -> (on: Bool, reason: ScreenReason) {
+    /// The decision: a manual override (`display on|off`) while it holds, else
+    /// ``automatic(scheduledOff:woken:present:)``. An override holds until the automatic
+    /// decision's on/off differs from what it was when the override was given
+    /// (``overrideEnds(given:now:)``).
+    public static func decide(
+        manual: Bool?, scheduledOff: Bool, woken: Bool, present: Bool?
+    ) -> (on: Bool, reason: ScreenReason) {
         if let manual { return (manual, .control) }
         return automatic(scheduledOff: scheduledOff, woken: woken, present: present)
     }

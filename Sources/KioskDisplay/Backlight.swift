@@ -82,7 +82,9 @@ public final class Backlight {
             let fd = try FileDescriptor.open(path, O_WRONLY)
             let bytes = Array("\(value)\n".utf8)
             let n = try syscall("write", path: path) { Glibc.write(fd.rawValue, bytes, bytes.count) }
-            if n != bytes.count { throw SystemError(operation: "write (\(n) of \(bytes.count) bytes)", path: path, errno: EIO) }
+            if n != bytes.count {
+                throw SystemError(operation: "write (\(n) of \(bytes.count) bytes)", path: path, errno: EIO)
+            }
         } catch {
             throw .system(error, advice: [EACCES, EPERM, EROFS].contains(error.errno) ? advice : nil)
         }
@@ -96,7 +98,9 @@ public final class Backlight {
     /// LVDS, SPI; or fbdev) the one device in `root`, or among several the kernel's order of
     /// preference (sysfs-class-backlight: `firmware`, then `platform`, then `raw`), then by name.
     /// - Returns: the device's directory, or nil and why not (for the log).
-    public static func choose(root: String = classDirectory, connectorName: String?) -> (directory: String?, why: String) {
+    public static func choose(
+        root: String = classDirectory, connectorName: String?
+    ) -> (directory: String?, why: String) {
         if let connectorName, isExternal(connectorName) {
             return (nil, "\(connectorName) is an external screen (its light is its own)")
         }
@@ -107,7 +111,10 @@ public final class Backlight {
             return ["firmware": 0, "platform": 1, "raw": 2][t ?? ""] ?? 3
         }
         let best = names.min { (rank($0), $0) < (rank($1), $1) }!
-        return ("\(root)/\(best)", names.count == 1 ? "the only backlight" : "the first of \(names.count) by type (firmware, platform, raw)")
+        return (
+            "\(root)/\(best)",
+            names.count == 1 ? "the only backlight" : "the first of \(names.count) by type (firmware, platform, raw)"
+        )
     }
 
     /// Whether a DRM connector name (`HDMI-A-1`) is of an external screen's type (drm_connector.c's
@@ -128,6 +135,7 @@ public final class Backlight {
     }
 
     private static func text(_ bytes: [UInt8]) -> String {
-        String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first.map(String.init) ?? ""
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first.map(String.init)
+            ?? ""
     }
 }

@@ -97,7 +97,8 @@ public final class CECClient: @unchecked Sendable {
 
     private func run() {
         while true {
-            guard commands.waitForValues(timeout: .seconds(3600), interrupt: worker.stopDescriptor) != .interrupted else { break }
+            guard commands.waitForValues(timeout: .seconds(3600), interrupt: worker.stopDescriptor) != .interrupted
+            else { break }
             busy.withLock { $0 = true }
             if let on = commands.take().last { perform(on: on) }
             busy.withLock { $0 = false }
@@ -123,10 +124,13 @@ public final class CECClient: @unchecked Sendable {
             }
             if wasUnavailable || loggedReason != nil {
                 let s = status
-                log(.info, "CEC ready", "\(device): \(s.adapter ?? "?"), logical address \(initiator), physical address \(s.physicalAddress ?? "?")")
+                log(.info, "CEC ready", "\(device): \(s.adapter ?? "?"), logical address \(initiator), "
+                    + "physical address \(s.physicalAddress ?? "?")")
                 loggedReason = nil
             }
-            log(.info, on ? "CEC: TV on" : "CEC: TV to standby", messages.map(\.description).joined(separator: ", ") + " acknowledged")
+            log(
+                .info, on ? "CEC: TV on" : "CEC: TV to standby",
+                messages.map(\.description).joined(separator: ", ") + " acknowledged")
         } catch {
             if error.reopen { fd = nil }
             let closed = fd == nil
@@ -158,7 +162,8 @@ public final class CECClient: @unchecked Sendable {
             $0.logicalAddress = first == UInt8(kc_CEC_LOG_ADDR_INVALID) ? nil : Int(first)
         }
         guard physical != UInt16(kc_CEC_PHYS_ADDR_INVALID) else {
-            throw Problem(reason: "the adapter has no physical address (f.f.f.f): no HDMI connection, or the TV's EDID was not read")
+            throw Problem(reason: "the adapter has no physical address (f.f.f.f): no HDMI connection, "
+                          + "or the TV's EDID was not read")
         }
         guard first != UInt8(kc_CEC_LOG_ADDR_INVALID) else {
             throw Problem(reason: "no logical address could be claimed (the bus did not settle)")
@@ -173,7 +178,8 @@ public final class CECClient: @unchecked Sendable {
         } catch {
             switch error.errno {
             case ENOENT, ENODEV, ENXIO: throw Problem(reason: Self.goneReason)
-            case EACCES, EPERM: throw Problem(reason: "\(error) (the user needs the group that owns it, on Debian video)")
+            case EACCES, EPERM:
+                throw Problem(reason: "\(error) (the user needs the group that owns it, on Debian video)")
             default: throw Problem(reason: error.description)
             }
         }
@@ -182,15 +188,17 @@ public final class CECClient: @unchecked Sendable {
         guard kc_cec_caps(opened.rawValue, &driver, &name, &capabilities) == 0 else {
             let e = errno
             throw Problem(reason: e == ENOTTY ? "\(device) is not a CEC adapter (CEC_ADAP_G_CAPS: ENOTTY)"
-                                              : SystemError(operation: "ioctl CEC_ADAP_G_CAPS", path: device, errno: e).description)
+                    : SystemError(operation: "ioctl CEC_ADAP_G_CAPS", path: device, errno: e).description)
         }
         guard capabilities & UInt32(kc_CEC_CAP_TRANSMIT) != 0 else {
             throw Problem(reason: "the adapter cannot transmit (no CEC_CAP_TRANSMIT)")
         }
         guard kc_cec_become_initiator(opened.rawValue) == 0 else {
             let e = errno
-            throw Problem(reason: e == EBUSY ? "another program holds the adapter as its exclusive initiator (CEC_S_MODE: EBUSY)"
-                                             : SystemError(operation: "ioctl CEC_S_MODE", path: device, errno: e).description)
+            throw Problem(
+                reason: e == EBUSY
+                    ? "another program holds the adapter as its exclusive initiator (CEC_S_MODE: EBUSY)"
+                    : SystemError(operation: "ioctl CEC_S_MODE", path: device, errno: e).description)
         }
         state.withLock { $0.adapter = "\(String(cString: name)) (\(String(cString: driver)))" }
         fd = opened
@@ -199,20 +207,24 @@ public final class CECClient: @unchecked Sendable {
     private func send(_ message: CECMessage) throws(Problem) {
         guard let fd else { throw Problem(reason: "not open") }
         var status: UInt8 = 0
-        try check("CEC_TRANSMIT \(message)") { kc_cec_transmit(fd.rawValue, message.bytes, UInt32(message.bytes.count), &status) }
+        try check("CEC_TRANSMIT \(message)") {
+            kc_cec_transmit(fd.rawValue, message.bytes, UInt32(message.bytes.count), &status)
+        }
         guard status & UInt8(kc_CEC_TX_STATUS_OK) != 0 else {
             if status & UInt8(kc_CEC_TX_STATUS_NACK) != 0 {
                 throw Problem(reason: message.destination == CECMessage.tv
                     ? "no TV answered: \(message) was not acknowledged (no TV on the bus, or its CEC is switched off)"
                     : "\(message) was refused (not acknowledged)")
             }
-            throw Problem(reason: "\(message) was not sent (tx_status 0x\(String(status, radix: 16)): the bus is busy or faulty)")
+            throw Problem(
+                reason: "\(message) was not sent (tx_status 0x\(String(status, radix: 16)): the bus is busy or faulty)")
         }
     }
 
     /// Why an adapter that went away (ENODEV), or is not there (ENOENT), cannot be used: one
     /// reason for both, so that a vanished adapter is logged once, not again at each try.
-    static let goneReason = "the adapter is not there (none at that path, or it went away: its driver unbound, the device unplugged)"
+    static let goneReason =
+        "the adapter is not there (none at that path, or it went away: its driver unbound, the device unplugged)"
 
     /// Runs a kc_cec call; -1 becomes a ``Problem`` (ENODEV: the adapter went away, opened again next time).
     private func check(_ operation: String, _ body: () -> Int32) throws(Problem) {
@@ -221,8 +233,11 @@ public final class CECClient: @unchecked Sendable {
             if e == EINTR { continue }
             switch e {
             case ENODEV: throw Problem(reason: Self.goneReason, reopen: true)
-            case ENONET: throw Problem(reason: "no logical address: the adapter has no physical address (no HDMI connection, or the TV's EDID was not read)")
-            default: throw Problem(reason: SystemError(operation: "ioctl \(operation)", path: device, errno: e).description)
+            case ENONET:
+                throw Problem(reason: "no logical address: the adapter has no physical address "
+                              + "(no HDMI connection, or the TV's EDID was not read)")
+            default:
+                throw Problem(reason: SystemError(operation: "ioctl \(operation)", path: device, errno: e).description)
             }
         }
     }
@@ -247,7 +262,8 @@ public final class CECClient: @unchecked Sendable {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             var type: UInt32 = 0, cardNo: UInt32 = 0, connector: UInt32 = 0
-            guard kc_cec_connector(fd, &type, &cardNo, &connector) == 0, type == UInt32(kc_CEC_CONNECTOR_TYPE_DRM) else { continue }
+            guard kc_cec_connector(fd, &type, &cardNo, &connector) == 0, type == UInt32(kc_CEC_CONNECTOR_TYPE_DRM)
+            else { continue }
             if let drm, let card, Int(cardNo) == card, connector == drm.connectorID {
                 return (path, "the adapter of \(drm.connectorName)")
             }
@@ -256,7 +272,9 @@ public final class CECClient: @unchecked Sendable {
         // One adapter tied to no other connector (opened later, so that trouble with it, a
         // permission say, is reported as its own).
         if names.count == 1 && tiedElsewhere == 0 { return ("\(directory)/\(names[0])", "the only CEC adapter") }
-        return (nil, "\(names.count) CEC adapter\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", "))), none tied to "
+        return (
+            nil,
+            "\(names.count) CEC adapter\(names.count == 1 ? "" : "s") (\(names.joined(separator: ", "))), none tied to "
                 + (drm.map { "\($0.connectorName)" } ?? "this display") + "; --cec /dev/cecN names one")
     }
 }

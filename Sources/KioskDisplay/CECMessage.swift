@@ -59,7 +59,8 @@ public struct CECMessage: Equatable, Sendable, CustomStringConvertible {
         }
         let code = opcode.map { " (0x" + hex($0) + ")" } ?? ""
         let operands = bytes.count > 2 ? " " + bytes[2...].map(hex).joined(separator: ":") : ""
-        return "\(name)\(code)\(operands) \(initiator) -> \(destination == Self.broadcast ? "all" : String(destination))"
+        return
+            "\(name)\(code)\(operands) \(initiator) -> \(destination == Self.broadcast ? "all" : String(destination))"
     }
 
     /// `1.0.0.0` for 0x1000 (CEC 8.7: four nibbles); `f.f.f.f` is none.

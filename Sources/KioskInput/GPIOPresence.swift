@@ -111,7 +111,8 @@ public final class GPIOPresenceInput: @unchecked Sendable {
             do throws(InputError) {
                 let line = try RequestedLine(spec)
                 lastReason = nil
-                events.post(.attached(summary: line.summary, active: try line.value(), time: Self.monotonic() - showStart))
+                events.post(
+                    .attached(summary: line.summary, active: try line.value(), time: Self.monotonic() - showStart))
                 try follow(line)
                 return  // stopped
             } catch {
@@ -168,7 +169,9 @@ final class RequestedLine {
         let what = spec.chip
         guard let chip = gpiod_chip_open_lookup(spec.chip) else {
             let e = errno
-            throw .system(SystemError(operation: "gpiod_chip_open_lookup (no GPIO chip of that name, path, label or number?)",
+            throw .system(
+                SystemError(
+                    operation: "gpiod_chip_open_lookup (no GPIO chip of that name, path, label or number?)",
                                       path: what, errno: e))
         }
         let chipName = String(cString: gpiod_chip_name(chip)), label = String(cString: gpiod_chip_label(chip))
@@ -177,7 +180,7 @@ final class RequestedLine {
             guard offset < gpiod_chip_num_lines(chip) else {
                 gpiod_chip_close(chip)
                 throw .invalidPresence(value: spec.description,
-                                       reason: "\(chipName) [\(label)] has lines 0 ... \(gpiod_chip_num_lines(chip) - 1), not \(offset)")
+                    reason: "\(chipName) [\(label)] has lines 0 ... \(gpiod_chip_num_lines(chip) - 1), not \(offset)")
             }
             found = gpiod_chip_get_line(chip, offset)
         } else {
@@ -186,7 +189,10 @@ final class RequestedLine {
         guard let line = found else {
             let e = errno
             gpiod_chip_close(chip)
-            throw .system(SystemError(operation: "gpiod_chip_find_line \(spec.line)", path: "\(chipName) [\(label)]", errno: e == 0 ? ENOENT : e))
+            throw .system(
+                SystemError(
+                    operation: "gpiod_chip_find_line \(spec.line)", path: "\(chipName) [\(label)]",
+                    errno: e == 0 ? ENOENT : e))
         }
         var flags: Int32 = spec.activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
         switch spec.bias {
@@ -205,7 +211,8 @@ final class RequestedLine {
         self.line = line
         eventDescriptor = gpiod_line_event_get_fd(line)
         let name = gpiod_line_name(line).map { " \"\(String(cString: $0))\"" } ?? ""
-        summary = "\(chipName) [\(label)] line \(gpiod_line_offset(line))\(name)" + (spec.activeLow ? ", active-low" : "")
+        summary =
+            "\(chipName) [\(label)] line \(gpiod_line_offset(line))\(name)" + (spec.activeLow ? ", active-low" : "")
             + (spec.bias.map { ", \($0.rawValue)" } ?? "") + ", debounce \(spec.debounce.wholeMilliseconds) ms"
     }
 
@@ -217,7 +224,9 @@ final class RequestedLine {
     /// The line's level now (active, motion: true), as the flags say.
     func value() throws(InputError) -> Bool {
         let v = gpiod_line_get_value(line)
-        guard v >= 0 else { throw .system(SystemError(operation: "gpiod_line_get_value", path: spec.chip, errno: errno)) }
+        guard v >= 0 else {
+            throw .system(SystemError(operation: "gpiod_line_get_value", path: spec.chip, errno: errno))
+        }
         return v == 1
     }
 

@@ -28,7 +28,8 @@ public enum InputError: Error, Equatable, Sendable, CustomStringConvertible {
             return "--touch-calibration '\(value)': \(reason); expected six numbers 'a b c d e f' "
                 + "(libinput's LIBINPUT_CALIBRATION_MATRIX) or swap-xy, invert-x, invert-y (comma separated)"
         case .invalidPresence(let value, let reason):
-            return "--presence '\(value)': \(reason); expected gpio:CHIP:LINE[,active-low][,debounce=MS][,pull-up|pull-down|bias-disable]"
+            return "--presence '\(value)': \(reason); expected "
+                + "gpio:CHIP:LINE[,active-low][,debounce=MS][,pull-up|pull-down|bias-disable]"
         }
     }
 }

@@ -19,7 +19,8 @@ private func whiteImage() throws -> (dir: String, image: String) {
 
 /// The frames written so far in `folder`, by name (show time order), with their centre pixel's red.
 private func frameLevels(_ folder: String) -> [(name: String, red: Int)] {
-    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("frame-") }.sorted()
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("frame-") }
+        .sorted()
     return names.compactMap { name in
         guard let b = try? ImageDecoder.decode(path: "\(folder)/\(name)").bitmap else { return nil }
         return (name, Int((b[b.width / 2, b.height / 2] >> 16) & 0xFF))
@@ -54,9 +55,12 @@ private func runToEnd(_ arguments: [String]) throws -> (status: Int32?, stderr: 
     try "255\n".write(toFile: "\(light)/max_brightness", atomically: false, encoding: .utf8)
     try "200\n".write(toFile: "\(light)/brightness", atomically: false, encoding: .utf8)
     try "raw\n".write(toFile: "\(light)/type", atomically: false, encoding: .utf8)
-    let child = try KioskChild(["--display", "offscreen:\(dir)/lit", "--size", "64x40", "--clock", "real", "--run-for", "100",
+    let child = try KioskChild([
+        "--display", "offscreen:\(dir)/lit", "--size", "64x40", "--clock", "real", "--run-for", "100",
                                 "--brightness", "00:00=40", "--backlight", light, image])
-    #expect(waitFor(15) { (try? String(contentsOfFile: "\(light)/brightness", encoding: .utf8)) == "102\n" }, "\(child.stderr.text)")
+    #expect(
+        waitFor(15) { (try? String(contentsOfFile: "\(light)/brightness", encoding: .utf8)) == "102\n" },
+        "\(child.stderr.text)")
     #expect(waitFor(15) { !frameLevels("\(dir)/lit").isEmpty })
     #expect(frameLevels("\(dir)/lit").allSatisfy { $0.red == 255 })
     #expect(child.stop() == 0)
@@ -115,19 +119,29 @@ private func runToEnd(_ arguments: [String]) throws -> (status: Int32?, stderr: 
     let (dir, image) = try whiteImage()
     try #"{"brightness": "00:00=25", "presence_timeout": 0, "items": [{"src": "\#(image)"}]}"#
         .write(toFile: "\(dir)/show.json", atomically: false, encoding: .utf8)
-    let run = try runToEnd(["--display", "offscreen:\(dir)/frames", "--size", "64x40", "--run-for", "1", "\(dir)/show.json"])
+    let run = try runToEnd([
+        "--display", "offscreen:\(dir)/frames", "--size", "64x40", "--run-for", "1", "\(dir)/show.json",
+    ])
     #expect(run.status == 0, "\(run.stderr)")
     let levels = frameLevels("\(dir)/frames")
-    #expect(!levels.isEmpty && levels.allSatisfy { $0.red == Int(PixelBrightness(permille: 250).table![255]) }, "\(levels) \(run.stderr)")
+    #expect(
+        !levels.isEmpty && levels.allSatisfy { $0.red == Int(PixelBrightness(permille: 250).table![255]) },
+        "\(levels) \(run.stderr)")
     // A bad value is the manifest's error, naming the key.
-    try #"{"brightness": "07:00=120", "items": [{"src": "\#(image)"}]}"#.write(toFile: "\(dir)/bad.json", atomically: false, encoding: .utf8)
-    let bad = try runToEnd(["--display", "offscreen:\(dir)/bad", "--size", "64x40", "--run-for", "1", "\(dir)/bad.json"])
-    #expect(bad.stderr.contains("brightness") && bad.stderr.contains("'120' in '07:00=120' is not a brightness"), "\(bad.stderr)")
+    try #"{"brightness": "07:00=120", "items": [{"src": "\#(image)"}]}"#.write(
+        toFile: "\(dir)/bad.json", atomically: false, encoding: .utf8)
+    let bad = try runToEnd([
+        "--display", "offscreen:\(dir)/bad", "--size", "64x40", "--run-for", "1", "\(dir)/bad.json",
+    ])
+    #expect(
+        bad.stderr.contains("brightness") && bad.stderr.contains("'120' in '07:00=120' is not a brightness"),
+        "\(bad.stderr)")
 }
 
 @Test func thePowerOptionsParseAndBadValuesSayWhy() throws {
     let s = try CommandLineParser.parse(["--presence", "gpio:gpiochip0:17,active-low", "--presence-timeout", "90",
-                                         "--cec", "/dev/cec1", "--brightness", "07:00=100,23:00=off", "--backlight", "none", "/p"])
+        "--cec", "/dev/cec1", "--brightness", "07:00=100,23:00=off", "--backlight", "none", "/p",
+    ])
     #expect(s.presence?.line == "17" && s.presence?.activeLow == true && s.presenceTimeout == .seconds(90))
     #expect(s.cec == "/dev/cec1" && s.backlight == "none" && s.brightness?.description == "07:00=100,23:00=off")
     func usage(_ args: [String]) -> String {
@@ -140,6 +154,7 @@ private func runToEnd(_ arguments: [String]) throws -> (status: Int32?, stderr: 
     #expect(usage(["--backlight", "panel"]).contains("--backlight: expected auto, none or a directory"))
     // In a configuration file, the tiers may have spaces after the commas.
     var settings = Settings()
-    try CommandLineParser.applyConfig(Array("brightness 07:00=100, 20:00=40\ncec none\n".utf8), file: "k.conf", to: &settings)
+    try CommandLineParser.applyConfig(
+        Array("brightness 07:00=100, 20:00=40\ncec none\n".utf8), file: "k.conf", to: &settings)
     #expect(settings.brightness?.tiers.count == 2 && settings.cec == "none")
 }

@@ -54,9 +54,10 @@ private func run(seconds: Double, interval: Duration, timeout: Duration?, sensor
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
     let touch = HookFeed(touches, hooks: hooks, clock: clock)
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100), clock: clock,
+    let loop = FrameLoop(
+        display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100), clock: clock,
                          carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
-                         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 20),
+        preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 20),
                          background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)), touch: touch)
     touch.loop = loop
     loop.power.commandLineTimeout = timeout
@@ -96,8 +97,12 @@ private func t(_ e: [String: Any]) -> Int { e["t"] as? Int ?? -1 }
 private func kinds(_ events: [[String: Any]]) -> [String] {
     events.map { "\($0["event"]!) \($0["state"] ?? $0["index"] ?? "") \($0["reason"] ?? "")" }
 }
-private func describe(_ events: [[String: Any]]) -> String { zip(kinds(events), events.map(t)).map { "\($0) @\($1)" }.joined(separator: "; ") }
-private func displays(_ events: [[String: Any]]) -> [[String: Any]] { events.filter { $0["event"] as? String == "display" } }
+private func describe(_ events: [[String: Any]]) -> String {
+    zip(kinds(events), events.map(t)).map { "\($0) @\($1)" }.joined(separator: "; ")
+}
+private func displays(_ events: [[String: Any]]) -> [[String: Any]] {
+    events.filter { $0["event"] as? String == "display" }
+}
 
 @Test func theScreenGoesOffATimeoutAfterTheLastMotionAndAMotionEdgeLightsItAtOnce() throws {
     // Timeout 500 ms, no motion at the start: off at 500. Motion 1300 ... 1350 ms: on at 1320
@@ -106,7 +111,9 @@ private func displays(_ events: [[String: Any]]) -> [[String: Any]] { events.fil
                                         .edge(active: true, time: ms(1300)), .edge(active: false, time: ms(1350))]
     let events = try run(seconds: 2.4, interval: ms(250), timeout: ms(500), sensor: sensor)
     let d = displays(events)
-    #expect(d.map { "\($0["state"]!) \($0["reason"]!)" } == ["off presence", "on presence", "off presence"], "\(describe(events))")
+    #expect(
+        d.map { "\($0["state"]!) \($0["reason"]!)" } == ["off presence", "on presence", "off presence"],
+        "\(describe(events))")
     guard d.count == 3 else { return }
     // Bounds for the real clock on a loaded machine.
     #expect(t(d[0]) >= 500 && t(d[0]) < 700, "\(describe(events))")
@@ -128,7 +135,10 @@ private func displays(_ events: [[String: Any]]) -> [[String: Any]] { events.fil
                                      .sample(TouchSample(.down, x: 80, y: 50, time: ms(1100))),
                                      .sample(TouchSample(.up, x: 80, y: 50, time: ms(1140)))]
     let events = try run(seconds: 2.0, interval: ms(60_000), timeout: ms(500), touches: touches)
-    #expect(kinds(events) == ["shown 0 ", "display off presence", "display on touch", "shown 0 ", "tap 0 ", "display off presence"],
+    #expect(
+        kinds(events) == [
+            "shown 0 ", "display off presence", "display on touch", "shown 0 ", "tap 0 ", "display off presence",
+        ],
             "\(describe(events))")
     guard events.count == 6 else { return }
     #expect(t(events[2]) >= 800 && t(events[2]) < 1000)

@@ -20,12 +20,20 @@ private func ms(_ v: Int) -> Duration { .milliseconds(v) }
         #expect(throws: BrightnessTiersError.badTier("07:00")) { try BrightnessTiers.parse("07:00") }
         #expect(throws: BrightnessTiersError.badTier("07:00=5=6")) { try BrightnessTiers.parse("07:00=5=6") }
         #expect(throws: BrightnessTiersError.badTier("")) { try BrightnessTiers.parse("07:00=50,") }
-        #expect(throws: BrightnessTiersError.badTime("24:00", tier: "24:00=50")) { try BrightnessTiers.parse("24:00=50") }
+        #expect(throws: BrightnessTiersError.badTime("24:00", tier: "24:00=50")) {
+            try BrightnessTiers.parse("24:00=50")
+        }
         #expect(throws: BrightnessTiersError.badTime("7", tier: "7=50")) { try BrightnessTiers.parse("7=50") }
         #expect(throws: BrightnessTiersError.badLevel("0", tier: "07:00=0")) { try BrightnessTiers.parse("07:00=0") }
-        #expect(throws: BrightnessTiersError.badLevel("101", tier: "07:00=101")) { try BrightnessTiers.parse("07:00=101") }
-        #expect(throws: BrightnessTiersError.badLevel("4.5", tier: "07:00=4.5")) { try BrightnessTiers.parse("07:00=4.5") }
-        #expect(throws: BrightnessTiersError.badLevel("dim", tier: "07:00=dim")) { try BrightnessTiers.parse("07:00=dim") }
+        #expect(throws: BrightnessTiersError.badLevel("101", tier: "07:00=101")) {
+            try BrightnessTiers.parse("07:00=101")
+        }
+        #expect(throws: BrightnessTiersError.badLevel("4.5", tier: "07:00=4.5")) {
+            try BrightnessTiers.parse("07:00=4.5")
+        }
+        #expect(throws: BrightnessTiersError.badLevel("dim", tier: "07:00=dim")) {
+            try BrightnessTiers.parse("07:00=dim")
+        }
         #expect(throws: BrightnessTiersError.sameTime("07:00")) { try BrightnessTiers.parse("07:00=50,7:00=60") }
         #expect(throws: BrightnessTiersError.allOff) { try BrightnessTiers.parse("23:00=off") }
         #expect(BrightnessTiersError.badLevel("0", tier: "07:00=0").description.contains("1 ... 100, or off"))

@@ -24,14 +24,19 @@ private struct PresenceWalk {
     mutating func run(until end: Duration, edges: [(at: Duration, active: Bool)] = [], touches: [Duration] = []) {
         var edges = edges, touches = touches
         while true {
-            let next = [edges.first?.at, touches.first, debouncer.deadline, presence.absentAt.flatMap { $0 > clock.now ? $0 : nil }]
+            let next = [
+                edges.first?.at, touches.first, debouncer.deadline,
+                presence.absentAt.flatMap { $0 > clock.now ? $0 : nil },
+            ]
                 .compactMap { $0 }.filter { $0 <= end }.min()
             guard let next else { break }
             clock.advance(to: next)
             while let e = edges.first, e.at <= clock.now { edges.removeFirst(); debouncer.edge(to: e.active, at: e.at) }
             while let t = touches.first, t <= clock.now { touches.removeFirst(); presence.touched(at: t) }
             if let settled = debouncer.settle(at: clock.now) { presence.motion(active: settled.level, at: settled.at) }
-            let on = ScreenPowerPolicy.automatic(scheduledOff: false, woken: false, present: presence.isPresent(at: clock.now)).on
+            let on = ScreenPowerPolicy.automatic(
+                scheduledOff: false, woken: false, present: presence.isPresent(at: clock.now)
+            ).on
             if on != screenOn { screenOn = on; changes.append((clock.now, on)) }
         }
     }
@@ -51,7 +56,10 @@ private struct PresenceWalk {
         walk.run(until: s(1000), edges: [(s(30), true), (s(100), false), (s(400), true), (s(404), false)])
         // Off at 160 s (60 s after the motion ended, not 60 s after it began); on again at
         // 400.05 s (the debounce), off 60 s after the second motion ended.
-        #expect(walk.changes.map { "\($0.at) \($0.on)" } == ["160.0 seconds false", "400.05 seconds true", "464.0 seconds false"],
+        #expect(
+            walk.changes.map { "\($0.at) \($0.on)" } == [
+                "160.0 seconds false", "400.05 seconds true", "464.0 seconds false",
+            ],
                 "\(walk.changes)")
     }
 
@@ -66,7 +74,8 @@ private struct PresenceWalk {
         var walk = PresenceWalk(timeout: s(10), debounce: ms(50))
         // Interference at 12 s: a 20 ms pulse, then a bounce of three edges within 40 ms.
         walk.run(until: s(30), edges: [(ms(12_000), true), (ms(12_020), false),
-                                       (ms(13_000), true), (ms(13_010), false), (ms(13_030), true), (ms(13_040), false)])
+                (ms(13_000), true), (ms(13_010), false), (ms(13_030), true), (ms(13_040), false),
+            ])
         #expect(walk.changes.map { "\($0.at) \($0.on)" } == ["10.0 seconds false"], "\(walk.changes)")
     }
 
@@ -89,7 +98,10 @@ private struct PresenceWalk {
         var walk = PresenceWalk(timeout: s(30), debounce: ms(50))
         walk.run(until: s(200), touches: [s(20), s(45), s(120)])
         // On till 75 s (30 s after the touch at 45 s), on by the touch at 120 s, off at 150 s.
-        #expect(walk.changes.map { "\($0.at) \($0.on)" } == ["75.0 seconds false", "120.0 seconds true", "150.0 seconds false"])
+        #expect(
+            walk.changes.map { "\($0.at) \($0.on)" } == [
+                "75.0 seconds false", "120.0 seconds true", "150.0 seconds false",
+            ])
         #expect(walk.presence.lastSign == .touch)
     }
 

@@ -35,7 +35,8 @@ private func read(_ path: String) -> String {
     @Test func levelsAreWrittenAsAShareOfMaxBrightnessAndTheOriginalPutBack() throws {
         let root = backlightRoot([("rpi_backlight", 255, 200, "raw")])
         let light = try Backlight(directory: root + "/rpi_backlight")
-        #expect(light.maxBrightness == 255 && light.original == 200 && light.type == "raw" && light.name == "rpi_backlight")
+        #expect(
+            light.maxBrightness == 255 && light.original == 200 && light.type == "raw" && light.name == "rpi_backlight")
         #expect(try light.set(permille: 400) == 102)
         #expect(read(root + "/rpi_backlight/brightness") == "102\n")
         #expect(try light.set(permille: 1000) == 255)
@@ -77,13 +78,19 @@ private func read(_ path: String) -> String {
         let root = backlightRoot([("zero", 0, 0, nil), ("word", 10, 5, nil)])
         write(root + "/word/brightness", "bright\n")
         #expect { try Backlight(directory: root + "/zero") } throws: { "\($0)".contains("max_brightness is 0") }
-        #expect { try Backlight(directory: root + "/word") } throws: { "\($0)".contains("'bright' is not a whole number") }
-        #expect { try Backlight(directory: root + "/gone") } throws: { "\($0)".contains("open \(root)/gone/max_brightness") }
+        #expect { try Backlight(directory: root + "/word") } throws: {
+            "\($0)".contains("'bright' is not a whole number")
+        }
+        #expect { try Backlight(directory: root + "/gone") } throws: {
+            "\($0)".contains("open \(root)/gone/max_brightness")
+        }
         // A brightness that cannot be written: the error names the file.
         let ok = backlightRoot([("panel", 10, 5, nil)])
         let light = try Backlight(directory: ok + "/panel")
         unlink(ok + "/panel/brightness")
         mkdir(ok + "/panel/brightness", 0o755)
-        #expect { try light.set(permille: 100) } throws: { "\($0)".contains("open \(ok)/panel/brightness: Is a directory") }
+        #expect { try light.set(permille: 100) } throws: {
+            "\($0)".contains("open \(ok)/panel/brightness: Is a directory")
+        }
     }
 }

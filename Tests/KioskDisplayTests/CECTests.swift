@@ -15,17 +15,22 @@ import KioskSystem
         #expect(CECMessage.activeSource(from: 4, physicalAddress: 0x1000).bytes == [0x4F, 0x82, 0x10, 0x00])
         #expect(CECMessage.standby(from: 4).bytes == [0x40, 0x36])
         #expect(CECMessage.standby(from: 8, to: CECMessage.broadcast).bytes == [0x8F, 0x36])
-        #expect(CECMessage.activeSource(from: 4, physicalAddress: 0x2130).description == "Active Source (0x82) 21:30 4 -> all")
+        #expect(
+            CECMessage.activeSource(from: 4, physicalAddress: 0x2130).description
+                == "Active Source (0x82) 21:30 4 -> all")
         #expect(CECMessage.imageViewOn(from: 4).description == "Image View On (0x04) 4 -> 0")
         #expect(CECMessage(bytes: [0x40]).description == "Poll 4 -> 0")
-        #expect(CECMessage.physicalAddressText(0x1000) == "1.0.0.0" && CECMessage.physicalAddressText(0xFFFF) == "f.f.f.f")
+        #expect(
+            CECMessage.physicalAddressText(0x1000) == "1.0.0.0" && CECMessage.physicalAddressText(0xFFFF) == "f.f.f.f")
     }
 }
 
 /// Log lines the client writes, collected.
 private final class Lines: @unchecked Sendable {
     let lines = Locked<[String]>([])
-    func add(_ level: Log.Level, _ what: String, _ text: String?) { lines.withLock { $0.append("\(level) \(what): \(text ?? "")") } }
+    func add(_ level: Log.Level, _ what: String, _ text: String?) {
+        lines.withLock { $0.append("\(level) \(what): \(text ?? "")") }
+    }
     var all: [String] { lines.withLock { $0 } }
 }
 
@@ -70,6 +75,8 @@ private final class Lines: @unchecked Sendable {
         #expect(CECClient.choose(for: display, directory: dir) == (dir + "/cec0", "the only CEC adapter"))
         close(open(dir + "/cec1", O_CREAT | O_WRONLY, 0o644))
         let two = CECClient.choose(for: display, directory: dir)
-        #expect(two.path == nil && two.why == "2 CEC adapters (cec0, cec1), none tied to this display; --cec /dev/cecN names one")
+        #expect(
+            two.path == nil
+                && two.why == "2 CEC adapters (cec0, cec1), none tied to this display; --cec /dev/cecN names one")
     }
 }

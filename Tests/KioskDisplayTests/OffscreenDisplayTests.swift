@@ -46,7 +46,9 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         var wrong = 0
         for i in 0..<360 {
             let p = copy[i]
-            let want = UInt32(table[Int(p >> 16 & 0xFF)]) << 16 | UInt32(table[Int(p >> 8 & 0xFF)]) << 8 | UInt32(table[Int(p & 0xFF)])
+            let want =
+                UInt32(table[Int(p >> 16 & 0xFF)]) << 16 | UInt32(table[Int(p >> 8 & 0xFF)]) << 8
+                | UInt32(table[Int(p & 0xFF)])
             if dim.pixels[i] & 0xFF_FFFF != want { wrong += 1 }
         }
         #expect(wrong == 0)

@@ -277,6 +277,8 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
         let inCopy = render(frame, format, rotation: rotation, dither: dither, padding: 8, brightness: level)
         #expect(inCopy.bytes == render(dimmed, format, rotation: rotation, dither: dither, padding: 8).bytes)
         #expect(inCopy.bytes != render(frame, format, rotation: rotation, dither: dither, padding: 8).bytes)
-        #expect(render(frame, format, rotation: rotation, brightness: .full).bytes == render(frame, format, rotation: rotation).bytes)
+        #expect(
+            render(frame, format, rotation: rotation, brightness: .full).bytes
+                == render(frame, format, rotation: rotation).bytes)
     }
 }

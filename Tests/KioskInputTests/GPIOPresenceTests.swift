@@ -10,10 +10,13 @@ import KioskCore
 @Suite struct PresenceSensorSpecTests {
     @Test func parsesTheChipTheLineAndTheOptions() throws {
         let plain = try PresenceSensorSpec.parse("gpio:gpiochip0:17")
-        #expect(plain.chip == "gpiochip0" && plain.line == "17" && !plain.activeLow && plain.debounce == .milliseconds(50)
+        #expect(
+            plain.chip == "gpiochip0" && plain.line == "17" && !plain.activeLow && plain.debounce == .milliseconds(50)
                 && plain.bias == nil)
         let all = try PresenceSensorSpec.parse("gpio:/dev/gpiochip2:PIR,active-low,debounce=0,pull-up")
-        #expect(all.chip == "/dev/gpiochip2" && all.line == "PIR" && all.activeLow && all.debounce == .zero && all.bias == .pullUp)
+        #expect(
+            all.chip == "/dev/gpiochip2" && all.line == "PIR" && all.activeLow && all.debounce == .zero
+                && all.bias == .pullUp)
         #expect(all.description == "gpio:/dev/gpiochip2:PIR,active-low,debounce=0,pull-up")
         #expect(try PresenceSensorSpec.parse(all.description) == all)
     }

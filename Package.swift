@@ -15,6 +15,8 @@
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
 //          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
+//        KioskMQTT (the MQTT client on its own thread, the event outbox, Home Assistant discovery,
+//          command payloads; libmosquitto through CKioskMQTT)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
 //         <- kiosk-carousel (main.swift only)
 // Beside them: kiosk-bench (the benchmarks), kiosk-cache-writer (a test helper, not installed),
@@ -83,6 +85,9 @@ let package = Package(
         .systemLibrary(name: "CLibFreeType", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CLibHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
         .systemLibrary(name: "CLibFontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        // MQTT for KioskMQTT (runtime: libmosquitto1). Header only: CKioskMQTT opens the library
+        // when --mqtt is given.
+        .systemLibrary(name: "CLibMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The only C with bodies, in small targets by what they link:
         // ioctl wrappers, request macros, the console restore and the wall timer (libc only),
         .target(name: "CKioskSys", cSettings: [.define("KC_VERSION_MANIFEST", to: "\"\(version)\"")]),
@@ -102,6 +107,8 @@ let package = Package(
         // FreeType, HarfBuzz and fontconfig opened on first use (a table of their functions).
         .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"],
                 cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
+        // libmosquitto opened when --mqtt is given (a table of its functions).
+        .target(name: "CKioskMQTT", dependencies: ["CLibMosquitto"]),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
@@ -111,7 +118,9 @@ let package = Package(
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CLibGpiod"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
+        .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
+                                                 "KioskMQTT",
                                                  "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
@@ -131,6 +140,7 @@ let package = Package(
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
         .testTarget(name: "KioskInputTests", dependencies: ["KioskInput"]),
         .testTarget(name: "KioskContentTests", dependencies: ["KioskContent", "kiosk-cache-writer", "kiosk-carousel"]),
+        .testTarget(name: "KioskMQTTTests", dependencies: ["KioskMQTT", "kiosk-carousel"]),
         .testTarget(name: "KioskAppTests", dependencies: ["KioskApp", "KioskImaging", "KioskText", "kiosk-carousel"]),
     ],
     swiftLanguageModes: [.v5]
@@ -141,7 +151,8 @@ let package = Package(
 if Context.environment["KIOSK_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "kiosk-fuzz",
-        dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskInput", "KioskContent", "KioskApp"],
+        dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskInput", "KioskContent", "KioskMQTT",
+                       "KioskApp"],
         path: "Tests/fuzz/Sources"))
 }
 

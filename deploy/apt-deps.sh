@@ -12,15 +12,16 @@
 # (fonts-wqy-microhei: the Chinese caption tests' fallback font; groff-base: groff checks the
 # manual page; linux-headers-amd64 and linux-source-6.1: the kernel suite builds vkms, gpio-sim
 # and irq_sim out of tree, Tests/kernel/vkms/ and gpio-sim/; v4l-utils: its cec-ctl plays the TV
-# in the kernel suite's cec-vivid case.)
+# in the kernel suite's cec-vivid case; mosquitto and mosquitto-clients: the MQTT tests' broker and
+# its mosquitto_sub, mosquitto_pub and mosquitto_passwd.)
 # With --bench, also the reference tools of the benchmark (vipsthumbnail, djpeg, dwebp,
 # heif-convert, and cwebp/heif-enc that make its WebP and HEIC).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libgif-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base v4l-utils" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle fonts-wqy-microhei qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon linux-headers-amd64 linux-source-6.1 make patch xz-utils groff-base v4l-utils mosquitto mosquitto-clients" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

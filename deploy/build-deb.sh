@@ -160,6 +160,8 @@ depends="adduser, ca-certificates, libcurl4 (>= 7.88.1), libheif1 (>= 1.15.1), $
 depends="$depends, fonts-dejavu-core"  # the default font fontconfig finds for the screens' text
 # So are FreeType, HarfBuzz and fontconfig (at the first text drawn) and libcrypto (at the first SHA-256).
 depends="$depends, libfreetype6 (>= 2.12.1), libharfbuzz0b (>= 6.0.0), libfontconfig1 (>= 2.14.1), libssl3 (>= 3.0.0)"
+# And libmosquitto, when --mqtt is given (CKioskMQTT).
+depends="$depends, libmosquitto1 (>= 2.0.11)"
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

@@ -287,7 +287,9 @@ extension FrameLoop {
     /// stdout and to the control socket's clients.
     func announceDisplay(on: Bool, reason: String, time: Duration) {
         events.emitDisplay(on: on, reason: reason, time: time)
-        control?.publish(eventLine: events.displayLine(on: on, reason: reason, time: time))
+        let line = events.displayLine(on: on, reason: reason, time: time)
+        control?.publish(eventLine: line)
+        forwardToMQTT(eventLine: line)  // MQTTBridge.swift
     }
 }
 

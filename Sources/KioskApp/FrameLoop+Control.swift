@@ -99,7 +99,9 @@ extension FrameLoop {
     /// An event line just written to stdout goes to the control socket's clients too; a `shown`
     /// image becomes systemd's STATUS line.
     func publishEvent(_ event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) {
-        control?.publish(eventLine: events.line(event: event, index: index, source: source, time: time, point: point))
+        let line = events.line(event: event, index: index, source: source, time: time, point: point)
+        control?.publish(eventLine: line)
+        forwardToMQTT(eventLine: line)  // MQTTBridge.swift
         if event == "shown", let notifier {
             notifier.status("showing \(index + 1) of \(controlPlaylistCount): \(Log.hidingPasswords(source))")
         }

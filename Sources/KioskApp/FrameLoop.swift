@@ -4,6 +4,7 @@ import KioskCore
 import KioskDisplay
 import KioskContent
 import KioskImaging
+import KioskMQTT
 import KioskSystem
 import KioskText
 
@@ -105,6 +106,8 @@ public final class FrameLoop {
     /// The control socket (docs/control-socket.md; its requests are carried out in
     /// FrameLoop+Control.swift), or nil.
     public var control: ControlServer?
+    /// The MQTT client (docs/mqtt.md; its commands are carried out in MQTTBridge.swift), or nil.
+    public var mqtt: MQTTClient?
     /// Where the control socket's `screenshot` writes its PNGs (FrameLoop+Screenshot.swift), or nil.
     var screenshots: ScreenshotWriter?
 
@@ -226,6 +229,7 @@ public final class FrameLoop {
             }
             // 1-. Requests from the control socket.
             performControlRequests()
+            performMQTTCommands()  // MQTTBridge.swift
             // 1c. The display: a VT acquire to retry, the motion sensor, brightness, the
             //     --display-off schedule (FrameLoop+Power.swift, DisplayControl.swift).
             servicePower()
@@ -529,6 +533,7 @@ public final class FrameLoop {
         if let signals { fds.append(signals.wakeDescriptor) }
         if let touch { fds.append(touch.wakeDescriptor) }
         if let control { fds.append(control.requests.wakeDescriptor) }
+        if let mqtt { fds.append(mqtt.commands.wakeDescriptor) }
         if let screenshots { fds.append(screenshots.finished.wakeDescriptor) }
         if let text { fds.append(text.ready.wakeDescriptor) }
         fds += content?.wakeDescriptors ?? []

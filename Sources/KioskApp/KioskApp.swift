@@ -6,6 +6,7 @@ import KioskDisplay
 import KioskContent
 import KioskImaging
 import KioskInput
+import KioskMQTT
 import KioskSystem
 import KioskText
 
@@ -143,6 +144,10 @@ public enum KioskApp {
                 runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
                 stateDirectory: settings.stateDirectory))
         }
+        // MQTT (MQTTBridge.swift, docs/mqtt.md).
+        let mqtt = openMQTT(settings)
+        defer { mqtt?.stop() }
+        loop.mqtt = mqtt
         return run(loop, display: display)
     }
 

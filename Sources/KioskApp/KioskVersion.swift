@@ -7,6 +7,7 @@ import CLibJPEG
 import CLibPNG
 import KioskContent
 import KioskImaging
+import KioskMQTT
 import KioskSystem
 import KioskText
 
@@ -25,7 +26,7 @@ public enum KioskVersion {
     /// Every library the program uses, in `--version`'s order: the linked ones, found among the
     /// loaded shared objects by the start of their file name (the soname's stem, as Debian
     /// installs it), and those opened with dlopen on first use (libheif, libde265, libcurl,
-    /// libcrypto, FreeType, HarfBuzz, fontconfig), which are opened here to ask their version
+    /// libcrypto, FreeType, HarfBuzz, fontconfig, libmosquitto), which are opened here to ask their version
     /// ("not installed" when one cannot be).
     public static var libraries: [Library] {
         // LIBJPEG_TURBO_VERSION_NUMBER is MMMmmmppp (jconfig.h); libjpeg-turbo 2.1 has no
@@ -53,7 +54,7 @@ public enum KioskVersion {
             // headers' (jansson.h).
             Library(name: "libjansson", running: String(cString: jansson_version_str()),
                     builtWith: JANSSON_VERSION, loadedFile: loaded("libjansson")),
-        ] + TextVersions.versions
+        ] + TextVersions.versions + [MosquittoVersion.version]
     }
 
     /// `kiosk-carousel --version`: the version on the first line, then one line per library

@@ -4,6 +4,7 @@ import Glibc
 import KioskContent
 import KioskCore
 import KioskInput
+import KioskMQTT
 import KioskSystem
 import KioskText
 
@@ -94,10 +95,33 @@ public struct Settings: Sendable {
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
+    /// `--mqtt` and the options around it (docs/mqtt.md); `mqtt.url` nil: no MQTT.
+    public var mqtt = MQTTSettings()
     public var showHelp = false
     /// `--version`: print ``KioskVersion/report`` and exit.
     public var showVersion = false
 
+    public init() {}
+}
+
+/// The MQTT options (docs/mqtt.md), read into ``MQTTConfiguration`` at the start
+/// (``KioskApp/openMQTT(_:)``).
+public struct MQTTSettings: Sendable {
+    /// `--mqtt URL`: the broker.
+    public var url: BrokerURL?
+    /// `--mqtt-password-file PATH`.
+    public var passwordFile: String?
+    /// `--mqtt-id ID` (default: host name and machine ID, ``MQTTConfiguration/defaultDeviceID(hostname:machineID:)``).
+    public var deviceID: String?
+    /// `--mqtt-prefix TOPIC` (default `kiosk-carousel/ID`).
+    public var topicPrefix: String?
+    /// `--mqtt-discovery PREFIX|none` (default `homeassistant`).
+    public var discoveryPrefix: String? = "homeassistant"
+    /// `--mqtt-cert PATH`, `--mqtt-key PATH`.
+    public var certificate: String?
+    public var key: String?
+    /// `--mqtt-outbox N`: most events kept for the broker.
+    public var outboxLimit = 10_000
     public init() {}
 }
 
@@ -192,7 +216,11 @@ public enum CommandLineParser {
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
-        OptionSpec(name: "--manifest", value: "URL", help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one and its images are kept for offline starts") { s, v throws(UsageError) in
+        OptionSpec(name: "--manifest", value: "URL",
+                   help: "play the http(s) JSON manifest at URL, polled with conditional requests; the last good one"
+                       + " and its images are kept for offline starts; {hostname} and {machine-id} in URL are"
+                       + " replaced by the device's") { s, v throws(UsageError) in
+            let v = try expandDevicePlaceholders(v, option: "--manifest")
             if let problem = HTTPURL.problem(v) { throw UsageError("--manifest: expected an http or https URL: \(problem)") }
             guard let url = URL(string: v) else { throw UsageError("--manifest: '\(v)' is not a URL") }
             s.manifest = url
@@ -262,28 +290,112 @@ public enum CommandLineParser {
             guard let n = Int(v), (0...1440).contains(n) else { throw UsageError("--wake-minutes: expected minutes in 0...1440, got '\(v)'") }
             s.wakeMinutes = n
         },
-        OptionSpec(name: "--presence", value: "gpio:CHIP:LINE", help: "a motion sensor (PIR) on a GPIO line, read through the GPIO character device: CHIP a name, path, label or number (gpiochip0), LINE an offset or a name; options after commas: active-low, debounce=MS (default 50), pull-up, pull-down, bias-disable; none: no sensor (default none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--presence", value: "gpio:CHIP:LINE",
+                   help: "a motion sensor (PIR) on a GPIO line, read through the GPIO character device: CHIP a name,"
+                       + " path, label or number (gpiochip0), LINE an offset or a name; options after commas:"
+                       + " active-low, debounce=MS (default 50), pull-up, pull-down, bias-disable; none: no sensor"
+                       + " (default none)") {
+            s, v throws(UsageError) in
             guard v != "none" else { s.presence = nil; return }
             do { s.presence = try PresenceSensorSpec.parse(v) } catch { throw UsageError("\(error)") }
         },
-        OptionSpec(name: "--presence-timeout", value: "SECONDS", help: "switch the screen off this long after the last motion or touch, and on again at the next (within --display-off's and the brightness tiers' on times); touches alone count when there is no --presence (default 300 with --presence)") { s, v throws(UsageError) in
+        OptionSpec(name: "--presence-timeout", value: "SECONDS",
+                   help: "switch the screen off this long after the last motion or touch, and on again at the next"
+                       + " (within --display-off's and the brightness tiers' on times); touches alone count when there"
+                       + " is no --presence (default 300 with --presence)") {
+            s, v throws(UsageError) in
             s.presenceTimeout = try seconds(v, option: "--presence-timeout", range: 1...86_400)
         },
-        OptionSpec(name: "--cec", value: "ADAPTER", help: "tell the TV over HDMI-CEC: Standby when the screen goes off, Image View On and Active Source when it comes on; auto (the adapter of the display's connector, or the only one), none, or a /dev/cecN path (default auto)") { s, v throws(UsageError) in
+        OptionSpec(name: "--cec", value: "ADAPTER",
+                   help: "tell the TV over HDMI-CEC: Standby when the screen goes off, Image View On and Active Source"
+                       + " when it comes on; auto (the adapter of the display's connector, or the only one), none, or"
+                       + " a /dev/cecN path (default auto)") {
+            s, v throws(UsageError) in
             guard v == "auto" || v == "none" || v.hasPrefix("/") else {
                 throw UsageError("--cec: expected auto, none or a device path such as /dev/cec0, got '\(v)'")
             }
             s.cec = v
         },
-        OptionSpec(name: "--brightness", value: "HH:MM=PCT,...", help: "daily brightness tiers, each from its local time to the next: PCT 1 ... 100 or off (as a --display-off range), e.g. 07:00=100,20:00=40,23:00=off; through the panel's backlight, else by scaling the pixels; changes ramp over 1.5 s (default: full, the backlight left alone)") { s, v throws(UsageError) in
+        OptionSpec(name: "--brightness", value: "HH:MM=PCT,...",
+                   help: "daily brightness tiers, each from its local time to the next: PCT 1 ... 100 or off (as a"
+                       + " --display-off range), e.g. 07:00=100,20:00=40,23:00=off; through the panel's backlight,"
+                       + " else by scaling the pixels; changes ramp over 1.5 s (default: full, the backlight left"
+                       + " alone)") {
+            s, v throws(UsageError) in
             do { s.brightness = try BrightnessTiers.parse(v) } catch { throw UsageError("--brightness: \(error)") }
         },
-        OptionSpec(name: "--backlight", value: "WHICH", help: "where --brightness goes: auto (the built-in panel's backlight in /sys/class/backlight; none for HDMI and other external screens), none (the pixels), or a /sys/class/backlight/NAME directory (default auto)") { s, v throws(UsageError) in
+        OptionSpec(name: "--backlight", value: "WHICH",
+                   help: "where --brightness goes: auto (the built-in panel's backlight in /sys/class/backlight; none"
+                       + " for HDMI and other external screens), none (the pixels), or a /sys/class/backlight/NAME"
+                       + " directory (default auto)") {
+            s, v throws(UsageError) in
             guard v == "auto" || v == "none" || v.hasPrefix("/") else {
                 throw UsageError("--backlight: expected auto, none or a directory such as "
                                  + "/sys/class/backlight/rpi_backlight, got '\(v)'")
             }
             s.backlight = v
+        },
+        OptionSpec(name: "--mqtt", value: "URL",
+                   help: "publish events and status to an MQTT broker and take commands from it, with Home Assistant"
+                       + " discovery: mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts:// for TLS, verified against the"
+                       + " system's CAs and --ca-file (see docs/mqtt.md) (default none)") { s, v throws(UsageError) in
+            guard v != "none" else { s.mqtt.url = nil; return }
+            do throws(MQTTError) { s.mqtt.url = try BrokerURL.parse(v) } catch { throw UsageError(error.description) }
+        },
+        OptionSpec(name: "--mqtt-password-file", value: "PATH",
+                   help: "read the broker password from the first line of PATH (e.g. systemd's %d/mqtt-password with"
+                       + " LoadCredential=), so it stays out of ps and the unit; $KIOSK_MQTT_PASSWORD works too") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else {
+                throw UsageError("--mqtt-password-file: expected an absolute path, got '\(v)'")
+            }
+            s.mqtt.passwordFile = v
+        },
+        OptionSpec(name: "--mqtt-id", value: "ID",
+                   help: "the device's MQTT client ID and Home Assistant device ID, 1...64 of [A-Za-z0-9_-] (default:"
+                       + " the host name and the first 8 digits of /etc/machine-id)") { s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkDeviceID(v)
+            } catch { throw UsageError(error.description) }
+            s.mqtt.deviceID = v
+        },
+        OptionSpec(name: "--mqtt-prefix", value: "TOPIC",
+                   help: "the topic every topic of this device starts with (default kiosk-carousel/ID)") {
+            s, v throws(UsageError) in
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v)
+            } catch { throw UsageError(error.description) }
+            s.mqtt.topicPrefix = v
+        },
+        OptionSpec(name: "--mqtt-discovery", value: "PREFIX",
+                   help: "Home Assistant's discovery prefix, or none for no discovery configs"
+                       + " (default homeassistant)") {
+            s, v throws(UsageError) in
+            guard v != "none" else { s.mqtt.discoveryPrefix = nil; return }
+            do throws(MQTTError) {
+                try MQTTConfiguration.checkTopicPrefix(v, option: "--mqtt-discovery")
+            } catch { throw UsageError(error.description) }
+            s.mqtt.discoveryPrefix = v
+        },
+        OptionSpec(name: "--mqtt-cert", value: "PATH",
+                   help: "PEM client certificate for mqtts:// (with --mqtt-key)") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--mqtt-cert: expected an absolute path, got '\(v)'") }
+            s.mqtt.certificate = v
+        },
+        OptionSpec(name: "--mqtt-key", value: "PATH",
+                   help: "the PEM private key of --mqtt-cert, without a passphrase") {
+            s, v throws(UsageError) in
+            guard v.hasPrefix("/") else { throw UsageError("--mqtt-key: expected an absolute path, got '\(v)'") }
+            s.mqtt.key = v
+        },
+        OptionSpec(name: "--mqtt-outbox", value: "N",
+                   help: "most events kept on disk (in the state directory) while the broker is away; past it the"
+                       + " oldest are dropped and counted (default 10000)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...1_000_000).contains(n) else {
+                throw UsageError("--mqtt-outbox: expected events 1...1000000, got '\(v)'")
+            }
+            s.mqtt.outboxLimit = n
         },
         OptionSpec(name: "--help", value: nil, help: "print this help and exit") { s, _ throws(UsageError) in s.showHelp = true },
         OptionSpec(name: "--version", value: nil, help: "print the version and the libraries it runs with, and exit") { s, _ throws(UsageError) in s.showVersion = true },
@@ -376,6 +488,12 @@ public enum CommandLineParser {
                 throw UsageError("\(proxy.origin): expected a proxy URL such as http://proxy.lan:3128: \(problem) (fix or unset it, or give --proxy URL)")
             }
         }
+        if (settings.mqtt.certificate == nil) != (settings.mqtt.key == nil) {
+            throw UsageError("--mqtt-cert and --mqtt-key go together: give both or neither")
+        }
+        if settings.mqtt.certificate != nil, settings.mqtt.url?.tls != true {
+            throw UsageError("--mqtt-cert: a client certificate needs an mqtts:// broker URL")
+        }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
         }
@@ -441,7 +559,8 @@ extension CommandLineParser {
     /// hold spaces (as `source` does). Every other option takes one word.
     static let freeTextOptions: Set<String> = ["touch-calibration", "on-tap", "overlay-format", "display-off",
                                                "display", "input", "cache-dir", "state-dir", "ca-file", "control",
-                                               "brightness", "backlight", "cec"]
+                                               "brightness", "backlight", "cec",
+                                               "mqtt-password-file", "mqtt-cert", "mqtt-key"]
 
     /// The largest configuration file read, in bytes.
     static let configFileLimit = 1 << 20
@@ -527,6 +646,30 @@ extension CommandLineParser {
             }
         }
         if !sources.isEmpty { settings.sources = sources }
+    }
+}
+
+/// `text` with `{hostname}` and `{machine-id}` replaced by the device's (``DeviceIdentity``), the
+/// host name percent-encoded outside RFC 3986's unreserved characters. A placeholder whose value
+/// cannot be read is a ``UsageError`` naming `option`.
+func expandDevicePlaceholders(_ text: String, option: String) throws(UsageError) -> String {
+    do {
+        return try DeviceIdentity.expand(text, hostname: { () throws(SystemError) -> String in
+            guard let name = DeviceIdentity.hostname() else {
+                throw SystemError(operation: "gethostname", path: "{hostname}", errno: errno == 0 ? ENOENT : errno)
+            }
+            var encoded = ""
+            for c in name.utf8 {
+                let unreserved = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c)
+                    || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+                let hex = String(c, radix: 16, uppercase: true)
+                encoded += unreserved ? String(UnicodeScalar(c)) : "%" + (c < 16 ? "0" : "") + hex
+            }
+            return encoded
+        }, machineID: { () throws(SystemError) -> String in try DeviceIdentity.machineID() })
+    } catch {
+        let placeholder = error.path == "{hostname}" ? "{hostname}" : "{machine-id}"
+        throw UsageError("\(option): cannot fill in \(placeholder): \(error)")
     }
 }
 

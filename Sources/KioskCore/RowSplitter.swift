@@ -11,18 +11,19 @@ public protocol RowSplitter: AnyObject {
     var parallelism: Int { get }
     /// Calls `body` for disjoint bands of `0 ..< rows` whose bounds are multiples of `granularity`
     /// rows (except the end), in parallel, and returns when every band is done. `body` must only
-    /// write what its band owns.
-    func splitRows(_ rows: Int, granularity: Int, _ body: (Range<Int>) -> Void)
+    /// write what its band owns; it is `@escaping` because other threads call it, and the
+    /// conformer must not keep it after returning.
+    func splitRows(_ rows: Int, granularity: Int, _ body: @escaping (Range<Int>) -> Void)
 }
 
 public extension RowSplitter {
-    func splitRows(_ rows: Int, _ body: (Range<Int>) -> Void) { splitRows(rows, granularity: 1, body) }
+    func splitRows(_ rows: Int, _ body: @escaping (Range<Int>) -> Void) { splitRows(rows, granularity: 1, body) }
 }
 
 /// Calls `body` with `0 ..< rows` on the caller's thread, or through `splitter` when there is one
 /// that splits.
 @inline(__always)
-func forEachBand(_ rows: Int, granularity: Int = 1, _ splitter: RowSplitter?, _ body: (Range<Int>) -> Void) {
+func forEachBand(_ rows: Int, granularity: Int = 1, _ splitter: RowSplitter?, _ body: @escaping (Range<Int>) -> Void) {
     if let splitter, splitter.parallelism > 1, rows > granularity {
         splitter.splitRows(rows, granularity: granularity, body)
     } else if rows > 0 {

@@ -102,7 +102,7 @@ public enum ScanoutWriter {
     /// `body(0 ..< rows)` here, or split by `splitter` when it has more than one thread.
     @inline(__always)
     private static func forEachRowBand(_ rows: Int, granularity: Int, _ splitter: RowSplitter?,
-                                       _ body: (Range<Int>) -> Void) {
+                                       _ body: @escaping (Range<Int>) -> Void) {
         if let splitter, splitter.parallelism > 1, rows > granularity {
             splitter.splitRows(rows, granularity: granularity, body)
         } else if rows > 0 {

@@ -48,14 +48,20 @@ public final class ParallelRows: @unchecked Sendable {
     }
 
     /// Calls `body` once for each band of `0 ..< rows` (``bands(rows:parts:granularity:)``), the
-    /// first on this thread, the others on the team, and returns when every call has returned.
-    public func splitRows(_ rows: Int, granularity: Int, _ body: (Range<Int>) -> Void) {
+    /// first on this thread, the others on the team, and returns when every call has returned;
+    /// the team lets go of `body` before the return.
+    ///
+    /// `body` is `@escaping` because other threads call it, and not converted with
+    /// `withoutActuallyEscaping`: swiftc (6.0 to 6.3) puts the length of the unmapped source path
+    /// into that conversion's escape check while `-file-prefix-map` maps the path itself, so the
+    /// binary would depend on where it was built (docs/building.md, reproducible builds).
+    public func splitRows(_ rows: Int, granularity: Int, _ body: @escaping (Range<Int>) -> Void) {
         let all = Self.bands(rows: rows, parts: parallelism, granularity: granularity)
         guard all.count > 1 else {
             if let only = all.first { body(only) }
             return
         }
-        withoutActuallyEscaping(body) { escaping in team.run(all, escaping) }
+        team.run(all, body)
     }
 
     /// The threads and what they share, kept alive by each thread until it ends (the owner's

@@ -278,7 +278,7 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
     for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7", "libgif7", "libheif1",
                     "libdrm2", "libevdev2", "libgpiod2",
                     "libcurl4", "libssl3", "libjansson4", "zlib1g", "libstdc++6", "libgcc-s1",
-                    "libfreetype6", "libharfbuzz0b", "libfontconfig1", "fonts-dejavu-core"] {
+                    "libfreetype6", "libharfbuzz0b", "libfontconfig1", "fonts-dejavu-core", "libmosquitto1"] {
         #expect(depends.contains(package), "Depends lacks \(package): \(depends)")
     }
     #expect(Int(try field("Installed-Size")) ?? 0 > 1000)
@@ -342,7 +342,8 @@ private func buildDeb(binary: URL, in dir: URL, version: String = "1.2.3") throw
     #expect(depends.hasPrefix("adduser, ca-certificates, "), "\(depends)")
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
     // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
-    for package in ["libcurl4 (>= ", "libheif1 (>= ", "libfreetype6 (>= ", "libharfbuzz0b (>= ", "libfontconfig1 (>= ", "libssl3 (>= "] {
+    for package in ["libcurl4 (>= ", "libheif1 (>= ", "libfreetype6 (>= ", "libharfbuzz0b (>= ", "libfontconfig1 (>= ",
+                    "libssl3 (>= ", "libmosquitto1 (>= "] {
         #expect(depends.contains(package), "\(depends)")
     }
     let unpacked = dir.appendingPathComponent("unpacked")

@@ -63,7 +63,7 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 /// the loader's reason, and the others are listed as before.
 @Test func versionListsEveryLibraryWithItsVersion() throws {
     let names = ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libcurl", "libcrypto",
-                 "libjansson", "FreeType", "HarfBuzz", "fontconfig"]
+                 "libjansson", "FreeType", "HarfBuzz", "fontconfig", "libmosquitto"]
     func line(_ name: String, in text: String) -> String {
         text.split(separator: "\n").map(String.init).first { $0.hasPrefix(name + " ") } ?? ""
     }
@@ -199,4 +199,25 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     walk(root)  // Package.swift, Sources, Tests, deploy (and .ci, the one hidden folder walked)
     #expect(checked > 200)
     #expect(missing.isEmpty, "no SPDX line: \(missing)")
+}
+
+/// No source under Sources/ converts a closure with `withoutActuallyEscaping`: swiftc puts the
+/// unmapped length of the file's path into that conversion's escape check, which `-file-prefix-map`
+/// does not reach, so the release binary would differ between clones at different paths
+/// (docs/building.md, reproducible builds; `Tests/release/reproducible.sh` shows it as one byte of
+/// .text).
+@Test func noSourceUsesWithoutActuallyEscaping() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
+    let sources = root + "/Sources"
+    var offenders: [String] = []
+    var checked = 0
+    let walker = FileManager.default.enumerator(atPath: sources)
+    while let relative = walker?.nextObject() as? String {
+        guard relative.hasSuffix(".swift") else { continue }
+        checked += 1
+        let text = try String(contentsOfFile: sources + "/" + relative, encoding: .utf8)
+        if text.contains("withoutActuallyEscaping(") { offenders.append("Sources/" + relative) }
+    }
+    #expect(checked > 100)
+    #expect(offenders.isEmpty, "withoutActuallyEscaping makes the build depend on its path: \(offenders)")
 }

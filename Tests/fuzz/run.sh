@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
-all=(manifest config control exif jpeg png webp gif heif touch)
+all=(manifest config control mqtt outbox exif jpeg png webp gif heif touch)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scratch=.build/fuzz

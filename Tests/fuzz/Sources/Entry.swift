@@ -15,6 +15,8 @@ let fuzzTargets: [(name: String, run: FuzzTarget, what: String)] = [
     ("manifest", fuzzManifest, "the manifest, both forms, local and remote origin; re-serialised and parsed again to the same manifest"),
     ("config", fuzzConfig, "the configuration file (--config); errors name the file and line"),
     ("control", fuzzControl, "the control socket: line splitting and request parsing; replies parse back"),
+    ("mqtt", fuzzMQTT, "MQTT commands (topic, payload, retain flag), broker URLs, event lines to outbox payloads"),
+    ("outbox", fuzzOutbox, "the MQTT outbox file: replay up to the first bad line, the rewrite replays the same"),
     ("exif", fuzzEXIF, "the EXIF orientation reader (APP1 segment and bare TIFF)"),
     ("jpeg", fuzzJPEG, "JPEG bytes to a fitted frame, streamed and whole"),
     ("png", fuzzPNG, "PNG bytes to a fitted frame, streamed and whole"),

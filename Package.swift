@@ -4,17 +4,18 @@
 // kiosk-carousel: a slideshow for Linux kiosks that draws straight to DRM/KMS or fbdev.
 //
 // Layers (dependencies point one way; docs/architecture.md has the map and the data path):
-//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing),
+//   KioskCore (pure Swift, imports nothing: carousel, scenes, gestures, rotation, compositing,
+//     the image format table),
 //   KioskSystem (POSIX glue: errno funnel, file descriptors, Mailbox, WorkerThread, inotify,
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
-//     <- KioskImaging (libjpeg-turbo, libpng through CKioskShim; libwebp, giflib; libheif opened
-//          on first use; PNG writing)
+//     <- KioskImaging (the codec table: libjpeg-turbo, libpng through CKioskShim; libwebp,
+//          giflib; libheif opened on first use; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; backlight, HDMI-CEC;
 //          also KioskImaging)
 //        KioskInput (evdev touchscreens, libevdev; a motion sensor on a GPIO line, libgpiod)
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
-//          through CKioskCurl; KioskImaging's FileFormat checks a download's first bytes)
+//          through CKioskCurl; KioskCore's format table checks a download's first bytes)
 //        KioskMQTT (the MQTT client on its own thread, the event outbox, Home Assistant discovery,
 //          command payloads; libmosquitto through CKioskMQTT)
 //       <- KioskApp (options, frame loop, decode worker, control socket, systemd notify)
@@ -39,11 +40,12 @@ let version: String = {
     return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
 }()
 
-/// FreeType's and HarfBuzz's header folders on Debian (`pkg-config --cflags freetype2 harfbuzz`),
+/// FreeType's, HarfBuzz's and FriBidi's header folders on Debian (`pkg-config --cflags freetype2
+/// harfbuzz fribidi`),
 /// for the targets that read their headers (the libraries themselves are opened with dlopen):
 /// CKioskText, and every Swift module, since one that imports KioskText, even indirectly, may
 /// read CKioskText's header (release builds optimise across modules; see the end of the file).
-let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz"]
+let textHeaders = ["/usr/include/freetype2", "/usr/include/harfbuzz", "/usr/include/fribidi"]
 
 let package = Package(
     name: "kiosk-carousel",
@@ -72,19 +74,23 @@ let package = Package(
         .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev", "libde265-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
+        // Little CMS 2, colour management: ICC profiles, colour descriptions to the screen's
+        // space (runtime: liblcms2-2).
+        .systemLibrary(name: "CLibLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // The JSON parser and writer behind JSONValue: strict RFC 8259 (runtime: libjansson4).
         .systemLibrary(name: "CLibJansson", pkgConfig: "jansson",
                        providers: [.apt(["libjansson-dev"])]),
         // The fetcher's HTTP(S) client (runtime: libcurl4).
         .systemLibrary(name: "CLibCurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
-        // Text: glyphs, shaping and font lookup for KioskText (runtime: libfreetype6,
-        // libharfbuzz0b, libfontconfig1; fonts-dejavu-core is the default font). Headers only:
-        // CKioskText opens the libraries on first use; no pkgConfig, which would link them, so
-        // FreeType's and HarfBuzz's header folders are given as `textHeaders`.
+        // Text: glyphs, shaping, font lookup and the bidirectional algorithm for KioskText
+        // (runtime: libfreetype6, libharfbuzz0b, libfontconfig1, libfribidi0; fonts-dejavu-core
+        // is the default font). Headers only: CKioskText opens the libraries on first use; no
+        // pkgConfig, which would link them, so their header folders are given as `textHeaders`.
         .systemLibrary(name: "CLibFreeType", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CLibHarfBuzz", providers: [.apt(["libharfbuzz-dev"])]),
         .systemLibrary(name: "CLibFontconfig", providers: [.apt(["libfontconfig-dev"])]),
+        .systemLibrary(name: "CLibFriBidi", providers: [.apt(["libfribidi-dev"])]),
         // MQTT for KioskMQTT (runtime: libmosquitto1). Header only: CKioskMQTT opens the library
         // when --mqtt is given.
         .systemLibrary(name: "CLibMosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -98,30 +104,31 @@ let package = Package(
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibHeif"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
+        // Little CMS's allocations counted, with a budget per transform; the HDR tone mapping.
+        .target(name: "CKioskColour", dependencies: ["CLibLCMS2"], cSettings: [.unsafeFlags(["-O2"])]),
         // jansson's allocations counted, with a budget per parse.
         .target(name: "CKioskJSON", dependencies: ["CLibJansson"]),
         // Typed wrappers of libcurl's varargs setopt/getinfo calls.
         .target(name: "CKioskCurl", dependencies: ["CLibCurl"]),
         // libcrypto opened at the first SHA-256 (a table of its EVP digest functions).
         .target(name: "CKioskCrypto", dependencies: ["CLibCrypto"]),
-        // FreeType, HarfBuzz and fontconfig opened on first use (a table of their functions).
-        .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig"],
+        // FreeType, HarfBuzz, fontconfig and FriBidi opened on first use (a table of their functions).
+        .target(name: "CKioskText", dependencies: ["CLibFreeType", "CLibHarfBuzz", "CLibFontconfig", "CLibFriBidi"],
                 cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
         // libmosquitto opened when --mqtt is given (a table of its functions).
         .target(name: "CKioskMQTT", dependencies: ["CLibMosquitto"]),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
-        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibWebP", "CLibHeif",
-                                                     "CLibGif"]),
+        .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibJPEG", "CLibPNG",
+                                                     "CLibWebP", "CLibHeif", "CLibGif", "CKioskColour"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CLibGpiod"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
-        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskInput", "KioskContent", "KioskText",
-                                                 "KioskMQTT",
-                                                 "CLibJPEG", "CLibPNG", "CLibCurl", "CKioskCurl", "CLibJansson"]), // their versions for --version
+        .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay",
+                                                 "KioskInput", "KioskContent", "KioskText", "KioskMQTT"]),
         .executableTarget(name: "kiosk-carousel", dependencies: ["KioskApp"]),
         // Test helper: writes a disk-cache entry slowly so a test can SIGKILL it mid-write.
         .executableTarget(name: "kiosk-cache-writer", dependencies: ["KioskContent", "KioskSystem"]),
@@ -134,7 +141,8 @@ let package = Package(
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
         .testTarget(name: "KioskSystemTests", dependencies: ["KioskSystem"]),
         .testTarget(name: "KioskImagingTests", dependencies: ["KioskImaging"],
-                    exclude: ["pil_reference.py", "make_formats.py"]), // run by the tests with /usr/bin/python3
+                    // run by the tests with /usr/bin/python3
+                    exclude: ["pil_reference.py", "make_formats.py", "make_colour.py"]),
         .testTarget(name: "KioskTextTests", dependencies: ["KioskText", "KioskImaging"],
                     exclude: ["pil_text.py"]), // run by the tests with /usr/bin/python3
         .testTarget(name: "KioskDisplayTests", dependencies: ["KioskDisplay", "KioskImaging"]),
@@ -156,7 +164,7 @@ if Context.environment["KIOSK_FUZZ"] == "1" {
         path: "Tests/fuzz/Sources"))
 }
 
-// FreeType's and HarfBuzz's header folders for every Swift module (see `textHeaders`).
+// The text libraries' header folders for every Swift module (see `textHeaders`).
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(textHeaders.flatMap { ["-Xcc", "-I" + $0] })]
 }

@@ -5,7 +5,10 @@
 #   - the apt packages it needs at run time (and to build it, when building here),
 #   - the release binary as /usr/local/bin/kiosk-carousel (built here, with the static Swift
 #     standard library, unless BINARY=path is given),
-#   - a system user and group `kiosk`, in the groups video, input, render and tty,
+#   - a system user and group `kiosk`, in the groups video, render and kiosk-touch (and taken
+#     out of input and tty, where earlier versions put it),
+#   - the udev rule that gives touchscreens the group kiosk-touch, as
+#     /etc/udev/rules.d/70-kiosk-carousel-touch.rules,
 #   - the systemd unit as /etc/systemd/system/kiosk-carousel.service (ExecStart pointing at
 #     /usr/local/bin), enabled for multi-user.target,
 #   - /etc/kiosk-carousel/kiosk-carousel.conf, the show's options (an existing one is never
@@ -33,8 +36,8 @@ case "$destdir" in
     *) destdir=$(pwd)/$destdir ;;
 esac
 destdir=${destdir%/}
-runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libgpiod2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 fonts-dejavu-core ca-certificates adduser"
-build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev pkg-config"
+runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libgpiod2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 libfribidi0 fonts-dejavu-core ca-certificates adduser"
+build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev pkg-config"
 
 say() { echo "install.sh: $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }
@@ -59,10 +62,12 @@ fi
 [ -f "$BINARY" ] && [ -x "$BINARY" ] || die "BINARY=$BINARY is not an executable file"
 
 install -d -m 0755 "$destdir/usr/local/bin" "$destdir/etc/systemd/system/multi-user.target.wants" \
-    "$destdir/etc/kiosk-carousel" "$destdir/usr/local/share/kiosk-carousel/samples" \
+    "$destdir/etc/kiosk-carousel" "$destdir/usr/local/share/kiosk-carousel/samples" "$destdir/etc/udev/rules.d" \
     "$destdir/usr/local/share/doc/kiosk-carousel" "$destdir/usr/local/share/man/man1" \
     "$destdir/var/lib/kiosk-carousel/images"
 install -m 0755 "$BINARY" "$destdir/usr/local/bin/kiosk-carousel"
+
+install -m 0644 "$here/70-kiosk-carousel-touch.rules" "$destdir/etc/udev/rules.d/70-kiosk-carousel-touch.rules"
 
 # The unit, pointing at /usr/local. A unit in /etc/systemd/system takes precedence over the
 # .deb's in /lib/systemd/system.
@@ -103,16 +108,25 @@ if [ -n "$destdir" ]; then
     exit 0
 fi
 
-# The user and its groups (render is missing on systems without a render node yet; the unit
-# names it, so it must exist).
+# The user and its groups, the service's only ones (render is missing on systems without a
+# render node yet; kiosk-touch is the touchscreens', by the udev rule above).
 getent group render >/dev/null || addgroup --system render
+getent group kiosk-touch >/dev/null || addgroup --system kiosk-touch
 if ! getent passwd kiosk >/dev/null; then
     adduser --system --group --no-create-home --home /var/lib/kiosk-carousel \
         --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
 fi
-usermod -a -G video,input,render,tty kiosk
+usermod -a -G video,render,kiosk-touch kiosk
 # gpio (Raspberry Pi OS: /dev/gpiochip*), for a motion sensor (--presence), where it exists.
 if getent group gpio >/dev/null; then usermod -a -G gpio kiosk; fi
+# Earlier versions put kiosk in input (every keyboard) and tty: no longer.
+for group in input tty; do
+    if id -nG kiosk | tr ' ' '\n' | grep -qx "$group"; then gpasswd -d kiosk "$group" >/dev/null; fi
+done
+if [ -d /run/udev ]; then
+    udevadm control --reload-rules || true
+    udevadm trigger --action=change --subsystem-match=input || true
+fi
 
 systemctl daemon-reload
 systemctl enable kiosk-carousel.service

@@ -98,6 +98,9 @@ CURLcode kc_curl_setopt_pointer(CURL *easy, CURLoption option, void *value) { re
 CURLcode kc_curl_setopt_callback(CURL *easy, CURLoption option, kc_curl_data_callback callback) {
     return api.curl_easy_setopt(easy, option, callback);
 }
+CURLcode kc_curl_setopt_opensocket(CURL *easy, kc_curl_opensocket_callback callback) {
+    return api.curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
 CURLcode kc_curl_getinfo_long(CURL *easy, CURLINFO info, long *value) { return api.curl_easy_getinfo(easy, info, value); }
 CURLcode kc_curl_getinfo_string(CURL *easy, CURLINFO info, char **value) { return api.curl_easy_getinfo(easy, info, value); }
 CURLcode kc_curl_getinfo_private(CURL *easy, void **value) { return api.curl_easy_getinfo(easy, CURLINFO_PRIVATE, value); }

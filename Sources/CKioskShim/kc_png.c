@@ -9,12 +9,13 @@
 // allocation of ours, the row pointer array, is freed there too.
 //
 // Memory: every allocation libpng makes for a reader (its structures, zlib's inflate state and
-// window, its row buffers, the eXIf chunk) goes through kc_png_malloc (png_create_read_struct_2),
-// which counts the bytes in use and refuses what would pass the limit the caller gave
-// (kc_png_set_memory_limit). Nothing else is kept: every chunk but IHDR, PLTE, tRNS, gAMA, sRGB,
-// eXIf, IDAT and IEND is skipped unread (png_set_keep_unknown_chunks, PNG_HANDLE_CHUNK_NEVER), so
-// text chunks (tEXt, zTXt, iTXt), iCCP, sPLT and unknown chunks are never inflated or stored;
-// chunks after the image data are never read at all (no png_read_end).
+// window, its row buffers, the eXIf chunk, the iCCP profile) goes through kc_png_malloc
+// (png_create_read_struct_2), which counts the bytes in use and refuses what would pass the limit
+// the caller gave (kc_png_set_memory_limit). Nothing else is kept: every chunk but IHDR, PLTE,
+// tRNS, gAMA, sRGB, cHRM, iCCP (at most KC_PNG_ICC_MAX bytes inflated), cICP, eXIf, IDAT and IEND
+// is skipped unread (png_set_keep_unknown_chunks, PNG_HANDLE_CHUNK_NEVER), so text chunks (tEXt,
+// zTXt, iTXt), sPLT and other unknown chunks are never inflated or stored; chunks after the image
+// data are never read at all (no png_read_end).
 // Reference: libpng-manual.txt (1.6), sections III "Reading" and IV "Writing".
 #include "kc_image.h"
 
@@ -62,6 +63,8 @@ struct kc_png {
     size_t last_row_bytes, last_row_allowance;
     /// 1 once the read was cut that way.
     int trailing_cut;
+    /// 0: no gamma correction (kc_png_set_gamma_correction), for a caller that converts colours.
+    int no_gamma;
 };
 
 /// Each block libpng gets carries its size in front, so that kc_png_free can count it back.
@@ -75,7 +78,10 @@ typedef union kc_png_block {
 /// without (an ancillary chunk).
 static png_voidp kc_png_malloc(png_structp png, png_alloc_size_t size) {
     kc_png *h = (kc_png *)png_get_mem_ptr(png);
-    if (h->reading_header && size > KC_PNG_EXIF_MAX) {
+    // An iCCP profile (the chunk being read is iCCP: libpng allocates the profile's length,
+    // from its header, and a copy for the info struct) may be up to KC_PNG_ICC_MAX.
+    int icc = png_get_io_chunk_type(png) == 0x69434350u /* 'iCCP' */ && size <= KC_PNG_ICC_MAX;
+    if (h->reading_header && size > KC_PNG_EXIF_MAX && !icc) {
         h->refused_exif = size; // reported once by kc_png_warning_fn, then (size_t)-1
         return NULL;
     }
@@ -186,10 +192,15 @@ static int kc_png_create(kc_png *h) {
     png_set_read_fn(h->png, h, kc_png_read_data);
     // Skip every chunk the picture does not need, unread: with num_chunks -1 this covers all
     // chunks but IHDR, PLTE, tRNS, IDAT and IEND (libpng-manual.txt, "Unknown-chunk handling");
-    // then gAMA, sRGB (the gamma correction) and eXIf (the orientation) are handled again.
-    static const png_byte kept[] = { 'g', 'A', 'M', 'A', 0, 's', 'R', 'G', 'B', 0, 'e', 'X', 'I', 'f', 0 };
+    // then gAMA, sRGB (the gamma correction), eXIf (the orientation), iCCP and cHRM (the
+    // colours) are handled again, and cICP (PNG third edition, unknown to libpng 1.6.39) is
+    // kept as an unknown chunk.
+    static const png_byte kept[] = { 'g', 'A', 'M', 'A', 0, 's', 'R', 'G', 'B', 0, 'e', 'X', 'I', 'f', 0,
+                                     'i', 'C', 'C', 'P', 0, 'c', 'H', 'R', 'M', 0 };
+    static const png_byte cicp[] = { 'c', 'I', 'C', 'P', 0 };
     png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
-    png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_AS_DEFAULT, kept, 3);
+    png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_AS_DEFAULT, kept, 5);
+    png_set_keep_unknown_chunks(h->png, PNG_HANDLE_CHUNK_ALWAYS, cicp, 1);
     // Second guards, should a chunk still be handled: no more than KC_PNG_CHUNK_CACHE_MAX
     // text, sPLT or unknown chunks stored, none inflated beyond the default 8 MB
     // (PNG_USER_CHUNK_MALLOC_MAX) — and every byte within the memory limit anyway.
@@ -251,6 +262,30 @@ int kc_png_read_header(kc_png *h, kc_png_header *out) {
         out->exif = exif;
         out->exif_length = exif_length;
     }
+    png_charp icc_name = NULL;
+    png_bytep icc = NULL;
+    png_uint_32 icc_length = 0;
+    int compression = 0;
+    if (png_get_iCCP(h->png, h->info, &icc_name, &compression, &icc, &icc_length) != 0 && icc != NULL) {
+        out->icc = icc;
+        out->icc_length = icc_length;
+    }
+    int intent = 0;
+    out->has_srgb = png_get_sRGB(h->png, h->info, &intent) != 0;
+    double c[8];
+    if (png_get_cHRM(h->png, h->info, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7]) != 0) {
+        out->has_chrm = 1;
+        memcpy(out->chrm, c, sizeof c);
+    }
+    png_unknown_chunkp unknown = NULL;
+    int unknowns = png_get_unknown_chunks(h->png, h->info, &unknown);
+    for (int i = 0; i < unknowns; i++) {
+        if (memcmp(unknown[i].name, "cICP", 4) == 0 && unknown[i].size == 4 && unknown[i].location & PNG_HAVE_IHDR) {
+            out->has_cicp = 1;
+            memcpy(out->cicp, unknown[i].data, 4);
+            break;
+        }
+    }
     return KC_IMG_OK;
 }
 
@@ -272,7 +307,7 @@ static size_t set_transforms(kc_png *h) {
     if (bit_depth == 16) png_set_strip_16(png); // keeps the high byte, as Pillow does
     if ((color_type & PNG_COLOR_MASK_COLOR) == 0) png_set_gray_to_rgb(png);
     double file_gamma = 0;
-    if (png_get_gAMA(png, info, &file_gamma)) {
+    if (!h->no_gamma && png_get_gAMA(png, info, &file_gamma)) {
         // Decode for an sRGB-like display (screen gamma 2.2). libpng skips the correction when
         // file gamma x 2.2 is within 5% of 1 (PNG_GAMMA_THRESHOLD), so 1/2.2 files are untouched.
         png_set_gamma(png, PNG_DEFAULT_sRGB, file_gamma);
@@ -385,6 +420,7 @@ int kc_png_read_rows(kc_png *h, uint8_t *const *rows, int count) {
 }
 
 void kc_png_set_memory_limit(kc_png *h, size_t bytes) { h->memory_limit = bytes; }
+void kc_png_set_gamma_correction(kc_png *h, int correct) { h->no_gamma = correct == 0; }
 size_t kc_png_memory_in_use(const kc_png *h) { return h->memory_in_use; }
 size_t kc_png_memory_peak(const kc_png *h) { return h->memory_peak; }
 

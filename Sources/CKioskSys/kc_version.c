@@ -7,22 +7,24 @@
 #include <string.h>
 
 // The VERSION file's bytes, NUL terminated.
-static const char version_file[] = {
 #ifdef __has_embed
 #if __has_embed("../../VERSION")
+#define KC_VERSION_EMBEDDED 1
+#endif
+#endif
+#ifdef KC_VERSION_EMBEDDED
+static const char version_file[] = {
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wc23-extensions"
 #embed "../../VERSION"
 #pragma clang diagnostic pop
-#define KC_VERSION_EMBEDDED 1
-#endif
-#endif
-#ifndef KC_VERSION_EMBEDDED
-    // Package.swift defines KC_VERSION_MANIFEST from the same file.
-    KC_VERSION_MANIFEST
-#endif
     , 0
 };
+#else
+// Package.swift defines KC_VERSION_MANIFEST from the same file (clang before 19 has no #embed:
+// Swift 6.0's clang 17).
+static const char version_file[] = KC_VERSION_MANIFEST;
+#endif
 
 const char *kc_version(void) {
     return version_file;

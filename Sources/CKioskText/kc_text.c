@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// FreeType, HarfBuzz and fontconfig opened on first use; see include/kc_text.h.
+// FreeType, HarfBuzz, fontconfig and FriBidi opened on first use; see include/kc_text.h.
 #include "kc_text.h"
 
 #include <dlfcn.h>
@@ -12,15 +12,18 @@ static const char *failed_soname;
 static char load_error[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-// The library of each function: FT_ from FreeType, hb_ from HarfBuzz, Fc from fontconfig.
-static void *library_of(const char *name, void *freetype, void *harfbuzz, void *fontconfig) {
+// The library of each function: FT_ from FreeType, hb_ from HarfBuzz, Fc from fontconfig,
+// fribidi_ from FriBidi.
+static void *library_of(const char *name, void *freetype, void *harfbuzz, void *fontconfig, void *fribidi) {
     if (name[0] == 'F' && name[1] == 'T') return freetype;
     if (name[0] == 'h' && name[1] == 'b') return harfbuzz;
+    if (name[0] == 'f' && name[1] == 'r') return fribidi;
     return fontconfig;
 }
 
-static const char *soname_of(void *library, void *freetype, void *harfbuzz) {
-    return library == freetype ? KC_FREETYPE_SONAME : library == harfbuzz ? KC_HARFBUZZ_SONAME : KC_FONTCONFIG_SONAME;
+static const char *soname_of(void *library, void *freetype, void *harfbuzz, void *fribidi) {
+    return library == freetype ? KC_FREETYPE_SONAME : library == harfbuzz ? KC_HARFBUZZ_SONAME
+        : library == fribidi ? KC_FRIBIDI_SONAME : KC_FONTCONFIG_SONAME;
 }
 
 static void *open_library(const char *soname) {
@@ -42,11 +45,13 @@ static void load(void) {
     if (!harfbuzz) return;
     void *fontconfig = open_library(KC_FONTCONFIG_SONAME);
     if (!fontconfig) return;
+    void *fribidi = open_library(KC_FRIBIDI_SONAME);
+    if (!fribidi) return;
 #define KC_LOOKUP(name) { \
-        void *library = library_of(#name, freetype, harfbuzz, fontconfig); \
+        void *library = library_of(#name, freetype, harfbuzz, fontconfig, fribidi); \
         api.name = (__typeof__(&name))dlsym(library, #name); \
         if (!api.name) { \
-            failed_soname = soname_of(library, freetype, harfbuzz); \
+            failed_soname = soname_of(library, freetype, harfbuzz, fribidi); \
             snprintf(load_error, sizeof load_error, "no symbol %s", #name); \
             return; \
         } \

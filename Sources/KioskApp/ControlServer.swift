@@ -176,26 +176,24 @@ public final class ControlServer: @unchecked Sendable {
                             + (count > 1 ? "; \(count) clients refused since the last such line" : ""))
         }
         while true {
-            var fds = [pollfd(fd: outbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
+            var set = PollSet(readable: [outbox.wakeDescriptor, listener, worker.stopDescriptor])
             let order = clients.keys.sorted()
             for id in order {
                 let c = clients[id]!
                 var events: Int32 = 0
                 if !c.readClosed && c.inFlight < Self.maxInFlight { events |= Int32(POLLIN) }
                 if c.pendingOutput > 0 { events |= Int32(POLLOUT) }
-                fds.append(pollfd(fd: c.fd, events: Int16(events), revents: 0))
+                set.add(c.fd, events: Int16(events))
             }
             var timeout: Int32 = -1
             if let flushAt = refusals.flushDeadline {
                 let ns = max(0, (flushAt - MonotonicClock.raw()).wholeNanoseconds)
                 timeout = Int32(clamping: (ns + 999_999) / 1_000_000)
             }
-            if poll(&fds, nfds_t(fds.count), timeout) < 0 && errno != EINTR { usleep(10_000) }
+            do { try set.wait(milliseconds: timeout) } catch { usleep(10_000) }
             if let n = refusals.flush(at: MonotonicClock.raw()) { logRefused(n) }
 
-            if fds[2].revents != 0 { return }
+            if set.isReady(2) { return }
             // Replies and events from the loop.
             for (target, line) in outbox.take().map({ ($0.client, $0.line) }) {
                 if let target {
@@ -208,10 +206,9 @@ public final class ControlServer: @unchecked Sendable {
             }
 
             // New connections.
-            if fds[1].revents != 0 {
-                while true {
-                    let fd = accept(listener, nil, nil)
-                    if fd < 0 { break }
+            if set.isReady(1) {
+                // Until none waits (EAGAIN: the listener is non-blocking) or accept fails.
+                while let fd = try? nonBlockingSyscall("accept", path: path, { accept(listener, nil, nil) }) {
                     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // (accept4 is not visible from Swift's Glibc)
                     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                     if clients.count >= Self.maxClients {
@@ -229,24 +226,28 @@ public final class ControlServer: @unchecked Sendable {
             // Reading and writing.
             for (i, id) in order.enumerated() {
                 guard let c = clients[id], !c.closed else { continue }
-                let revents = Int32(fds[3 + i].revents)
+                let revents = Int32(set.returnedEvents(3 + i))
                 if revents & Int32(POLLOUT) != 0 { flush(c) }
                 if !c.closed, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0, !c.readClosed {
                     // Hung up altogether: what it sent before is still carried out (its replies
                     // cannot reach it), then it is closed; poll would report it again and again.
                     let hungUp = revents & Int32(POLLHUP | POLLERR) != 0
                     repeat {
-                        let n = recv(c.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                        let received: Int?
+                        do {
+                            received = try nonBlockingSyscall("recv", path: path) {
+                                recv(c.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                            }
+                        } catch {
+                            c.readClosed = true  // ECONNRESET, say
+                            break
+                        }
+                        guard let n = received else { break }  // nothing more now
                         if n > 0 {
                             c.input.append(buffer[0..<n])
                             if c.input.bufferedBytes > 4 * Self.maxLineBytes { break }
-                        } else if n == 0 {
-                            c.readClosed = true
-                        } else if errno == EINTR {
-                            continue
                         } else {
-                            if errno != EAGAIN { c.readClosed = true }
-                            break
+                            c.readClosed = true
                         }
                     } while hungUp && !c.readClosed
                     if hungUp { c.readClosed = true; c.peerGone = true }
@@ -315,19 +316,20 @@ public final class ControlServer: @unchecked Sendable {
     /// Writes what the socket takes now, never waiting.
     private func flush(_ c: Client) {
         while c.pendingOutput > 0 {
-            let n = c.output.withUnsafeBytes { raw in
-                send(c.fd, raw.baseAddress! + c.outputStart, c.pendingOutput, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            }
-            if n > 0 {
-                c.outputStart += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else if n < 0 && errno == EAGAIN {
+            let sent: Int?
+            do {
+                sent = try nonBlockingSyscall("send", path: path) {
+                    c.output.withUnsafeBytes { raw in
+                        send(c.fd, raw.baseAddress! + c.outputStart, c.pendingOutput,
+                             Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    }
+                }
+            } catch {
+                c.closed = true  // the client is gone (EPIPE, ECONNRESET)
                 return
-            } else {
-                c.closed = true  // the client is gone
-                return
             }
+            guard let n = sent else { return }  // the socket's buffer is full: at the next POLLOUT
+            if n > 0 { c.outputStart += n } else { c.closed = true; return }
         }
         c.output.removeAll(keepingCapacity: true)
         c.outputStart = 0

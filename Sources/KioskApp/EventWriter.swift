@@ -82,9 +82,9 @@ public final class EventWriter: @unchecked Sendable {
         queue.async(group: group) { [self] in
             var bytes = Array(text.utf8)[...]
             while !bytes.isEmpty {
-                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }  // closed or broken pipe: the event is lost, the show goes on
+                // Closed or broken pipe: the event is lost, the show goes on.
+                let n = try? syscall("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
+                guard let n, n > 0 else { break }
                 bytes = bytes.dropFirst(n)
             }
             state.withLock { $0.waiting -= 1 }

@@ -5,24 +5,26 @@ import KioskInput
 import KioskSystem
 
 // Presence and power at start (docs/power.md): the motion sensor's reader, where brightness
-// goes, the TV's CEC adapter. The frame loop's side is FrameLoop+Power.swift.
+// goes, the TV's CEC adapter. The frame loop's side is DisplaySupervisor+Power.swift.
 
 extension KioskApp {
-    /// Gives `loop` its motion sensor, brightness tiers and sink, CEC client and the schedule
-    /// with the tiers' `off` ranges in it. Trouble is logged and the show goes on without the
-    /// part concerned. Returns what must be stopped at the end (``PowerControl/stop()``).
-    static func setUpPower(_ loop: FrameLoop, settings: Settings, display: Display, clock: ShowClock,
-                           showSettings: (brightness: BrightnessTiers?, presenceTimeout: Duration?)) -> PowerControl {
-        let pc = loop.power
-        pc.baseSchedule = settings.displayOff
-        pc.commandLineTimeout = settings.presenceTimeout
-        pc.commandLineTiers = settings.brightness
+    /// Gives the loop's configuration its motion sensor, brightness tiers and sink and CEC
+    /// client (the display supervision adds the tiers' `off` ranges to the schedule). Trouble is
+    /// logged and the show goes on without the part concerned. Returns what must be given back
+    /// at the end (``PowerDevices/stop()``).
+    static func setUpPower(_ loop: inout FrameLoop.Configuration, settings: Settings, display: Display,
+                           time: ShowTime, showSettings: (brightness: BrightnessTiers?, presenceTimeout: Duration?))
+        -> PowerDevices {
+        loop.presenceTimeout = settings.presenceTimeout
+        loop.brightness = settings.brightness
+        var devices = PowerDevices()
         if let spec = settings.presence {
-            if let monotonic = clock as? MonotonicClock {
+            if case .real(let driver) = time {
                 do {
-                    let input = try GPIOPresenceInput(spec: spec, showStart: monotonic.origin)
+                    let input = try GPIOPresenceInput(spec: spec, showStart: driver.monotonic.origin)
                     try input.start()
-                    pc.presenceFeed = input
+                    loop.presence = input
+                    devices.sensor = input
                 } catch {
                     Log.warning("motion sensor unavailable", reason: error.description)
                 }
@@ -32,17 +34,32 @@ extension KioskApp {
                     reason: "an offscreen run on the virtual clock follows no sensor (--clock real does)")
             }
         }
-        pc.sink = brightnessSink(settings, display: display)
+        loop.brightnessSink = brightnessSink(settings, display: display)
+        if case .backlight(let light) = loop.brightnessSink { devices.backlight = light }
         if settings.brightness != nil || showSettings.brightness != nil {
-            Log.info("brightness by the \(pc.sink.name)", detail: {
-                if case .backlight(let light) = pc.sink { return light.summary }
+            let sink = loop.brightnessSink
+            Log.info("brightness by the \(sink.name)", detail: {
+                if case .backlight(let light) = sink { return light.summary }
                 return "the pixels are scaled in the copy to the screen"
             }())
         }
-        startCEC(pc, settings: settings, display: display)
-        pc.cec?.screen(on: loop.displayControl.powerOn)  // at start: the TV on and showing us
-        loop.applyPowerSettings(brightness: showSettings.brightness, presenceTimeout: showSettings.presenceTimeout)
-        return pc
+        (loop.cec, loop.cecAbsence) = startCEC(settings: settings, display: display)
+        devices.cec = loop.cec
+        return devices
+    }
+
+    /// What the show's power parts hold of the machine, given back at the end: the CEC thread,
+    /// the sensor's line, the backlight's level found at start.
+    struct PowerDevices {
+        var cec: CECClient?
+        var sensor: GPIOPresenceInput?
+        var backlight: Backlight?
+
+        func stop() {
+            cec?.stop()
+            sensor?.stop()
+            backlight?.restore()
+        }
     }
 
     /// The panel's backlight (`--backlight auto` or a directory), else the pixels of a display
@@ -54,7 +71,7 @@ extension KioskApp {
         case "none":
             return pixels
         case "auto":
-            if display is OffscreenDisplay { return pixels }
+            if display.frameFiles != nil { return pixels }  // offscreen frames
             let drm = (display as? DRMDisplay) ?? (display as? ReopeningDRMDisplay)?.current
             let choice = Backlight.choose(connectorName: drm?.connectorName)
             guard let found = choice.directory else {
@@ -76,17 +93,17 @@ extension KioskApp {
         }
     }
 
-    /// The CEC client of `--cec` (auto: ``CECClient/choose(for:directory:)``), started.
-    static func startCEC(_ pc: PowerControl, settings: Settings, display: Display) {
+    /// The CEC client of `--cec` (auto: ``CECClient/choose(for:directory:)``), started; or why
+    /// there is none.
+    static func startCEC(settings: Settings, display: Display) -> (CECClient?, absence: String?) {
         var path = settings.cec
-        if path == "none" { pc.cecAbsence = "--cec none"; return }
+        if path == "none" { return (nil, "--cec none") }
         if path == "auto" {
-            if display is OffscreenDisplay { pc.cecAbsence = "offscreen display"; return }
+            if display.frameFiles != nil { return (nil, "offscreen display") }
             let choice = CECClient.choose(for: display)
             guard let found = choice.path else {
-                pc.cecAbsence = choice.why
                 Log.info("CEC off", detail: choice.why)
-                return
+                return (nil, choice.why)
             }
             path = found
             Log.info("CEC adapter", path: found, detail: choice.why)
@@ -94,10 +111,10 @@ extension KioskApp {
         do {
             let client = try CECClient(device: path)
             try client.start()
-            pc.cec = client
+            return (client, nil)
         } catch {
-            pc.cecAbsence = error.description
             Log.warning("CEC unavailable", path: path, reason: error.description)
+            return (nil, error.description)
         }
     }
 }

@@ -44,8 +44,7 @@ public enum KioskApp {
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
 
-        guard let opened = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
-        let display = reopening(opened, displaySpec: displaySpec)
+        guard let display = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
         StartupTrace.shared.mark(.displayOpened)
         // The sources: files, directories (watched), playlists, a remote manifest (offline first).
         let content: ContentService
@@ -57,13 +56,13 @@ public enum KioskApp {
         }
         defer { content.stop() }
         checkCAFile(settings.caFile)
-        let clock = chooseClock(settings: settings, display: display)
+        let time = chooseTime(settings: settings, display: display)
         StartupTrace.shared.mark(.showStarted)
-        let items = startContent(content, clock: clock)
+        let items = startContent(content, time: time)
         Log.info("display opened", detail: display.summary)
-        if let offscreen = display as? OffscreenDisplay {
-            let removed = offscreen.removeOldFrames()
-            if removed > 0 { Log.info("old frames removed", path: offscreen.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
+        if let files = display.frameFiles {
+            let removed = files.removeOldFrames()
+            if removed > 0 { Log.info("old frames removed", path: files.directory, detail: "\(counted(removed, "frame-*.png file")) of an earlier run") }
         }
 
         let preparer: SlotPreparer
@@ -75,10 +74,16 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.images = content.images
-        if !(display is OffscreenDisplay) { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
+        preparer.colour = settings.colour
+        if settings.colour != .sRGB {
+            Log.info("colours converted", detail: settings.colour.enabled
+                     ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)"
+                     : "off: stored numbers shown unconverted")
+        }
+        if !display.abilities.isVirtual { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
 
         // The console: graphics mode on a VT, text mode back on every way out.
-        let console = display is OffscreenDisplay ? nil : ConsoleGuard.enterGraphics(note: { Log.info($0) })
+        let console = display.abilities.ownsConsole ? ConsoleGuard.enterGraphics(note: { Log.info($0) }) : nil
         if let console { Log.info("console switched to graphics mode", path: console.path) }
         defer {
             display.restore()
@@ -108,27 +113,34 @@ public enum KioskApp {
         defer { notifier.stopping() }
         let events = EventWriter()
         defer { events.flush() }
-        let touch = startTouch(settings: settings, display: display, clock: clock)
+        let touch = startTouch(settings: settings, display: display, time: time)
         defer { touch?.input.stop() }
         let tapCommand = makeTapCommand(settings.onTap)
+        var loop = FrameLoop.Configuration(events: events, runFor: settings.runFor)
         // Offscreen renders on a virtual clock, as fast as the machine can; without --run-for,
         // one round of the playlist: until the first image shown comes around again (images
         // that fail do not count; one image or none: its first frame).
-        let loop = FrameLoop(display: display, clock: clock, carousel: Carousel(items: items, config: config),
-                             preparer: preparer, background: settings.background, events: events,
-                             runFor: settings.runFor, stopAfterOneRound: display is OffscreenDisplay && settings.runFor == nil,
-                             signals: signals, decodeSignal: request(for:),
-                             notifier: notifier.isActive ? notifier : nil, touch: touch,
-                             tapCommand: tapCommand, content: content, painter: text.loopPainter())
+        loop.stopAfterOneRound = display.abilities.isVirtual && settings.runFor == nil
+        loop.signals = signals
+        loop.decodeSignal = request(for:)
+        loop.notifier = notifier.isActive ? notifier : nil
+        loop.touch = touch
+        loop.tapCommand = tapCommand
+        loop.content = content
+        loop.background = settings.background
+        loop.painter = text.loopPainter()
         loop.text = text
-        setUpDisplayControl(loop, console: console, schedule: settings.displayOff)
-        loop.displayControl.wakeDuration = .seconds(60 * settings.wakeMinutes)
+        if case .real = time { loop.startupTrace = .shared }
+        loop.displaySchedule = settings.displayOff
+        if let schedule = settings.displayOff {
+            Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off")
+        }
+        loop.console = takePartInVTSwitching(console)
+        loop.wakeDuration = .seconds(60 * settings.wakeMinutes)
         // The motion sensor, brightness, the TV over CEC (KioskApp+Power.swift, docs/power.md).
-        let power = setUpPower(loop, settings: settings, display: display, clock: clock,
+        let power = setUpPower(&loop, settings: settings, display: display, time: time,
                                showSettings: (content.showSettings.brightness, content.showSettings.presenceTimeout))
         defer { power.stop() }
-        // On the virtual clock the wall clock runs with it, from now: schedules follow show time.
-        if clock is VirtualClock { loop.wallClock = ShowWallClock(start: RealtimeClock().sinceEpoch, clock: clock) }
         if settings.overlay == nil, let format = settings.overlayFormat {
             Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
         }
@@ -139,16 +151,31 @@ public enum KioskApp {
         let control = openControlSocket(settings.controlPath)
         defer { control?.stop() }
         loop.control = control
-        if control != nil {  // `screenshot` writes into the runtime or the state directory only
-            loop.screenshots = try? ScreenshotWriter(directories: ScreenshotWriter.directories(
-                runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) }, controlPath: settings.controlPath,
-                stateDirectory: settings.stateDirectory))
+        if control != nil {  // `screenshot` writes into its one folder only (Screenshot.swift)
+            loop.screenshots = ScreenshotWriter.forShow(settings, runtimeDirectory: getenv("RUNTIME_DIRECTORY").map { String(cString: $0) })
         }
+        defer { loop.screenshots?.stop() }
         // MQTT (MQTTBridge.swift, docs/mqtt.md).
         let mqtt = openMQTT(settings)
         defer { mqtt?.stop() }
         loop.mqtt = mqtt
-        return run(loop, display: display)
+        let show = FrameLoop(display: display, driver: time.driver, carousel: Carousel(items: items, config: config),
+                             preparer: preparer, configuration: loop)
+        return run(show, display: display, time: time)
+    }
+
+    /// How the show's time passes: the real clock (a real display, or touch read), or virtual
+    /// time (an offscreen run: as fast as the machine can, the same frames for the same inputs).
+    enum ShowTime {
+        case real(RealTimeDriver)
+        case virtual(VirtualTimeDriver)
+
+        var driver: LoopDriver {
+            switch self {
+            case .real(let d): return d
+            case .virtual(let d): return d
+            }
+        }
     }
 
     /// What the command line asks for: run with these settings, or exit at once with a status
@@ -187,14 +214,16 @@ public enum KioskApp {
         }
     }
 
-    /// Opens the display `displaySpec` names. `auto` falls back to offscreen frames in ./kiosk-frames
+    /// Opens the display `displaySpec` names; a DRM card so that the show outlives it
+    /// (``ReopeningDRMDisplay``: its driver unbound and bound again, a card reset; a reopen asks for
+    /// what `--display` asked for). `auto` falls back to offscreen frames in ./kiosk-frames
     /// when the machine has no screen, except under systemd (`$NOTIFY_SOCKET` set), where
     /// nobody looks at frame files: there it waits for a display (``waitForDisplay(settings:firstFailure:)``).
     /// Nil (logged) when there is none to be had, or a stop signal came while waiting.
     static func openTheDisplay(_ displaySpec: DisplaySpec, settings: Settings) -> Display? {
         do {
             return try openDisplay(displaySpec, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
-                                   offscreenSize: settings.size)
+                                   offscreenSize: settings.size, reconnecting: true)
         } catch {
             if case .auto = displaySpec, SystemdNotifier().isActive {
                 return waitForDisplay(settings: settings, firstFailure: error)
@@ -227,16 +256,6 @@ public enum KioskApp {
                             caption: first.caption))
     }
 
-    /// A DRM card is wrapped so the show outlives it (``ReopeningDRMDisplay``: its driver
-    /// unbound and bound again, a card reset); a reopen asks for what `--display` asked for.
-    static func reopening(_ display: Display, displaySpec: DisplaySpec) -> Display {
-        guard let drm = display as? DRMDisplay else { return display }
-        if case .drm(let device, let connector, let mode, _) = displaySpec {
-            return ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode)
-        }
-        return ReopeningDRMDisplay(drm, device: nil, connector: nil, mode: nil)
-    }
-
     /// Set when SIGTERM or SIGINT ended ``waitForDisplay(settings:firstFailure:)``: a clean stop.
     nonisolated(unsafe) private static var stoppedWhileWaiting = false
 
@@ -253,45 +272,39 @@ public enum KioskApp {
         let notifier = SystemdNotifier()
         notifier.status("waiting for a display: \(firstFailure)")
         var failure = firstFailure.description
-        // A card node appearing in /dev/dri (or /dev/dri in /dev), or udev giving it its group
-        // (IN_ATTRIB), wakes the wait at once: no second lost after the driver loads at boot.
-        let devices = try? InotifyReader()
-        var watchingCards = false
-        while true {
-            if let devices, !watchingCards {
-                watchingCards = (try? devices.addWatch("/dev/dri", mask: UInt32(IN_CREATE | IN_ATTRIB | IN_MOVED_TO))) != nil
-                if !watchingCards { _ = try? devices.addWatch("/dev", mask: UInt32(IN_CREATE | IN_MOVED_TO)) }
-            }
+        // A card node appearing in /dev/dri (or /dev/dri in /dev), or udev giving it its group,
+        // wakes the wait at once (DRMCardWatch): no second lost after the driver loads at boot.
+        let display = waitForDRMCard(wake: signals?.wakeDescriptor ?? -1, status: {
             // 3 s: three tries' worth, so one late turn does not end the start job.
             notifier.send("EXTEND_TIMEOUT_USEC=3000000\nWATCHDOG=1")
-            var pollers = [pollfd(fd: signals?.wakeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: devices?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            _ = poll(&pollers, 2, 1000)
-            _ = devices?.readEvents()
-            if let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) {
-                Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
-                stoppedWhileWaiting = true
-                return nil
-            }
-            do {
-                let display = try openDisplay(.auto, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
-                                              offscreenSize: settings.size)
-                Log.info("display appeared", detail: display.summary)
-                notifier.status("display appeared: \(display.summary)")
-                return display
+        }, stop: {
+            guard let stop = signals?.take().first(where: { $0 == SIGTERM || $0 == SIGINT }) else { return false }
+            Log.info("stopping", detail: "signal \(stop) (\(String(cString: strsignal(stop)))) while waiting for a display")
+            stoppedWhileWaiting = true
+            return true
+        }, tryOpen: { () -> Display? in
+            do throws(DisplayError) {
+                return try openDisplay(.auto, rotation: settings.rotation, swapRedBlue: settings.swapRedBlue,
+                                       offscreenSize: settings.size, reconnecting: true)
             } catch {
                 if error.description != failure {
                     failure = error.description
                     notifier.status("waiting for a display: \(failure)")
                 }
+                return nil
             }
+        })
+        if let display {
+            Log.info("display appeared", detail: display.summary)
+            notifier.status("display appeared: \(display.summary)")
         }
+        return display
     }
 
     /// Whether touch is read: looked for on a real display (`--input auto`), or read from the
     /// device named (an offscreen run with a device named follows wall time, as the finger does).
     static func wantsTouch(_ settings: Settings, display: Display) -> Bool {
-        settings.input != "none" && (!(display is OffscreenDisplay) || touchDevice(settings) != nil)
+        settings.input != "none" && (!display.abilities.isVirtual || touchDevice(settings) != nil)
     }
 
     /// The device `--input` names, nil for `auto` and `none`.
@@ -299,21 +312,21 @@ public enum KioskApp {
         settings.input == "none" || settings.input == "auto" ? nil : settings.input
     }
 
-    /// The show's clock: virtual for an offscreen run without touch (unless `--clock real`),
-    /// else the monotonic clock.
-    static func chooseClock(settings: Settings, display: Display) -> ShowClock {
-        let offscreen = display is OffscreenDisplay
+    /// The show's time: virtual for an offscreen run without touch (unless `--clock real`; its
+    /// wall clock runs with show time from now), else the real clock.
+    static func chooseTime(settings: Settings, display: Display) -> ShowTime {
+        let offscreen = display.abilities.isVirtual
         if settings.realClock == false && !offscreen {
             Log.warning("--clock virtual ignored", reason: "a real display follows wall time")
         }
-        if offscreen && !wantsTouch(settings, display: display) && settings.realClock != true { return VirtualClock() }
-        return MonotonicClock()
+        if offscreen && !wantsTouch(settings, display: display) && settings.realClock != true { return .virtual(VirtualTimeDriver()) }
+        return .real(RealTimeDriver())
     }
 
-    /// The first playlist. On the virtual clock with a manifest still to answer, the content is
+    /// The first playlist. On virtual time with a manifest still to answer, the content is
     /// started and its first answer awaited (virtual time must not run ahead of the network).
-    static func startContent(_ content: ContentService, clock: ShowClock) -> [PlaylistItem] {
-        guard clock is VirtualClock && content.awaitingFirstAnswer else { return content.items }
+    static func startContent(_ content: ContentService, time: ShowTime) -> [PlaylistItem] {
+        guard case .virtual = time, content.awaitingFirstAnswer else { return content.items }
         content.start()
         content.waitForFirstAnswer(timeout: .seconds(60), interrupt: signals?.wakeDescriptor ?? -1)
         return content.items
@@ -321,7 +334,7 @@ public enum KioskApp {
 
     /// The "show started" line, after a note when there is nothing to show yet. It counts the
     /// playlist's items, not images shown (an item may still be downloading or never load): the
-    /// frame loop says how many were shown once each was tried (FrameLoop+Round.swift).
+    /// frame loop says how many were shown once each was tried (ShowPolicy, `playlist round done`).
     static func logShowStart(items: [PlaylistItem], config: CarouselConfig, settings: Settings, awaitingManifest: Bool) {
         if items.isEmpty && awaitingManifest {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,
@@ -340,9 +353,10 @@ public enum KioskApp {
         let problem: String?
         do {
             let info = try fileStatus(path)
-            if info.st_mode & S_IFMT != S_IFREG { problem = "not a regular file" }
-            else if access(path, R_OK) != 0 { problem = SystemError(operation: "access", path: path, errno: errno).description }
-            else { problem = nil }
+            if info.st_mode & S_IFMT != S_IFREG { problem = "not a regular file" } else {
+                try syscall("access", path: path) { access(path, R_OK) }
+                problem = nil
+            }
         } catch {
             problem = error.description
         }
@@ -351,23 +365,20 @@ public enum KioskApp {
         }
     }
 
-    /// `--on-tap`, with a warning when its program cannot be found (it is still tried).
+    /// `--on-tap` (its program looked up once, logged when it cannot be found: TapCommand.swift).
     static func makeTapCommand(_ arguments: [String]?) -> TapCommand? {
-        if let program = arguments?.first, !programExists(program) {
-            Log.warning("--on-tap program not found", path: program,
-                        reason: program.contains("/") ? "no such executable file" : "not an executable on PATH")
-        }
-        return arguments.map { TapCommand(arguments: $0) }
+        arguments.map { TapCommand(arguments: $0) }
     }
 
     /// Starts the touchscreen reader when touch is wanted and the show runs on the monotonic
     /// clock (sample times are relative to its origin). Trouble is logged; the show goes on.
-    static func startTouch(settings: Settings, display: Display, clock: ShowClock) -> EvdevTouchFeed? {
+    static func startTouch(settings: Settings, display: Display, time: ShowTime) -> EvdevTouchFeed? {
         let wanted = wantsTouch(settings, display: display)
-        if !wanted && settings.input == "auto" && display is OffscreenDisplay {
+        if !wanted && settings.input == "auto" && display.abilities.isVirtual {
             Log.info("touch off", detail: "offscreen display; --input /dev/input/eventN reads a touchscreen anyway")
         }
-        guard wanted, let monotonic = clock as? MonotonicClock else { return nil }
+        guard wanted, case .real(let driver) = time else { return nil }
+        let monotonic = driver.monotonic
         let configuration = TouchInputConfiguration(devicePath: touchDevice(settings), panelWidth: display.panelWidth,
                                                     panelHeight: display.panelHeight,
                                                     rotation: settings.rotation, calibration: settings.touchCalibration,
@@ -383,15 +394,17 @@ public enum KioskApp {
     }
 
     /// Runs the frame loop to its end and says how it ended; returns the exit status.
-    static func run(_ loop: FrameLoop, display: Display) -> Int32 {
+    static func run(_ loop: FrameLoop, display: Display, time: ShowTime) -> Int32 {
         do {
             let signal = try loop.run()
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
-            } else if let outputs = display as? OffscreenDisplay {
+            } else if let outputs = display.frameFiles {
                 // On its own clock the run ends when its frames are drawn; it does not wait for a
                 // missing or empty folder to fill, so say how to wait for one.
-                let nothingShown = loop.firstShownItem == nil && loop.virtualClock != nil
+                let virtual: Bool
+                if case .virtual = time { virtual = true } else { virtual = false }
+                let nothingShown = loop.firstShownItem == nil && virtual
                 Log.info("show done", path: outputs.directory, detail: "\(counted(outputs.framesWritten, "frame")) written"
                          + (nothingShown ? "; no image was shown, and a run on the virtual clock does not wait for one (--clock real --run-for SECONDS waits)" : ""))
             }
@@ -402,14 +415,6 @@ public enum KioskApp {
         }
     }
 
-    /// Whether `program` names an executable: a path with a slash as given, else on `PATH`
-    /// (as `posix_spawnp` looks it up).
-    static func programExists(_ program: String) -> Bool {
-        if program.contains("/") { return access(program, X_OK) == 0 }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
-    }
-
     /// The signals the show answers, caught into the process's ``SignalPipe`` (nil: no pipe).
     nonisolated(unsafe) private static var signals: SignalPipe?
 
@@ -417,7 +422,11 @@ public enum KioskApp {
     /// next files it opens (the framebuffer, say) and write events or logs into them: each
     /// closed one is opened on /dev/null first.
     private static func reopenClosedStandardDescriptors() {
-        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+        func isClosed(_ fd: Int32) -> Bool {
+            do { try syscall("fcntl F_GETFD") { fcntl(fd, F_GETFD) } } catch { return error.errno == EBADF }
+            return false
+        }
+        for fd: Int32 in 0...2 where isClosed(fd) {
             let opened = open("/dev/null", O_RDWR)
             if opened >= 0 && opened != fd {
                 _ = dup2(opened, fd)
@@ -426,7 +435,7 @@ public enum KioskApp {
         }
     }
 
-    // MARK: VT switching and display power (see ``DisplayControl``)
+    // MARK: VT switching (see ``DisplaySupervisor``)
 
     /// The signal the kernel sends when the VT is to be switched away (VT_PROCESS relsig):
     /// SIGRTMIN + 2 (SIGUSR1/SIGUSR2 already mean next/previous; glibc keeps SIGRTMIN's
@@ -435,24 +444,23 @@ public enum KioskApp {
     /// The signal for "the VT was switched back to" (VT_PROCESS acqsig): SIGRTMIN + 3.
     static var vtAcquireSignal: Int32 { kc_sigrtmin() + 3 }
 
-    /// Gives the loop the VT (VT_PROCESS switching, once the signal handlers are in place) and
-    /// the `--display-off` schedule.
-    private static func setUpDisplayControl(_ loop: FrameLoop, console: ConsoleGuard?, schedule: DisplaySchedule?) {
-        loop.displayControl.schedule = schedule
-        if let schedule { Log.info("display-off schedule", detail: "\(schedule) (local time); the show pauses while the screen is off") }
-        guard let console else { return }
+    /// The VT for the loop, with VT_PROCESS switching enabled on it (once the signal handlers
+    /// are in place); nil when it cannot take part.
+    private static func takePartInVTSwitching(_ console: ConsoleGuard?) -> ConsoleGuard? {
+        guard let console else { return nil }
         guard signals != nil else {
             Log.warning("VT switching not taken part in", reason: "no signal pipe")
-            return
+            return nil
         }
         do {
             try console.enableProcessSwitching(releaseSignal: vtReleaseSignal, acquireSignal: vtAcquireSignal)
-            loop.displayControl.console = console
             Log.info("VT switching handled", path: console.path,
                      detail: "VT_PROCESS: the display is released when the VT is switched away and taken back after")
+            return console
         } catch {
             Log.warning("VT switching not taken part in", reason: error.description
                         + "; switching VTs away from the show may leave it drawing over the console")
+            return nil
         }
     }
 

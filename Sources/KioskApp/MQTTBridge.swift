@@ -6,9 +6,8 @@ import KioskSystem
 
 // The frame loop's side of MQTT (docs/mqtt.md), kept apart from the loop: the client
 // (KioskMQTT) takes the very event lines written to stdout and hands back commands the loop
-// carries out as the control socket's (``FrameLoop/perform(_:)``). Called from one-line hooks
-// where events are published (FrameLoop+Control.swift, DisplayControl.swift) and where the
-// control socket's requests are carried out (FrameLoop.swift).
+// carries out as the control socket's: ``MQTTPort``, one of ``ShowOutput``'s sinks, served
+// beside the ``ControlPort`` (docs/frame-loop.md).
 
 extension KioskApp {
     /// Makes and starts the MQTT client `settings.mqtt` asks for (nil: none). Trouble is logged
@@ -45,12 +44,28 @@ extension KioskApp {
     }
 }
 
-extension FrameLoop {
-    /// Carries out the commands the MQTT client received (beside the control socket's, step 1
-    /// of the loop) and answers each on the reply topic. Never blocks.
-    func performMQTTCommands() {
-        guard let mqtt else { return }
-        let requests = mqtt.commands.take()
+/// The frame loop's side of the MQTT client: commands received are carried out between frames
+/// as the control socket's (``serve(perform:status:)``, answered on the reply topic), and every
+/// event goes to the broker as the very line stdout gets, with the status after it
+/// (a ``ShowEventSink`` of ``ShowOutput``). Runs on the frame loop's thread.
+final class MQTTPort: ShowEventSink {
+    let client: MQTTClient
+    let lines: EventWriter
+    /// The status topic's content now (set by the frame loop).
+    var status: () -> JSONValue = { .null }
+
+    init(client: MQTTClient, lines: EventWriter) {
+        self.client = client
+        self.lines = lines
+    }
+
+    /// Readable when commands came.
+    var wakeDescriptor: Int32 { client.commands.wakeDescriptor }
+
+    /// Carries out the commands received since the last call, oldest first, through `perform`
+    /// (the control socket's commands), answers each, then publishes the status. Never blocks.
+    func serve(perform: (ControlCommand) -> Result<JSONValue?, ControlFailure>) {
+        let requests = client.commands.take()
         guard !requests.isEmpty else { return }
         for request in requests {
             let command: ControlCommand
@@ -63,30 +78,35 @@ extension FrameLoop {
             case .display(let on): command = .display(on: on)
             }
             switch perform(command) {
-            case .success: mqtt.answer(request, error: nil)
-            case .failure(let failure): mqtt.answer(request, error: failure.message)
+            case .success: client.answer(request, error: nil)
+            case .failure(let failure): client.answer(request, error: failure.message)
             }
         }
-        publishMQTTStatus()
+        client.publish(status: status())
     }
 
-    /// An event line just written to stdout goes to the MQTT client too (with the status when
-    /// it changes what is on screen).
-    func forwardToMQTT(eventLine: String) {
-        guard let mqtt else { return }
-        mqtt.publish(eventLine: eventLine)
-        publishMQTTStatus()
+    func publish(_ event: ShowEvent) {
+        switch event {
+        case .shown(let index, let source, let at, _):
+            client.publish(eventLine: lines.line(event: "shown", index: index, source: source, time: at))
+        case .tap(let index, let source, let at, let x, let y):
+            client.publish(eventLine: lines.line(event: "tap", index: index, source: source, time: at, point: (x, y)))
+        case .display(let on, let reason, let at):
+            client.publish(eventLine: lines.displayLine(on: on, reason: reason, time: at))
+        }
+        client.publish(status: status())
     }
+}
 
+extension FrameLoop {
     /// The status topic's content: the control socket's `status`, plus the current item's
     /// caption when it has one.
-    func publishMQTTStatus() {
-        guard let mqtt else { return }
+    func mqttStatus() -> JSONValue {
         var status = statusData(at: clock.now)
         if case .object(var fields) = status, let item = carousel.currentItem, item < carousel.items.count {
             fields["caption"] = carousel.items[item].caption.map { .string($0) } ?? .null
             status = .object(fields)
         }
-        mqtt.publish(status: status)
+        return status
     }
 }

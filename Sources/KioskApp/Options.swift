@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import KioskContent
 import KioskCore
+import KioskImaging
 import KioskInput
 import KioskMQTT
 import KioskSystem
@@ -29,6 +30,9 @@ public struct Settings: Sendable {
     public var overlayFormat: String?
     /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
     public var maxPixels = 100_000_000
+    /// `--screen-profile`, `--rendering-intent`: what pictures' colours are converted to
+    /// (docs/colour.md).
+    public var colour: ColourTarget = .sRGB
     /// `--run-for`: stop after this much show time (virtual time with the offscreen backend).
     public var runFor: Duration?
     /// `--input`: `auto` (find the touchscreen by its capabilities; the default on a real
@@ -74,6 +78,15 @@ public struct Settings: Sendable {
     /// `--proxy URL`: the proxy of every download (default: `http_proxy` / `https_proxy` /
     /// `no_proxy` from the environment, libcurl's rules; `no_proxy` applies to this one too).
     public var proxy: String?
+    /// `--allow-hosts LIST`: the only hosts fetched from besides the configured ones (names,
+    /// domains, CIDR ranges; docs/security.md); nil: any but link-local and metadata addresses.
+    public var allowHosts: [HostPolicy.Pattern]?
+    /// `--allow-http-from-https`: an https manifest may name, and an https request be
+    /// redirected to, plain http URLs.
+    public var allowHTTPFromHTTPS = false
+    /// `--requests-per-poll N`: the most image requests a manifest poll makes (downloads and
+    /// revalidations of cached images; the rest wait for later polls).
+    public var requestsPerPoll = ImageStore.defaultRequestsPerRound
     /// The content part of the settings (sources, manifest, caches), for ``ContentService``.
     public var content: ContentService.Configuration {
         var c = ContentService.Configuration(sources: sources, manifest: manifest, cacheDirectory: cacheDirectory,
@@ -83,6 +96,9 @@ public struct Settings: Sendable {
         c.maxImageBytes = maxImageBytes
         c.caFile = caFile
         c.proxy = proxy
+        c.allowHosts = allowHosts
+        c.allowHTTPFromHTTPS = allowHTTPFromHTTPS
+        c.requestsPerPoll = requestsPerPoll
         return c
     }
     /// `--clock`: nil = the backend's own (virtual for offscreen, real otherwise).
@@ -95,6 +111,13 @@ public struct Settings: Sendable {
     /// lists several), else none.
     public var controlPath: String? = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]
         .flatMap { $0.split(separator: ":").first.map { "\($0)/control" } }
+    /// `--screenshot-dir DIR|none`: the one folder `screenshot` writes in; nil: `screenshots` in
+    /// the runtime directory (``ScreenshotWriter/defaultFolder(runtimeDirectory:controlPath:)``).
+    public var screenshotDirectory: String?
+    /// False after `--screenshot-dir none`.
+    public var screenshots = true
+    /// `--screenshot-limit FILES,MB,PER_MINUTE`: the folder's caps.
+    public var screenshotLimits = ScreenshotWriter.Limits()
     /// `--mqtt` and the options around it (docs/mqtt.md); `mqtt.url` nil: no MQTT.
     public var mqtt = MQTTSettings()
     public var showHelp = false
@@ -213,6 +236,31 @@ public enum CommandLineParser {
             }
             s.maxPixels = n
         },
+        OptionSpec(name: "--screen-profile", value: "FILE",
+                   help: "the screen's ICC profile: pictures' colours (their embedded profile, their colour "
+                       + "description, HDR tone-mapped) are converted to it; srgb converts to sRGB, off shows the "
+                       + "stored numbers unconverted (default srgb)") { s, v throws(UsageError) in
+            switch v {
+            case "srgb", "sRGB": s.colour.screenProfile = nil; s.colour.enabled = true
+            case "off": s.colour.screenProfile = nil; s.colour.enabled = false
+            default:
+                guard !v.isEmpty else { throw UsageError("--screen-profile: empty value") }
+                do throws(ImageError) {
+                    s.colour.screenProfile = try ScreenProfile(path: v)
+                    s.colour.enabled = true
+                } catch {
+                    throw UsageError("--screen-profile: \(error.description)")
+                }
+            }
+        },
+        OptionSpec(name: "--rendering-intent", value: "INTENT",
+                   help: "perceptual or relative-colorimetric: how colours outside the screen's gamut are brought "
+                       + "in (default perceptual)") { s, v throws(UsageError) in
+            guard let intent = ColourTarget.Intent(rawValue: v) else {
+                throw UsageError("--rendering-intent: expected perceptual or relative-colorimetric, got '\(v)'")
+            }
+            s.colour.intent = intent
+        },
         OptionSpec(name: "--run-for", value: "SECONDS", help: "stop after this much show time (virtual time with offscreen; default: forever, offscreen: one round of the playlist)") { s, v throws(UsageError) in
             s.runFor = try seconds(v, option: "--run-for", range: 0.001...31_536_000)
         },
@@ -237,6 +285,20 @@ public enum CommandLineParser {
             // every download of the show with a message about the proxy far from the cause.
             if let problem = HTTPURL.problem(v) { throw UsageError("--proxy: expected an http:// or https:// URL: \(problem)") }
             s.proxy = v
+        },
+        OptionSpec(name: "--allow-hosts", value: "LIST", help: "fetch only from these hosts besides those of --manifest and URL SOURCEs: comma-separated names (cdn.example.com), domains (.example.com: it and below), addresses and CIDR ranges (10.0.0.0/8, 2001:db8::/32); a range also admits the link-local and metadata addresses otherwise refused (default: any host but those; see docs/security.md)") { s, v throws(UsageError) in
+            do {
+                s.allowHosts = try HostPolicy.parsePatterns(v)
+            } catch {
+                throw UsageError("--allow-hosts: \(error)")
+            }
+        },
+        OptionSpec(name: "--requests-per-poll", value: "N", help: "the most image requests one manifest poll makes: downloads of images not cached, then conditional GETs of cached ones (an image replaced on its server is shown once it decodes); the rest wait for the next polls (1 ... 10000, default 50)") { s, v throws(UsageError) in
+            guard let n = Int(v), (1...10_000).contains(n) else { throw UsageError("--requests-per-poll: expected a whole number 1...10000, got '\(v)'") }
+            s.requestsPerPoll = n
+        },
+        OptionSpec(name: "--allow-http-from-https", value: nil, help: "let an https manifest name plain http images and an https request be redirected to http (default: refused, no downgrade)") { s, _ throws(UsageError) in
+            s.allowHTTPFromHTTPS = true
         },
         OptionSpec(name: "--cache-dir", value: "DIR", help: "disk cache of downloaded images (default $CACHE_DIRECTORY, else $XDG_CACHE_HOME or ~/.cache, then /kiosk-carousel)") { s, v throws(UsageError) in
             guard v.hasPrefix("/") else { throw UsageError("--cache-dir: expected an absolute path, got '\(v)'") }
@@ -269,7 +331,7 @@ public enum CommandLineParser {
                 throw UsageError("\(error)")  // InputError's text names the option and the value
             }
         },
-        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap with KIOSK_INDEX and KIOSK_SRC in its environment; split at spaces into a program (looked up on PATH) and its arguments, no shell; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap, split at spaces into a program (looked up once at start in the absolute folders of PATH) and its arguments, no shell, with an environment of its own: PATH=/usr/local/bin:/usr/bin:/bin, the show's LANG, LC_*, TZ, HOME, USER, and KIOSK_INDEX and KIOSK_SRC; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
@@ -278,6 +340,18 @@ public enum CommandLineParser {
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
+        },
+        OptionSpec(name: "--screenshot-dir", value: "DIR", help: "the one folder the control socket's screenshot writes in, made if missing (mode 0750), opened once at start; not a SOURCE folder nor inside one; none for no screenshots (default $RUNTIME_DIRECTORY/screenshots, else screenshots beside the control socket)") { s, v throws(UsageError) in
+            guard v != "none" else { s.screenshots = false; return }
+            guard v.hasPrefix("/"), v.count > 1 else { throw UsageError("--screenshot-dir: expected an absolute path or none, got '\(v)'") }
+            s.screenshots = true
+            s.screenshotDirectory = v
+        },
+        OptionSpec(name: "--screenshot-limit", value: "FILES,MB,PER_MINUTE", help: "caps of the screenshot folder: the most screenshots kept (the oldest are deleted to make room), megabytes they take, and requests a minute (default 10,32,30)") { s, v throws(UsageError) in
+            guard let limits = ScreenshotWriter.Limits.parse(v) else {
+                throw UsageError("--screenshot-limit: expected FILES,MB,PER_MINUTE (1...10000, 1...100000, 1...10000), got '\(v)'")
+            }
+            s.screenshotLimits = limits
         },
         OptionSpec(name: "--display-off", value: "HH:MM-HH:MM", help: "switch the screen off (DRM DPMS, fbdev blanking) at these local times, daily; a range may cross midnight (22:00-07:00), several are separated by commas; the show pauses meanwhile and resumes with a full interval (default: always on)") { s, v throws(UsageError) in
             do {
@@ -502,22 +576,30 @@ public enum CommandLineParser {
 
     /// The `--help` text, built from the option table.
     public static var help: String {
-        var lines = [
-            "usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)",
-            "",
-            "A slideshow for kiosks, signs and photo frames: shows JPEG, PNG, WebP, HEIF/HEIC,",
-            "AVIF and GIF (first frame) images full screen on DRM/KMS or the Linux framebuffer,",
-            "cross-fading on a timer. SOURCE is a directory (its images in name order, watched",
-            "for changes), an image file, an http(s) image URL, or a .json playlist (the",
-            "manifest format; may name files). Formats are told by their first bytes.",
-            "",
-            "options:",
-        ]
+        // The formats from the format table: "JPEG, PNG, WebP, HEIF/HEIC, AVIF and GIF (first frame)".
+        let formats = ImageFormat.listed(ImageFormat.shown.map { format in
+            format.title + (format.alias.map { "/" + $0 } ?? "") + (format.note.map { " (\($0))" } ?? "")
+        }, "and")
+        let about = "A slideshow for kiosks, signs and photo frames: shows \(formats) images full screen on DRM/KMS"
+            + " or the Linux framebuffer, cross-fading on a timer. SOURCE is a directory (its images in name"
+            + " order, watched for changes), an image file, an http(s) image URL, or a .json playlist (the"
+            + " manifest format; may name files). Formats are told by their first bytes."
+        // Wrapped at 82 columns, as this paragraph always was (the options' text below at 80).
+        var lines = ["usage: kiosk-carousel [options] SOURCE...   (or --manifest URL)", ""]
+        for word in about.split(separator: " ") {
+            if let last = lines.last, !last.isEmpty, last.count + 1 + word.count <= 82 {
+                lines[lines.count - 1] += " " + word
+            } else {
+                lines.append(String(word))
+            }
+        }
+        lines += ["", "options:"]
         let indent = String(repeating: " ", count: 24)
         for o in options {
             let head = "  " + (o.value.map { "\(o.name) \($0)" } ?? o.name)
-            // The help text wrapped to 80 columns, starting in column 25.
-            var row = head.count < 24 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
+            // The help text wrapped to 80 columns, starting in column 25, at least two spaces
+            // after the head (else the head on a line of its own).
+            var row = head.count < 23 ? head + String(repeating: " ", count: 24 - head.count) : head + "\n" + indent
             var width = row.count - (row.lastIndex(of: "\n").map { row.distance(from: row.startIndex, to: $0) + 1 } ?? 0)
             for word in o.help.split(separator: " ") {
                 if width + 1 + word.count > 80, width > 24 {

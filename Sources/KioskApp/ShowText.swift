@@ -7,7 +7,7 @@ import KioskText
 /// The show's text stack, loaded off the frame loop when text is first needed, not at start:
 /// the fonts fontconfig finds (``FontLibrary``), and a ``TextRenderer`` per thread that draws
 /// (the frame loop's for the status screens and the clock, the decode worker's for captions).
-/// Until then FreeType, HarfBuzz and fontconfig are not even loaded (they are opened with
+/// Until then FreeType, HarfBuzz, fontconfig and FriBidi are not even loaded (they are opened with
 /// dlopen), so a show of photos without words never maps them. Loading them and reading
 /// fontconfig's cache is disk work (tens to hundreds of milliseconds on a slow board, seconds
 /// under emulation): ``startLoading(frameWidth:frameHeight:)`` does it on a thread of its own,
@@ -128,7 +128,7 @@ public final class ShowText: @unchecked Sendable {
 final class DeferredMessagePainter: TextPainter {
     private let text: ShowText
     private let waits: Bool
-    /// Set by the frame loop once the load finished (FrameLoop+Text.swift).
+    /// Set by the frame loop once the load finished (FrameMaker.takeWords).
     var painter: MessagePainter?
     /// A screen was drawn without its words since the painter came.
     private(set) var drewWithoutWords = false

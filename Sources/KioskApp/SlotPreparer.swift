@@ -21,8 +21,8 @@ public final class SlotPreparer: @unchecked Sendable {
         public var outcome: Outcome
         /// Warnings the decoder reported (a bad iCCP chunk, say), for the log.
         public var warnings: [String]
-        /// For a local file, the identity of its content when it was read (what
-        /// ``checkFiles(_:)`` compares against later); nil for a download.
+        /// The identity of the file read (a local file, or a download's disk-cache file) when it
+        /// was read: what ``checkFiles(_:)`` compares against later.
         public var identity: FileIdentity?
         public init(slot: Int, ticket: Int, item: Int, outcome: Outcome, warnings: [String], identity: FileIdentity? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.outcome = outcome
@@ -147,6 +147,8 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Gets remote images (`http`/`https` paths) as files before decoding; nil when the show has
     /// no remote source.
     public var images: ImageStore?
+    /// What the pictures' colours are converted to (`--screen-profile`); set before the worker starts.
+    public var colour: ColourTarget = .sRGB
 
     /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped). A
     /// remote image not in the memory cache is fetched first (the disk cache answers at once
@@ -220,16 +222,17 @@ public final class SlotPreparer: @unchecked Sendable {
         let fit = job.fit ?? self.fit
         let (width, height) = shared.withLock { ($0.width, $0.height) }
         var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
-        // A local file is known by its content's identity, read before the decode; a file that
-        // changes while it is decoded gives a frame that is not kept (and the next check finds
-        // the change).
-        let identity = job.source == job.path ? try? FileIdentity(path: job.path) : nil
+        // A file is known by its content's identity, read before the decode (a download's: its
+        // disk-cache file, through the open descriptor's path); a file that changes while it is
+        // decoded gives a frame that is not kept (and the next check finds the change).
+        let identity = (try? FileIdentity(path: job.path)).map { job.source == job.path ? $0 : Self.cacheFileVersion($0) }
         key.version = identity
         if let cached = shared.withLock({ $0.frames.frame(for: key) }) {
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [],
                           identity: identity)
         }
-        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit)
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+                                    colour: colour)
         do {
             let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
             let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
@@ -250,16 +253,32 @@ public final class SlotPreparer: @unchecked Sendable {
 
     /// Looks at the files behind prepared frames off the frame loop (stat(2) on a utility
     /// queue): the ticket of each one whose identity differs from the one it was read with is
-    /// posted to ``changedFiles``. A file that cannot be looked at is left alone (a file gone
-    /// from a directory leaves the show through the directory's watch).
+    /// posted to ``changedFiles``. For a URL that is the file the disk cache holds for it now
+    /// (a revalidation took a new picture; ``ImageStore/currentFile(url:)``), whose old frames
+    /// are forgotten. A file that cannot be looked at is left alone (a file gone from a
+    /// directory leaves the show through the directory's watch).
     public func checkFiles(_ files: [(ticket: Int, path: String, identity: FileIdentity)]) {
         guard !files.isEmpty else { return }
-        checkQueue.async { [changedFiles] in
+        checkQueue.async { [changedFiles, images, self] in
             for file in files {
-                guard let now = try? FileIdentity(path: file.path), now != file.identity else { continue }
+                let remote = ManifestItem.isRemote(file.path)
+                let current = remote ? images?.currentFile(url: file.path) : file.path
+                guard let current, var now = try? FileIdentity(path: current) else { continue }
+                if remote { now = Self.cacheFileVersion(now) }
+                guard now != file.identity else { continue }
+                if remote { forgetFrames(source: file.path) }
                 changedFiles.post(file.ticket)
             }
         }
+    }
+
+    /// A disk-cache file's identity without its times: the cache sets a file's modification
+    /// time at every use (its LRU order), while a new body is always a new file (renamed in).
+    static func cacheFileVersion(_ identity: FileIdentity) -> FileIdentity {
+        var version = identity
+        version.modified = 0
+        version.changed = 0
+        return version
     }
 
     /// Takes the finished results (in completion order). Never blocks.
@@ -271,11 +290,8 @@ public final class SlotPreparer: @unchecked Sendable {
 
     /// Blocks until at least one result is waiting (or none is outstanding, or `interrupt` — a
     /// descriptor such as the signal pipe — becomes readable), then takes the results.
-    /// Used by the virtual-clock loop, where time must not move on while an image is decoding.
     public func waitForResults(interrupt: Int32 = -1) -> [Result] {
-        while outstanding > 0 {
-            if results.waitForValues(timeout: .seconds(1), interrupt: interrupt) != .timedOut { break }
-        }
+        waitForAnswers(interrupt: interrupt)
         return takeResults()
     }
 }

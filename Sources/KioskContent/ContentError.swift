@@ -53,6 +53,13 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server at `url` redirected to `location` (resolved), whose scheme is not http or
     /// https (`file:`, `ftp:`, `gopher:`, ...): not followed.
     case redirectRefused(url: String, location: String)
+    /// The request (or a redirect in it, or the address its host resolved to) goes to a host
+    /// that ``HostPolicy`` refuses: `host` as the URL or redirect named it, `reason` why
+    /// (a link-local or metadata address, not among `--allow-hosts`, ...).
+    case hostRefused(url: String, host: String, reason: String)
+    /// An https request was redirected to plain http (`location`, resolved): not followed
+    /// unless `--allow-http-from-https` asks for it.
+    case downgradeRefused(url: String, location: String)
     /// The fetcher was shut down before the request finished.
     case cancelled(url: String)
 
@@ -67,7 +74,8 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
         case .httpStatus(let u, _, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
              .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
-             .unsupportedURL(let u, _), .redirectRefused(let u, _), .cancelled(let u):
+             .unsupportedURL(let u, _), .redirectRefused(let u, _), .hostRefused(let u, _, _), .downgradeRefused(let u, _),
+             .cancelled(let u):
             return u
         case .system(let e): return e.path
         }
@@ -90,6 +98,8 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .hashMismatch: return "hash-mismatch"
         case .unsupportedURL: return "unsupported-url"
         case .redirectRefused: return "redirect-refused"
+        case .hostRefused: return "host-refused"
+        case .downgradeRefused: return "downgrade-refused"
         case .cancelled: return "cancelled"
         case .system: return "system"
         }
@@ -125,6 +135,9 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupportedURL(_, let r): return r ?? "not an absolute http or https URL"
         case .redirectRefused(_, let location):
             return "redirect to \(location) refused: only http and https redirects are followed"
+        case .hostRefused(_, _, let r): return "request refused: \(r)"
+        case .downgradeRefused(_, let location):
+            return "redirect from https to plain http (\(location)) refused: --allow-http-from-https allows it"
         case .cancelled: return "cancelled"
         case .system(let e): return e.description
         }

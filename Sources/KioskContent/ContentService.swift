@@ -54,6 +54,21 @@ public final class ContentService {
         /// `--proxy`: the proxy of every download; default none (`http_proxy`, `https_proxy`,
         /// `no_proxy` from the environment).
         public var proxy: String?
+        /// `--allow-hosts`: the hosts fetched from besides the configured ones (``HostPolicy``);
+        /// nil: any but the refused ranges.
+        public var allowHosts: [HostPolicy.Pattern]?
+        /// `--allow-http-from-https`: no downgrade check.
+        public var allowHTTPFromHTTPS = false
+        /// `--requests-per-poll`: the most image requests (downloads and revalidations) one
+        /// poll makes (``ImageStore/requestsPerRound``).
+        public var requestsPerPoll = ImageStore.defaultRequestsPerRound
+
+        /// The fetch policy: `--allow-hosts`, with the hosts of `--manifest` and the URL SOURCE
+        /// arguments always allowed.
+        public var hostPolicy: HostPolicy {
+            let configured = ([manifest?.absoluteString].compactMap { $0 } + sources.filter(ManifestItem.isRemote))
+            return HostPolicy(allowed: allowHosts, trustedHosts: Set(configured.compactMap(urlHost)))
+        }
 
         public init(sources: [String] = [], manifest: URL? = nil, cacheDirectory: String, stateDirectory: String) {
             self.sources = sources; self.manifest = manifest
@@ -116,6 +131,11 @@ public final class ContentService {
         }
     }
     private var started = false
+    /// Time between prefetch rounds when no manifest is polled (URL SOURCEs and playlists
+    /// naming URLs only): the manifest interval.
+    private let roundInterval: Duration
+    /// When the next such round is due.
+    private var nextRound = ContinuousClock.now
 
     /// Builds the sources: lists directories and starts watching them, reads local playlists,
     /// opens the caches and loads the stored manifest when there is a remote source. Runs
@@ -124,6 +144,7 @@ public final class ContentService {
     /// - Throws: ``ContentError`` naming the directory.
     public init(configuration settings: Configuration) throws(ContentError) {
         do { reloads = try Mailbox() } catch { throw .system(error) }
+        roundInterval = settings.manifestInterval
         let local = settings.sources.map(Self.makeSource)
         // Downloads are set up for a manifest, an image URL given as a SOURCE, and a local
         // playlist that names one (a `.json` playlist has the manifest's format).
@@ -138,9 +159,9 @@ public final class ContentService {
             var cache: DiskCache
             do {
                 cache = try DiskCache(.init(directory: settings.cacheDirectory, maxBytes: settings.cacheBytes))
-                guard access(settings.cacheDirectory, W_OK) == 0 else {
-                    throw ContentError.system(SystemError(operation: "access W_OK", path: settings.cacheDirectory, errno: errno))
-                }
+                do {
+                    try syscall("access W_OK", path: settings.cacheDirectory) { access(settings.cacheDirectory, W_OK) }
+                } catch { throw ContentError.system(error) }
             } catch {
                 let fallback = Self.privateTemporaryDirectory("kiosk-carousel-cache-\(getuid())")
                 Log.warning("disk cache unusable, using a temporary one for this run", path: settings.cacheDirectory,
@@ -151,7 +172,12 @@ public final class ContentService {
             configuration.maxImageBytes = settings.maxImageBytes
             configuration.caFile = settings.caFile
             configuration.proxy = settings.proxy
-            images = ImageStore(cache: cache, configuration: configuration)
+            configuration.hostPolicy = settings.hostPolicy
+            configuration.allowHTTPFromHTTPS = settings.allowHTTPFromHTTPS
+            // Each poll asks about every cached image (conditional GETs), one confirmed less
+            // than half an interval ago excepted.
+            images = ImageStore(cache: cache, configuration: configuration, requestsPerRound: settings.requestsPerPoll,
+                                revalidateAfter: min(.seconds(30), settings.manifestInterval / 2))
             let removed = cache.removeExpired()
             Log.info("disk cache opened", path: cache.directory,
                      detail: "\(counted(cache.count, "file")), \(cache.totalBytes / 1_000_000) MB"
@@ -168,21 +194,24 @@ public final class ContentService {
                 Log.warning("manifest not kept across restarts", path: settings.stateDirectory, reason: error.description)
                 store = nil
             }
-            // Offline first: the stored manifest, read now, is the show until the server answers.
+            // Offline first: the stored manifest, read now, is the show until the server answers
+            // (only one stored for this URL: a device pointed at another manifest does not play
+            // the old show).
             var stored: Manifest?
-            // (The stored one may come from another URL the device was pointed at before: it
-            // plays until the new one answers, rather than a blank screen.)
-            if let saved = try? store?.load(), let base = URL(string: saved.url) {
-                do {
-                    stored = try Manifest.parse(Array(saved.body), origin: .remote(base))
-                    Log.info("stored manifest loaded", path: saved.url, detail: counted(stored!.items.count, "item"))
-                } catch {
-                    Log.warning("stored manifest not used", path: saved.url, reason: error.logReason(path: saved.url))
+            if let store {
+                switch ManifestPoller.loadStored(from: store, for: url, allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS) {
+                case .none: break
+                case .usable(let manifest, let saved):
+                    stored = manifest
+                    Log.info("stored manifest loaded", path: saved.url, detail: counted(manifest.items.count, "item"))
+                case .refused:
+                    break  // the poller says why when it starts
                 }
             }
             var schedule = PollSchedule.Configuration()
             schedule.interval = settings.manifestInterval
-            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule)
+            let poller = try ManifestPoller(url: url, fetcher: images.fetcher, store: store, schedule: schedule,
+                                            allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS)
             sources.append(.manifest(poller, manifest: stored))
             awaitingFirstAnswer = true
         }
@@ -230,6 +259,7 @@ public final class ContentService {
     /// playlist is composed again only when a source actually brought something.
     public func takeUpdate() -> [PlaylistItem]? {
         var changed = false
+        var polled = false
         let missingBefore = missingSources
         for reloaded in reloads.take() where reloaded.index < sources.count {
             changed = true
@@ -248,14 +278,14 @@ public final class ContentService {
             case .directory(let path, let watch?, _):
                 if let latest = watch.changes.take().last {
                     changed = true
-                    var st = stat()
-                    if latest.isEmpty, stat(path, &st) != 0 {
-                        // The folder itself went (deleted, renamed away, unmounted): its watch
-                        // ended; it is waited for again.
-                        let code = errno
-                        watch.stop()
-                        sources[i] = Self.missingSource(path, errno: code)
-                        continue
+                    if latest.isEmpty {
+                        do { _ = try fileStatus(path) } catch {
+                            // The folder itself went (deleted, renamed away, unmounted): its
+                            // watch ended; it is waited for again.
+                            watch.stop()
+                            sources[i] = Self.missingSource(path, errno: error.errno)
+                            continue
+                        }
                     }
                     Log.info("directory changed", path: path, detail: counted(latest.count, "image"))
                     sources[i] = .directory(path: path, watch: watch, files: latest)
@@ -280,6 +310,7 @@ public final class ContentService {
                         Log.write(warning ? .warning : .info, text, path: poller.url.absoluteString, reason: reason)
                     case .polled:
                         awaitingFirstAnswer = false
+                        polled = true
                     }
                 }
                 sources[i] = .manifest(poller, manifest: manifest)
@@ -287,11 +318,19 @@ public final class ContentService {
                 break
             }
         }
+        // A round of downloads and revalidations at each poll (and, with no manifest polled,
+        // every interval), and when the playlist changes: one per turn at most.
+        var roundDue = polled
+        if !sources.contains(where: { if case .manifest = $0 { return true }; return false }), images != nil,
+           ContinuousClock.now >= nextRound {
+            roundDue = true
+        }
+        defer { if roundDue { prefetch() } }
         guard changed else { return nil }
         let composed = compose()
         guard composed != items || missingSources != missingBefore else { return nil }
         items = composed
-        prefetch()
+        roundDue = true
         return composed
     }
 
@@ -324,10 +363,10 @@ public final class ContentService {
     public func waitForFirstAnswer(timeout: Duration, interrupt: Int32 = -1) {
         let end = ContinuousClock.now + timeout
         while awaitingFirstAnswer, ContinuousClock.now < end {
-            var fds = wakeDescriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&fds, nfds_t(fds.count), 100)
-            if interrupt >= 0, fds.last!.revents != 0 { return }
+            var set = PollSet(readable: wakeDescriptors)
+            let interruptIndex = interrupt >= 0 ? set.add(interrupt) : nil
+            _ = try? set.wait(milliseconds: 100)
+            if let interruptIndex, set.isReady(interruptIndex) { return }
             _ = takeUpdate()
         }
     }
@@ -348,8 +387,8 @@ public final class ContentService {
                 return .playlist(path: argument, manifest: nil)
             }
         }
-        var st = stat()
-        guard stat(argument, &st) == 0 else { return missingSource(argument, errno: errno) }
+        let st: stat
+        do { st = try fileStatus(argument) } catch { return missingSource(argument, errno: error.errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
         do {
             let watch = try DirectoryWatch(path: argument)
@@ -369,11 +408,15 @@ public final class ContentService {
     static func privateTemporaryDirectory(_ name: String,
                                           in folder: String = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") -> String {
         let base = folder + "/" + name
-        if mkdir(base, 0o700) == 0 { return base }
-        var st = stat()
-        if errno == EEXIST, lstat(base, &st) == 0, st.st_mode & S_IFMT == S_IFDIR, st.st_uid == getuid(), chmod(base, 0o700) == 0 {
+        do {
+            try syscall("mkdir", path: base) { mkdir(base, 0o700) }
             return base
-        }
+        } catch where error.errno == EEXIST {
+            if let st = try? fileStatus(base, followLinks: false), st.st_mode & S_IFMT == S_IFDIR,
+               st.st_uid == getuid(), chmod(base, 0o700) == 0 {
+                return base
+            }
+        } catch {}
         var template = Array((base + "-XXXXXX").utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             mkdtemp(buffer.baseAddress!) != nil ? String(cString: buffer.baseAddress!) : base
@@ -427,7 +470,12 @@ public final class ContentService {
         return out
     }
 
-    /// Gets every remote image of the playlist into the disk cache in the background, so the
-    /// whole show plays offline later.
-    private func prefetch() { images?.prefetch(items) }
+    /// Gets the remote images of the playlist into the disk cache in the background, so the
+    /// whole show plays offline later, and asks whether cached ones changed on their servers
+    /// (``ImageStore/prefetch(_:completion:)``: at most `--requests-per-poll` requests).
+    private func prefetch() {
+        guard let images else { return }
+        nextRound = ContinuousClock.now + roundInterval
+        images.prefetch(items)
+    }
 }

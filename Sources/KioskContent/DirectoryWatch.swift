@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskCore
 import KioskSystem
 
 /// Watches one directory with inotify(7) and publishes its sorted list of image files whenever
 /// it changes (docs/content.md), on its own thread: the caller only polls ``changes``'s
 /// ``Mailbox/wakeDescriptor`` and takes the newest list, never blocking.
 ///
-/// - The images are the entries whose name ends in `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`,
-///   `.heic`, `.heif`, `.avif` or `.gif` (any case), not hidden, valid UTF-8, not directories: the rule of KioskApp's `SourceList`.
+/// - The images are the entries whose name ends in an extension of a format shown
+///   (``ImageFormat/imageExtensions``: `.jpg`, `.jpeg`, `.jpe`, `.png`, `.webp`, `.heic`, `.heif`,
+///   `.avif`, `.gif`, any case), not hidden, valid UTF-8, not directories: the rule of
+///   ``SourceList`` too; and not symbolic links that lead out of the directory (or nowhere).
+///   Each file left out for its name not being UTF-8, or for being such a link, is logged once.
 ///   Each list is sorted byte-wise (C locale, as `ls`), entries given as full paths.
 /// - A file being written is listed only when complete: a file created (`IN_CREATE`) or
 ///   modified (`IN_MODIFY`) is held back until it is closed after writing, except the
@@ -40,6 +44,11 @@ public final class DirectoryWatch: @unchecked Sendable {
     private var published: [String]
     /// Files whose names are not images, each logged once (again only if it goes and comes back).
     private var skipped: Set<String> = []
+    /// Names that are not UTF-8, each logged once (the same way).
+    private var notUTF8: Set<[UInt8]> = []
+    /// The directory with every link resolved (realpath(3)) at the start: a symbolic link whose
+    /// target is not inside it is not shown.
+    private let realPath: String
 
     /// Starts watching `path`. Throws ``ContentError/system(_:)`` when inotify cannot be set up
     /// or the directory cannot be read.
@@ -53,11 +62,17 @@ public final class DirectoryWatch: @unchecked Sendable {
             inotify = try InotifyReader()
             try inotify.addWatch(self.path, mask: mask)
             worker = try WorkerThread(name: "directory watch \(self.path)")
+            realPath = Self.resolved(self.path) ?? self.path
             // Scan after the watch is in place, so nothing falls between the two.
             complete = Set(try Self.imageNames(in: self.path))
             skipped = Set(try Self.skippedNames(in: self.path))
+            notUTF8 = Set(try listDirectory(self.path).filter { $0.name == nil && !$0.isDirectory }.map(\.bytes))
         } catch { throw .system(error) }
         for name in skipped.sorted() { Self.logSkipped(name, in: self.path) }
+        for bytes in notUTF8.sorted(by: { $0.lexicographicallyPrecedes($1) }) { Self.logNotUTF8(bytes, in: self.path) }
+        for name in complete.sorted() where Self.linkLeaving(name, in: self.path, realPath: realPath) {
+            complete.remove(name)
+        }
         published = Self.sortedPaths(complete, in: self.path)
         initialFiles = published
         do { try worker.start { self.run() } } catch { throw .system(error) }
@@ -74,13 +89,10 @@ public final class DirectoryWatch: @unchecked Sendable {
     private func run() {
         var deadline: ContinuousClock.Instant?
         while true {
-            var fds = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
-            let timeout = deadline.map { pollTimeout(ContinuousClock.now.duration(to: $0)) } ?? -1
-            let n = poll(&fds, 2, timeout)
-            if n < 0 && errno != EINTR { return }
-            if fds[1].revents != 0 { return }
-            if fds[0].revents != 0 {
+            var set = PollSet(readable: [inotify.descriptor, worker.stopDescriptor])
+            do { try set.wait(timeout: deadline.map { ContinuousClock.now.duration(to: $0) }) } catch { return }
+            if set.isReady(1) { return }
+            if set.isReady(0) {
                 switch handle(inotify.readEvents()) {
                 case .changed: deadline = ContinuousClock.now + debounce
                 case .gone:
@@ -111,13 +123,19 @@ public final class DirectoryWatch: @unchecked Sendable {
             let nameBytes = event.name
             if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { return .gone }
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                complete = Set((try? Self.imageNames(in: path)) ?? [])
+                complete = Set(((try? Self.imageNames(in: path)) ?? []).filter { !Self.linkLeaving($0, in: path, realPath: realPath) })
                 writing.removeAll()
                 result = .changed
                 continue
             }
             if mask & UInt32(IN_ISDIR) != 0 { continue }
-            guard let name = String(validating: nameBytes, as: UTF8.self) else { continue }
+            guard let name = String(validating: nameBytes, as: UTF8.self) else {
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) != 0, notUTF8.insert(nameBytes).inserted {
+                    Self.logNotUTF8(nameBytes, in: path)
+                }
+                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { notUTF8.remove(nameBytes) }
+                continue
+            }
             guard Self.isImageName(name) else {
                 // Not an image by its name: listed once in the log when it is complete, so "why
                 // is my photo not shown?" has an answer.
@@ -140,7 +158,7 @@ public final class DirectoryWatch: @unchecked Sendable {
                 let linked = mask & UInt32(IN_CREATE) != 0 && lstat(path + "/" + name, &st) == 0
                     && ((st.st_mode & S_IFMT) == S_IFLNK || ((st.st_mode & S_IFMT) == S_IFREG && st.st_nlink > 1))
                 if linked {
-                    complete.insert(name)
+                    if !Self.linkLeaving(name, in: path, realPath: realPath) { complete.insert(name) }
                     result = .changed
                 } else {
                     writing.insert(name)
@@ -148,7 +166,7 @@ public final class DirectoryWatch: @unchecked Sendable {
             }
             if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0 {
                 writing.remove(name)
-                complete.insert(name)
+                if !Self.linkLeaving(name, in: path, realPath: realPath) { complete.insert(name) }
                 result = .changed
             }
             if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
@@ -161,25 +179,60 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     // MARK: - Names
 
-    /// Extensions taken, compared case-insensitively: the one rule for what in a directory is
-    /// an image (the watch, and KioskApp's `SourceList` for a directory that cannot be watched).
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "webp", "heic", "heif", "avif", "gif"]
-
-    /// The image files of `path` once, without watching: full paths sorted byte-wise, and how
-    /// many names were left out because they are not UTF-8 (they could not be opened again
-    /// from their text form). Throws ``SystemError`` when the directory cannot be listed.
-    public static func imagePaths(in path: String) throws(SystemError) -> (paths: [String], notUTF8: Int) {
+    /// The image files of `path` once, without watching: full paths sorted byte-wise (links
+    /// leading out of it left out, and logged), and the names left out because they are not
+    /// UTF-8 (they could not be opened again from their text form). Throws ``SystemError`` when
+    /// the directory cannot be listed.
+    public static func imagePaths(in path: String) throws(SystemError) -> (paths: [String], notUTF8: [[UInt8]]) {
         let entries = try listDirectory(path)
+        let real = resolved(path) ?? path
         let names = entries.compactMap { entry -> String? in
-            guard !entry.isDirectory, let name = entry.name, isImageName(name) else { return nil }
+            guard !entry.isDirectory, let name = entry.name, isImageName(name), !linkLeaving(name, in: path, realPath: real) else {
+                return nil
+            }
             return name
         }
-        return (sortedPaths(Set(names), in: path), entries.filter { $0.name == nil && !$0.isDirectory }.count)
+        return (sortedPaths(Set(names), in: path), entries.filter { $0.name == nil && !$0.isDirectory }.map(\.bytes))
     }
 
+    /// Whether `name` in the directory `path` (whose resolved path is `realPath`) is a symbolic
+    /// link that leads out of it or nowhere (then logged: not shown). A link inside the
+    /// directory, to a file of it or of a folder below it, is followed as before.
+    static func linkLeaving(_ name: String, in path: String, realPath: String) -> Bool {
+        let full = (path.hasSuffix("/") ? path : path + "/") + name
+        var st = stat()
+        guard lstat(full, &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return false }
+        guard let target = resolved(full) else {
+            Log.info("file skipped", path: full, detail: "not shown: a symbolic link that leads nowhere")
+            return true
+        }
+        guard !target.hasPrefix(realPath == "/" ? "/" : realPath + "/") else { return false }
+        Log.info("file skipped", path: full,
+                 detail: "not shown: a symbolic link to \(target), outside the folder (only links within it are followed)")
+        return true
+    }
+
+    /// `path` with every link and `..` resolved (realpath(3)), nil when it cannot be.
+    static func resolved(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    /// One log line for a file of the directory whose name is not UTF-8 (shown with U+FFFD in
+    /// place of the bytes that are not, and its bytes in hex).
+    static func logNotUTF8(_ bytes: [UInt8], in path: String) {
+        let shown = String(decoding: bytes, as: UTF8.self)
+        let hex = bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(separator: " ")
+        Log.info("file skipped", path: (path.hasSuffix("/") ? path : path + "/") + shown,
+                 detail: "not shown: its name is not valid UTF-8 (bytes \(hex)); rename it")
+    }
+
+    /// The one rule for what in a directory is an image (the watch, and ``SourceList`` for a
+    /// directory that cannot be watched): not hidden, and named with an extension of a format
+    /// shown (``ImageFormat/shown(byFileName:)``), compared in any case.
     static func isImageName(_ name: String) -> Bool {
-        guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
-        return imageExtensions.contains(name[name.index(after: dot)...].lowercased())
+        !name.hasPrefix(".") && ImageFormat.shown(byFileName: name) != nil
     }
 
     /// The files of `path` that are not images by their names (hidden ones left out).
@@ -192,7 +245,7 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     /// One log line for a file of the directory that is not shown because of its name.
     static func logSkipped(_ name: String, in path: String) {
-        let names = imageExtensions.sorted().map { "." + $0 }.joined(separator: ", ")
+        let names = ImageFormat.imageExtensions.sorted().map { "." + $0 }.joined(separator: ", ")
         Log.info("file skipped", path: (path.hasSuffix("/") ? path : path + "/") + name,
                  detail: "not shown: the images of a directory are its files named \(names) (any case)")
     }

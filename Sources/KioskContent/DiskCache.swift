@@ -15,6 +15,13 @@ import KioskSystem
 /// directory `fsync` protocol (``AtomicFile``): a crash leaves the old entry or the new one.
 /// Temporary files left by a crash are deleted at open.
 ///
+/// Beside an entry, `KEY.validators` keeps the `ETag` and `Last-Modified` its body came with
+/// (JSON: `{"length","etag","lastModified"}`), for revalidating it with a conditional GET
+/// (RFC 9110 section 13.1, RFC 9111 section 4.3); its mtime is when the entry was last
+/// written or confirmed (``Entry/validated``). It is removed before a new body is renamed in
+/// and written after, so a crash leaves an entry without validators (asked for again
+/// unconditionally), never the validators of another body.
+///
 /// Thread-safe: calls are serialized by a lock, and do file I/O: call them off the frame loop
 /// (the ``Fetcher`` does).
 public final class DiskCache: @unchecked Sendable {
@@ -45,10 +52,23 @@ public final class DiskCache: @unchecked Sendable {
         public var length: Int
         /// Last use, as a `Duration` since the Unix epoch (the file's mtime).
         public var lastUse: Duration
+        /// The `ETag` and `Last-Modified` the body came with, if the server sent either.
+        public var validators: ManifestValidators?
+        /// When the body was last written or confirmed unchanged by the server (a 304), as a
+        /// `Duration` since the Unix epoch; `.zero` when not known.
+        public var validated: Duration = .zero
+    }
+
+    /// What `KEY.validators` holds.
+    private struct StoredValidators: Codable {
+        var length: Int
+        var etag: String?
+        var lastModified: String?
     }
 
     public let configuration: Configuration
-    private let lock = PthreadLock()
+    /// Held for the index, `verified`, `total` and `byLastUse` (the state lives beside it).
+    private let lock = Locked(())
     private var index: [String: Entry] = [:]
     /// Keys whose file's SHA-256 has been checked against this hash since it was written.
     private var verified: [String: String] = [:]
@@ -73,13 +93,18 @@ public final class DiskCache: @unchecked Sendable {
     /// Throws ``ContentError/system(_:)`` when the directory cannot be created or read.
     public init(_ configuration: Configuration) throws(ContentError) {
         self.configuration = configuration
-        try AtomicFile.makeDirectories(configuration.directory)
+        do { try AtomicFile.makeDirectories(configuration.directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: configuration.directory)
         let entries: [DirectoryEntry]
         do { entries = try listDirectory(configuration.directory) } catch { throw .system(error) }
+        var sidecars: [String] = []
         for item in entries {
             guard let name = item.name, !item.isDirectory else { continue }
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 2, parts[0].utf8.count == 64, parts[1] == Self.validatorsSuffix {
+                sidecars.append(String(parts[0]))
+                continue
+            }
             guard parts.count == 2, parts[0].utf8.count == 64, let length = Int(parts[1]) else { continue }
             let path = directory + "/" + name
             guard let st = try? fileStatus(path, followLinks: false) else { continue }   // a symlink is never followed out of the cache
@@ -101,7 +126,19 @@ public final class DiskCache: @unchecked Sendable {
                 total += length
             }
         }
-        lock.withLock {
+        for key in sidecars {
+            let path = configuration.directory + "/" + key + "." + Self.validatorsSuffix
+            guard let entry = index[key], let st = try? fileStatus(path, followLinks: false), st.st_mode & S_IFMT == S_IFREG,
+                  let bytes = try? AtomicFile.read(path, limit: 64 << 10),
+                  let stored = try? JSONDecoder().decode(StoredValidators.self, from: Data(bytes)), stored.length == entry.length
+            else {
+                unlink(path)  // no entry, or one of another body: never sent for this one
+                continue
+            }
+            index[key]?.validators = ManifestValidators(etag: stored.etag, lastModified: stored.lastModified)
+            index[key]?.validated = st.st_mtim.duration
+        }
+        lock.withLock { _ in
             byLastUse = MinHeap(index.values.map { UseNode(lastUse: $0.lastUse, key: $0.key) })
             removeExpiredLocked()
             evictLocked(toFit: 0, keeping: nil)
@@ -114,11 +151,36 @@ public final class DiskCache: @unchecked Sendable {
     /// The key of a URL: SHA-256 of its full text (query included), 64 lowercase hex digits.
     public static func key(for url: String) -> String { SHA256.hex(of: url) }
 
+    /// The suffix of an entry's validators file, `KEY.validators`.
+    static let validatorsSuffix = "validators"
+
+    /// The entry for `url` as indexed, without looking at its file or counting a use (for a
+    /// quick "is this still the file I read?" check); nil when there is none.
+    public func currentEntry(url: String) -> Entry? {
+        let key = Self.key(for: url)
+        return lock.withLock { _ in index[key] }
+    }
+
+    /// The server confirmed the entry for `url` unchanged (a 304): ``Entry/validated`` is now.
+    public func noteValidated(url: String) {
+        let key = Self.key(for: url)
+        let now = configuration.now()
+        lock.withLock { _ in
+            guard index[key] != nil else { return }
+            index[key]?.validated = now
+            let path = directory + "/" + key + "." + Self.validatorsSuffix
+            if let fd = try? FileDescriptor.open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK) {
+                try? AtomicFile.setModificationTime(fd.rawValue, path: path, now)
+                fd.close()
+            }
+        }
+    }
+
     /// Total bytes of the entries.
-    public var totalBytes: Int { lock.withLock { total } }
+    public var totalBytes: Int { lock.withLock { _ in total } }
 
     /// Number of entries.
-    public var count: Int { lock.withLock { index.count } }
+    public var count: Int { lock.withLock { _ in index.count } }
 
     /// The entry for `url`, checked before use: the file must exist with the recorded length,
     /// be unexpired, and (when `sha256` is given) have that SHA-256. A bad or expired entry is
@@ -126,7 +188,7 @@ public final class DiskCache: @unchecked Sendable {
     /// now).
     public func entry(for url: String, sha256: String? = nil) -> Entry? {
         let key = Self.key(for: url)
-        return lock.withLock { () -> Entry? in
+        return lock.withLock { _ -> Entry? in
             guard var entry = index[key] else { return nil }
             let now = configuration.now()
             if now - entry.lastUse > configuration.maxAge {
@@ -166,37 +228,70 @@ public final class DiskCache: @unchecked Sendable {
     /// under the entry's name until the commit.
     public func makeWriter(url: String) throws(ContentError) -> CacheWriter {
         let key = Self.key(for: url)
-        let fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        let fd: FileDescriptor
+        do {
+            fd = try AtomicFile.createTemporary(in: directory, tag: String(key.prefix(16)))
+        } catch { throw .system(error) }
         return CacheWriter(cache: self, url: url, key: key, fd: fd)
     }
 
     /// Deletes the entry for `url`, if any.
     public func remove(url: String) {
         let key = Self.key(for: url)
-        lock.withLock { removeLocked(key) }
+        lock.withLock { _ in removeLocked(key) }
     }
 
     /// Deletes every entry unused for longer than ``Configuration/maxAge``; returns how many.
     @discardableResult
-    public func removeExpired() -> Int { lock.withLock { removeExpiredLocked() } }
+    public func removeExpired() -> Int { lock.withLock { _ in removeExpiredLocked() } }
 
     // MARK: - Internals
 
-    fileprivate func commit(_ writer: CacheWriter) throws(ContentError) -> Entry {
+    /// Makes the writer's file the entry. A body with the same bytes as the entry already there
+    /// (same length and SHA-256: a server that sent it again) leaves that file in place, only
+    /// its validators renewed, so a reader sees no change (``CacheWriter/keptEarlierFile``).
+    fileprivate func commit(_ writer: CacheWriter, validators: ManifestValidators?) throws(ContentError) -> Entry {
         let length = writer.bytesWritten
         guard length <= configuration.maxBytes else {
             throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil, receivedBytes: length)
         }
         let now = configuration.now()
-        try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
-        try AtomicFile.sync(writer.fd)
+        let sidecar = writer.key + "." + Self.validatorsSuffix
+        let sidecarBytes: [UInt8]? = validators.flatMap { v in
+            guard v.etag != nil || v.lastModified != nil else { return nil }
+            return try? Array(JSONEncoder().encode(StoredValidators(length: length, etag: v.etag, lastModified: v.lastModified)))
+        }
+        if let same = sameEntry(writer) {
+            writer.fd.close()
+            unlink(writer.fd.path)
+            lock.withLock { _ in removeSidecarLocked(writer.key) }
+            if let sidecarBytes { try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now) }
+            if let fd = try? FileDescriptor.open(same.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
+                try? AtomicFile.setModificationTime(fd.rawValue, path: same.path, now)  // a use, as a write is
+                fd.close()
+            }
+            return lock.withLock { _ in
+                guard var entry = index[writer.key] else { return same }
+                entry.validators = sidecarBytes == nil ? nil : validators
+                entry.validated = now
+                entry.lastUse = now
+                index[writer.key] = entry
+                noteUseLocked(entry)
+                return entry
+            }
+        }
+        do {
+            try AtomicFile.setModificationTime(writer.fd.rawValue, path: writer.fd.path, now)
+            try AtomicFile.sync(writer.fd)
+        } catch { throw .system(error) }
         writer.fd.close()
         let path = directory + "/" + writer.key + "." + String(length)
-        lock.lock()
-        defer { lock.unlock() }
-        do {
+        var entry = try lock.withLock { (_) throws(ContentError) -> Entry in
             evictLocked(toFit: length, keeping: writer.key)
-            try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            removeSidecarLocked(writer.key)
+            do throws(SystemError) {
+                try AtomicFile.commit(temporary: writer.fd.path, to: path, directory: directory)
+            } catch { throw .system(error) }
             if let old = index[writer.key] {
                 total -= old.length
                 if old.path != path {
@@ -204,19 +299,48 @@ public final class DiskCache: @unchecked Sendable {
                     try? AtomicFile.syncDirectory(directory)
                 }
             }
-            let entry = Entry(key: writer.key, path: path, length: length, lastUse: now)
+            let entry = Entry(key: writer.key, path: path, length: length, lastUse: now, validated: now)
             index[writer.key] = entry
             noteUseLocked(entry)
             verified[writer.key] = writer.sha256
             total += length
             return entry
         }
+        writer.keptEarlierFile = false
+        if let sidecarBytes, (try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now)) != nil {
+            entry.validators = validators
+            lock.withLock { _ in if index[writer.key]?.path == path { index[writer.key]?.validators = validators } }
+        }
+        return entry
+    }
+
+    /// The entry already there when it holds the writer's bytes (same length and SHA-256; the
+    /// old file is hashed when its hash is not known), else nil.
+    private func sameEntry(_ writer: CacheWriter) -> Entry? {
+        let known: (entry: Entry, hash: String?)? = lock.withLock { _ in
+            guard let old = index[writer.key], old.length == writer.bytesWritten else { return nil }
+            return (old, verified[writer.key])
+        }
+        guard let known else { return nil }
+        var hash = known.hash
+        if hash == nil, let fd = try? FileDescriptor.open(known.entry.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
+            hash = Self.hashFile(fd)
+            fd.close()
+        }
+        guard hash == writer.sha256 else { return nil }
+        writer.keptEarlierFile = true
+        return lock.withLock { _ in index[writer.key]?.path == known.entry.path ? known.entry : nil }
+    }
+
+    private func removeSidecarLocked(_ key: String) {
+        if unlink(directory + "/" + key + "." + Self.validatorsSuffix) == 0 { index[key]?.validators = nil }
     }
 
     private func removeLocked(_ key: String) {
         guard let entry = index.removeValue(forKey: key) else { return }
         verified[key] = nil
         unlink(entry.path)
+        if entry.validators != nil { unlink(directory + "/" + key + "." + Self.validatorsSuffix) }
         total -= entry.length
     }
 
@@ -231,7 +355,7 @@ public final class DiskCache: @unchecked Sendable {
     /// The file system is full: deletes least recently used entries (never `keeping`) until
     /// `bytes` have been freed; false when there was nothing left to delete.
     func makeRoom(bytes: Int, keeping: String?) -> Bool {
-        lock.withLock {
+        lock.withLock { _ in
             var freed = 0
             while freed < bytes, let entry = popLeastRecentLocked(keeping: keeping) {
                 removeLocked(entry.key)
@@ -297,6 +421,9 @@ public final class CacheWriter: @unchecked Sendable {
     private let hasher = SHA256()
     fileprivate var sha256 = ""
     private var finished = false
+    /// After ``commit(expectedSHA256:validators:)``: true when the body was the one already
+    /// cached, whose file was kept (nothing changed for a reader).
+    public fileprivate(set) var keptEarlierFile = false
     /// Body bytes appended so far.
     public private(set) var bytesWritten = 0
 
@@ -311,17 +438,22 @@ public final class CacheWriter: @unchecked Sendable {
     /// On a full file system (ENOSPC) the least recently used entries make room, as long as
     /// there are any (this URL's own entry is kept).
     public func append(_ bytes: UnsafeRawBufferPointer) throws(ContentError) {
-        try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key) }
+        do {
+            try AtomicFile.writeAll(fd, bytes) { [cache, key] needed in
+                cache.makeRoom(bytes: max(needed, 1 << 20), keeping: key)
+            }
+        } catch { throw .system(error) }
         hasher.update(bytes)
         bytesWritten += bytes.count
     }
 
-    /// Makes the written body the entry (fsync, rename, directory fsync), evicting as needed.
-    /// Throws ``ContentError/hashMismatch(url:expected:actual:)`` when `expectedSHA256` is given
+    /// Makes the written body the entry (fsync, rename, directory fsync), evicting as needed,
+    /// with the response's `validators` kept beside it. Throws
+    /// ``ContentError/hashMismatch(url:expected:actual:)`` when `expectedSHA256` is given
     /// and differs, ``ContentError/system(_:)`` on I/O failure; the temporary file is deleted on
     /// any failure.
     @discardableResult
-    public func commit(expectedSHA256: String? = nil) throws(ContentError) -> DiskCache.Entry {
+    public func commit(expectedSHA256: String? = nil, validators: ManifestValidators? = nil) throws(ContentError) -> DiskCache.Entry {
         precondition(!finished, "CacheWriter used after commit or abort")
         finished = true
         sha256 = hasher.finalizeHex()
@@ -329,7 +461,7 @@ public final class CacheWriter: @unchecked Sendable {
             if let expected = expectedSHA256?.lowercased(), expected != sha256 {
                 throw ContentError.hashMismatch(url: url, expected: expected, actual: sha256)
             }
-            return try cache.commit(self)
+            return try cache.commit(self, validators: validators)
         } catch {
             fd.close()
             unlink(fd.path)

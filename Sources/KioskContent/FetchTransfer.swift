@@ -3,14 +3,19 @@ import CKioskCurl
 import CLibCurl
 import FoundationEssentials
 import Glibc
+import KioskSystem
 
 /// One request (and everyone who joined it) and, while it runs, its libcurl easy handle. The
 /// handle and every field below `completions` belong to the fetcher's thread: libcurl calls
 /// ``header(_:)`` and ``body(_:)`` from `curl_multi_perform` there, as the bytes arrive, and
 /// they enforce the byte cap, the redirect rules and the signature check at once.
 final class FetchJob {
-    enum Kind { case image(sha256: String?), manifest(ManifestValidators?) }
-    enum Payload { case entry(DiskCache.Entry), manifest(ManifestResponse) }
+    /// An image (its manifest SHA-256; the cached entry's validators to revalidate it with a
+    /// conditional GET), or a manifest (with the stored one's validators).
+    enum Kind { case image(sha256: String?, validators: ManifestValidators? = nil), manifest(ManifestValidators?) }
+    /// An image in the cache (`changed`: false when the body was the one already there), an
+    /// image the server confirmed unchanged (a 304 to a revalidation), or a manifest.
+    enum Payload { case entry(DiskCache.Entry, changed: Bool), unchanged, manifest(ManifestResponse) }
     typealias Completion = @Sendable (Result<Payload, ContentError>) -> Void
 
     let key: String
@@ -50,11 +55,21 @@ final class FetchJob {
     let maxRedirects: Int
     /// The proxies libcurl takes, to name the one an answer or a failure came through.
     let proxies: ProxyChoice
+    /// Which hosts may be asked (every redirect, every address connected to).
+    let policy: HostPolicy
+    /// Whether an https request may be redirected to plain http.
+    let allowDowngrade: Bool
+    /// Why the last address libcurl was about to connect to was refused (``mayConnect(_:to:)``):
+    /// the failure when the transfer then fails to connect.
+    var refusedConnection: ContentError?
 
     init(key: String, url: String, kind: Kind, cap: Int, maxRedirects: Int,
-         proxies: ProxyChoice = ProxyChoice(option: nil, environment: [:])) {
+         proxies: ProxyChoice = ProxyChoice(option: nil, environment: [:]), policy: HostPolicy = HostPolicy(),
+         allowDowngrade: Bool = false) {
         self.key = key; self.url = url; self.kind = kind; self.cap = cap; self.maxRedirects = maxRedirects
         self.proxies = proxies
+        self.policy = policy
+        self.allowDowngrade = allowDowngrade
         chain = [url]
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -101,11 +116,15 @@ final class FetchJob {
             outcome = .success(.manifest(.notModified))
             return false
         }
+        if case .image(_, _?) = kind, status == 304 {
+            outcome = .success(.unchanged)
+            return false
+        }
         guard (200..<300).contains(status) else {
             // A plain-http request's answer came through the proxy, which may have sent it (an
             // https one's came from the server through a tunnel).
             let last = chain[chain.count - 1]
-            let proxy = last.prefix(5).lowercased() == "http:" ? proxies.proxy(for: last)?.description : nil
+            let proxy = last.startsWithScheme("http:") ? proxies.proxy(for: last)?.description : nil
             outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"]), proxy: proxy))
             return false
         }
@@ -154,8 +173,49 @@ final class FetchJob {
             outcome = .failure(.redirectRefused(url: url, location: next.url))
             return false
         }
+        if let refused = Self.check(next.url, for: url, after: chain[chain.count - 1], policy: policy,
+                                    allowDowngrade: allowDowngrade, proxies: proxies) {
+            outcome = .failure(refused)
+            return false
+        }
         chain.append(next.url)
         return true
+    }
+
+    /// Why `target` (the request `url` itself, or a redirect of it from `previous`) may not be
+    /// asked, or nil: an https-to-http redirect (unless `allowDowngrade`), a host ``HostPolicy``
+    /// refuses by its name or address, or one it admits only by the address it resolves to
+    /// while a proxy (which resolves it itself) would be asked.
+    static func check(_ target: String, for url: String, after previous: String?, policy: HostPolicy,
+                      allowDowngrade: Bool, proxies: ProxyChoice) -> ContentError? {
+        if let previous, !allowDowngrade, previous.startsWithScheme("https:"), target.startsWithScheme("http:") {
+            return .downgradeRefused(url: url, location: target)
+        }
+        guard let host = urlHost(target) else { return .unsupportedURL(url: target) }
+        let redirect = previous == nil ? "" : "redirect to \(Log.hidingPasswords(target)): "
+        switch policy.decide(host: host) {
+        case .allowed:
+            return nil
+        case .refused(let reason):
+            return .hostRefused(url: url, host: host, reason: redirect + reason)
+        case .needsAddress:
+            guard let proxy = proxies.proxy(for: target) else { return nil }
+            return .hostRefused(url: url, host: host, reason: redirect + "\(host) is not among --allow-hosts by name, and "
+                                + "through \(proxy) the address it resolves to cannot be checked against its ranges")
+        }
+    }
+
+    /// `CURLOPT_OPENSOCKETFUNCTION`'s check: whether libcurl may connect to `address` for this
+    /// transfer. Not asked of a proxy's address (the host's own name went through ``check``).
+    func mayConnect(to address: IPAddress) -> Bool {
+        let target = chain[chain.count - 1]
+        if proxies.proxy(for: target) != nil { return true }
+        guard let host = urlHost(target) else { return false }
+        guard let reason = policy.decide(address: address, host: host) else { return true }
+        let redirect = chain.count > 1 ? "redirect to \(Log.hidingPasswords(target)): " : ""
+        let shown = IPAddress.parse(host: host) == .address(address) ? "" : "\(HostPolicy.normalise(host)) resolved to "
+        refusedConnection = .hostRefused(url: url, host: host, reason: redirect + shown + reason)
+        return false
     }
 
     /// Body bytes (`CURLOPT_WRITEFUNCTION`). Returns false to end the transfer.
@@ -198,6 +258,7 @@ final class FetchJob {
     /// names the proxy it went through (its URL without the password and where it was set).
     func result(_ code: CURLcode, connectTimeout: Duration, lowSpeedTime: Duration) -> Result<Payload, ContentError> {
         if let outcome { return outcome }
+        if code == CURLE_COULDNT_CONNECT, !gotHeaders, let refusedConnection { return .failure(refusedConnection) }
         if let declared, received < declared, code == CURLE_PARTIAL_FILE || code == CURLE_RECV_ERROR {
             return .failure(.truncated(url: url, expectedBytes: declared, receivedBytes: received))
         }
@@ -271,14 +332,16 @@ final class FetchJob {
             }
             let validators = ManifestValidators(etag: fields["etag"], lastModified: fields["last-modified"])
             return .success(.manifest(.modified(ManifestDownload(url: finalURL, body: body, validators: validators))))
-        case .image(let sha256):
+        case .image(let sha256, _):
             if let bad = Fetcher.magicProblem(head, complete: true) {
                 return .failure(.notAnImage(url: url, firstBytes: bad))
             }
             guard let writer else { return .failure(.cancelled(url: url)) }
             self.writer = nil
+            let validators = ManifestValidators(etag: fields["etag"], lastModified: fields["last-modified"])
             do {
-                return .success(.entry(try writer.commit(expectedSHA256: sha256)))
+                let entry = try writer.commit(expectedSHA256: sha256, validators: validators)
+                return .success(.entry(entry, changed: !writer.keptEarlierFile))
             } catch {
                 return .failure(error)
             }
@@ -304,6 +367,18 @@ func resolve(_ reference: String, against base: String) -> (url: String, scheme:
     return (url, scheme.lowercased())
 }
 
+/// The host of an absolute URL as libcurl's URL parser reads it (the host it connects to:
+/// numeric IPv4 forms normalised, IPv6 in brackets without its zone), nil when it has none.
+func urlHost(_ url: String) -> String? {
+    guard let handle = kc_curl_url() else { return nil }
+    defer { kc_curl_url_cleanup(handle) }
+    var text: UnsafeMutablePointer<CChar>?
+    guard kc_curl_url_set(handle, CURLUPART_URL, url, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
+          kc_curl_url_get(handle, CURLUPART_HOST, &text, 0) == CURLUE_OK, let text else { return nil }
+    defer { kc_curl_free(text) }
+    return String(cString: text)
+}
+
 /// The host of an absolute URL (for messages), or the URL itself.
 func hostOf(_ url: String) -> String {
     guard let handle = kc_curl_url() else { return url }
@@ -316,6 +391,14 @@ func hostOf(_ url: String) -> String {
 }
 
 extension StringProtocol {
+    /// Whether the text starts with `scheme` (lower-case ASCII with its colon, `http:`) in any
+    /// case, compared by UTF-8 bytes: a combining mark after the colon or on a following slash
+    /// joins them into one `Character`, which a comparison of Characters would not match.
+    func startsWithScheme(_ scheme: String) -> Bool {
+        let head = utf8.prefix(scheme.utf8.count)
+        return head.count == scheme.utf8.count && String(decoding: head, as: UTF8.self).lowercased() == scheme
+    }
+
     /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
     func trimmingASCIISpaces() -> String {
         var s = Substring(self)

@@ -45,8 +45,12 @@ public enum ManifestResponse: Equatable, Sendable {
 ///   (`CURLOPT_LOW_SPEED_LIMIT` / `CURLOPT_LOW_SPEED_TIME`: phase `low-speed`);
 /// - `http` and `https` only, for the request and every redirect (`CURLOPT_PROTOCOLS_STR`,
 ///   `CURLOPT_REDIR_PROTOCOLS_STR`; a redirect elsewhere is
-///   ``ContentError/redirectRefused(url:location:)``); at most ``Configuration/maxRedirects``
+///   ``ContentError/redirectRefused(url:location:)``), an https one never redirected to http
+///   unless ``Configuration/allowHTTPFromHTTPS``; at most ``Configuration/maxRedirects``
 ///   redirects, a loop stopped at once (``ContentError/tooManyRedirects(url:chain:limit:loop:)``);
+/// - the hosts ``Configuration/hostPolicy`` allows, for the request, every redirect, and every
+///   address libcurl is about to connect to (`CURLOPT_OPENSOCKETFUNCTION`: a name that resolves
+///   to a refused address is refused too); otherwise ``ContentError/hostRefused(url:host:reason:)``;
 /// - a byte cap enforced in libcurl's write callback: a `Content-Length` over it is refused at
 ///   the headers (and by `CURLOPT_MAXFILESIZE_LARGE`), a body without one is cut the moment it
 ///   passes the cap; memory held per transfer is libcurl's buffers (and, for a manifest, the
@@ -92,6 +96,12 @@ public final class Fetcher: @unchecked Sendable {
         /// takes `http_proxy`, `https_proxy` and `no_proxy` from the environment.
         /// `no_proxy` applies to this one too.
         public var proxy: String?
+        /// Which hosts may be asked: every request, every redirect and every address connected
+        /// to (not a proxy's) is checked (``HostPolicy``); default: all but the refused ranges.
+        public var hostPolicy = HostPolicy()
+        /// Whether an https request may be redirected to plain http (`--allow-http-from-https`);
+        /// default false (``ContentError/downgradeRefused(url:location:)``).
+        public var allowHTTPFromHTTPS = false
         public init() {}
     }
 
@@ -111,11 +121,11 @@ public final class Fetcher: @unchecked Sendable {
     }
     public var statistics: Statistics { engine.state.withLock { $0.stats } }
 
-    private let engine: FetchEngine
+    let engine: FetchEngine
     private let workQueue = DispatchQueue(label: "kiosk-carousel.fetch.work")
 
     /// The fetcher's thread (and libcurl, which is opened then) starts with the first request;
-    /// it ends (cancelling what runs) in ``shutdown()`` or when the fetcher is released. When
+    /// it ends (cancelling what runs, joined) in ``shutdown()`` or when the fetcher is released. When
     /// libcurl cannot be loaded, every request fails with ``ContentError/transport(url:reason:receivedBytes:)``
     /// saying so.
     public init(cache: DiskCache, configuration: Configuration = Configuration()) {
@@ -140,8 +150,40 @@ public final class Fetcher: @unchecked Sendable {
                 engine.callbackQueue.async { completion(.success(entry)) }
                 return
             }
-            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { result in
-                completion(result.map { if case .entry(let e) = $0 { return e }; fatalError("image job gave a manifest") })
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { [weak self] result in
+                switch result {
+                case .success(.entry(let entry, _)): completion(.success(entry))
+                case .success(.unchanged):
+                    // Joined a revalidation the server answered 304: the cached entry stands.
+                    if let entry = cache.entry(for: url, sha256: sha256) { return completion(.success(entry)) }
+                    guard let self else { return completion(.failure(.cancelled(url: url))) }
+                    self.fetchImage(url, sha256: sha256, useCache: false, urgent: urgent, completion: completion)
+                case .success(.manifest): fatalError("image job gave a manifest")
+                case .failure(let error): completion(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Asks the server whether the cached image at `url` changed: a conditional GET with the
+    /// entry's validators (`If-None-Match`, `If-Modified-Since`; RFC 9110 section 13.1), or,
+    /// when it has none, a plain GET. `completion` gets true when a new body replaced the entry
+    /// (the old file stays readable through descriptors already open on it), false when the
+    /// server answered 304 or sent the same bytes again, or the error (the entry is kept).
+    /// Returns at once; one transfer per URL, as for ``fetchImage(_:sha256:useCache:urgent:completion:)``.
+    public func revalidateImage(_ url: String, validators: ManifestValidators?,
+                                completion: @escaping @Sendable (Result<Bool, ContentError>) -> Void) {
+        workQueue.async { [engine, cache] in
+            let conditional = validators.flatMap { $0.etag != nil || $0.lastModified != nil ? $0 : nil }
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: nil, validators: conditional)) { result in
+                switch result {
+                case .success(.entry(_, let changed)): completion(.success(changed))
+                case .success(.unchanged):
+                    cache.noteValidated(url: url)
+                    completion(.success(false))
+                case .success(.manifest): fatalError("image job gave a manifest")
+                case .failure(let error): completion(.failure(error))
+                }
             }
         }
     }
@@ -152,17 +194,21 @@ public final class Fetcher: @unchecked Sendable {
     public func fetchManifest(_ url: URL, validators: ManifestValidators? = nil,
                               completion: @escaping @Sendable (Result<ManifestResponse, ContentError>) -> Void) {
         workQueue.async { [engine] in
-            engine.enqueue(key: "manifest " + url.absoluteString + " " + (validators?.etag ?? "") + " " + (validators?.lastModified ?? ""),
-                           url: url.absoluteString, kind: .manifest(validators)) { result in
+            let key = "manifest \(url.absoluteString) \(validators?.etag ?? "") \(validators?.lastModified ?? "")"
+            engine.enqueue(key: key, url: url.absoluteString, kind: .manifest(validators)) { result in
                 completion(result.map { if case .manifest(let m) = $0 { return m }; fatalError("manifest job gave an image") })
             }
         }
     }
 
     /// Cancels every transfer (their completions get ``ContentError/cancelled(url:)``) and
-    /// refuses new ones; the fetcher's thread has closed its connections when this returns
-    /// (it waits at most 1 s for that).
-    public func shutdown() { engine.shutdown() }
+    /// refuses new ones. When this returns the fetcher's thread has ended (joined: its
+    /// connections closed, libcurl's multi handle cleaned up) and the completions queued so
+    /// far have run. Call it from outside a completion (the program does, before it exits).
+    public func shutdown() {
+        workQueue.sync {}  // requests on their way to the engine get there first, and are cancelled
+        engine.shutdown(drain: true)
+    }
 
     /// The first bytes of a body kept to judge it: enough for an ISO BMFF `ftyp` box with a
     /// few compatible brands (HEIF, AVIF).
@@ -178,7 +224,24 @@ public final class Fetcher: @unchecked Sendable {
     }
 }
 
-/// The queue of jobs and the thread that runs libcurl's multi interface.
+/// The address in a `struct curl_sockaddr` (libcurl gives room for a whole `sockaddr_in6`
+/// after its `addr` member); nil for a family other than IPv4 and IPv6.
+func connectAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
+    let raw = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!
+    switch address.pointee.family {
+    case AF_INET:
+        var sin = raw.loadUnaligned(as: sockaddr_in.self)
+        return withUnsafeBytes(of: &sin.sin_addr) { IPAddress(bytes: Array($0)) }
+    case AF_INET6:
+        var sin6 = raw.loadUnaligned(as: sockaddr_in6.self)
+        return withUnsafeBytes(of: &sin6.sin6_addr) { IPAddress(bytes: Array($0)) }
+    default:
+        return nil
+    }
+}
+
+/// The queue of jobs and the thread that runs libcurl's multi interface (a ``WorkerThread``:
+/// ``shutdown()`` joins it, so no transfer, TLS session or libcurl clean-up outlives the fetcher).
 final class FetchEngine: @unchecked Sendable {
     struct State {
         /// Jobs running or queued, by request key (`image URL` / `manifest URL ...`).
@@ -187,8 +250,6 @@ final class FetchEngine: @unchecked Sendable {
         var closed = false
         /// The first job has asked for the thread (``startLocked(_:)``).
         var started = false
-        /// The thread runs (and signals `ended` as it ends).
-        var running = false
         /// Why the thread could not start (libcurl missing, ...): every job fails with it.
         var unavailable: String?
         var stats = Fetcher.Statistics()
@@ -200,10 +261,13 @@ final class FetchEngine: @unchecked Sendable {
     /// The proxies libcurl takes (``Fetcher/Configuration/proxy`` or the environment), to
     /// name the one a failure came from.
     let proxies: ProxyChoice
-    /// Set once in ``startLocked(_:)``; cleaned up by the thread as it ends. `curl_multi_wakeup` is
-    /// called only under the state lock while not closed, so never after the clean-up.
+    /// Set once in ``startLocked(_:)``; used and cleaned up by the thread only.
     private var multi: UnsafeMutableRawPointer?
-    private let ended = DispatchSemaphore(value: 0)
+    /// The fetcher's thread, made in ``startLocked(_:)`` (under the state lock, read under it);
+    /// its stop descriptor and ``wake`` are the extra descriptors of every `curl_multi_poll(3)`.
+    private(set) var worker: WorkerThread?
+    /// Readable while new jobs wait (posted by ``enqueue``): wakes the thread's poll.
+    private let wake: Mailbox<Bool>?
     /// Owned by the fetcher's thread.
     private var active: [FetchJob] = []
 
@@ -214,6 +278,7 @@ final class FetchEngine: @unchecked Sendable {
         self.cache = cache
         self.configuration = configuration
         proxies = ProxyChoice(option: configuration.proxy, environment: ProxyChoice.processEnvironment())
+        wake = try? Mailbox(wake: .whenEmpty)
     }
 
     /// Opens libcurl (on first use, see kc_curl.h), makes the multi handle and starts the
@@ -225,23 +290,19 @@ final class FetchEngine: @unchecked Sendable {
             return "libcurl could not be loaded (\(String(cString: kc_curl_load_error())); install libcurl4)"
         }
         _ = Self.globalInit
+        guard wake != nil else { return "the fetcher's wake-up pipe could not be made" }
         multi = kc_curl_multi_init()
         guard multi != nil else { return "curl_multi_init failed" }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { context in
-            let engine = Unmanaged<FetchEngine>.fromOpaque(context!).takeRetainedValue()
-            engine.run()
-            return nil
-        }, context)
-        guard rc == 0 else {
-            Unmanaged<FetchEngine>.fromOpaque(context).release()
+        do {
+            let thread = try WorkerThread(name: "fetcher")
+            worker = thread
+            try thread.start { [self] in run(thread) }
+        } catch {
+            worker = nil
             kc_curl_multi_cleanup(multi)
             multi = nil
-            return "pthread_create failed: \(String(cString: strerror(rc)))"
+            return error.description
         }
-        pthread_detach(thread)
-        state.running = true
         return nil
     }
 
@@ -254,6 +315,10 @@ final class FetchEngine: @unchecked Sendable {
             if state.closed { return .cancelled(url: url) }
             if !state.started { state.unavailable = startLocked(&state) }
             if let reason = state.unavailable { return .transport(url: url, reason: reason, receivedBytes: 0) }
+            if let refused = FetchJob.check(url, for: url, after: nil, policy: configuration.hostPolicy,
+                                            allowDowngrade: configuration.allowHTTPFromHTTPS, proxies: proxies) {
+                return refused
+            }
             if let job = state.jobs[key] {
                 job.completions.append(completion)
                 state.stats.joined += 1
@@ -267,27 +332,29 @@ final class FetchEngine: @unchecked Sendable {
             if case .image = kind { isImage = true } else { isImage = false }
             let job = FetchJob(key: key, url: url, kind: kind,
                                cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
-                               maxRedirects: configuration.maxRedirects, proxies: proxies)
+                               maxRedirects: configuration.maxRedirects, proxies: proxies, policy: configuration.hostPolicy,
+                               allowDowngrade: configuration.allowHTTPFromHTTPS)
             job.completions.append(completion)
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
-            kc_curl_multi_wakeup(multi)
+            wake?.post(true)
             return nil
         }
         if let refused { callbackQueue.async { completion(.failure(refused)) } }
     }
 
-    func shutdown() {
-        let (all, waitForThread): ([FetchJob], Bool) = state.withLock { state in
-            let wasClosed = state.closed
+    /// Refuses new jobs, cancels every job (their completions get
+    /// ``ContentError/cancelled(url:)``), and joins the thread once it has removed its
+    /// transfers and cleaned up the multi handle. `drain`: also waits until the completions
+    /// queued so far have run (not from a completion itself, which runs on that queue).
+    func shutdown(drain: Bool = false) {
+        let (all, thread): ([FetchJob], WorkerThread?) = state.withLock { state in
             state.closed = true
-            if !wasClosed, state.running, let multi { kc_curl_multi_wakeup(multi) }
-            return (Array(state.jobs.values), !wasClosed && state.running)
+            return (Array(state.jobs.values), worker)
         }
         for job in all { finish(job, .failure(.cancelled(url: job.url))) }
-        if waitForThread {
-            _ = ended.wait(timeout: .now() + .seconds(1))
-        }
+        thread?.stop()
+        if drain { callbackQueue.sync {} }
     }
 
     /// Delivers the outcome to every joiner, once. The job stays joinable until its
@@ -303,18 +370,33 @@ final class FetchEngine: @unchecked Sendable {
         }
         guard first else { return }
         callbackQueue.async { [state] in
-            let completions = state.withLock { state in
-                if state.jobs[job.key] === job { state.jobs[job.key] = nil }
-                return job.completions
+            // The job leaves the table only once every completion has run, those of requests
+            // that joined while they ran included: a request made after its outcome was
+            // delivered (and remembered) is a new one, a request made before joins.
+            var ran = 0
+            while true {
+                let batch: [FetchJob.Completion] = state.withLock { state in
+                    let pending = Array(job.completions[ran...])
+                    if pending.isEmpty, state.jobs[job.key] === job { state.jobs[job.key] = nil }
+                    return pending
+                }
+                if batch.isEmpty { break }
+                for c in batch { c(result) }
+                ran += batch.count
             }
-            for c in completions { c(result) }
         }
     }
 
     // MARK: - The fetcher's thread
 
-    private func run() {
-        while true {
+    /// The thread's loop: starts waiting jobs (up to ``Fetcher/Configuration/maxConcurrent``),
+    /// drives libcurl, ends jobs, and sleeps in `curl_multi_poll(3)` on libcurl's sockets plus
+    /// ``wake`` and the thread's stop descriptor. Ends when the engine is closed or stopped.
+    private func run(_ thread: WorkerThread) {
+        var extra = [curl_waitfd(fd: wake?.wakeDescriptor ?? -1, events: Int16(CURL_WAIT_POLLIN), revents: 0),
+                     curl_waitfd(fd: thread.stopDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
+        while !thread.isStopRequested {
+            _ = wake?.take()
             let next: [FetchJob]? = state.withLock { state in
                 if state.closed { return nil }
                 var list: [FetchJob] = []
@@ -354,13 +436,13 @@ final class FetchEngine: @unchecked Sendable {
             // (with none left running, the sleep below would otherwise be the idle one).
             let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
             if canStartMore { continue }
-            // Idle: sleep until curl_multi_wakeup (a new job, shutdown) or libcurl's own timers.
+            // Idle: sleep until a new job or the stop (the extra descriptors) or libcurl's timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
-            kc_curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+            kc_curl_multi_poll(multi, &extra, UInt32(extra.count), Int32(wait), nil)
         }
         for job in active { end(job, .failure(.cancelled(url: job.url))) }
         kc_curl_multi_cleanup(multi)
-        ended.signal()
+        multi = nil
     }
 
     /// Makes the job's easy handle and adds it to the multi handle.
@@ -384,7 +466,11 @@ final class FetchEngine: @unchecked Sendable {
         job.connectDeadline = now + configuration.connectTimeout
         job.totalDeadline = now + configuration.totalTimeout
         var headers = ["Accept-Encoding: identity"]
-        if case .manifest(let validators?) = job.kind {
+        var validators: ManifestValidators?
+        switch job.kind {
+        case .manifest(let v), .image(_, let v): validators = v
+        }
+        if let validators {
             if let etag = validators.etag { headers.append("If-None-Match: " + etag) }
             if let date = validators.lastModified { headers.append("If-Modified-Since: " + date) }
         }
@@ -426,6 +512,21 @@ final class FetchEngine: @unchecked Sendable {
             return job.body(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }))
         set(kc_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        // Every address is checked as libcurl is about to connect to it (after DNS: a name
+        // that resolves to a refused address is refused too).
+        set(kc_curl_setopt_opensocket(easy, { context, purpose, address in
+            guard let context, let address else { return CURL_SOCKET_BAD }
+            let job = Unmanaged<FetchJob>.fromOpaque(context).takeUnretainedValue()
+            if purpose == CURLSOCKTYPE_IPCXN, let ip = connectAddress(address), !job.mayConnect(to: ip) {
+                return CURL_SOCKET_BAD
+            }
+            let a = address.pointee
+            return socket(a.family, a.socktype | Int32(SOCK_CLOEXEC.rawValue), a.protocol)
+        }))
+        set(kc_curl_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context))
+        // A resolver thread still looking a name up is left to end by itself at clean-up
+        // (curl_easy_setopt(3) CURLOPT_QUICK_EXIT, libcurl 7.87): a stop never waits for DNS.
+        set(kc_curl_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))
         active.append(job)
         if !ok || kc_curl_multi_add_handle(multi, easy) != CURLM_OK {
             end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options (\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",

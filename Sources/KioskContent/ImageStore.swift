@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Dispatch
 import Glibc
 import KioskCore
 import KioskSystem
@@ -41,20 +42,37 @@ public final class ImageStore: @unchecked Sendable {
     public let failureMemory: Duration
     /// The last failure of each URL and when it came (``ContinuousClock``).
     private let failures = Locked<[String: (error: ContentError, at: ContinuousClock.Instant)]>([:])
+    /// The most requests one ``prefetch(_:)`` round makes (downloads and revalidations): 50
+    /// unless given at init. A manifest of thousands of items is fetched over several polls
+    /// instead of in one burst.
+    public let requestsPerRound: Int
+    /// The default of ``requestsPerRound`` (`--requests-per-poll`).
+    public static let defaultRequestsPerRound = 50
+    /// An entry the server confirmed (or sent) less than this long ago is not asked about again
+    /// in a round.
+    public let revalidateAfter: Duration
+    /// Where rounds run: each looks at the disk cache (file I/O), off the caller's thread.
+    private let rounds = DispatchQueue(label: "kiosk-carousel.image-rounds")
 
     /// A store over `cache`, filled by a fetcher with `configuration`.
     /// `failureMemory` is how long a failed download is answered from memory.
     public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration(),
-                            failureMemory: Duration = ImageStore.defaultFailureMemory) {
-        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration), failureMemory: failureMemory)
+                            failureMemory: Duration = ImageStore.defaultFailureMemory,
+                            requestsPerRound: Int = ImageStore.defaultRequestsPerRound, revalidateAfter: Duration = .seconds(30)) {
+        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration), failureMemory: failureMemory,
+                  requestsPerRound: requestsPerRound, revalidateAfter: revalidateAfter)
     }
 
     /// A store over `cache`, filled by `fetcher` (which must write into that same cache);
-    /// `failureMemory` is how long a failed download is answered from memory.
-    public init(cache: DiskCache, fetcher: Fetcher, failureMemory: Duration = ImageStore.defaultFailureMemory) {
+    /// `failureMemory` is how long a failed download is answered from memory;
+    /// `requestsPerRound` and `revalidateAfter` bound ``prefetch(_:)``.
+    public init(cache: DiskCache, fetcher: Fetcher, failureMemory: Duration = ImageStore.defaultFailureMemory,
+                requestsPerRound: Int = ImageStore.defaultRequestsPerRound, revalidateAfter: Duration = .seconds(30)) {
         self.cache = cache
         self.fetcher = fetcher
         self.failureMemory = failureMemory
+        self.requestsPerRound = max(1, requestsPerRound)
+        self.revalidateAfter = revalidateAfter
     }
 
     /// Gets `item`'s image (an http or https `source`) as an open file: from the disk cache
@@ -100,21 +118,71 @@ public final class ImageStore: @unchecked Sendable {
     /// Forgets every remembered failure (SIGHUP: the person asked for everything again now).
     public func forgetFailures() { failures.withLock { $0.removeAll() } }
 
-    /// Gets every remote image of `items` into the disk cache in the background (bounded by
-    /// the fetcher's concurrency; one request per URL), so the whole show plays offline later.
-    public func prefetch(_ items: [PlaylistItem]) {
-        for item in items where ManifestItem.isRemote(item.source) && recentFailure(item.source) == nil {
-            let url = item.source
-            fetcher.fetchImage(url, sha256: item.sha256) { [weak self] result in self?.remember(url, result) }
+    /// What one ``prefetch(_:)`` round asked for.
+    public struct Round: Equatable, Sendable {
+        /// Images not in the disk cache, downloaded.
+        public var downloads = 0
+        /// Cached images asked about with a conditional GET (or a plain one, without validators).
+        public var revalidations = 0
+        /// Images left for a later round by ``requestsPerRound``.
+        public var deferred = 0
+        public init() {}
+    }
+
+    /// One round of keeping the remote images of `items` current, in the background (the
+    /// frame loop calls it at each manifest poll; docs/security.md): images not in the disk
+    /// cache are downloaded, in playlist order; cached ones without a `sha256` (whose bytes the
+    /// manifest does not pin) are asked about with a conditional GET, least recently confirmed
+    /// first, so an image replaced on its server under the same name is taken up (the show
+    /// notices its cache file changed, ``currentFile(url:)``, and prepares it again, keeping
+    /// the old picture until the new one decodes). At most ``requestsPerRound`` requests in
+    /// all; the rest wait for the next round. A URL that failed within ``failureMemory`` is not
+    /// asked. `completion`, when given, gets what the round asked for once the requests are
+    /// made (not answered). Returns at once.
+    public func prefetch(_ items: [PlaylistItem], completion: (@Sendable (Round) -> Void)? = nil) {
+        rounds.async { [self] in
+            let now = cache.configuration.now()
+            var seen = Set<String>()
+            var missing: [PlaylistItem] = []
+            var cached: [(url: String, entry: DiskCache.Entry)] = []
+            for item in items where ManifestItem.isRemote(item.source) && seen.insert(item.source).inserted
+                && recentFailure(item.source) == nil {
+                if let entry = cache.entry(for: item.source, sha256: item.sha256) {
+                    if item.sha256 == nil && now - entry.validated >= revalidateAfter { cached.append((item.source, entry)) }
+                } else {
+                    missing.append(item)
+                }
+            }
+            var round = Round()
+            for item in missing.prefix(requestsPerRound) {
+                let url = item.source
+                fetcher.fetchImage(url, sha256: item.sha256) { [weak self] result in self?.remember(url, result) }
+                round.downloads += 1
+            }
+            cached.sort { $0.entry.validated < $1.entry.validated }
+            for (url, entry) in cached.prefix(requestsPerRound - round.downloads) {
+                // A failure here is not remembered: the cached picture stays in the show.
+                fetcher.revalidateImage(url, validators: entry.validators) { _ in }
+                round.revalidations += 1
+            }
+            round.deferred = missing.count + cached.count - round.downloads - round.revalidations
+            completion?(round)
         }
     }
+
+    /// The cache file that holds `url`'s image now, without counting a use; nil when none does.
+    /// A file that differs from the one a frame was made from is a new picture.
+    public func currentFile(url: String) -> String? { cache.currentEntry(url: url)?.path }
 
     /// Forgets the cached file of `url` (it did not decode): the next request downloads it
     /// again instead of failing on the same bytes forever.
     public func invalidate(url: String) { cache.remove(url: url) }
 
     /// Stops the transfers (queued requests fail with ``ContentError/cancelled(url:)``).
-    public func shutdown() { fetcher.shutdown() }
+    public func shutdown() {
+        rounds.sync {}  // a round under way makes its requests first (they are cancelled)
+        fetcher.shutdown()
+    }
 
     /// The fetcher's counters (transfers started, joined, cache hits), for tests and logs.
     public var statistics: Fetcher.Statistics { fetcher.statistics }

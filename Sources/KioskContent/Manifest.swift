@@ -134,14 +134,26 @@ public struct Manifest: Equatable, Sendable {
         return try reader.manifest(root, maxItems: maxItems)
     }
 
+    /// The refusal of a manifest fetched from the https URL `base` that names a plain http
+    /// image (docs/security.md: no downgrade unless `--allow-http-from-https`), naming the
+    /// first such item; nil when `base` is not https or no item is http.
+    public func downgradeProblem(base: URL) -> ContentError? {
+        guard base.scheme?.lowercased() == "https" else { return nil }
+        guard let index = items.firstIndex(where: { $0.src.startsWithScheme("http:") }) else { return nil }
+        let key = format == .items ? "items" : "imgs"
+        return .manifestInvalid(source: base.absoluteString, path: "\(key)[\(index)].src",
+                                reason: "\(Log.hidingPasswords(items[index].src)) is plain http in an https manifest: "
+                                    + "refused (--allow-http-from-https allows it)")
+    }
+
     /// Reads and parses a local playlist file (a manifest given on the command line: it may name
     /// local files and http(s) URLs). Blocking file I/O: call it at start-up or off the frame
     /// loop. Throws what ``parse(_:origin:maxItems:)`` throws, or ``ContentError/system(_:)``
     /// when the file cannot be read (a missing file is `ENOENT`).
     public static func load(path: String, maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
-        guard let bytes = try AtomicFile.read(path) else {
-            throw .system(SystemError(operation: "open", path: path, errno: ENOENT))
-        }
+        let read: [UInt8]?
+        do { read = try AtomicFile.read(path) } catch { throw .system(error) }
+        guard let bytes = read else { throw .system(SystemError(operation: "open", path: path, errno: ENOENT)) }
         return try parse(bytes, origin: .local(path: path), maxItems: maxItems)
     }
 

@@ -37,6 +37,7 @@ public final class ManifestPoller: @unchecked Sendable {
     private let fetcher: Fetcher
     private let store: ManifestStore?
     private let maxItems: Int
+    private let allowHTTPFromHTTPS: Bool
     private let queue = DispatchQueue(label: "kiosk-carousel.manifest-poller")
     private let clock = ContinuousClock()
     private let origin: ContinuousClock.Instant
@@ -55,12 +56,14 @@ public final class ManifestPoller: @unchecked Sendable {
     ///   - store: where the last good manifest is kept (nil: not kept).
     ///   - schedule: interval (default 60 s, ±10 %) and backoff (1 s doubling to 5 min).
     /// Throws ``ContentError/system(_:)`` when the wake-up pipe cannot be made.
+    ///   - allowHTTPFromHTTPS: an https manifest may name plain http images (else it is refused).
     public init(url: URL, fetcher: Fetcher, store: ManifestStore?, schedule: PollSchedule.Configuration = .init(),
-                maxItems: Int = Manifest.defaultMaxItems) throws(ContentError) {
+                maxItems: Int = Manifest.defaultMaxItems, allowHTTPFromHTTPS: Bool = false) throws(ContentError) {
         self.url = url
         self.fetcher = fetcher
         self.store = store
         self.maxItems = maxItems
+        self.allowHTTPFromHTTPS = allowHTTPFromHTTPS
         do { events = try Mailbox() } catch { throw .system(error) }
         origin = clock.now
         self.schedule = PollSchedule(configuration: schedule, now: .zero)
@@ -70,19 +73,50 @@ public final class ManifestPoller: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             if let store {
-                do {
-                    if let stored = try store.load(), stored.url.isEmpty == false, let base = URL(string: stored.url) {
-                        let manifest = try Manifest.parse(Array(stored.body), origin: .remote(base), maxItems: maxItems)
-                        validators = stored.validators
-                        hasManifest = true
-                        events.post(.manifest(manifest, fromStore: true))
-                    }
-                } catch {
-                    events.post(.log("stored manifest not used", reason: Self.reason(error, beside: url), warning: true))
+                switch Self.loadStored(from: store, for: url, maxItems: maxItems, allowHTTPFromHTTPS: allowHTTPFromHTTPS) {
+                case .none:
+                    break
+                case .usable(let manifest, let stored):
+                    validators = stored.validators
+                    hasManifest = true
+                    events.post(.manifest(manifest, fromStore: true))
+                case .refused(let reason):
+                    events.post(.log("stored manifest not used", reason: reason, warning: true))
                 }
             }
             schedule.pollNow(at: now)
             arm()
+        }
+    }
+
+    /// What the stored manifest gives the show of the manifest at `url`.
+    public enum StoredOutcome {
+        /// Nothing stored.
+        case none
+        /// A manifest stored for `url`, parsed and checked.
+        case usable(Manifest, StoredManifest)
+        /// One that is not used (stored for another URL, unreadable, refused): why.
+        case refused(String)
+    }
+
+    /// Reads the stored manifest for the manifest at `url`: one stored for another URL (the
+    /// device was pointed elsewhere) is not used, nor one that no longer parses or names plain
+    /// http images from an https URL (unless `allowHTTPFromHTTPS`). File I/O.
+    public static func loadStored(from store: ManifestStore, for url: URL, maxItems: Int = Manifest.defaultMaxItems,
+                                  allowHTTPFromHTTPS: Bool = false) -> StoredOutcome {
+        do {
+            guard let stored = try store.load(), !stored.url.isEmpty else { return .none }
+            guard stored.isFor(url) else {
+                return .refused("it was stored for \(Log.hidingPasswords(stored.requested ?? stored.url)), not this manifest")
+            }
+            guard let base = URL(string: stored.url) else { return .refused("its URL \(Log.hidingPasswords(stored.url)) is not a URL") }
+            let manifest = try Manifest.parse(Array(stored.body), origin: .remote(base), maxItems: maxItems)
+            if !allowHTTPFromHTTPS, let problem = manifest.downgradeProblem(base: base) {
+                return .refused(reason(problem, beside: url))
+            }
+            return .usable(manifest, stored)
+        } catch {
+            return .refused(reason(error, beside: url))
         }
     }
 
@@ -149,10 +183,11 @@ public final class ManifestPoller: @unchecked Sendable {
             validators = download.validators
             do {
                 let manifest = try Manifest.parse(download.body, origin: .remote(download.url), maxItems: maxItems)
+                if !allowHTTPFromHTTPS, let problem = manifest.downgradeProblem(base: download.url) { throw problem }
                 if let store {
                     do {
-                        try store.save(StoredManifest(url: download.url.absoluteString, body: download.body,
-                                                      validators: download.validators))
+                        try store.save(StoredManifest(url: download.url.absoluteString, requested: url.absoluteString,
+                                                      body: download.body, validators: download.validators))
                     } catch {
                         events.post(.log("last good manifest not stored", reason: Self.reason(error, beside: url), warning: true))
                     }

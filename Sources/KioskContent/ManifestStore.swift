@@ -7,6 +7,10 @@ import KioskSystem
 public struct StoredManifest: Equatable, Sendable, Codable {
     /// The URL that answered (the base for its relative `src`).
     public var url: String
+    /// The URL asked for (`--manifest`), before redirects; nil in a file an earlier version
+    /// wrote (then ``url`` stands for it). A stored manifest is used only for that URL
+    /// (``isFor(_:)``).
+    public var requested: String?
     /// The body bytes as received.
     public var body: Data
     /// `ETag` as received, for the next conditional GET.
@@ -14,15 +18,22 @@ public struct StoredManifest: Equatable, Sendable, Codable {
     /// `Last-Modified` as received.
     public var lastModified: String?
 
-    public init(url: String, body: [UInt8], validators: ManifestValidators) {
-        self.url = url; self.body = Data(body); self.etag = validators.etag; self.lastModified = validators.lastModified
+    public init(url: String, requested: String? = nil, body: [UInt8], validators: ManifestValidators) {
+        self.url = url; self.requested = requested
+        self.body = Data(body); self.etag = validators.etag; self.lastModified = validators.lastModified
     }
+
+    /// Whether this was stored for the manifest at `manifestURL`: the URL asked for then is
+    /// that one (a device pointed at another manifest does not play the old one's show, nor
+    /// send its validators to the new server).
+    public func isFor(_ manifestURL: URL) -> Bool { (requested ?? url) == manifestURL.absoluteString }
 
     public var validators: ManifestValidators { ManifestValidators(etag: etag, lastModified: lastModified) }
 }
 
 /// Keeps the last good manifest in the state directory (`--state-dir`, $STATE_DIRECTORY), in
-/// one JSON file `manifest.json` (`{"url","etag","lastModified","body"}`, the body in base64)
+/// one JSON file `manifest.json` (`{"url","requested","etag","lastModified","body"}`, the body
+/// in base64)
 /// written with the temp file + `fsync` + `rename` + directory `fsync` protocol: a crash leaves
 /// the previous manifest or the new one. The file is mode 0600 (readable by the kiosk's user
 /// only): its URL may hold a password (`https://user:secret@host/...`), kept as it is because
@@ -38,12 +49,13 @@ public final class ManifestStore: Sendable {
     /// and a server answering 304 would leave it as it is). Throws ``ContentError/system(_:)``.
     public init(directory: String) throws(ContentError) {
         self.directory = directory
-        try AtomicFile.makeDirectories(directory)
+        do { try AtomicFile.makeDirectories(directory) } catch { throw .system(error) }
         AtomicFile.removeTemporaryFiles(in: directory)
         let path = directory + "/" + Self.fileName
-        var info = stat()
-        if stat(path, &info) == 0, info.st_mode & 0o777 != Self.fileMode, chmod(path, Self.fileMode) != 0 {
-            Log.warning("stored manifest left readable", path: path, reason: "chmod \(String(Self.fileMode, radix: 8)): \(String(cString: strerror(errno))) (errno \(errno))")
+        if let info = try? fileStatus(path), info.st_mode & 0o777 != Self.fileMode {
+            do { try syscall("chmod \(String(Self.fileMode, radix: 8))") { chmod(path, Self.fileMode) } } catch {
+                Log.warning("stored manifest left readable", path: path, reason: error.description)
+            }
         }
     }
 
@@ -56,7 +68,9 @@ public final class ManifestStore: Sendable {
         do { data = try JSONEncoder().encode(manifest) } catch {
             throw .manifestSyntax(source: manifest.url, reason: "cannot encode: \(error)")
         }
-        try AtomicFile.write(Array(data), directory: directory, name: Self.fileName, mode: Self.fileMode)
+        do {
+            try AtomicFile.write(Array(data), directory: directory, name: Self.fileName, mode: Self.fileMode)
+        } catch { throw .system(error) }
     }
 
     /// The largest stored file read back: the body of a manifest at its 8 MiB cap in base64
@@ -69,7 +83,9 @@ public final class ManifestStore: Sendable {
     /// what ``save(_:)`` writes.
     public func load() throws(ContentError) -> StoredManifest? {
         let path = directory + "/" + Self.fileName
-        guard let bytes = try AtomicFile.read(path, limit: Self.maxStoredBytes) else { return nil }
+        let read: [UInt8]?
+        do { read = try AtomicFile.read(path, limit: Self.maxStoredBytes) } catch { throw .system(error) }
+        guard let bytes = read else { return nil }
         do {
             return try JSONDecoder().decode(StoredManifest.self, from: Data(bytes))
         } catch {

@@ -50,11 +50,10 @@ public final class MissingSourceWatch: @unchecked Sendable {
                 reader = try? InotifyReader()
                 _ = try? reader?.addWatch(folder, mask: UInt32(IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR))
             }
-            var fds = [pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)]
-            if let reader { fds.append(pollfd(fd: reader.descriptor, events: Int16(POLLIN), revents: 0)) }
-            let n = poll(&fds, nfds_t(fds.count), pollTimeout(Self.pollInterval))
-            if n < 0 && errno != EINTR { return }
-            if fds[0].revents != 0 { return }
+            var set = PollSet(readable: [worker.stopDescriptor])
+            if let reader { set.add(reader.descriptor) }
+            do { try set.wait(timeout: Self.pollInterval) } catch { return }
+            if set.isReady(0) { return }
             _ = reader?.readEvents()
         }
     }

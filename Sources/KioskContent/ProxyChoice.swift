@@ -183,7 +183,10 @@ public struct ProxyChoice: Equatable, Sendable {
         let width = a.count * 8
         guard bits >= 0, bits <= width else { return false }
         let n = bits == 0 ? width : bits
-        for i in 0..<n where (a[i / 8] >> (7 - i % 8)) & 1 != (b[i / 8] >> (7 - i % 8)) & 1 { return false }
+        for i in 0..<n {
+            let shift = 7 - i % 8
+            if (a[i / 8] >> shift) & 1 != (b[i / 8] >> shift) & 1 { return false }
+        }
         return true
     }
 }

@@ -347,12 +347,13 @@ struct AxisFilter {
         _ body: (UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>,
                  UnsafeBufferPointer<Int32>, UnsafeBufferPointer<Int32>) throws(Failure) -> R
     ) throws(Failure) -> R {
-        try start.withUnsafeBufferPointer { (st) throws(Failure) in
-            try count.withUnsafeBufferPointer { (ct) throws(Failure) in
-                try offset.withUnsafeBufferPointer { (of) throws(Failure) in
-                    try weights.withUnsafeBufferPointer { (wt) throws(Failure) in try body(st, ct, of, wt) }
+        // The error comes out as a Result: Swift 6.0's withUnsafeBufferPointer rethrows `any Error`.
+        try start.withUnsafeBufferPointer { st in
+            count.withUnsafeBufferPointer { ct in
+                offset.withUnsafeBufferPointer { of in
+                    weights.withUnsafeBufferPointer { wt in Result { () throws(Failure) -> R in try body(st, ct, of, wt) } }
                 }
             }
-        }
+        }.get()
     }
 }

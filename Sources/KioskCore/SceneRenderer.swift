@@ -14,8 +14,10 @@ public final class SceneRenderer {
     public var frameOverlay: (any FrameOverlay)?
     /// Text on a slot whose image is not ready yet.
     public static let placeholderText = "Loading\u{2026}"
-    /// Text of the screen shown when the playlist is empty.
-    public static let noImagesText = "No images to show\n\nAdd JPEG, PNG, WebP, HEIC, AVIF or GIF\nfiles to the show's sources"
+    /// Text of the screen shown when the playlist is empty: the formats shown by the names their
+    /// files go by (``ImageFormat/shown``: "Add JPEG, PNG, WebP, HEIC, AVIF or GIF").
+    public static let noImagesText = "No images to show\n\nAdd "
+        + ImageFormat.listed(ImageFormat.shown.map { $0.alias ?? $0.title }, "or") + "\nfiles to the show's sources"
     /// The empty screen's words while a remote manifest was never had (none fetched in this run,
     /// none stored): the show waits for it, retrying as docs/manifest.md says.
     public static let waitingForManifestText = "Waiting for the show\n\nIts manifest could not be\nfetched yet; trying again"

@@ -28,13 +28,13 @@ public final class Backlight {
 
     /// Reads `max_brightness`, `brightness` and `type` in `directory`.
     /// - Throws: ``DisplayError/system(_:advice:)`` when a file cannot be read;
-    ///   ``DisplayError/unsupported(device:reason:)`` when a value is not a number, or
+    ///   ``DisplayError/badValue(path:reason:)`` when a value is not a number, or
     ///   `max_brightness` is not positive.
     public init(directory: String) throws(DisplayError) {
         self.directory = directory
         let maximum = try Self.readNumber(directory + "/max_brightness")
         guard maximum > 0 else {
-            throw .unsupported(device: directory, reason: "max_brightness is \(maximum), not a positive number")
+            throw .badValue(path: directory + "/max_brightness", reason: "max_brightness is \(maximum), not a positive number")
         }
         maxBrightness = maximum
         original = try Self.readNumber(directory + "/brightness")
@@ -129,7 +129,7 @@ public final class Backlight {
         let bytes: [UInt8]
         do { bytes = try readRegularFile(path, limit: 4096) } catch { throw .system(error) }
         guard let n = Int(text(bytes)), n >= 0 else {
-            throw .unsupported(device: path, reason: "'\(text(bytes))' is not a whole number")
+            throw .badValue(path: path, reason: "'\(text(bytes))' is not a whole number")
         }
         return n
     }

@@ -79,9 +79,10 @@ final class DRMDevice {
     /// Opens `path` read-write, reads its KMS resources and makes sure this process is DRM master.
     ///
     /// - Throws: ``DisplayError/system(_:advice:)`` when open fails (for EACCES/EPERM the message
-    ///   names the group that owns the node: on Debian `video`); ``DisplayError/unsupported(device:reason:)``
-    ///   when the node is not a KMS device (no modesetting: a render-only GPU) or another
-    ///   program (a compositor, a display manager) holds DRM master.
+    ///   names the group that owns the node: on Debian `video`); ``DisplayError/notKMS(device:driver:error:)``
+    ///   when the node is not a KMS device (no modesetting: a render-only GPU),
+    ///   ``DisplayError/notMaster(device:error:)`` when another program (a compositor, a display
+    ///   manager) holds DRM master.
     static func open(_ path: String) throws(DisplayError) -> DRMDevice {
         let fd: FileDescriptor
         do {
@@ -96,7 +97,7 @@ final class DRMDevice {
         }
         guard let res = drmModeGetResources(fd.rawValue) else {
             let e = SystemError(operation: "drmModeGetResources", path: path, errno: Glibc.errno)
-            throw .unsupported(device: path, reason: "not a KMS (modesetting) device, driver \(driver): \(e)")
+            throw .notKMS(device: path, driver: driver, error: e)
         }
         defer { drmModeFreeResources(res) }
         let crtcs = Array(UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)))
@@ -132,8 +133,7 @@ final class DRMDevice {
         let r = drmSetMaster(fd.rawValue)
         if r == 0 { return }
         let e = SystemError(operation: "drmSetMaster", path: path, errno: r < -1 ? -r : Glibc.errno)
-        throw .unsupported(device: path, reason: "another program (a compositor or display manager) "
-            + "holds DRM master, so this process cannot set modes: \(e)")
+        throw .notMaster(device: path, error: e)
     }
 
     /// Gives DRM master up (drmDropMaster), e.g. when the VT is switched away, so that the
@@ -207,23 +207,22 @@ final class DRMDevice {
 
     /// Picks the connector: the one named (case-insensitive), or the first connected one with modes.
     ///
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` listing every connector and its
-    ///   status when none is connected, or when the named one does not exist or is disconnected.
+    /// - Throws: ``DisplayError/noConnectedConnector(device:connectors:)``,
+    ///   ``DisplayError/noSuchConnector(device:name:connectors:)`` or
+    ///   ``DisplayError/connectorUnusable(device:connector:connectors:)``, each with every
+    ///   connector and its status.
     func connector(named name: String?) throws(DisplayError) -> Connector {
         let all = try connectors()
-        let list = all.isEmpty ? "the device has no connectors" : all.map(\.info.description).joined(separator: "; ")
+        let infos = all.map(\.info)
         if let name {
             guard let c = all.first(where: { $0.info.name.lowercased() == name.lowercased() }) else {
-                throw .unsupported(device: path, reason: "no connector named '\(name)'; connectors: \(list)")
+                throw .noSuchConnector(device: path, name: name, connectors: infos)
             }
-            guard c.info.isUsable else {
-                throw .unsupported(device: path, reason: "connector \(c.info.name) is \(c.info.status.rawValue) "
-                    + "or offers no modes; connectors: \(list)")
-            }
+            guard c.info.isUsable else { throw .connectorUnusable(device: path, connector: c.info, connectors: infos) }
             return c
         }
         guard let c = all.first(where: { $0.info.isUsable }) else {
-            throw .unsupported(device: path, reason: "no connected connector; connectors: \(list)")
+            throw .noConnectedConnector(device: path, connectors: infos)
         }
         return c
     }
@@ -244,7 +243,7 @@ final class DRMDevice {
                 return crtc
             }
         }
-        throw .unsupported(device: path, reason: "no CRTC can drive connector \(connector.info.name)")
+        throw .noCRTC(device: path, connector: connector.info.name)
     }
 
     /// The value mirror of a kernel mode.

@@ -20,27 +20,11 @@ public struct DRMOptions: Equatable, Sendable {
     }
 }
 
-/// Shows frames as layers on KMS planes instead of composed bitmaps (docs/planes.md): the
-/// display controller stacks and blends them, no pixel of the frame is touched by the CPU.
-public protocol LayerPresenting: AnyObject {
-    /// Whether ``present(layers:background:showTime:)`` may be tried at all now (atomic, planes
-    /// allowed, no rotation, the screen ours and on).
-    var presentsLayers: Bool { get }
-    /// Shows `layers` (bottom to top, logical pixels; see ``KioskCore/FrameLayer``) on the next
-    /// vertical blank and waits for it, as ``Display/present(_:showTime:)`` does with a frame.
-    /// Where the bottom layer does not cover the screen, a backdrop of `background` is put under
-    /// the layers. Returns false when the driver cannot show them so (too few planes, a format,
-    /// alpha, a position or a scale it refuses: a TEST_ONLY commit said no, or framebuffers for
-    /// the layers could not be made): nothing changed on screen, and the caller composes the
-    /// frame and presents it as a bitmap. Throws ``DisplayError`` as a present does.
-    func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool
-    /// Makes the framebuffer of `bitmap` ahead of its first use on a plane (one copy of its
-    /// pixels), so that the frame that first shows it does not pay for it. Does nothing where
-    /// layers are not presented.
-    func prepareLayer(_ bitmap: Bitmap)
-}
+// Frames as layers on KMS planes instead of composed bitmaps (docs/planes.md): the display
+// controller stacks and blends them, no pixel of the frame is touched by the CPU
+// (``Display/present(layers:background:showTime:)``).
 
-extension DRMDisplay: LayerPresenting {
+extension DRMDisplay {
     /// `, 9 planes (8 overlays, 8 with alpha), writeback` or nothing for the legacy path.
     var planeSummary: String {
         guard let atomic else { return "" }

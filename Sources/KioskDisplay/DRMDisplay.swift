@@ -123,11 +123,12 @@ public final class DRMDisplay: Display, PixelDimmable {
     ///   - preferredIfMissing: true when a `mode` the connector does not offer gives its
     ///     preferred mode instead of an error (a card or monitor that came back may be another
     ///     one: the show goes on at whatever size it has).
-    /// - Throws: ``DisplayError/noDisplay(_:)`` when there is no `/dev/dri/card*`;
+    /// - Throws: ``DisplayError/noCard(directory:)`` when there is no `/dev/dri/card*`;
     ///   ``DisplayError/system(_:advice:)`` when a call fails (permission denied names the group the
-    ///   user needs, `video` on Debian); ``DisplayError/unsupported(device:reason:)`` when there is no
-    ///   connected connector (every connector is listed with its status), the mode is not
-    ///   available (the available ones are listed), or another program holds DRM master.
+    ///   user needs, `video` on Debian); ``DisplayError/noConnectedConnector(device:connectors:)``
+    ///   (every connector is listed with its status), ``DisplayError/modeNotAvailable(connector:requested:available:)``
+    ///   (the available ones are listed), ``DisplayError/notKMS(device:driver:error:)`` or
+    ///   ``DisplayError/notMaster(device:error:)``.
     ///   Nothing is left behind when opening fails.
     ///   - options: atomic commits and planes where the driver has them (the default), or not.
     public static func open(device path: String?, connector name: String?, mode request: ModeRequest?,
@@ -150,7 +151,8 @@ public final class DRMDisplay: Display, PixelDimmable {
     }
 
     /// The device and connector to use: the named device, or the first card in `cardDirectory`
-    /// that has a usable connector.
+    /// that has a usable connector. Cards passed over on the way (a render-only GPU, a card with
+    /// nothing plugged in) are logged, each with the reason, once one is found.
     static func findOutput(device path: String?, connector name: String?,
                            cardDirectory: String = "/dev/dri") throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
         if let path {
@@ -159,19 +161,21 @@ public final class DRMDisplay: Display, PixelDimmable {
         }
         let cards = DRMDevice.cardPaths(directory: cardDirectory)
         guard !cards.isEmpty else {
-            throw .noDisplay("no \(cardDirectory)/card* device (no DRM/KMS driver is loaded, or /dev is not populated)")
+            throw .noCard(directory: cardDirectory)
         }
         var failures: [DisplayError] = []
         for card in cards {
             do {
                 let device = try DRMDevice.open(card)
-                return (device, try device.connector(named: name))
+                let output = (device, try device.connector(named: name))
+                for failure in failures { Log.info("DRM card passed over", detail: failure.description) }
+                return output
             } catch {
                 failures.append(error)
             }
         }
         if failures.count == 1 { throw failures[0] }
-        throw .noDisplay("no usable DRM device: " + failures.map(\.description).joined(separator: "; "))
+        throw .noUsableCard(failures)
     }
 
     /// `inheritedCrtc`: the CRTC state to put back on ``restore()`` when a display on the same
@@ -217,7 +221,7 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// Throws ``DisplayError/system(_:advice:)`` when setting the CRTC or queueing the flip fails
     /// (e.g. `drmModeSetCrtc /dev/dri/card0: Permission denied` when another program took DRM master).
     public func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
-        guard !restored else { throw .unsupported(device: devicePath, reason: "present() after restore()") }
+        guard !restored else { throw .presentAfterRestore(device: devicePath) }
         // Switched away (not master: every KMS call would fail with EACCES) or powered off
         // (an inactive CRTC refuses page flips): nothing is drawn.
         if isReleased || isPoweredOff { return }
@@ -248,12 +252,14 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// The dumb buffer last presented (on screen, or flipped to at the next vertical blank),
     /// copied out: ``panelWidth`` x ``panelHeight`` XRGB8888, as scanned out (after `--rotate`).
     /// A dumb buffer may be mapped write-combined (uncached) by the driver: reading it back is then
-    /// slower than reading RAM (docs/limits.md). Throws ``DisplayError/unsupported(device:reason:)``
+    /// slower than reading RAM (docs/limits.md). Throws ``DisplayError/nothingToReadBack(device:reason:)``
     /// while released, powered off or before the first frame.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        if isReleased { throw .unsupported(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen") }
-        if isPoweredOff { throw .unsupported(device: devicePath, reason: "the screen is off") }
-        guard crtcSet, !restored else { throw .unsupported(device: devicePath, reason: "no frame was presented yet") }
+        if isReleased {
+            throw .nothingToReadBack(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen")
+        }
+        if isPoweredOff { throw .nothingToReadBack(device: devicePath, reason: "the screen is off") }
+        guard crtcSet, !restored else { throw .nothingToReadBack(device: devicePath, reason: "no frame was presented yet") }
         if let layers = layersOnScreen { return try planeScreenImage(layers) }
         let shown = buffers[front]
         return ScanoutReader.read(from: UnsafeRawPointer(shown.map), stride: shown.pitch, format: .xrgb8888,
@@ -399,8 +405,8 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// Switches the screen off or on through the connector's "DPMS" property
     /// (drmModeConnectorSetProperty, DRM_MODE_DPMS_OFF = 3 / DRM_MODE_DPMS_ON = 0; the property ID
     /// is looked up by name). While released it only records the wish: ``acquire()`` applies it.
-    /// Throws ``DisplayError/unsupported(device:reason:)`` when the connector has no DPMS property,
-    /// ``DisplayError/system(_:advice:)`` when setting it fails.
+    /// Throws ``DisplayError/system(_:advice:)`` when the connector has no DPMS property (ENOTSUP)
+    /// or setting it fails.
     public func setPower(on: Bool) throws(DisplayError) {
         guard !restored else { return }
         if isReleased { isPoweredOff = !on; return }
@@ -498,10 +504,22 @@ public final class DRMDisplay: Display, PixelDimmable {
     }
 
     /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
-    public var dpmsState: UInt64? {
-        guard let id = try? dpmsProperty() else { return nil }
-        return device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR))
+    public var powerState: DisplayPowerState? {
+        guard let id = try? dpmsProperty(),
+              let value = device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else { return nil }
+        return DisplayPowerState(rawValue: min(value, 3))
     }
+
+    /// A screen on a VT with DPMS and one connector; the planes its layers may go on (the
+    /// primary and the overlays of its CRTC with atomic commits and planes allowed, no rotation;
+    /// else the primary alone).
+    public var abilities: DisplayAbilities {
+        var abilities = DisplayAbilities.consoleScreen
+        if atomic != nil, options.planes, rotation == .none { abilities.planes = planes.count }
+        return abilities
+    }
+
+    public func convertRows(with splitter: RowSplitter) { rows = splitter }
 
     private func dpmsProperty() throws(SystemError) -> UInt32 {
         if dpmsPropertyID == 0 {
@@ -556,15 +574,16 @@ struct DumbBuffer {
                 drmModeCreateDumbBuffer(fd, UInt32(width), UInt32(height), 32, 0, &handle, &pitch, &size)
             }
         } catch { throw .system(error) }
-        var fbID: UInt32 = 0
+        var fbID: UInt32 = 0, added = false
+        let name = format == kc_drm_format_argb8888 ? "ARGB8888" : "XRGB8888"
         do {
             var handles: [UInt32] = [handle, 0, 0, 0]
             var pitches: [UInt32] = [pitch, 0, 0, 0]
             var offsets: [UInt32] = [0, 0, 0, 0]
-            let name = format == kc_drm_format_argb8888 ? "ARGB8888" : "XRGB8888"
             try negativeErrnoCall("drmModeAddFB2 \(name) \(width)x\(height)", path: path, minusOneSetsErrno: true) {
                 drmModeAddFB2(fd, UInt32(width), UInt32(height), format, &handles, &pitches, &offsets, &fbID, 0)
             }
+            added = true
             var offset: UInt64 = 0
             try negativeErrnoCall("DRM_IOCTL_MODE_MAP_DUMB", path: path, minusOneSetsErrno: true) { drmModeMapDumbBuffer(fd, handle, &offset) }
             let address = try syscall("mmap dumb buffer", path: path) {
@@ -574,6 +593,7 @@ struct DumbBuffer {
         } catch {
             if fbID != 0 { _ = drmModeRmFB(fd, fbID) }
             _ = drmModeDestroyDumbBuffer(fd, handle)
+            if !added, error.errno == EINVAL { throw .scanoutFormatRefused(format: name, error: error) }
             throw .system(error)
         }
         self.handle = handle; self.fbID = fbID; self.pitch = Int(pitch); self.size = Int(size)

@@ -82,12 +82,12 @@ public enum DRMModeChoice {
     /// - `WxH@HZ`: as `WxH`, but only modes whose refresh is exactly `HZ`.
     ///
     /// - Parameter connector: the connector's name (e.g. `HDMI-A-1`), only for the message.
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` when the connector reports no
-    ///   modes, or when the requested one is not among them; the reason lists the available
-    ///   modes, e.g. `mode 1024x768 is not available; available: 1920x1080@60 (preferred), 1280x720@60`.
+    /// - Throws: ``DisplayError/noModes(connector:)`` when the connector reports no modes,
+    ///   ``DisplayError/modeNotAvailable(connector:requested:available:)`` when the requested one
+    ///   is not among them; its description lists the available modes, e.g. `mode 1024x768 is not available; available: 1920x1080@60 (preferred), 1280x720@60`.
     public static func choose(_ request: ModeRequest?, from modes: [DRMMode], connector: String) throws(DisplayError) -> Int {
         guard !modes.isEmpty else {
-            throw .unsupported(device: connector, reason: "the connector reports no modes")
+            throw .noModes(connector: connector)
         }
         let indices = Array(modes.indices)
         guard let request else {
@@ -99,8 +99,7 @@ public enum DRMModeChoice {
                 && (request.refresh == nil || modes[$0].refresh == request.refresh)
         }
         guard let best = candidates.min(by: { better(modes[$0], $0, than: modes[$1], $1, bySize: false) }) else {
-            throw .unsupported(device: connector,
-                               reason: "mode \(request) is not available; available: \(availableList(modes))")
+            throw .modeNotAvailable(connector: connector, requested: request, available: modes)
         }
         return best
     }
@@ -109,7 +108,7 @@ public enum DRMModeChoice {
     /// connector connected again, maybe another monitor): `request` when the connector offers
     /// it (as ``choose(_:from:connector:)``), else the mode chosen with no request (the
     /// preferred one): the show goes on at whatever size the display has.
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` when the connector reports no modes.
+    /// - Throws: ``DisplayError/noModes(connector:)`` when the connector reports no modes.
     public static func chooseOnReturn(_ request: ModeRequest?, from modes: [DRMMode], connector: String) throws(DisplayError) -> Int {
         if let request, let i = try? choose(request, from: modes, connector: connector) { return i }
         return try choose(nil, from: modes, connector: connector)

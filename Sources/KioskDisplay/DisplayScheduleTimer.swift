@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import CKioskSys
+import KioskSystem
 
 /// Wakes the frame loop at the next change of the display-off schedule: a timerfd on
 /// CLOCK_REALTIME armed at an absolute wall time with TFD_TIMER_CANCEL_ON_SET, so it fires at
@@ -11,18 +12,19 @@ public final class DisplayScheduleTimer {
     /// Readable when the timer expired or the clock was set.
     public let descriptor: Int32
 
-    /// Creates the timerfd. Returns nil (with errno in `error`) when the kernel refuses.
-    public init?(error: inout Int32) {
-        let fd = kc_wall_timer_create()
-        guard fd >= 0 else { error = Glibc.errno; return nil }
-        descriptor = fd
+    /// Creates the timerfd (`CLOCK_REALTIME`, non-blocking, close-on-exec).
+    /// Throws ``SystemError`` (`timerfd_create`) when the kernel refuses.
+    public init() throws(SystemError) {
+        descriptor = try syscall("timerfd_create") { kc_wall_timer_create() }
     }
 
     deinit { close(descriptor) }
 
-    /// Arms the timer for `epochSeconds` (seconds since 1970, wall time). Returns false on failure.
-    @discardableResult
-    public func arm(at epochSeconds: Int) -> Bool { kc_wall_timer_arm(descriptor, Int64(epochSeconds)) == 0 }
+    /// Arms the timer for `epochSeconds` (seconds since 1970, wall time; it also fires when the
+    /// clock is set). Throws ``SystemError`` (`timerfd_settime`).
+    public func arm(at epochSeconds: Int) throws(SystemError) {
+        try syscall("timerfd_settime") { kc_wall_timer_arm(descriptor, Int64(epochSeconds)) }
+    }
 
     /// True when the timer expired or the clock was set since the last call (the schedule must
     /// be looked at again); clears the readiness.

@@ -160,7 +160,7 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 ///
 /// `auto` tries DRM/KMS first (the first `/dev/dri/card*` with a connected connector, its
 /// preferred mode), then fbdev (`/dev/fb0`). When neither is there it throws
-/// ``DisplayError/noDisplay(_:)`` saying what was tried, e.g. `no display: DRM: no /dev/dri/card*
+/// ``DisplayError/noDisplay(drm:fbdev:)`` saying what was tried, e.g. `no display: DRM: no /dev/dri/card*
 /// device (...); fbdev: open /dev/fb0: No such file or directory (errno 2)`; the caller may then
 /// fall back to offscreen frames. When a device exists but cannot be used because of a failed
 /// call (permission denied, an ioctl error) it throws ``DisplayError/unusable(drm:fbdev:)`` with both
@@ -171,12 +171,21 @@ public enum DisplaySpecError: Error, Equatable, Sendable, CustomStringConvertibl
 ///     and only reports the panel it stands in for).
 ///   - swapRedBlue: exchange red and blue (fbdev panels wired BGR; DRM XRGB8888 is defined by the format).
 ///   - offscreenSize: frame size in pixels for `offscreen:DIR`.
+///   - reconnecting: a DRM card comes wrapped so that the show outlives it
+///     (``ReopeningDRMDisplay``: its driver unbound and bound again, a card reset); a reopen asks
+///     for what `spec` asked for.
 /// - Throws: ``DisplayError``.
 public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bool,
-                        offscreenSize: (width: Int, height: Int)) throws(DisplayError) -> any Display {
+                        offscreenSize: (width: Int, height: Int),
+                        reconnecting: Bool = false) throws(DisplayError) -> any Display {
+    func outliving(_ drm: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) -> any Display {
+        reconnecting ? ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode) : drm
+    }
     switch spec {
     case .drm(let device, let connector, let mode, let options):
-        return try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation, options: options)
+        return outliving(try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
+                                             options: options),
+                         device: device, connector: connector, mode: mode)
     case .fbdev(let path):
         return try FramebufferDisplay.open(path: path ?? "/dev/fb0", rotation: rotation, swapRedBlue: swapRedBlue)
     case .offscreen(let directory):
@@ -185,7 +194,8 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
     case .auto:
         let drmFailure: DisplayError, fbdevFailure: DisplayError
         do {
-            return try DRMDisplay.open(device: nil, connector: nil, mode: nil, rotation: rotation)
+            return outliving(try DRMDisplay.open(device: nil, connector: nil, mode: nil, rotation: rotation),
+                             device: nil, connector: nil, mode: nil)
         } catch {
             drmFailure = error
         }
@@ -194,9 +204,7 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
         } catch {
             fbdevFailure = error
         }
-        for failure in [drmFailure, fbdevFailure] {
-            if case .system = failure { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
-        }
-        throw .noDisplay("no display: DRM: \(drmFailure); fbdev: \(fbdevFailure)")
+        if drmFailure.isFailedCall || fbdevFailure.isFailedCall { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
+        throw .noDisplay(drm: drmFailure, fbdev: fbdevFailure)
     }
 }

@@ -48,6 +48,11 @@ public final class FramebufferDisplay: Display, PixelDimmable {
     public let dither: Bool
     /// fbdev has no vertical-blank pacing here: the frame loop paces fades itself.
     public var pacesFrames: Bool { false }
+    /// A screen on a VT with FBIOBLANK, one page shown at a time.
+    public var abilities: DisplayAbilities { .consoleScreen }
+
+    public func convertRows(with splitter: RowSplitter) { rows = splitter }
+
     /// True while frames go to the hidden page and are shown by panning.
     public private(set) var isPageFlipping: Bool
     /// The `yoffset` (in rows of the virtual screen) of the page on screen: after a pan, the
@@ -80,10 +85,10 @@ public final class FramebufferDisplay: Display, PixelDimmable {
     ///   - rotation: clockwise rotation; ``width``/``height`` are the rotated (logical) size.
     ///   - swapRedBlue: exchange red and blue (panels wired BGR).
     ///   - dither: ordered dithering for channels under 8 bits (RGB565).
-    /// - Throws: ``DisplayError/noDisplay(_:)`` when the device does not exist
+    /// - Throws: ``DisplayError/noFramebuffer(_:)`` when the device does not exist
     ///   (`open /dev/fb0: No such file or directory (errno 2)`); ``DisplayError/system(_:advice:)`` for a
     ///   failed open (permission denied names the group to join, normally `video`), ioctl or mmap;
-    ///   ``DisplayError/unsupported(device:reason:)`` for a layout that cannot be drawn (bits per
+    ///   ``DisplayError/unsupportedFormat(device:reason:)`` for a layout that cannot be drawn (bits per
     ///   pixel other than 16/24/32 with the value, a visual other than TRUECOLOR, FOURCC modes).
     public static func open(path: String = "/dev/fb0", rotation: Rotation, swapRedBlue: Bool,
                             dither: Bool = true) throws(DisplayError) -> FramebufferDisplay {
@@ -96,16 +101,16 @@ public final class FramebufferDisplay: Display, PixelDimmable {
             throw .system(error)
         }
         guard fixed.type == FB_TYPE_PACKED_PIXELS else {
-            throw .unsupported(device: path, reason: "framebuffer type \(fixed.type) is not packed pixels")
+            throw .unsupportedFormat(device: path, reason: "framebuffer type \(fixed.type) is not packed pixels")
         }
         guard variable.grayscale == 0 else {
-            throw .unsupported(device: path, reason: variable.grayscale == 1
+            throw .unsupportedFormat(device: path, reason: variable.grayscale == 1
                                ? "grayscale framebuffers are not supported" : "FOURCC framebuffer modes are not supported")
         }
         guard fixed.visual == FB_VISUAL_TRUECOLOR else {
             let name = [0: "MONO01", 1: "MONO10", 3: "PSEUDOCOLOR", 4: "DIRECTCOLOR", 5: "STATIC_PSEUDOCOLOR",
                         6: "FOURCC"][Int(fixed.visual)] ?? String(fixed.visual)
-            throw .unsupported(device: path, reason: "visual \(name) at \(variable.bits_per_pixel) bits per pixel"
+            throw .unsupportedFormat(device: path, reason: "visual \(name) at \(variable.bits_per_pixel) bits per pixel"
                                + " is not supported (TRUECOLOR is)")
         }
         let geometry = FramebufferGeometry(variable: variable, fixed: fixed)
@@ -119,9 +124,10 @@ public final class FramebufferDisplay: Display, PixelDimmable {
     /// device whose reported geometry is wrong) with the given geometry. Presenting goes through
     /// exactly the same code as a device opened by ``open(path:rotation:swapRedBlue:dither:)``;
     /// only the FBIOPAN_DISPLAY ioctl is skipped when the descriptor is not a character device.
-    /// - Throws: ``DisplayError/noDisplay(_:)`` when `path` does not exist, ``DisplayError/system(_:advice:)``
-    ///   for a failed open, stat or mmap, ``DisplayError/unsupported(device:reason:)`` for an invalid
-    ///   geometry or a regular file shorter than ``FramebufferGeometry/memoryLength``.
+    /// - Throws: ``DisplayError/noFramebuffer(_:)`` when `path` does not exist, ``DisplayError/system(_:advice:)``
+    ///   for a failed open, stat or mmap, ``DisplayError/badGeometry(device:reason:)`` (or
+    ///   ``DisplayError/unsupportedFormat(device:reason:)``) for an invalid geometry, and for a
+    ///   regular file shorter than ``FramebufferGeometry/memoryLength``.
     public static func open(path: String, geometry: FramebufferGeometry, rotation: Rotation, swapRedBlue: Bool,
                             dither: Bool) throws(DisplayError) -> FramebufferDisplay {
         let fd = try openFile(path)
@@ -133,7 +139,7 @@ public final class FramebufferDisplay: Display, PixelDimmable {
         }
         let isCharacterDevice = (info.st_mode & S_IFMT) == S_IFCHR
         if (info.st_mode & S_IFMT) == S_IFREG && Int(info.st_size) < geometry.memoryLength {
-            throw .unsupported(device: path, reason: "file is \(info.st_size) bytes, the geometry needs"
+            throw .badGeometry(device: path, reason: "file is \(info.st_size) bytes, the geometry needs"
                                + " \(geometry.memoryLength)")
         }
         return try FramebufferDisplay(fd: fd, geometry: geometry, isCharacterDevice: isCharacterDevice, pageOffset: 0,
@@ -259,12 +265,12 @@ public final class FramebufferDisplay: Display, PixelDimmable {
 
     /// The visible page read back (``panelWidth`` x ``panelHeight``, after `--rotate`), converted
     /// from the framebuffer's pixel format to XRGB8888 (with `--swap-rb` undone, so the colours are
-    /// the picture's). Throws ``DisplayError/unsupported(device:reason:)`` while released, blanked
+    /// the picture's). Throws ``DisplayError/nothingToReadBack(device:reason:)`` while released, blanked
     /// or after ``restore()``.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        if isReleased { throw .unsupported(device: path, reason: "the VT is switched away: nothing of ours is on the screen") }
-        if isPoweredOff { throw .unsupported(device: path, reason: "the screen is off") }
-        guard mapping != nil else { throw .unsupported(device: path, reason: "the framebuffer was given back") }
+        if isReleased { throw .nothingToReadBack(device: path, reason: "the VT is switched away: nothing of ours is on the screen") }
+        if isPoweredOff { throw .nothingToReadBack(device: path, reason: "the screen is off") }
+        guard mapping != nil else { throw .nothingToReadBack(device: path, reason: "the framebuffer was given back") }
         let base = memory + visibleYOffset * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)
         return ScanoutReader.read(from: UnsafeRawPointer(base), stride: geometry.lineLength,
                                   format: swapRedBlue ? format.swappingRedBlue : format,
@@ -309,12 +315,12 @@ public final class FramebufferDisplay: Display, PixelDimmable {
         }
     }
 
-    /// The ``DisplayError`` for a failed open: a missing device is ``DisplayError/noDisplay(_:)``;
+    /// The ``DisplayError`` for a failed open: a missing device is ``DisplayError/noFramebuffer(_:)``;
     /// permission denied adds the group that owns the device (`video` on Debian) and how to join it.
     static func openError(_ error: SystemError) -> DisplayError {
         switch error.errno {
         case ENOENT, ENODEV, ENXIO:
-            return .noDisplay(error.description)
+            return .noFramebuffer(error)
         case EACCES, EPERM:
             let group = owningGroup(of: error.path) ?? "video"
             return .system(error, advice: "the user needs to be in the `\(group)` group that owns"

@@ -80,25 +80,25 @@ public struct FramebufferGeometry: Equatable, Sendable {
     }
 
     /// Checks that the geometry describes memory the display can draw into.
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` naming the bad value: the pixel format
-    ///   (see ``ScanoutFormat/validate(device:)``), an empty screen, a visible window outside the
+    /// - Throws: ``DisplayError/badGeometry(device:reason:)`` naming the bad value (or
+    ///   ``DisplayError/unsupportedFormat(device:reason:)`` for the pixel format, see ``ScanoutFormat/validate(device:)``), an empty screen, a visible window outside the
     ///   virtual screen, a `lineLength` shorter than a row, or memory too small for the rows shown.
     public func validate(device: String) throws(DisplayError) {
         try format.validate(device: device)
         let bpp = bitsPerPixel / 8
         guard xres > 0, yres > 0 else {
-            throw .unsupported(device: device, reason: "empty screen \(xres)x\(yres)")
+            throw .badGeometry(device: device, reason: "empty screen \(xres)x\(yres)")
         }
         guard xoffset >= 0, yoffset >= 0, xoffset + xres <= xresVirtual, yoffset + yres <= yresVirtual else {
-            throw .unsupported(device: device, reason: "visible \(xres)x\(yres) at \(xoffset),\(yoffset)"
+            throw .badGeometry(device: device, reason: "visible \(xres)x\(yres) at \(xoffset),\(yoffset)"
                                + " is outside the virtual screen \(xresVirtual)x\(yresVirtual)")
         }
         guard lineLength >= (xoffset + xres) * bpp else {
-            throw .unsupported(device: device, reason: "line_length \(lineLength) bytes is shorter than"
+            throw .badGeometry(device: device, reason: "line_length \(lineLength) bytes is shorter than"
                                + " \(xoffset + xres) pixels of \(bitsPerPixel) bits")
         }
         guard memoryLength >= (yoffset + yres) * lineLength else {
-            throw .unsupported(device: device, reason: "framebuffer memory of \(memoryLength) bytes is smaller than"
+            throw .badGeometry(device: device, reason: "framebuffer memory of \(memoryLength) bytes is smaller than"
                                + " \(yoffset + yres) rows of \(lineLength) bytes")
         }
     }

@@ -12,7 +12,7 @@ import KioskSystem
 /// Frames are written at the logical size as given (XRGB8888 in, 8-bit RGB PNG out through
 /// `PNGWriter`); there is no rotation and no pacing (``pacesFrames`` is false: with the virtual
 /// clock a show renders as fast as the machine can).
-public final class OffscreenDisplay: Display, PixelDimmable {
+public final class OffscreenDisplay: Display, FrameFiles, PixelDimmable {
     /// Width of the frames in pixels.
     public let width: Int
     /// Height of the frames in pixels.
@@ -29,6 +29,10 @@ public final class OffscreenDisplay: Display, PixelDimmable {
     public private(set) var framesWritten: Int = 0
     /// Offscreen frames are not paced: the frame loop's virtual clock decides.
     public var pacesFrames: Bool { false }
+    /// Frame files: no console, no power, nobody watching live.
+    public var abilities: DisplayAbilities { .frameFiles }
+    /// The frames are files: this display.
+    public var frameFiles: (any FrameFiles)? { self }
     /// The frames written dimmed (``PixelDimmable``, docs/power.md): what a screen dimmed by its
     /// pixels would show, so that it can be seen and tested.
     public var pixelBrightness: PixelBrightness = .full
@@ -40,12 +44,12 @@ public final class OffscreenDisplay: Display, PixelDimmable {
     /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
     /// `width` x `height` pixels, standing in for a panel mounted with `rotation` (the panel size
     /// only: frames are not turned).
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` for a size that is not positive;
+    /// - Throws: ``DisplayError/badGeometry(device:reason:)`` for a size that is not positive;
     ///   ``DisplayError/system(_:advice:)`` when the directory cannot be created
     ///   (`mkdir /x/y: Permission denied (errno 13)`) or the path exists and is not a directory.
     public init(directory: String, width: Int, height: Int, rotation: Rotation = .none) throws(DisplayError) {
         guard width > 0, height > 0 else {
-            throw .unsupported(device: "offscreen \(directory)", reason: "frame size \(width)x\(height) is not positive")
+            throw .badGeometry(device: "offscreen \(directory)", reason: "frame size \(width)x\(height) is not positive")
         }
         self.width = width
         self.height = height
@@ -98,17 +102,17 @@ public final class OffscreenDisplay: Display, PixelDimmable {
 
     /// The last frame written, as composed (offscreen frames are not rotated), read back from its
     /// PNG file (lossless: the same RGB values; the top byte is 0xFF).
-    /// Throws ``DisplayError/unsupported(device:reason:)`` before the first frame, or when that
+    /// Throws ``DisplayError/nothingToReadBack(device:reason:)`` before the first frame, or when that
     /// file cannot be read back (removed, changed: the decoder's reason).
     public func screenImage() throws(DisplayError) -> Bitmap {
         let device = "offscreen \(directory)"
-        guard let lastFramePath else { throw .unsupported(device: device, reason: "no frame was presented yet") }
+        guard let lastFramePath else { throw .nothingToReadBack(device: device, reason: "no frame was presented yet") }
         let image: DecodedImage
         do { image = try ImageDecoder.decode(path: lastFramePath) } catch {
-            throw .unsupported(device: device, reason: "the last frame written cannot be read back: \(error)")
+            throw .nothingToReadBack(device: device, reason: "the last frame written cannot be read back: \(error)")
         }
         guard image.bitmap.width == width, image.bitmap.height == height else {
-            throw .unsupported(device: device, reason: "the last frame written, \(lastFramePath), is \(image.bitmap.width)x\(image.bitmap.height), not \(width)x\(height)")
+            throw .nothingToReadBack(device: device, reason: "the last frame written, \(lastFramePath), is \(image.bitmap.width)x\(image.bitmap.height), not \(width)x\(height)")
         }
         return image.bitmap
     }
@@ -122,6 +126,8 @@ public final class OffscreenDisplay: Display, PixelDimmable {
     public func acquire() throws(DisplayError) {}
     /// No screen to switch off: nothing happens.
     public func setPower(on: Bool) throws(DisplayError) {}
+    /// The dimming's rows are split by `splitter` (``Display/convertRows(with:)``).
+    public func convertRows(with splitter: RowSplitter) { rows = splitter }
 
     /// Deletes the `frame-NNNNNNNN.png` files an earlier run left in ``directory`` (only files
     /// named exactly like the frames this backend writes), so that the folder holds this run's

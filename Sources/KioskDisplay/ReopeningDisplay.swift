@@ -34,7 +34,7 @@ import KioskSystem
 /// over to the real driver): ``width`` and ``height`` then change with it, and the caller
 /// (which sees them differ from what it draws) lays the show out again at the new size.
 ///
-/// Ownership: owns the open ``DRMDisplay`` (``current``) and an inotify descriptor.
+/// Ownership: owns the open ``DRMDisplay`` (``current``) and a ``DRMCardWatch``.
 public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
     /// What ``service(now:)`` found.
     public typealias Change = DisplayChange
@@ -77,26 +77,20 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
     /// Readable (POLLIN) when something changed in `/dev/dri` (or `/dev`, while `/dev/dri` is
     /// gone): the caller polls it and then calls ``service(now:)``. Nil when inotify could not
     /// be set up (the loss is then noticed by the next failing frame, the reopen by the timer).
-    public var wakeDescriptor: Int32? { inotify?.descriptor }
+    public var wakeDescriptor: Int32? { cards.descriptor }
 
-    /// The directory the card nodes are in (`/dev/dri`, drm_sysfs.c's devnode) and its parent.
-    public let cardDirectory = "/dev/dri"
-    private let parentDirectory = "/dev"
+    /// The directory the card nodes are in (`/dev/dri`, drm_sysfs.c's devnode).
+    public var cardDirectory: String { cards.cardDirectory }
+    private let cards = DRMCardWatch()
     private let device: String?
     private let connector: String?
     private let mode: ModeRequest?
     private let options: DRMOptions
     private let rotation: Rotation
-    private let inotify: InotifyReader?
-    private var cardWatch: Int32 = -1
-    private var parentWatch: Int32 = -1
     private var released = false
     private var poweredOff = false
     private var pending: [Change] = []
     private var wakeWaiting = false
-
-    /// Events that mean a card may have appeared, or ours gone (inotify(7)).
-    private static let cardEvents = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF)
 
     /// Wraps an open card. `device`, `connector` and `mode` are what `--display` asked for
     /// (nil: any card, its first usable connector, the preferred mode): a reopen asks for the
@@ -108,8 +102,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
         rotation = display.rotation
         self.device = device; self.connector = connector; self.mode = mode
-        inotify = try? InotifyReader()
-        watchCards()
     }
 
     deinit { restore() }
@@ -136,23 +128,17 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
     /// Reads what inotify reported and acts on it: the card's node removed makes it lost; while
     /// lost (and not switched away: the VT's owner has the screen) a card is tried when a node
     /// appeared, changed, or ``retryAt`` is due. Returns the changes since the last call, in order.
-    /// Throws ``DisplayError/unsupported(device:reason:)`` when the card that appeared cannot
+    /// Throws ``DisplayError/unsupportedFormat(device:reason:)`` when the card that appeared cannot
     /// scan out XRGB8888 (drmModeAddFB2 refuses the format): the show cannot go on on it.
     public func service(now: Duration) throws(DisplayError) -> [Change] {
-        var woken = wakeWaiting
+        let changes = cards.take()
+        let woken = wakeWaiting || changes.worthALook
         wakeWaiting = false
-        for event in inotifyReadable ? inotify?.readEvents() ?? [] : [] {
-            woken = true
-            let name = String(decoding: event.name, as: UTF8.self)
-            if event.watch == cardWatch, event.has(IN_DELETE_SELF | IN_IGNORED) {
-                cardWatch = -1
-                if current != nil { lose(reason: "\(cardDirectory) was removed") }
-            } else if event.watch == cardWatch, event.has(IN_DELETE | IN_MOVED_FROM), let current,
-                      current.devicePath == "\(cardDirectory)/\(name)" {
-                lose(reason: "\(current.devicePath) was removed")
-            }
+        if let current, changes.removed.contains(current.devicePath) {
+            lose(reason: "\(current.devicePath) was removed")
+        } else if changes.directoryRemoved, current != nil {
+            lose(reason: "\(cardDirectory) was removed")
         }
-        if cardWatch < 0 || parentWatch >= 0 { watchCards() }
         if current == nil, !released {
             if nextTry == nil { nextTry = now + retryInterval }
             if woken || now >= nextTry! { try reopen(now: now) }
@@ -164,14 +150,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         }
         defer { pending = [] }
         return pending
-    }
-
-    /// True when inotify has events waiting (poll(2) with no timeout: the loop calls
-    /// ``service(now:)`` every turn, and a read costs a 64 KiB buffer).
-    private var inotifyReadable: Bool {
-        guard let fd = inotify?.descriptor else { return false }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&p, 1, 0) > 0
     }
 
     /// A connector gone is a loss (nothing is drawn); one back has its mode set again.
@@ -230,8 +208,9 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
             opened = try DRMDisplay.open(device: device, connector: connector, mode: mode, rotation: rotation,
                                          preferredIfMissing: true, options: options)
         } catch {
-            if case .system(let e, _) = error, e.operation.hasPrefix("drmModeAddFB2"), e.errno == EINVAL {
-                throw .unsupported(device: e.path, reason: "the display that appeared cannot scan out XRGB8888 (\(e)): the show cannot draw on it")
+            if case .scanoutFormatRefused(let format, let e) = error {
+                throw .unsupportedFormat(device: e.path, reason: "the display that appeared cannot scan out \(format) (\(e)):"
+                                         + " the show cannot draw on it")
             }
             nextTry = now + retryInterval
             return
@@ -250,19 +229,6 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         width = display.width; height = display.height
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
         if poweredOff { try? display.setPower(on: false) }
-    }
-
-    /// Watches `cardDirectory` when it exists, else its parent for it to appear.
-    private func watchCards() {
-        guard let inotify else { return }
-        if cardWatch < 0, let wd = try? inotify.addWatch(cardDirectory, mask: Self.cardEvents) {
-            cardWatch = wd
-            if parentWatch >= 0 { inotify_rm_watch(inotify.descriptor, parentWatch); parentWatch = -1 }
-            wakeWaiting = true  // cards may have appeared before the watch
-        }
-        if cardWatch < 0, parentWatch < 0 {
-            parentWatch = (try? inotify.addWatch(parentDirectory, mask: UInt32(IN_CREATE | IN_MOVED_TO))) ?? -1
-        }
     }
 
     /// Puts the card's previous CRTC back (``DRMDisplay/restore()``). Safe to call more than once.
@@ -287,12 +253,14 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         try current?.setPower(on: on)
     }
 
-    /// The connector's DPMS state (``DRMDisplay/dpmsState``); nil while lost.
-    public var dpmsState: UInt64? { current?.dpmsState }
+    /// The connector's DPMS state (``DRMDisplay/powerState``); nil while lost.
+    public var powerState: DisplayPowerState? { current?.powerState }
+    /// A screen on a VT, as the card in use says (its planes); while lost, one of no planes.
+    public var abilities: DisplayAbilities { current?.abilities ?? .consoleScreen }
 
-    /// ``DRMDisplay/screenImage()``; throws ``DisplayError/unsupported(device:reason:)`` while lost.
+    /// ``DRMDisplay/screenImage()``; throws ``DisplayError/nothingToReadBack(device:reason:)`` while lost.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        guard let current else { throw .unsupported(device: summary, reason: "the display is lost; waiting for one") }
+        guard let current else { throw .nothingToReadBack(device: summary, reason: "the display is lost; waiting for one") }
         return try current.screenImage()
     }
 }
@@ -320,16 +288,19 @@ public protocol ReconnectingDisplay: Display {
     var retryAt: Duration? { get }
     /// True while there is nothing to draw on.
     var isLost: Bool { get }
-    /// The connector's DPMS state (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
-    var dpmsState: UInt64? { get }
     /// What changed since the last call, in order. `now` is the caller's clock.
     /// Throws ``DisplayError`` when the display that came back cannot carry the show on.
     func service(now: Duration) throws(DisplayError) -> [DisplayChange]
 }
 
+public extension ReconnectingDisplay {
+    /// It reconnects: itself.
+    var reconnection: (any ReconnectingDisplay)? { self }
+}
+
 /// Layers go to the card in use (``DRMDisplay``'s planes); while lost nothing is shown and the
 /// call says it was done, as ``ReopeningDRMDisplay/present(_:showTime:)`` does.
-extension ReopeningDRMDisplay: LayerPresenting {
+extension ReopeningDRMDisplay {
     public var presentsLayers: Bool { !isLost && current?.presentsLayers == true }
 
     public func present(layers: [FrameLayer], background: RGBColor, showTime: Int64) throws(DisplayError) -> Bool {
@@ -344,4 +315,7 @@ extension ReopeningDRMDisplay: LayerPresenting {
     }
 
     public func prepareLayer(_ bitmap: Bitmap) { if !isLost { current?.prepareLayer(bitmap) } }
+
+    /// Given to the card in use and to each card opened after it.
+    public func convertRows(with splitter: RowSplitter) { rows = splitter }
 }

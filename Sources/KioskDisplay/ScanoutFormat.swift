@@ -42,11 +42,11 @@ public struct ScanoutFormat: Equatable, Sendable, CustomStringConvertible {
 
     /// The format an fbdev driver reports in `struct fb_var_screeninfo` (from FBIOGET_VSCREENINFO),
     /// validated. `device` names the device in errors.
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` for a bit depth other than 16, 24 or
+    /// - Throws: ``DisplayError/unsupportedFormat(device:reason:)`` for a bit depth other than 16, 24 or
     ///   32, `msb_right` bitfields, or bitfields that overlap, leave the pixel or exceed 8 bits.
     public init(_ info: fb_var_screeninfo, device: String) throws(DisplayError) {
         for field in [info.red, info.green, info.blue, info.transp] where field.msb_right != 0 {
-            throw .unsupported(device: device, reason: "colour bitfields with msb_right set are not supported")
+            throw .unsupportedFormat(device: device, reason: "colour bitfields with msb_right set are not supported")
         }
         func bitfield(_ f: fb_bitfield) -> Bitfield { Bitfield(offset: Int(f.offset), length: Int(f.length)) }
         self.init(bitsPerPixel: Int(info.bits_per_pixel), red: bitfield(info.red), green: bitfield(info.green),
@@ -68,23 +68,23 @@ public struct ScanoutFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Checks that the writer can produce this format.
-    /// - Throws: ``DisplayError/unsupported(device:reason:)`` naming the bad value: bits per pixel
+    /// - Throws: ``DisplayError/unsupportedFormat(device:reason:)`` naming the bad value: bits per pixel
     ///   other than 16, 24, 32; a colour field of length 0 or more than 8 bits; a field outside the
     ///   pixel; fields that overlap.
     public func validate(device: String) throws(DisplayError) {
         guard bitsPerPixel == 16 || bitsPerPixel == 24 || bitsPerPixel == 32 else {
-            throw .unsupported(device: device,
+            throw .unsupportedFormat(device: device,
                                reason: "\(bitsPerPixel) bits per pixel is not supported (16, 24 and 32 are)")
         }
         let fields = [("red", red), ("green", green), ("blue", blue), ("transp", transp)]
         for (index, (name, field)) in fields.enumerated() {
             if name == "transp" && field.length == 0 { continue }
             guard (1...8).contains(field.length), field.offset >= 0, field.offset + field.length <= bitsPerPixel else {
-                throw .unsupported(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
+                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
                                    + " does not fit a \(bitsPerPixel)-bit pixel with 1 to 8 bits per channel")
             }
             if let (other, earlier) = fields[..<index].first(where: { $0.1.mask & field.mask != 0 }) {
-                throw .unsupported(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
+                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
                                    + " overlaps \(other) (offset \(earlier.offset) length \(earlier.length))")
             }
         }

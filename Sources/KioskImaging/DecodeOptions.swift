@@ -53,6 +53,8 @@ public struct DecodeOptions: Sendable, Equatable {
     public var targetHeight: Int?
     /// How the image will be placed in the target frame; decides which size must be covered.
     public var fit: FitMode = .fit
+    /// The colour space pictures are converted to (``ColourTarget``): sRGB by default.
+    public var colour: ColourTarget = .sRGB
 
     /// 192 MiB.
     public static let defaultMaxDecoderBytes = 192 << 20
@@ -63,14 +65,15 @@ public struct DecodeOptions: Sendable, Equatable {
     /// computation of the decoder far from overflow (65535 x 65535 x 4 < 2^35).
     public static let maxSide = 65535
 
-    /// Options with the given limits (pixels, bytes), target frame (pixels; nil = full size)
-    /// and fit.
+    /// Options with the given limits (pixels, bytes), target frame (pixels; nil = full size),
+    /// fit and colour target.
     public init(maxPixels: Int = 100_000_000, maxDecoderBytes: Int = DecodeOptions.defaultMaxDecoderBytes,
-                targetWidth: Int? = nil, targetHeight: Int? = nil, fit: FitMode = .fit) {
+                targetWidth: Int? = nil, targetHeight: Int? = nil, fit: FitMode = .fit, colour: ColourTarget = .sRGB) {
         self.maxPixels = maxPixels
         self.maxDecoderBytes = maxDecoderBytes
         self.targetWidth = targetWidth
         self.targetHeight = targetHeight
         self.fit = fit
+        self.colour = colour
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskSystem
 
 /// The whole encoded file in memory, for a library that reads from a buffer (libwebp's
 /// `WebPDecode`, libheif's `heif_context_read_from_memory_without_copy`): the bytes of an
@@ -36,26 +37,28 @@ final class EncodedBytes {
         case .memory(let buffer):
             return EncodedBytes(bytes: buffer, owned: nil)
         case .file(let file):
+            let fd = fileno(file)
             var st = stat()
-            guard fstat(fileno(file), &st) == 0 else { throw .unreadable(path: name, errno: errno) }
+            do { try syscall("fstat", path: name) { fstat(fd, &st) } } catch {
+                throw .unreadable(path: name, errno: error.errno)
+            }
             let size = Int(st.st_size)
             guard size > 0 else { throw .corrupt(path: name, reason: "the file is empty (0 bytes)") }
             try checkMemory([[memoryUse(size)]], options: options, name: name)
             guard let memory = malloc(size) else {
                 throw .outOfMemory(path: name, reason: "cannot allocate \(size) bytes to hold the file")
             }
-            rewind(file)
+            // pread on the stream's descriptor: from the file's start, whatever stdio has read.
             var count = 0
             while count < size {
-                let n = fread(memory + count, 1, size - count, file)
-                if n == 0 {
-                    if ferror(file) != 0 {
-                        let code = errno
-                        free(memory)
-                        throw .unreadable(path: name, errno: code)
-                    }
-                    break
+                let n: Int
+                do {
+                    n = try syscall("pread", path: name) { pread(fd, memory + count, size - count, off_t(count)) }
+                } catch {
+                    free(memory)
+                    throw .unreadable(path: name, errno: error.errno)
                 }
+                if n == 0 { break }
                 count += n
             }
             return EncodedBytes(bytes: UnsafeRawBufferPointer(start: memory, count: count), owned: memory)

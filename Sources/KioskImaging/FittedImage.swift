@@ -119,28 +119,10 @@ extension ImageDecoder {
         return fitted
     }
 
+    /// The fitted decoder of `format` (its row of ``ImageCodec/table``) on `source`.
     private static func decodePlaced(_ source: ImageSource, format: ImageFormat, name: String, into frame: Bitmap,
-                                     fit: FitMode, background: RGBColor, options: DecodeOptions) throws(ImageError) -> FittedImage {
-        switch format {
-        case .jpeg:
-            return try JPEGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
-                                                options: options)
-        case .png:
-            var targeted = options
-            targeted.targetWidth = frame.width
-            targeted.targetHeight = frame.height
-            targeted.fit = fit
-            return try PNGDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
-                                               options: targeted)
-        case .webp:
-            return try WebPDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
-                                                options: options)
-        case .heif, .avif:
-            return try HEIFDecoder.decodeFitted(source, format: format, name: name, into: frame, fit: fit,
-                                                background: background, options: options)
-        case .gif:
-            return try GIFDecoder.decodeFitted(source, name: name, into: frame, fit: fit, background: background,
-                                               options: options)
-        }
+                                     fit: FitMode, background: RGBColor,
+                                     options: DecodeOptions) throws(ImageError) -> FittedImage {
+        try codec(format, name: name).decodeFitted(source, name, frame, fit, background, options)
     }
 }

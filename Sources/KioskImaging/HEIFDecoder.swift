@@ -6,7 +6,12 @@ import KioskCore
 /// HEIF/HEIC (HEVC, decoded by libde265) and AVIF (AV1, decoded by dav1d or libaom) through
 /// libheif: the primary image, whole or a grid of tiles (a phone's 12 MP HEIC is 48 tiles of
 /// 512x512), with its alpha plane, composited over the background when placed. 10-bit and
-/// 12-bit images are reduced to 8 bits by libheif (`convert_hdr_to_8bit`).
+/// 12-bit images are reduced to 8 bits by libheif (`convert_hdr_to_8bit`), except an HDR one
+/// (a `colr` box with PQ or HLG), decoded at 16 bits a sample and tone-mapped from those
+/// (``HDRToneMap``). Colour: the `colr` box (an ICC profile or `nclx` code points), or the
+/// codec's own colour description (HEVC's VUI) when there is none, converted to the screen's
+/// space (``ColourConversion``) on the decoded image; an HDR picture whose only colour
+/// description is in its stream is tone-mapped from its 8-bit reduction.
 ///
 /// Orientation: libheif applies the file's `irot` (rotation), `imir` (mirror) and `clap`
 /// (crop) transforms itself while decoding, and those are the HEIF's orientation; the EXIF
@@ -39,7 +44,7 @@ enum HEIFDecoder {
             bitmap.row(y).update(from: image.row(y), count: image.width)
         }
         return DecodedImage(bitmap: bitmap, sourceWidth: image.width, sourceHeight: image.height,
-                            orientation: .topLeft, scaleNumerator: 8, warnings: [], format: format)
+                            orientation: .topLeft, scaleNumerator: 8, warnings: image.warnings, format: format)
     }
 
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for HEIF and AVIF: the
@@ -57,7 +62,7 @@ enum HEIFDecoder {
         }
         return FittedImage(sourceWidth: image.width, sourceHeight: image.height, orientation: .topLeft,
                            scaleNumerator: 8, decodedWidth: image.width, decodedHeight: image.height,
-                           decodedRows: 0..<image.height, streamed: false, warnings: [], format: format)
+                           decodedRows: 0..<image.height, streamed: false, warnings: image.warnings, format: format)
     }
 }
 
@@ -109,6 +114,9 @@ final class HEIFImage {
     /// The size after libheif's transforms, in pixels.
     let width: Int, height: Int
     let hasAlpha: Bool
+    /// The colour conversion's warning, if any (a profile that cannot be used, light levels out
+    /// of range).
+    var warnings: [String] = []
 
     private init(library: HEIFLibrary, image: OpaquePointer, plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
                  hasAlpha: Bool) {
@@ -193,14 +201,26 @@ final class HEIFImage {
         let hasAlpha = lib.handleHasAlpha(handle) != 0
         let bits = Int(lib.handleLumaBits(handle))
         let sampleBytes = bits > 0 && bits <= 8 ? 1 : 2
-
+        // The colr box: an HDR picture (PQ or HLG) of more than 8 bits is decoded at 16 bits a
+        // sample and tone-mapped from those (kc_tonemap_rows16); every other one at 8.
+        let colours = HEIFColourFunctions.shared
+        let declared = options.colour.enabled ? colours?.description(handle: handle) : nil
+        let hdr16: Bool = {
+            guard bits > 8, case .codePoints(let points)? = declared?.0 else { return false }
+            return points.isHDR
+        }()
+        let channels = hasAlpha ? 4 : 3
 
         let held = EncodedBytes.memoryUse(file.heldBytes)
         let ycbcr = MemoryUse(what: "the decoded YCbCr image (\(storedWidth)x\(storedHeight) pixels, \(3 * sampleBytes) bytes each at most)",
                               bytes: MemoryUse.product(storedWidth, storedHeight, 3 * sampleBytes))
         let pictures = MemoryUse(what: "the codec's pictures (as large again)", bytes: ycbcr.bytes)
         let alpha = MemoryUse(what: "the alpha plane", bytes: hasAlpha ? MemoryUse.product(storedWidth, storedHeight, sampleBytes) : 0)
-        let rgba = MemoryUse.image(width: width, height: height, "the RGBA image")
+        let rgba = hdr16
+            ? MemoryUse(what: "the RGB image at 16 bits a sample (\(width)x\(height) pixels, "
+                            + "\(2 * channels) bytes each)",
+                        bytes: MemoryUse.product(width, height, 2 * channels))
+            : MemoryUse.image(width: width, height: height, "the RGBA image")
         var phases = [[held, pictures, ycbcr, alpha], [held, ycbcr, alpha, rgba]]
         // libheif 1.15 applies irot and clap to the decoded image before it makes the RGBA
         // image (heif_context.cc, decode_image_planar): a copy as large as that image beside
@@ -209,27 +229,53 @@ final class HEIFImage {
             phases.append([held, ycbcr, MemoryUse(what: "its copy turned by irot or cropped by clap", bytes: ycbcr.bytes), alpha])
         }
         if handedOut { phases.append([rgba, MemoryUse.image(width: width, height: height, "the bitmap handed out")]) }
-        try checkMemory(phases, options: options, name: name)
+        let needed = try checkMemory(phases, options: options, name: name)
 
         guard let decoding = lib.decodingOptionsAlloc() else {
             throw .outOfMemory(path: name, reason: "cannot allocate libheif's decoding options")
         }
         defer { lib.decodingOptionsFree(decoding) }
-        decoding.pointee.convert_hdr_to_8bit = 1
+        decoding.pointee.convert_hdr_to_8bit = hdr16 ? 0 : 1
         var decoded: OpaquePointer?
-        error = lib.decodeImage(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, UnsafePointer(decoding))
+        let chroma = !hdr16 ? heif_chroma_interleaved_RGBA
+            : hasAlpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE
+        error = lib.decodeImage(handle, &decoded, heif_colorspace_RGB, chroma, UnsafePointer(decoding))
         guard error.code == heif_error_Ok, let decoded else { throw failure(error, name: name, reading: false) }
         var stride: Int32 = 0
         let outWidth = Int(lib.imageWidth(decoded, heif_channel_interleaved))
         let outHeight = Int(lib.imageHeight(decoded, heif_channel_interleaved))
+        let range = Int(lib.imageBitsPerPixelRange(decoded, heif_channel_interleaved))
         guard let plane = lib.imagePlane(decoded, heif_channel_interleaved, &stride),
-              outWidth > 0, outHeight > 0, Int(stride) >= outWidth * 4,
-              Int(lib.imageBitsPerPixelRange(decoded, heif_channel_interleaved)) == 8 else {
+              outWidth > 0, outHeight > 0, Int(stride) >= outWidth * (hdr16 ? 2 * channels : 4),
+              hdr16 ? range > 8 && range <= 16 : range == 8 else {
             lib.imageRelease(decoded)
-            throw .corrupt(path: name, reason: "libheif gave no 8-bit RGBA image")
+            throw .corrupt(path: name,
+                           reason: hdr16 ? "libheif gave no 16-bit RGB image" : "libheif gave no 8-bit RGBA image")
         }
         let result = HEIFImage(library: lib, image: decoded, plane: plane, stride: Int(stride), width: outWidth, height: outHeight,
                                hasAlpha: hasAlpha)
+        // The colours: the colr box's, else what the codec's stream said (the image's own nclx).
+        var description = declared?.0 ?? .sRGB
+        var oversized = declared?.oversized
+        if options.colour.enabled, description == .sRGB, oversized == nil, let colours {
+            (description, oversized) = colours.description(image: decoded)
+        }
+        let light = colours?.lightLevels(decoded) ?? HDRMetadata()
+        var made = ColourConversion.make(description, alpha: hasAlpha, target: options.colour, name: name,
+                                         bits: hdr16 ? range : 8, hdr: light, budget: options.maxDecoderBytes - needed)
+        if let size = oversized, let warning = ColourConversion.oversizedProfile(size, name: name, options: options) {
+            made.warning = warning
+        }
+        result.warnings = made.warning.map { [$0] } ?? []
+        if hdr16 {
+            if let conversion = made.conversion, conversion.isToneMap {
+                conversion.convertRows16(plane, stride: Int(stride), width: outWidth, height: outHeight,
+                                         channels: channels)
+            } else {
+                result.reduceRows16(bits: range, channels: channels)
+            }
+            return result
+        }
         // R, G, B, A bytes (0xAABBGGRR read as a little-endian UInt32) to 0xAARRGGBB.
         for y in 0..<outHeight {
             let p = result.row(y)
@@ -238,7 +284,29 @@ final class HEIFImage {
                 p[x] = (v & 0xFF00_FF00) | (v & 0xFF) << 16 | (v >> 16) & 0xFF
             }
         }
+        made.conversion?.convertRows(outHeight, width: outWidth) { result.row($0) }
         return result
+    }
+
+    /// 16-bit R, G, B (, A) samples of `bits` to B, G, R, A bytes at the start of each row, by
+    /// dropping the low bits as libheif's `convert_hdr_to_8bit` does: for an HDR picture whose
+    /// tone map could not be made (its warning says so).
+    func reduceRows16(bits: Int, channels: Int) {
+        let shift = UInt16(max(0, bits - 8))
+        for y in 0..<height {
+            let row = plane + y * stride
+            row.withMemoryRebound(to: UInt16.self, capacity: width * channels) { samples in
+                for x in 0..<width {
+                    let r = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels]) >> shift)
+                    let g = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 1]) >> shift)
+                    let b = UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 2]) >> shift)
+                    let a = channels == 4
+                        ? UInt8(truncatingIfNeeded: UInt16(littleEndian: samples[x * channels + 3]) >> shift) : 0xFF
+                    // Pixel x's 4 bytes end before pixel x + 1's samples begin (6 or 8 bytes a pixel).
+                    row[x * 4] = b; row[x * 4 + 1] = g; row[x * 4 + 2] = r; row[x * 4 + 3] = a
+                }
+            }
+        }
     }
 
     /// The ``ImageError`` for a libheif error, with its message.

@@ -44,16 +44,18 @@ public enum ImageDecoder {
         return try decode(.file(file), format: format, name: path, options: options)
     }
 
-    /// The decoder of `format` on `source`.
+    /// The decoder of `format` on `source` (its row of ``ImageCodec/table``).
     static func decode(_ source: ImageSource, format: ImageFormat, name: String,
                        options: DecodeOptions) throws(ImageError) -> DecodedImage {
-        switch format {
-        case .jpeg: return try JPEGDecoder.decode(source, name: name, options: options)
-        case .png: return try PNGDecoder.decode(source, name: name, options: options)
-        case .webp: return try WebPDecoder.decode(source, name: name, options: options)
-        case .heif, .avif: return try HEIFDecoder.decode(source, format: format, name: name, options: options)
-        case .gif: return try GIFDecoder.decode(source, name: name, options: options)
+        try codec(format, name: name).decode(source, name, options)
+    }
+
+    /// The codec table's row for `format`; a format without one is refused as not shown.
+    static func codec(_ format: ImageFormat, name: String) throws(ImageError) -> ImageCodec {
+        guard let codec = ImageCodec.codec(for: format) else {
+            throw .otherFormat(path: name, format: FileFormat(format))
         }
+        return codec
     }
 
     /// Decodes an image held in memory (a download, say). `name` stands in for the path in
@@ -113,7 +115,9 @@ public enum ImageDecoder {
             count += n
         }
         let format = try sniff(Array(magic[..<count]), name: path)
-        guard let file = fdopen(fd.rawValue, "rb") else { throw .unreadable(path: path, errno: errno) }
+        let file = try call { () throws(SystemError) in
+            try nonNullCall("fdopen", path: path) { fdopen(fd.rawValue, "rb") }
+        }
         _ = fd.release()  // the stream owns it now
         return (file, format)
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskSystem
 
 /// The description a photo carries about itself, for `--caption exif`: EXIF/TIFF tag 0x010E
 /// ImageDescription (ASCII, TIFF 6.0 section 8), else tag 0x9C9C XPComment (UCS-2
@@ -14,15 +15,14 @@ public enum ImageDescription {
     /// The description in the file at `path`, trimmed; nil when it has none, it is blank, or the
     /// file cannot be read. Never reads past ``readLimit`` bytes nor out of a segment's bounds.
     public static func read(path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
         var bytes = [UInt8](repeating: 0, count: readLimit)
         var have = 0
         while have < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + have, $0.count - have) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
+            let n = try? syscall("read", path: path) {
+                bytes.withUnsafeMutableBytes { Glibc.read(fd.rawValue, $0.baseAddress! + have, $0.count - have) }
+            }
+            guard let n, n > 0 else { break }
             have += n
         }
         return parse(Array(bytes[0..<have]))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskCore
+import KioskSystem
 import Glibc
 
 /// Why an image could not be decoded or written. Every case carries the path (or, for
@@ -17,7 +18,7 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     case notRegularFile(path: String, kind: String)
     /// The first bytes are neither a JPEG (`FF D8`) nor a PNG signature: `format` is what they
     /// are (``FileFormat``: GIF, WebP, HEIF, AVIF, BMP, TIFF, JPEG XL, JPEG 2000, SVG, ICO, PDF,
-    /// or unknown with its first bytes), e.g.
+    /// or unknown, whose bytes the message does not show), e.g.
     /// `photo.jpg: a BMP image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)`. A file that starts
     /// as a JPEG or a PNG and goes on as something else is ``corrupt(path:reason:)`` instead.
     case otherFormat(path: String, format: FileFormat)
@@ -61,11 +62,17 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
     public var reason: String {
         switch self {
         case .unreadable(_, let code):
-            return "cannot read: \(String(cString: strerror(code))) (errno \(code))"
+            return "cannot read: \(SystemError.describe(errno: code))"
         case .notRegularFile(_, let kind):
             return "not a regular file (a \(kind)): only regular image files are read"
         case .otherFormat(_, let format):
-            return "\(format) (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"
+            // A file of no known format is not described by its bytes: the file may be
+            // anything a name in a watched folder leads to (docs/security.md).
+            let shown = ImageFormat.listed(ImageFormat.shown.map(\.title), "and")
+            if format.format == nil, !format.firstBytes.isEmpty {
+                return "an unknown format (not shown: only \(shown) are supported)"
+            }
+            return "\(format) (not shown: only \(shown) are supported)"
         case .corrupt(_, let reason):
             return "corrupt image: \(reason)"
         case .unsupported(_, let reason):

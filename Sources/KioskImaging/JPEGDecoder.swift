@@ -8,7 +8,12 @@ import KioskCore
 /// so are files with more than `KC_JPEG_MAX_SCANS` (1000) scans or whose scans pass over the
 /// image's 8x8 blocks more than `KC_JPEG_MAX_BLOCK_PASSES` (32) times on average (the work of
 /// a decode is bounded, not only its memory). Of the APPn and COM segments only the first
-/// APP1 "Exif" is kept (at most 64 KiB, all a segment holds).
+/// APP1 "Exif" (at most 64 KiB, all a segment holds) and the APP2 "ICC_PROFILE" segments (at
+/// most 4 MiB in all) are kept.
+///
+/// Colour: an embedded ICC profile (RGB, gray or CMYK) is converted to the screen's space
+/// (``ColourConversion``) on the decoded rows, before they are resampled; a CMYK file with one
+/// is converted by it instead of the naive formula.
 ///
 /// Memory (``DecodeOptions/maxDecoderBytes``): a multi-scan file (progressive, or sequential
 /// with its components in separate scans) keeps every DCT coefficient of the image in libjpeg
@@ -18,7 +23,8 @@ import KioskCore
 /// libjpeg's memory manager is asked for is counted against the budget too (from the header
 /// on, the whole budget; from `jpeg_start_decompress` on, what our buffers leave of it), and is
 /// refused before it is allocated when it does not fit; libjpeg is also given that as
-/// `max_memory_to_use`.
+/// `max_memory_to_use`. The coefficient buffer is advised for transparent huge pages
+/// (kc_jpeg.c): the same bytes, far fewer page faults while the scans fill it.
 enum JPEGDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let decoded = try decodeStored(JPEGHandle.open(source, name: name, options: options), options: options)
@@ -72,12 +78,13 @@ enum JPEGDecoder {
                         height: DCTScale.scaledSize(jpeg.height, numerator: scale))
         let expectedPlan = Compositor.placement(imageWidth: expected.width, imageHeight: expected.height,
                                                 into: frame, fit: fit)
-        try jpeg.reserve([[jpeg.coefficientUse, RowRing.memoryUse(width: expected.width, plan: expectedPlan)]],
-                         options: targeted)
+        let conversion = jpeg.colourConversion(options: targeted)
+        try jpeg.reserve([[jpeg.coefficientUse, RowRing.memoryUse(width: expected.width, plan: expectedPlan)]
+                          + (conversion.map { [$0.memoryUse] } ?? [])], options: targeted)
         let (width, height) = try jpeg.start(scale: scale)
         let plan = (width, height) == expected ? expectedPlan
             : Compositor.placement(imageWidth: width, imageHeight: height, into: frame, fit: fit)
-        let ring = try RowRing(jpeg, width: width, plan: plan, flattenOver: nil, name: name)
+        let ring = try RowRing(jpeg, width: width, plan: plan, flattenOver: nil, converting: conversion, name: name)
         try Compositor.place(plan, into: frame, background: background) { (first, count, rows) throws(ImageError) in
             try ring.rows(first, count, into: rows)
         }
@@ -108,11 +115,14 @@ enum JPEGDecoder {
             phases.append([image, MemoryUse.image(width: outHeight, height: outWidth,
                                                   "its copy turned upright")])
         }
+        let conversion = jpeg.colourConversion(options: options)
+        if let conversion { phases[0].append(conversion.memoryUse) }
         try jpeg.reserve(phases, options: options)
         let (width, height) = try jpeg.start(scale: scale)
         let bitmap = try allocateImage(width: width, height: height, hasAlpha: false, name: jpeg.name)
         let code = kc_jpeg_read_pixels(jpeg.handle, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw jpeg.failure(code) }
+        conversion?.convert(bitmap)
         return Stored(bitmap: bitmap, width: jpeg.width, height: jpeg.height, orientation: jpeg.orientation,
                       scale: scale, warnings: jpeg.warnings)
     }
@@ -134,6 +144,15 @@ final class JPEGHandle: RowSource {
     let coefficientBytes: Int
     /// What ``reserve(_:options:)`` counted, and the limit: for the error of libjpeg's own check.
     private var reserved = 0, budget = 0
+    /// The embedded ICC profile (APP2 ICC_PROFILE), or sRGB.
+    let colour: ColourDescription
+    /// How the output rows are laid out for a colour conversion: gray expanded, RGB, or the
+    /// CMYK samples (Adobe-inverted when the file has an APP14 Adobe marker).
+    let layout: PixelLayout
+    /// Why the ICC_PROFILE segments gave no profile (too large, malformed), for the warnings.
+    private let iccProblem: String?
+    /// The colour conversion's warning, once made (``colourConversion(options:)``).
+    private var colourWarning: String?
 
     private init(handle: OpaquePointer, name: String, header: kc_jpeg_header, orientation: EXIFOrientation) {
         self.handle = handle
@@ -143,6 +162,51 @@ final class JPEGHandle: RowSource {
         self.orientation = orientation
         progressive = header.progressive != 0
         coefficientBytes = header.coefficient_bytes > UInt(Int.max) ? Int.max : Int(header.coefficient_bytes)
+        switch Int(header.color_space) {
+        case KC_JPEG_CS_CMYK, KC_JPEG_CS_YCCK: layout = header.saw_adobe_marker != 0 ? .cmykInverted : .cmyk
+        case KC_JPEG_CS_GRAYSCALE: layout = .gray
+        default: layout = .bgra
+        }
+        if let icc = header.icc {
+            colour = .icc(Array(UnsafeBufferPointer(start: icc, count: header.icc_length)))
+            iccProblem = nil
+        } else {
+            colour = .sRGB
+            switch Int(header.icc_problem) {
+            case KC_JPEG_ICC_TOO_LARGE:
+                iccProblem = "its ICC profile segments hold \(byteSize(header.icc_length)), over the "
+                    + "\(byteSize(ColourDescription.maxProfileBytes)) limit; shown as sRGB"
+            case KC_JPEG_ICC_MALFORMED:
+                iccProblem = "its ICC profile segments (APP2 ICC_PROFILE) are numbered wrongly or incomplete; "
+                    + "shown as sRGB"
+            default:
+                iccProblem = nil
+            }
+        }
+    }
+
+    /// The colour conversion for the output rows (nil: none needed, or none possible), made
+    /// before kc_jpeg_start: for a CMYK file with a profile the rows are then kept as CMYK
+    /// samples (kc_jpeg_keep_cmyk) for the conversion to turn into B,G,R,X; without one, libjpeg's
+    /// rows are converted by kc_jpeg.c's formula. The gray layout needs a gray profile: an RGB
+    /// one on a gray JPEG is applied as RGB to the expanded gray.
+    func colourConversion(options: DecodeOptions) -> ColourConversion? {
+        var layout = self.layout
+        if layout == .gray, let profile = colour.profile, profile.count >= 20,
+           profile[16] == 0x52, profile[17] == 0x47, profile[18] == 0x42 {  // 'RGB ' data colour space
+            layout = .bgra
+        }
+        // Little CMS gets what libjpeg leaves of the budget now (its tables are counted with our
+        // buffers afterwards, in reserve).
+        let made = ColourConversion.make(colour, layout: layout, alpha: false, target: options.colour, name: name,
+                                         budget: options.maxDecoderBytes - Int(kc_jpeg_memory_in_use(handle)))
+        if let problem = iccProblem, options.colour.enabled {
+            colourWarning = ColourConversion.warnOnce(name: name, problem)
+        } else {
+            colourWarning = made.warning
+        }
+        if made.conversion != nil, layout == .cmyk || layout == .cmykInverted { kc_jpeg_keep_cmyk(handle, 1) }
+        return made.conversion
     }
 
     /// Creates the decompressor on `source`, reads the header and checks the side and pixel limits.
@@ -226,6 +290,7 @@ final class JPEGHandle: RowSource {
     /// data ended there.
     var warnings: [String] {
         let kept = collectWarnings(count: kc_jpeg_warning_count(handle)) { kc_jpeg_warning(handle, $0) }
+            + (colourWarning.map { [$0] } ?? [])
         return kc_jpeg_eoi_missing(handle) != 0 ? [Self.missingEOI] + kept : kept
     }
 

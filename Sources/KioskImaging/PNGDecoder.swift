@@ -5,7 +5,9 @@ import KioskCore
 
 /// PNG through libpng 1.6 (kc_png.c): every colour type and bit depth (16-bit reduced to 8 by
 /// keeping the high byte), Adam7, palette and tRNS, gray + alpha, gAMA (corrected for a 2.2
-/// display), and the orientation of an eXIf chunk that precedes IDAT. Always full size.
+/// display), and the orientation of an eXIf chunk that precedes IDAT. Always full size. Colour:
+/// a cICP, iCCP or cHRM chunk is converted to the screen's space (``ColourConversion``) on the
+/// decoded rows, before alpha is flattened.
 ///
 /// Shown with ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``, a
 /// non-interlaced PNG stored upright is streamed like a JPEG: rows read one by one
@@ -57,9 +59,12 @@ enum PNGDecoder {
                                            why: "the decoded image, held whole to be turned by its EXIF orientation \(png.orientation.rawValue)"))
         }
         let plan = Compositor.placement(imageWidth: png.width, imageHeight: png.height, into: frame, fit: fit)
-        try png.reserve([[RowRing.memoryUse(width: png.width, plan: plan)]], options: options)
+        let conversion = png.colourConversion(options: options)
+        try png.reserve([[RowRing.memoryUse(width: png.width, plan: plan)] + (conversion.map { [$0.memoryUse] } ?? [])],
+                        options: options)
         try png.start()
-        let ring = try RowRing(png, width: png.width, plan: plan, flattenOver: png.hasAlpha ? background : nil, name: name)
+        let ring = try RowRing(png, width: png.width, plan: plan, flattenOver: png.hasAlpha ? background : nil,
+                               converting: conversion, name: name)
         try Compositor.place(plan, into: frame, background: background) { (first, count, rows) throws(ImageError) in
             try ring.rows(first, count, into: rows)
         }
@@ -80,7 +85,8 @@ enum PNGDecoder {
     /// error; the check counts it with its turned copy when the orientation turns it.
     private static func decodeStored(_ png: PNGHandle, options: DecodeOptions, why: String) throws(ImageError) -> Stored {
         let image = MemoryUse.image(width: png.width, height: png.height, why)
-        var phases = [[image]]
+        let conversion = png.colourConversion(options: options)
+        var phases = [[image] + (conversion.map { [$0.memoryUse] } ?? [])]
         if png.orientation != .topLeft {
             let turned = png.orientation.orientedSize(width: png.width, height: png.height)
             phases.append([image, MemoryUse.image(width: turned.width, height: turned.height,
@@ -90,6 +96,7 @@ enum PNGDecoder {
         let bitmap = try allocateImage(width: png.width, height: png.height, hasAlpha: png.hasAlpha, name: png.name)
         let code = kc_png_read_pixels(png.handle, bitmap.pixels, bitmap.bytesPerRow)
         guard Int(code) == KC_IMG_OK else { throw png.failure(code) }
+        conversion?.convert(bitmap)
         return Stored(bitmap: bitmap, width: png.width, height: png.height, orientation: png.orientation,
                       warnings: png.warnings)
     }
@@ -110,6 +117,13 @@ final class PNGHandle: RowSource {
     let orientation: EXIFOrientation
     /// What ``reserve(_:options:)`` counted, and the budget: for the error of libpng's limit.
     private var reserved = 0, budget = 0
+    /// What the file says about its colours: cICP, else iCCP, else sRGB, else cHRM with gAMA
+    /// (PNG third edition, 4.3: that order of precedence); a gAMA alone is libpng's gamma
+    /// correction, as is a cHRM of sRGB's primaries (within 0.002) with its gAMA.
+    let colour: ColourDescription
+    /// Gray (colour type 0 or 4): a gray ICC profile applies to the expanded gray.
+    private let gray: Bool
+    private var colourWarning: String?
 
     private init(handle: OpaquePointer, name: String, header: kc_png_header, orientation: EXIFOrientation) {
         self.handle = handle
@@ -119,6 +133,40 @@ final class PNGHandle: RowSource {
         interlaced = header.interlaced != 0
         hasAlpha = header.has_alpha != 0
         self.orientation = orientation
+        gray = header.color_type & 2 == 0 && header.color_type != 3
+        colour = Self.description(header)
+    }
+
+    private static func description(_ h: kc_png_header) -> ColourDescription {
+        if h.has_cicp != 0 {
+            let c = h.cicp
+            return .codePoints(CodePoints(primaries: Int(c.0), transfer: Int(c.1), matrix: Int(c.2),
+                                          fullRange: c.3 != 0))
+        }
+        if let icc = h.icc { return .icc(Array(UnsafeBufferPointer(start: icc, count: h.icc_length))) }
+        if h.has_srgb != 0 || h.has_chrm == 0 { return .sRGB }
+        let c = h.chrm
+        let chroma = Chromaticities(white: .init(c.0, c.1), red: .init(c.2, c.3), green: .init(c.4, c.5),
+                                    blue: .init(c.6, c.7), gamma: h.has_gamma != 0 && h.gamma > 0 ? h.gamma : nil)
+        // sRGB's primaries: only the gamma differs, and libpng corrects that as for a gAMA alone.
+        if chroma.isClose(to: .sRGB) { return .sRGB }
+        return .chromaticities(chroma)
+    }
+
+    /// The colour conversion of the decoded rows (nil: none), made before reading starts: when
+    /// the file's description is used, libpng's own gamma correction is turned off (the
+    /// description's curve replaces it).
+    func colourConversion(options: DecodeOptions) -> ColourConversion? {
+        guard colour != .sRGB || options.colour.screenProfile != nil else { return nil }
+        var layout = PixelLayout.bgra
+        if gray, let profile = colour.profile, profile.count >= 20, Array(profile[16..<20]) == Array("GRAY".utf8) {
+            layout = .gray
+        }
+        let made = ColourConversion.make(colour, layout: layout, alpha: hasAlpha, target: options.colour, name: name,
+                                         budget: options.maxDecoderBytes - Int(kc_png_memory_in_use(handle)))
+        colourWarning = made.warning
+        if made.warning == nil, colour != .sRGB, options.colour.enabled { kc_png_set_gamma_correction(handle, 0) }
+        return made.conversion
     }
 
     /// Creates the reader on `source`, reads the header and checks the side and pixel limits.
@@ -166,7 +214,15 @@ final class PNGHandle: RowSource {
         return imageError(code: code, message: message, name: name)
     }
 
-    var warnings: [String] { collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) } }
+    /// libpng's warnings (those about an iCCP chunk, the profile libpng refused, once per file:
+    /// the picture is then shown as sRGB) and the colour conversion's.
+    var warnings: [String] {
+        let library = collectWarnings(count: kc_png_warning_count(handle)) { kc_png_warning(handle, $0) }.compactMap {
+            $0.hasPrefix("iCCP")
+                ? ColourConversion.warnOnce(name: name, $0 + " (its ICC profile is not used; shown as sRGB)") : $0
+        }
+        return library + (colourWarning.map { [$0] } ?? [])
+    }
 
     /// kc_png_start: the transforms set, reading begun, for ``readRows(_:count:)``.
     func start() throws(ImageError) {

@@ -20,7 +20,8 @@ protocol RowSource: AnyObject {
 /// are never decoded. An image with alpha is flattened over the background row by row as the
 /// rows arrive (``Compositor/flattenAlpha(_:count:over:)``, the formula
 /// ``Compositor/place(_:into:fit:background:)`` applies to a whole image), so the resampler
-/// sees the same opaque pixels either way.
+/// sees the same opaque pixels either way. A colour conversion, when given, is applied to each row
+/// first (to the columns the plan reads), as the decoders apply it to a whole image.
 ///
 /// Memory: ``byteCount(width:plan:)``, `capacity * width * 4` bytes, allocated fallibly and
 /// counted against ``DecodeOptions/maxDecoderBytes`` by the caller; freed on deinit.
@@ -36,6 +37,9 @@ final class RowRing {
     private let columns: Range<Int>
     /// The background an image with alpha is flattened over; nil for an opaque image.
     private let background: RGBColor?
+    /// The colour conversion applied to each row as it arrives (before it is flattened), nil
+    /// for none.
+    private let conversion: ColourConversion?
     private let storage: UnsafeMutablePointer<UInt32>
     private let batch: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
     /// The next row the source will output; rows `max(firstRead, next - capacity) ..< next`
@@ -58,9 +62,11 @@ final class RowRing {
 
     /// A ring over `source` for `plan`, whose source is `width` pixels wide.
     /// - Parameter background: flatten each row over this colour (for an image with alpha).
+    /// - Parameter conversion: the colour conversion of each row (the plan's columns only),
+    ///   applied before flattening.
     /// - Throws: ``ImageError/outOfMemory(path:reason:)`` when the ring cannot be allocated.
     init(_ source: any RowSource, width: Int, plan: Resampler.Plan, flattenOver background: RGBColor?,
-         name: String) throws(ImageError) {
+         converting conversion: ColourConversion? = nil, name: String) throws(ImageError) {
         let capacity = Self.capacity(for: plan)
         let bytes = MemoryUse.product(capacity, width, 4)
         guard bytes < Int.max, let memory = malloc(bytes) else {
@@ -70,6 +76,7 @@ final class RowRing {
         self.width = width
         self.capacity = capacity
         self.background = background
+        self.conversion = conversion
         columns = plan.sourceColumns
         limit = plan.sourceRows.upperBound
         storage = memory.bindMemory(to: UInt32.self, capacity: capacity * width)
@@ -108,6 +115,13 @@ final class RowRing {
                     .assumingMemoryBound(to: UInt8.self)
             }
             try source.readRows(batch, count: n)
+            if let conversion, !columns.isEmpty {
+                let first = next, storage = storage, capacity = capacity, width = width
+                let start = columns.lowerBound
+                conversion.convertRows(target - first, width: columns.count) { k in
+                    storage + ((first + k) % capacity) * width + start
+                }
+            }
             if let background, !columns.isEmpty {
                 for y in next..<target {
                     let row = storage + (y % capacity) * width

@@ -6,7 +6,8 @@ import KioskCore
 /// WebP through libwebp (`WebPDecode`): lossy (VP8), lossless (VP8L) and the extended format
 /// (VP8X) with alpha, which comes out straight (not premultiplied) as ARGB8888 and is
 /// composited over the background when placed. The orientation of the `EXIF` chunk is
-/// applied (libwebp ignores it). An animated WebP is refused as unsupported.
+/// applied (libwebp ignores it), and the `ICCP` chunk's profile converted to the screen's space
+/// (``ColourConversion``) on the decoded image. An animated WebP is refused as unsupported.
 ///
 /// Size: when the options give a target frame, the image is decoded straight at the size
 /// its placement needs (`WebPDecoderOptions.use_scaling`, libwebp's area-averaging rescaler
@@ -31,7 +32,8 @@ enum WebPDecoder {
         let stored = try decodeStored(source, name: name, options: options)
         let upright = try stored.orientation.upright(stored.bitmap, name: name)
         return DecodedImage(bitmap: upright, sourceWidth: stored.width, sourceHeight: stored.height,
-                            orientation: stored.orientation, scaleNumerator: 8, warnings: [], format: .webp)
+                            orientation: stored.orientation, scaleNumerator: 8, warnings: stored.warnings,
+                            format: .webp)
     }
 
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for a WebP: decoded
@@ -47,7 +49,8 @@ enum WebPDecoder {
         Compositor.place(upright, into: frame, fit: fit, background: background)
         return FittedImage(sourceWidth: stored.width, sourceHeight: stored.height, orientation: stored.orientation,
                            scaleNumerator: 8, decodedWidth: upright.width, decodedHeight: upright.height,
-                           decodedRows: 0..<stored.bitmap.height, streamed: false, warnings: [], format: .webp)
+                           decodedRows: 0..<stored.bitmap.height, streamed: false, warnings: stored.warnings,
+                           format: .webp)
     }
 
     private struct Stored {
@@ -56,6 +59,8 @@ enum WebPDecoder {
         /// The stored size.
         var width: Int, height: Int
         var orientation: EXIFOrientation
+        /// The colour conversion's warning, if any.
+        var warnings: [String]
     }
 
     /// The size to decode a `width` x `height` image at for `options`' target: the placement's
@@ -115,7 +120,17 @@ enum WebPDecoder {
                                        MemoryUse(what: "", bytes: alphaCompressed ? MemoryUse.product(width, 128) : 0)]))
         let image = MemoryUse.image(width: out.width, height: out.height,
                                     out.width == width ? "the decoded image" : "the decoded image at its placed size")
-        var phases = [[EncodedBytes.memoryUse(file.heldBytes), library, alphaPlane, image]]
+        // The profile is copied out only when it is within the limit.
+        let oversized = container.icc.flatMap {
+            ColourConversion.oversizedProfile($0.count, name: name, options: options)
+        }
+        let colour = container.icc.map { oversized == nil ? ColourDescription.icc(Array(bytes[$0])) : .sRGB } ?? .sRGB
+        let others = MemoryUse.total([EncodedBytes.memoryUse(file.heldBytes), library, alphaPlane, image])
+        var made = ColourConversion.make(colour, alpha: hasAlpha, target: options.colour, name: name,
+                                         budget: options.maxDecoderBytes - others)
+        if let oversized { made.warning = oversized }
+        var phases = [[EncodedBytes.memoryUse(file.heldBytes), library, alphaPlane, image]
+                      + (made.conversion.map { [$0.memoryUse] } ?? [])]
         if orientation != .topLeft {
             let turned = orientation.orientedSize(width: out.width, height: out.height)
             phases.append([image, MemoryUse.image(width: turned.width, height: turned.height, "its copy turned upright")])
@@ -137,7 +152,9 @@ enum WebPDecoder {
         let status = WebPDecode(base, bytes.count, &config)
         WebPFreeDecBuffer(&config.output)  // frees nothing of ours (external memory), any internal state
         guard status == VP8_STATUS_OK else { throw failure(status, name: name, headerOnly: false) }
-        return Stored(bitmap: bitmap, width: width, height: height, orientation: orientation)
+        made.conversion?.convert(bitmap)
+        return Stored(bitmap: bitmap, width: width, height: height, orientation: orientation,
+                      warnings: made.warning.map { [$0] } ?? [])
     }
 
     /// The ``ImageError`` for a libwebp status.
@@ -171,6 +188,8 @@ struct WebPContainer {
     var animated = false
     /// The byte range of the `EXIF` chunk's payload.
     var exif: Range<Int>?
+    /// The byte range of the `ICCP` chunk's payload (an ICC profile).
+    var icc: Range<Int>?
     /// The `ALPH` chunk's compression method (bits 0-1 of its first byte: 0 none, 1 lossless),
     /// nil without one.
     var alphaCompression: Int?
@@ -191,6 +210,8 @@ struct WebPContainer {
                 result.canvas = (u24(payload + 4) + 1, u24(payload + 7) + 1)
             case "EXIF" where result.exif == nil:
                 result.exif = payload..<(payload + size)
+            case "ICCP" where result.icc == nil:
+                result.icc = payload..<(payload + size)
             case "ALPH" where size >= 1 && result.alphaCompression == nil:
                 result.alphaCompression = Int(b[payload] & 0x03)
             default:

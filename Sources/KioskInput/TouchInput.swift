@@ -188,20 +188,20 @@ public final class TouchInput: @unchecked Sendable {
                 needScan = false
                 retry = !attach()
             }
-            var fds = [pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: inotify?.descriptor ?? -1, events: Int16(POLLIN), revents: 0)]
-            if let device { fds.append(pollfd(fd: device.fd.rawValue, events: Int16(POLLIN), revents: 0)) }
+            var set = PollSet(readable: [worker.stopDescriptor, inotify?.descriptor ?? -1])
+            if let device { set.add(device.fd.rawValue) }
             let timeout: Int32 = (device == nil && retry) || watch < 0 ? 2000 : -1
-            let n = poll(&fds, nfds_t(fds.count), timeout)
-            if n < 0 {
-                if errno == EINTR { continue }
-                problem("touch input not read", reason: SystemError(operation: "poll", path: "", errno: errno).description)
+            let n: Int
+            do {
+                n = try set.wait(milliseconds: timeout)
+            } catch {
+                problem("touch input not read", reason: error.description)
                 usleep(100_000)
                 continue
             }
-            if fds[0].revents != 0 { break }
+            if set.isReady(0) { break }
             if n == 0 { needScan = true; continue }  // retry timer
-            if fds[1].revents != 0, let inotify {
+            if set.isReady(1), let inotify {
                 let (changed, lostWatch) = examine(inotify.readEvents())
                 if changed { needScan = true }
                 if lostWatch { watch = -1; needScan = true }
@@ -215,7 +215,7 @@ public final class TouchInput: @unchecked Sendable {
                     needScan = true
                 }
             }
-            if fds.count > 2 && fds[2].revents != 0 {
+            if set.count > 2 && set.isReady(2) {
                 readDevice()
                 // Lost: look again in 2 s, or sooner when inotify sees the node come back.
                 if device == nil { retry = true }
@@ -268,11 +268,18 @@ public final class TouchInput: @unchecked Sendable {
             }
         } else {
             var failures: [String] = []
+            var denied = 0
             var best: EvdevDevice?
             for path in Self.eventNodes(in: config.directory) {
                 let opened: EvdevDevice
                 do { opened = try EvdevDevice.open(path) } catch {
-                    failures.append(error.description)
+                    // Not readable by design: under the unit only the touchscreens' group
+                    // (deploy/70-kiosk-carousel-touch.rules) is the service's, not keyboards'.
+                    if case .system(let e) = error, e.errno == EACCES {
+                        denied += 1
+                    } else {
+                        failures.append(error.description)
+                    }
                     continue
                 }
                 guard opened.capabilities.isTouchscreen, opened.capabilities.touchProtocol != nil else { continue }
@@ -281,7 +288,13 @@ public final class TouchInput: @unchecked Sendable {
                 if direct { break }
             }
             guard let best else {
-                problem("no touchscreen found", path: config.directory, reason: failures.isEmpty ? nil : failures.joined(separator: "; "))
+                var reasons = failures
+                if denied > 0 {
+                    reasons.append("\(denied) event nodes not readable (permission): touchscreens are "
+                                   + "the group kiosk-touch's by deploy/70-kiosk-carousel-touch.rules")
+                }
+                problem("no touchscreen found", path: config.directory,
+                        reason: reasons.isEmpty ? nil : reasons.joined(separator: "; "))
                 return failures.isEmpty
             }
             candidate = best

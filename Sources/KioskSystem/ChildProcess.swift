@@ -16,15 +16,17 @@ public final class ChildProcess {
     public let program: String
     private var status: Int32?
 
-    /// Starts `arguments[0]` (found through PATH unless it contains a slash) with `arguments`
-    /// as its argv and the parent's environment plus `environment` (which overrides).
+    /// Starts `executable` (a path), or else `arguments[0]` (found through PATH unless it
+    /// contains a slash), with `arguments` as its argv and the parent's environment plus
+    /// `environment` (which overrides), or, with `inheritEnvironment` false, `environment` alone.
     /// Throws ``SystemError`` (`posix_spawn PROGRAM: No such file or directory (errno 2)`).
-    public init(arguments: [String], environment: [String: String] = [:]) throws(SystemError) {
+    public init(arguments: [String], environment: [String: String] = [:], inheritEnvironment: Bool = true,
+                executable: String? = nil) throws(SystemError) {
         precondition(!arguments.isEmpty, "ChildProcess: no program")
         program = arguments[0]
         var env: [String] = []
         var index = 0
-        while let entry = environ[index] {
+        while inheritEnvironment, let entry = environ[index] {
             let text = String(cString: entry)
             let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
             if environment[name] == nil { env.append(text) }
@@ -52,8 +54,9 @@ public final class ChildProcess {
         let envp = env.map { strdup($0) } + [nil]
         defer { for p in argv { free(p) }; for p in envp { free(p) } }
         var child: pid_t = 0
-        let rc = posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: arguments[0], errno: rc) }
+        let rc = executable.map { posix_spawn(&child, $0, &actions, &attributes, argv, envp) }
+            ?? posix_spawnp(&child, arguments[0], &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw SystemError(operation: "posix_spawn", path: executable ?? arguments[0], errno: rc) }
         pid = child
     }
 
@@ -89,11 +92,12 @@ public final class ChildProcess {
     public func poll() -> Int32? {
         if let status { return status }
         var raw: Int32 = 0
-        let r = waitpid(pid, &raw, WNOHANG)
-        guard r == pid else {
-            if r == -1 && errno == ECHILD { status = -1 }  // reaped elsewhere: treat as ended
+        let r: pid_t
+        do { r = try syscall("waitpid") { waitpid(pid, &raw, WNOHANG) } } catch {
+            if error.errno == ECHILD { status = -1 }  // reaped elsewhere: treat as ended
             return status
         }
+        guard r == pid else { return status }
         let signal = raw & 0x7f
         status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
         return status

@@ -38,3 +38,11 @@ extension FileDescriptor {
         try syscall("fcntl F_SETFL", path: path) { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
 }
+
+/// `realpath(3)`: `path` with every symbolic link, `.` and `..` resolved, absolute.
+/// Throws ``SystemError`` (`realpath PATH: No such file or directory (errno 2)`).
+public func resolvePath(_ path: String) throws(SystemError) -> String {
+    let resolved = try nonNullCall("realpath", path: path) { realpath(path, nil) }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}

@@ -64,9 +64,11 @@ public final class InotifyReader: @unchecked Sendable {
         var events: [InotifyEvent] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return events }
+            // EAGAIN (nothing more) or another failure: what was read is all there is.
+            let count = try? nonBlockingSyscall("read") {
+                buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            }
+            guard let count, count > 0 else { return events }
             buffer.withUnsafeBytes { events += InotifyEvent.parse(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
     }

@@ -251,3 +251,13 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 }
+
+extension JSONValue {
+    /// jansson, the parser and writer behind JSONValue (linked), for `--version`:
+    /// jansson_version_str gives the loaded library's version, JANSSON_VERSION the headers'
+    /// (jansson.h).
+    public static var libraryVersion: LibraryVersion {
+        LibraryVersion(name: "libjansson", running: String(cString: jansson_version_str()),
+                       builtWith: JANSSON_VERSION, loadedFile: SharedLibrary.loadedFile("libjansson"))
+    }
+}

@@ -102,9 +102,21 @@ public enum Log {
         return out
     }
 
+    /// Whether `c` is written as an escape: the C0 controls and DEL, the C1 controls
+    /// (U+0080...U+009F: a terminal takes U+009B as CSI), the bidirectional formatting
+    /// characters (U+061C, U+200E, U+200F, U+202A...U+202E, U+2066...U+2069, Unicode UAX #9:
+    /// a log viewer would reorder the line around them) and the line and paragraph separators
+    /// (U+2028, U+2029).
+    static func isEscaped(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
     /// Control characters written as escapes, without quotes.
     private static func escapeControls(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return s }
+        guard s.unicodeScalars.contains(where: isEscaped) else { return s }
         let q = quote(s)
         return String(q.dropFirst().dropLast())
     }
@@ -114,13 +126,12 @@ public enum Log {
     public static func error(_ what: String, path: String? = nil, reason: String? = nil) { write(.error, what, path: path, reason: reason) }
 
     private static func quoteIfNeeded(_ s: String) -> String {
-        s.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F })
-            ? quote(s) : s
+        s.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || isEscaped($0) }) ? quote(s) : s
     }
 
     /// Double-quoted, with `"` and `\` escaped and control characters (newline, carriage
-    /// return, tab, ESC …) written as escapes, so a hostile file name cannot forge or garble
-    /// a log line.
+    /// return, tab, ESC …; ``isEscaped(_:)``) written as escapes (`\x1b`, `\u202e`), so a
+    /// hostile file name cannot forge, garble or reorder a log line.
     private static func quote(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
@@ -133,6 +144,9 @@ public enum Log {
             case _ where c.value < 0x20 || c.value == 0x7F:
                 let hex = String(c.value, radix: 16)
                 out += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            case _ where isEscaped(c):
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
             default: out.unicodeScalars.append(c)
             }
         }

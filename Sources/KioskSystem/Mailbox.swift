@@ -139,10 +139,10 @@ public final class Mailbox<Value: Sendable>: WakeSource, @unchecked Sendable {
             if count > 0 { return .ready }
             let left = ContinuousClock.now.duration(to: deadline)
             if left <= .zero { return .timedOut }
-            var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            if interrupt >= 0 { fds.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
-            _ = poll(&fds, nfds_t(fds.count), pollTimeout(left))
-            if fds.count > 1, fds[1].revents != 0 { return count > 0 ? .ready : .interrupted }
+            var set = PollSet(readable: [wakeDescriptor])
+            if interrupt >= 0 { set.add(interrupt) }
+            _ = try? set.wait(timeout: left)
+            if set.count > 1, set.isReady(1) { return count > 0 ? .ready : .interrupted }
         }
     }
 
@@ -151,11 +151,4 @@ public final class Mailbox<Value: Sendable>: WakeSource, @unchecked Sendable {
     public func wait(timeout: Duration) -> [Value] {
         waitForValues(timeout: timeout) == .ready ? take() : []
     }
-}
-
-/// Milliseconds for `poll(2)` covering `duration` (rounded up, at most 60 s; 0 when past).
-public func pollTimeout(_ duration: Duration) -> Int32 {
-    guard duration > .zero else { return 0 }
-    let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000 + 1
-    return Int32(min(ms, 60_000))
 }

@@ -17,12 +17,19 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `strerror(errno)`.
-    public var reason: String { String(cString: strerror(errno)) }
+    public var reason: String { Self.reason(errno: errno) }
 
     public var description: String {
         let subject = path.isEmpty ? operation : "\(operation) \(path)"
-        return "\(subject): \(reason) (errno \(errno))"
+        return "\(subject): \(Self.describe(errno: errno))"
     }
+
+    /// strerror(3)'s text for `code`: `No such file or directory`.
+    public static func reason(errno code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// strerror(3)'s text and the number, as every message about an errno gives it:
+    /// `No such file or directory (errno 2)`.
+    public static func describe(errno code: Int32) -> String { "\(reason(errno: code)) (errno \(code))" }
 }
 
 /// The one funnel for C calls that return -1 and set `errno`: retries on `EINTR`, throws
@@ -37,6 +44,36 @@ public func syscall<T: FixedWidthInteger>(
         let code = Glibc.errno
         if code == EINTR { continue }
         throw SystemError(operation: operation(), path: path, errno: code)
+    }
+}
+
+/// ``syscall(_:path:_:)`` for a call on a non-blocking descriptor (`O_NONBLOCK`, `MSG_DONTWAIT`):
+/// `EAGAIN` (`EWOULDBLOCK` on Linux) is no failure but "nothing now", nil. `EINTR` is retried;
+/// any other failure throws ``SystemError``.
+@discardableResult
+public func nonBlockingSyscall<T: FixedWidthInteger>(
+    _ operation: @autoclosure () -> String, path: String = "", _ body: () -> T
+) throws(SystemError) -> T? {
+    do {
+        return try syscall(operation(), path: path, body)
+    } catch where error.errno == EAGAIN {
+        return nil
+    }
+}
+
+/// The funnel for C calls that return a pointer, NULL with `errno` set on failure (`fdopen`,
+/// `opendir`, `realpath`, `fopen`): retries on `EINTR`, throws ``SystemError`` with the
+/// operation and path on any other failure, returns the pointer otherwise.
+public func nonNullCall<T>(
+    _ operation: @autoclosure () -> String, path: String = "", _ body: () -> T?
+) throws(SystemError) -> T {
+    while true {
+        errno = 0
+        if let result = body() { return result }
+        let code = Glibc.errno
+        if code == EINTR { continue }
+        // A library that returned NULL without saying why (errno 0) is reported as EIO.
+        throw SystemError(operation: operation(), path: path, errno: code == 0 ? EIO : code)
     }
 }
 
@@ -121,20 +158,21 @@ public struct DirectoryEntry: Sendable {
     public var name: String?
     /// True when `d_type` says directory (false also when the file system does not say).
     public var isDirectory: Bool
+    /// The name's bytes as the file system gives them (to name a file whose ``name`` is nil).
+    public var bytes: [UInt8] = []
 }
 
 /// The entries of the directory at `path`, in the order the file system gives them.
 /// Throws ``SystemError`` (`opendir PATH: … (errno N)`).
 public func listDirectory(_ path: String) throws(SystemError) -> [DirectoryEntry] {
-    guard let dir = opendir(path) else { throw SystemError(operation: "opendir", path: path, errno: errno) }
+    let dir = try nonNullCall("opendir", path: path) { opendir(path) }
     defer { closedir(dir) }
     var entries: [DirectoryEntry] = []
     while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-            String(validatingCString: raw.bindMemory(to: CChar.self).baseAddress!)
-        }
+        let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+        let name = String(validating: bytes, as: UTF8.self)
         if name == "." || name == ".." { continue }
-        entries.append(DirectoryEntry(name: name, isDirectory: entry.pointee.d_type == UInt8(DT_DIR)))
+        entries.append(DirectoryEntry(name: name, isDirectory: entry.pointee.d_type == UInt8(DT_DIR), bytes: bytes))
     }
     return entries
 }

@@ -29,15 +29,18 @@ public final class CaptionPainter {
         max(0, height - layout.height - pixelSize)
     }
 
-    /// Draws `caption` into `frame` (XRGB8888, the whole prepared slot). Blank captions draw
-    /// nothing. Returns the layout drawn (nil for a blank caption).
+    /// Draws `caption` into `frame` (XRGB8888, the whole prepared slot). Blank captions (white
+    /// space and control characters only) draw nothing. Returns the layout drawn (nil for a
+    /// blank caption).
     @discardableResult
     public func draw(_ caption: String, into frame: Bitmap) -> TextRenderer.Layout? {
-        guard caption.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { return nil }
+        // Blank: only white space and control characters (which draw nothing, BEL, ESC ...).
+        func drawn(_ s: Unicode.Scalar) -> Bool { !s.properties.isWhitespace && !TextRenderer.isHiddenControl(s) }
+        guard caption.unicodeScalars.contains(where: drawn) else { return nil }
         // Blank lines would take one of the two lines the band has: they are dropped (a line
         // break is any of "\n", "\r\n", "\r", U+2028; the rest of the text is kept).
         let caption = caption.split(whereSeparator: \.isNewline)
-            .filter { $0.contains { !$0.isWhitespace } }.joined(separator: "\n")
+            .filter { $0.unicodeScalars.contains(where: drawn) }.joined(separator: "\n")
         let size = Self.pixelSize(height: frame.height)
         let layout = renderer.layout(caption, pixelSize: size, maxWidth: frame.width * 9 / 10, maxLines: Self.maxLines)
         let top = Self.bandTop(height: frame.height, layout: layout, pixelSize: size)

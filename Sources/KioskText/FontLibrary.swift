@@ -9,7 +9,10 @@ import Glibc
 /// matching a family (default `sans-serif`, DejaVu Sans with fonts-dejavu-core), best first,
 /// each with the characters it covers (fontconfig's sorted list, `FcFontSort`). A character
 /// is drawn with the first font that covers it, so a Chinese caption falls back to
-/// WenQuanYi Micro Hei when fonts-wqy-microhei is installed.
+/// WenQuanYi Micro Hei when fonts-wqy-microhei is installed, and an emoji to Symbola when
+/// fonts-symbola is (docs/text.md). Only outline fonts are listed: glyphs are drawn as 8-bit
+/// coverage at any size, which a bitmap-only font such as Noto Color Emoji (fixed-size colour
+/// strikes, fontconfig's `outline` false) cannot give.
 ///
 /// Immutable after `init`; shared between threads (each ``TextRenderer`` opens its own
 /// FreeType faces from these files), hence `@unchecked Sendable`.
@@ -70,8 +73,11 @@ public final class FontLibrary: @unchecked Sendable {
             var charset: OpaquePointer?
             _ = fc.FcPatternGetCharSet(p, "charset", 0, &charset)
             let path = String(cString: file), familyName = name.map { String(cString: $0) } ?? path
-            // Only scalable outlines FreeType can open: no Type 1 / PCF bitmap fonts.
+            // Only scalable outlines FreeType can open: no Type 1 / PCF bitmap fonts, no
+            // TrueType files of bitmap strikes only (fontconfig's FC_OUTLINE, "outline").
             guard path.hasSuffix(".ttf") || path.hasSuffix(".otf") || path.hasSuffix(".ttc") else { continue }
+            var outline: FcBool = FcTrue
+            if fc.FcPatternGetBool(p, "outline", 0, &outline) == FcResultMatch, outline == FcFalse { continue }
             fonts.append(Font(path: path, index: Int(index), family: familyName))
             charsets.append(charset)
         }
@@ -85,9 +91,12 @@ public final class FontLibrary: @unchecked Sendable {
 
     /// The index in ``fonts`` of the first font that covers `scalar`, or nil when none does.
     public func font(covering scalar: Unicode.Scalar) -> Int? {
-        for (i, cs) in charsets.enumerated() where cs != nil {
-            if api.pointee.FcCharSetHasChar(cs, scalar.value) == FcTrue { return i }
-        }
-        return nil
+        charsets.indices.first { covers(font: $0, scalar) }
+    }
+
+    /// True when font `index` of ``fonts`` has a glyph for `scalar` (its fontconfig charset).
+    public func covers(font index: Int, _ scalar: Unicode.Scalar) -> Bool {
+        guard charsets.indices.contains(index), let cs = charsets[index] else { return false }
+        return api.pointee.FcCharSetHasChar(cs, scalar.value) == FcTrue
     }
 }

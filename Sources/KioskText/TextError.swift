@@ -6,9 +6,9 @@ public enum TextError: Error, CustomStringConvertible, Equatable {
     case freetype(operation: String, path: String?, code: Int32)
     /// fontconfig could not be initialised or matched no font at all for `family`.
     case noFont(family: String)
-    /// FreeType (`libfreetype.so.6`), HarfBuzz (`libharfbuzz.so.0`) or fontconfig
-    /// (`libfontconfig.so.1`) could not be opened with dlopen, or lacks a function: the soname
-    /// and the loader's reason (dlerror(3)).
+    /// FreeType (`libfreetype.so.6`), HarfBuzz (`libharfbuzz.so.0`), fontconfig
+    /// (`libfontconfig.so.1`) or FriBidi (`libfribidi.so.0`) could not be opened with dlopen, or
+    /// lacks a function: the soname and the loader's reason (dlerror(3)).
     case libraryMissing(soname: String, reason: String)
 
     public var description: String {
@@ -18,7 +18,8 @@ public enum TextError: Error, CustomStringConvertible, Equatable {
         case .noFont(let family):
             return "fontconfig finds no font for \"\(family)\" (install fonts-dejavu-core)"
         case .libraryMissing(let soname, let reason):
-            return "\(soname) cannot be loaded: \(reason) (install libfreetype6, libharfbuzz0b and libfontconfig1)"
+            return "\(soname) cannot be loaded: \(reason)"
+                + " (install libfreetype6, libharfbuzz0b, libfontconfig1 and libfribidi0)"
         }
     }
 }

@@ -128,6 +128,57 @@ public final class TextRenderer {
         return f
     }
 
+    // MARK: - Bidirectional text
+
+    /// One paragraph's characters (or a line of it) with their bidirectional classes and
+    /// embedding levels, resolved by FriBidi over the whole paragraph (the Unicode
+    /// Bidirectional Algorithm, UAX #9, rules P2 to I2): even levels run left to right, odd
+    /// ones right to left, so the digits of "غرفة 204" (level 2 inside level 1) keep their order.
+    private struct BidiText {
+        var scalars: [UInt32]
+        var types: [FriBidiCharType]
+        var levels: [FriBidiLevel]
+        /// The paragraph's direction: that of its first strong character (rules P2, P3),
+        /// `KC_FRIBIDI_PAR_LTR` when it has none.
+        let base: FriBidiParType
+
+        var baseLevel: FriBidiLevel { base == KC_FRIBIDI_PAR_RTL ? 1 : 0 }
+
+        subscript(range: Range<Int>) -> BidiText {
+            BidiText(scalars: Array(scalars[range]), types: Array(types[range]), levels: Array(levels[range]),
+                     base: base)
+        }
+    }
+
+    /// `scalars` as one paragraph with its embedding levels (FriBidi). When FriBidi cannot
+    /// allocate its work space, the paragraph is set left to right.
+    private func bidi(_ scalars: [UInt32]) -> BidiText {
+        let n = scalars.count
+        var text = BidiText(scalars: scalars, types: [FriBidiCharType](repeating: FriBidiCharType(0), count: n),
+                            levels: [FriBidiLevel](repeating: 0, count: n), base: KC_FRIBIDI_PAR_LTR)
+        guard n > 0 else { return text }
+        var brackets = [FriBidiBracketType](repeating: 0, count: n)
+        var base = KC_FRIBIDI_PAR_AUTO
+        let resolved = scalars.withUnsafeBufferPointer { s in
+            api.pointee.fribidi_get_bidi_types(s.baseAddress, Int32(n), &text.types)
+            api.pointee.fribidi_get_bracket_types(s.baseAddress, Int32(n), text.types, &brackets)
+            return api.pointee.fribidi_get_par_embedding_levels_ex(text.types, brackets, Int32(n), &base, &text.levels)
+        }
+        guard resolved > 0 else { return text }
+        return BidiText(scalars: scalars, types: text.types, levels: text.levels, base: base)
+    }
+
+    /// `text` with `scalar` appended at the paragraph's own level (the "…" of a cut line).
+    private func appending(_ scalar: UInt32, to text: BidiText) -> BidiText {
+        var text = text
+        var type = FriBidiCharType(0)
+        withUnsafePointer(to: scalar) { api.pointee.fribidi_get_bidi_types($0, 1, &type) }
+        text.scalars.append(scalar)
+        text.types.append(type)
+        text.levels.append(text.baseLevel)
+        return text
+    }
+
     // MARK: - Shaping
 
     private struct Shaped {
@@ -141,55 +192,70 @@ public final class TextRenderer {
         script == HB_SCRIPT_COMMON || script == HB_SCRIPT_INHERITED || script == HB_SCRIPT_UNKNOWN
     }
 
-    /// Shapes `scalars` as one line at `size`: split into runs of one font and one script,
-    /// each shaped by HarfBuzz with the whole line as context; runs are placed left to right,
-    /// or right to left when the line's first strong script is (Arabic, Hebrew).
-    private func shape(_ scalars: [UInt32], size: Int) -> Shaped {
-        var out = Shaped(advances: [Int32](repeating: 0, count: scalars.count))
-        guard !scalars.isEmpty else { return out }
+    /// Shapes `text` as one line at `size`: split into runs of one embedding level, one font
+    /// and one script; the runs put in visual order by FriBidi (UAX #9 rules L1 and L2), each
+    /// shaped by HarfBuzz in its level's direction with the whole line as context.
+    ///
+    /// A character of the Common or Inherited script (digits, punctuation, symbols, emoji,
+    /// combining marks) stays in the run before it only when that run's font covers it (or it
+    /// is a default-ignorable one such as U+FE0F, U+200D or U+2069, which draw nothing); else it is
+    /// drawn from the first font that covers it, as it is at the start of a line.
+    private func shape(_ text: BidiText, size: Int) -> Shaped {
+        let scalars = text.scalars, n = scalars.count
+        var out = Shaped(advances: [Int32](repeating: 0, count: n))
+        guard n > 0 else { return out }
+        // L1 (trailing white space back to the paragraph's level) and L2 (reversals):
+        // `visual[v]` is the character shown v-th from the left.
+        var levels = text.levels
+        var visual = [FriBidiStrIndex](0..<FriBidiStrIndex(n))
+        if api.pointee.fribidi_reorder_line(0, text.types, Int32(n), 0, text.base, &levels, nil, &visual) == 0 {
+            levels = text.levels
+            visual = [FriBidiStrIndex](0..<FriBidiStrIndex(n))
+        }
         let funcs = api.pointee.hb_unicode_funcs_get_default()
-        var runs: [(font: Int, range: Range<Int>)] = []
-        var runFont = -1, runScript = HB_SCRIPT_COMMON, runStart = 0
-        var lineRTL: Bool?
+        var runs: [(font: Int, range: Range<Int>, level: FriBidiLevel)] = []
+        var runFont = -1, runScript = HB_SCRIPT_COMMON, runStart = 0, runLevel: FriBidiLevel = 0
         for (i, cp) in scalars.enumerated() {
             let script = api.pointee.hb_unicode_script(funcs, cp)
             let scalar = Unicode.Scalar(cp) ?? " "
             let neutral = Self.isNeutral(script)
-            if !neutral, lineRTL == nil { lineRTL = api.pointee.hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL }
-            let sameScript = neutral || Self.isNeutral(runScript) || script == runScript
-            if runFont >= 0, sameScript, neutral || library.font(covering: scalar) == runFont
-                || (scalar.properties.isWhitespace) {
-                if !neutral { runScript = script }
-                continue
+            let ignorable = scalar.properties.isDefaultIgnorableCodePoint
+            if runFont >= 0, levels[i] == runLevel {
+                let stays = neutral
+                    ? ignorable || script == HB_SCRIPT_INHERITED || library.covers(font: runFont, scalar)
+                    : (Self.isNeutral(runScript) || script == runScript) && library.font(covering: scalar) == runFont
+                if stays {
+                    if !neutral { runScript = script }
+                    continue
+                }
             }
-            let font = library.font(covering: scalar) ?? missing(scalar)
-            if runFont >= 0 { appendRun(runFont, runStart..<i, runScript) }
-            runFont = font; runScript = script; runStart = i
+            // A default-ignorable character (an isolate, a mark, a joiner) is never drawn: it
+            // keeps the font it is next to instead of choosing one (Symbola covers U+2069).
+            let font = ignorable ? max(runFont, 0) : library.font(covering: scalar) ?? missing(scalar)
+            if runFont >= 0 { runs.append((runFont, runStart..<i, runLevel)) }
+            runFont = font; runScript = script; runStart = i; runLevel = levels[i]
         }
-        // Spaces and punctuation after a run against the line's direction (an Arabic phrase in
-        // a Latin caption) belong between it and the next run, not inside it (mirrored).
-        func appendRun(_ font: Int, _ range: Range<Int>, _ script: hb_script_t) {
-            let rtl = api.pointee.hb_script_get_horizontal_direction(script) == HB_DIRECTION_RTL
-            var end = range.upperBound
-            if rtl != (lineRTL ?? false) {
-                while end > range.lowerBound, Self.isNeutral(api.pointee.hb_unicode_script(funcs, scalars[end - 1])) { end -= 1 }
-            }
-            if end > range.lowerBound { runs.append((font, range.lowerBound..<end)) }
-            if end < range.upperBound { runs.append((font, end..<range.upperBound)) }
-        }
-        appendRun(runFont, runStart..<scalars.count, runScript)
-        if lineRTL == true { runs.reverse() }
+        runs.append((runFont, runStart..<n, runLevel))
+        // Each run has one level, so its characters stay together after the reversals: the
+        // runs in the order their characters are shown.
+        var runOf = [Int](repeating: 0, count: n)
+        for (r, run) in runs.enumerated() { for i in run.range { runOf[i] = r } }
+        var order: [Int] = []
+        for v in visual where order.last != runOf[Int(v)] { order.append(runOf[Int(v)]) }
         var pen: Int32 = 0
-        scalars.withUnsafeBufferPointer { text in
-            for run in runs {
+        scalars.withUnsafeBufferPointer { chars in
+            for run in order.map({ runs[$0] }) {
                 guard let f = face(font: run.font, size: size) else { continue }
                 api.pointee.hb_buffer_clear_contents(buffer)
-                api.pointee.hb_buffer_add_utf32(buffer, text.baseAddress, Int32(text.count), UInt32(run.range.lowerBound), Int32(run.range.count))
-                api.pointee.hb_buffer_guess_segment_properties(buffer)
+                api.pointee.hb_buffer_add_utf32(buffer, chars.baseAddress, Int32(n), UInt32(run.range.lowerBound),
+                                                Int32(run.range.count))
+                api.pointee.hb_buffer_set_direction(buffer, run.level & 1 == 1 ? HB_DIRECTION_RTL : HB_DIRECTION_LTR)
+                api.pointee.hb_buffer_guess_segment_properties(buffer)  // the script and language
                 api.pointee.hb_shape(f.hbFont, buffer, nil, 0)
-                var n: UInt32 = 0
-                guard let infos = api.pointee.hb_buffer_get_glyph_infos(buffer, &n), let pos = api.pointee.hb_buffer_get_glyph_positions(buffer, &n) else { continue }
-                for g in 0..<Int(n) {
+                var count: UInt32 = 0
+                guard let infos = api.pointee.hb_buffer_get_glyph_infos(buffer, &count),
+                      let pos = api.pointee.hb_buffer_get_glyph_positions(buffer, &count) else { continue }
+                for g in 0..<Int(count) {
                     let p = pos[g]
                     out.glyphs.append(PlacedGlyph(face: f.id, glyph: infos[g].codepoint, x: pen + p.x_offset, y: p.y_offset))
                     let cluster = Int(infos[g].cluster)
@@ -244,8 +310,9 @@ public final class TextRenderer {
             ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(Self.maxCharacters))) : text
         let paragraphs = kept.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
         paragraphLoop: for (p, paragraph) in paragraphs.enumerated() {
-            let scalars = paragraph.unicodeScalars.map { $0.value == 9 ? 32 : $0.value }
-            let shaped = shape(scalars, size: size)
+            let scalars = visibleScalars(paragraph)
+            let text = bidi(scalars)
+            let shaped = shape(text, size: size)
             var start = 0
             if scalars.isEmpty { lines.append(Line(glyphs: [], width: 0, text: "")) }
             while start < scalars.count {
@@ -256,17 +323,17 @@ public final class TextRenderer {
                 let restWidth = shaped.advances[start..<end].reduce(0, +)
                 if restWidth > limit {
                     if lastAllowed {
-                        lines.append(ellipsised(scalars, from: start, shaped: shaped, limit: limit, size: size))
+                        lines.append(ellipsised(text, from: start, shaped: shaped, limit: limit, size: size))
                         truncated = true
                         break paragraphLoop
                     }
                     end = breakPoint(scalars, from: start, advances: shaped.advances, limit: limit)
                 } else if lastAllowed, p < paragraphs.count - 1 {
-                    lines.append(ellipsised(scalars, from: start, shaped: shaped, limit: limit, size: size, force: true))
+                    lines.append(ellipsised(text, from: start, shaped: shaped, limit: limit, size: size, force: true))
                     truncated = true
                     break paragraphLoop
                 }
-                lines.append(line(Array(scalars[start..<end]), size: size))
+                lines.append(line(text[start..<end], size: size))
                 start = end
             }
             if lines.count >= maxLines, p < paragraphs.count - 1 { truncated = true; break }
@@ -295,21 +362,69 @@ public final class TextRenderer {
         return max(start + 1, i)
     }
 
-    private func ellipsised(_ s: [UInt32], from start: Int, shaped: Shaped, limit: Int32, size: Int, force: Bool = false) -> Line {
-        let ellipsis = shape([0x2026], size: size).width
+    private func ellipsised(_ text: BidiText, from start: Int, shaped: Shaped, limit: Int32, size: Int,
+                            force: Bool = false) -> Line {
+        let s = text.scalars
+        let ellipsis = shape(bidi([0x2026]), size: size).width
         var width: Int32 = 0, end = start
         while end < s.count, width + shaped.advances[end] + ellipsis <= limit { width += shaped.advances[end]; end += 1 }
         if force { end = s.count; while end > start, shaped.advances[start..<end].reduce(0, +) + ellipsis > limit { end -= 1 } }
         while end > start, s[end - 1] == 32 { end -= 1 }
-        return line(Array(s[start..<end]) + [0x2026], size: size)
+        return line(appending(0x2026, to: text[start..<end]), size: size)
     }
 
-    private func line(_ scalars: [UInt32], size: Int) -> Line {
-        var s = scalars
-        while let last = s.last, last == 32 { s.removeLast() }
-        let shaped = shape(s, size: size)
-        let text = String(String.UnicodeScalarView(s.compactMap(Unicode.Scalar.init)))
-        return Line(glyphs: shaped.glyphs, width: Int((shaped.width + 63) >> 6), text: text)
+    private func line(_ text: BidiText, size: Int) -> Line {
+        var end = text.scalars.count
+        while end > 0, text.scalars[end - 1] == 32 { end -= 1 }
+        let trimmed = text[0..<end]
+        let shaped = shape(trimmed, size: size)
+        let shown = String(String.UnicodeScalarView(trimmed.scalars.compactMap(Unicode.Scalar.init)))
+        return Line(glyphs: shaped.glyphs, width: Int((shaped.width + 63) >> 6), text: shown)
+    }
+
+    // MARK: - Control characters
+
+    /// True for the control characters (Unicode general category Cc: C0, DEL and C1) that
+    /// draw nothing: all but tab (set as a space) and the line breaks the paragraphs are
+    /// split at (LF, VT, FF, CR and NEL, U+0085).
+    public static func isHiddenControl(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return (v < 0x20 && v != 9 && !(0x0A...0x0D).contains(v)) || ((0x7F...0x9F).contains(v) && v != 0x85)
+    }
+
+    /// The control characters met in a text (BEL, ESC, DEL, C1 ...), each logged once when
+    /// first met and then never drawn.
+    public private(set) var reportedControls: Set<UInt32> = []
+
+    /// The scalars of one paragraph as set: tab as a space, control characters dropped
+    /// (each kind logged once, with the text it was in).
+    private func visibleScalars(_ paragraph: Substring) -> [UInt32] {
+        var out: [UInt32] = []
+        out.reserveCapacity(paragraph.unicodeScalars.count)
+        var fresh: [UInt32] = []
+        for scalar in paragraph.unicodeScalars {
+            if Self.isHiddenControl(scalar) {
+                if reportedControls.insert(scalar.value).inserted { fresh.append(scalar.value) }
+                continue
+            }
+            out.append(scalar.value == 9 ? 32 : scalar.value)
+        }
+        if !fresh.isEmpty {
+            // The text around them, each control character written U+XXXX, at most 80 long.
+            let shown = paragraph.unicodeScalars.prefix(80).map {
+                Self.isHiddenControl($0) ? "<\(Self.codePoint($0.value))>" : String($0)
+            }
+            Log.write(.warning, "control characters in a text are not drawn", detail: shown.joined(),
+                      reason: fresh.map(Self.codePoint).joined(separator: ", ")
+                          + " (in a caption, an image description or a status text)")
+        }
+        return out
+    }
+
+    /// "U+001B": a code point as Unicode writes it, at least four hex digits.
+    private static func codePoint(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     // MARK: - Drawing

@@ -2,12 +2,13 @@
 internal import CKioskText
 import KioskSystem
 
-/// FreeType, HarfBuzz and fontconfig for `--version`: each opened on its own (the show opens
-/// the three together when it first needs text, ``TextLibraries``), so one that is missing is
-/// named alone. The run-time calls are FT_Library_Version (freetype.h: it needs a library
+/// FreeType, HarfBuzz, fontconfig and FriBidi for `--version`: each opened on its own (the show
+/// opens the four together when it first needs text, ``TextLibraries``), so one that is missing
+/// is named alone. The run-time calls are FT_Library_Version (freetype.h: it needs a library
 /// handle, made and freed here), hb_version_string (hb-version.h) and FcGetVersion
-/// (fontconfig.h: MMmmrr in decimal); the headers' versions are FREETYPE_MAJOR.MINOR.PATCH,
-/// HB_VERSION_STRING and FC_MAJOR.MINOR.REVISION.
+/// (fontconfig.h: MMmmrr in decimal); FriBidi's is the variable `fribidi_version_info`
+/// (fribidi.h: "(GNU FriBidi) 1.0.8" and more lines). The headers' versions are
+/// FREETYPE_MAJOR.MINOR.PATCH, HB_VERSION_STRING, FC_MAJOR.MINOR.REVISION and FRIBIDI_VERSION.
 public enum TextVersions {
     public static var versions: [LibraryVersion] {
         [
@@ -30,6 +31,13 @@ public enum TextVersions {
             SharedLibrary.version("fontconfig", soname: KC_FONTCONFIG_SONAME, builtWith: "\(FC_MAJOR).\(FC_MINOR).\(FC_REVISION)") { library in
                 guard let version = library.function("FcGetVersion", (@convention(c) () -> Int32).self)?() else { return nil }
                 return "\(version / 10000).\(version / 100 % 100).\(version % 100)"
+            },
+            SharedLibrary.version("FriBidi", soname: KC_FRIBIDI_SONAME, builtWith: FRIBIDI_VERSION) { library in
+                // A variable, not a function: dlsym gives its address.
+                typealias Info = UnsafePointer<UnsafePointer<CChar>?>
+                guard let info = library.function("fribidi_version_info", Info.self)?.pointee else { return nil }
+                let first = String(cString: info).split(separator: "\n").first ?? ""
+                return first.split(separator: " ").last.map(String.init)
             },
         ]
     }

@@ -37,8 +37,11 @@ final class Bench {
         var formatsOnly = false
         /// `--text-only`: run section 8 (caption and clock costs) alone.
         var textOnly = false
+        var colourOnly = false
         /// `--progressive-peak-only`: section 3's row for the progressive photo alone.
         var progressivePeakOnly = false
+        /// `--decode-only`: run section 1 (JPEG decode + fit) alone.
+        var decodeOnly = false
         var photo: String?
         var keepScratch = false
     }
@@ -127,6 +130,14 @@ final class Bench {
             printTable()
             return failures == 0 ? 0 : 1
         }
+        if settings.colourOnly {
+            section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                    + "(medians of \(settings.quick ? 3 : 7))")
+            colourCost(volna: volna, vips: tool("vips"))
+            notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
         if settings.textOnly {
             section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
             textCost()
@@ -210,6 +221,11 @@ final class Bench {
         } else {
             failRow("6000x4000 baseline decode", "input not generated")
         }
+        if settings.decodeOnly {
+            notes.append("load average before / after: \(load0) / \(firstLine(readTextFile("/proc/loadavg")))")
+            printTable()
+            return failures == 0 ? 0 : 1
+        }
 
         // 2. Kernels.
         section("2. per-frame kernels, 1920x1080 (median of \(settings.kernelIterations) frames after \(settings.kernelWarmup) warm-up, median of \(settings.kernelRounds) processes)")
@@ -274,6 +290,10 @@ final class Bench {
         section("8. text at 1080p: a two-line caption drawn into a prepared slot; the clock overlay during a fade (medians)")
         textCost()
 
+        section("9. colour: 12 MP pictures converted (Display P3 JPEG, PQ AVIF) against the same unconverted "
+                + "(medians of \(settings.quick ? 3 : 7))")
+        colourCost(volna: volna, vips: vips)
+
         let load1 = firstLine(readTextFile("/proc/loadavg"))
         notes.append("load average before / after: \(load0) / \(load1) (2 cores shared with other work: figures are noisy)")
         printTable()
@@ -310,7 +330,8 @@ final class Bench {
                        vipsTarget: Double, djpegTarget: Double) {
         let vOut = scratch + "/thumb.v", jOut = scratch + "/thumb.jpg"
         var ours: [ChildRun] = [], vips: [ChildRun] = [], vipsJPEG: [ChildRun] = []
-        var dj: [ChildRun] = [], djSame: [ChildRun] = []
+        var dj: [ChildRun] = [], djSame: [ChildRun] = [], full: [ChildRun] = []
+        var fullSize = "?"
         var inProcess: [Double] = []
         var scale: Int?
         var decodedSize = "?"
@@ -331,6 +352,11 @@ final class Bench {
                 let v = child([vipsthumbnail, path, "-s", "1920x1080", "-o", vOut])
                 let vj = child([vipsthumbnail, path, "-s", "1920x1080", "-o", jOut])
                 if round > 0 { vips.append(v); vipsJPEG.append(vj) }
+            }
+            let f = ourCase(["decode-full", path])
+            if round > 0 { full.append(f) }
+            if f.ok, let size = f.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).dropFirst().first {
+                fullSize = String(size)
             }
             if let djpeg {
                 let d = child([djpeg, "-scale", "1/2", path], stdoutPath: "/dev/null")
@@ -363,8 +389,24 @@ final class Bench {
         if !dj.isEmpty, dj.allSatisfy(\.ok) {
             let dWall = median(dj.map(\.wallMs))
             compare(name + ", wall", ours: oWall, ms(oWall), reference: djName, dWall, ms(dWall), max: djpegTarget)
+            // CPU time (user and system, page faults included): what the machine's other work
+            // disturbs least.
+            let oCPU = median(ours.map(\.cpuMs)), dCPU = median(dj.map(\.cpuMs))
+            compare(name + ", CPU", ours: oCPU, ms(oCPU), reference: djName, dCPU, ms(dCPU), max: nil)
         } else if djpeg != nil {
             failRow(name + " vs djpeg", firstLine(dj.first { !$0.ok }?.stderr ?? ""))
+        }
+        // What the DCT scaling saves: the same picture from the whole image decoded at 8/8 and
+        // area-averaged into the frame.
+        if !full.isEmpty, full.allSatisfy(\.ok) {
+            let fullName = "8/8 decode (\(fullSize)) + Compositor.place"
+            let fWall = median(full.map(\.wallMs)), fCPU = median(full.map(\.cpuMs))
+            let oCPU = median(ours.map(\.cpuMs))
+            compare("  wall, beside no DCT scaling", ours: oWall, ms(oWall), reference: fullName, fWall, ms(fWall),
+                    max: nil)
+            compare("  CPU, beside no DCT scaling", ours: oCPU, ms(oCPU), reference: fullName, fCPU, ms(fCPU), max: nil)
+        } else {
+            failRow(name + " at 8/8", firstLine(full.first { !$0.ok }?.stderr ?? "no run"))
         }
         if !vips.isEmpty, vips.allSatisfy(\.ok) {
             let vRSS = vips.map(\.maxRSSKiB).max() ?? 0

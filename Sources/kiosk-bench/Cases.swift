@@ -21,6 +21,9 @@ enum ChildCase {
         case "decode":
             guard let path = rest.first else { return usage() }
             return decode(path: path)
+        case "decode-full":
+            guard let path = rest.first else { return usage() }
+            return decodeFull(path: path)
         case "decode-warm":
             guard let path = rest.first else { return usage() }
             return decodeWarm(path: path, iterations: int(1, 5))
@@ -48,6 +51,10 @@ enum ChildCase {
             // text PHOTO RUNS: caption prepare and clock overlay costs (TextCost.swift).
             guard let photo = rest.first else { return usage() }
             return TextCostCase.run(photo: photo, runs: int(1, 21))
+        case "colour":
+            // colour JPEG AVIF RUNS: the cost of colour conversion and tone mapping (ColourCost.swift).
+            guard rest.count >= 2 else { return usage() }
+            return ColourCostCase.run(jpeg: rest[0], avif: rest[1], iterations: int(2, 7))
         case "blur-prepare":
             // blur-prepare PHOTO N: what --fit blur adds to a slot's preparation (BlurPrepare.swift).
             guard let photo = rest.first else { return usage() }
@@ -68,9 +75,9 @@ enum ChildCase {
     }
 
     static func usage() -> Int32 {
-        fputs("kiosk-bench --case noop | decode PATH | decode-warm PATH N | blend N W | rgb565 N W DITHER"
-              + " | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH | resample SW SH N"
-              + " | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
+        fputs("kiosk-bench --case noop | decode PATH | decode-full PATH | decode-warm PATH N | blend N W"
+              + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
+              + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
               + " | scanout-dimmed [N]\n", stderr)
         return 64
     }
@@ -98,6 +105,26 @@ enum ChildCase {
             let t = nowMs() - t0
             print("\(t) \(fitted.scaleNumerator) \(String(frame[frame.width / 2, frame.height / 2], radix: 16))"
                   + " \(fitted.decodedWidth)x\(fitted.decodedHeight) \(fitted.streamed ? "streamed" : "whole")")
+            return 0
+        } catch {
+            fputs("kiosk-bench: \(error)\n", stderr)
+            return 1
+        }
+    }
+
+    /// The same picture without DCT scaling, as the first thing this process does: the whole
+    /// image decoded at 8/8 (ImageDecoder.decode with no target frame, a decoder budget of
+    /// 1 GiB so that any benchmark photo fits), then placed in a new 1920x1080 frame
+    /// (Compositor.place, area-averaging). Prints `<in-process ms> <decoded WxH>`.
+    static func decodeFull(path: String) -> Int32 {
+        let t0 = nowMs()
+        do {
+            let options = DecodeOptions(maxPixels: 100_000_000, maxDecoderBytes: 1 << 30)
+            let decoded = try ImageDecoder.decode(path: path, options: options)
+            let frame = Bitmap(uninitializedWidth: frameWidth, height: frameHeight)
+            Compositor.place(decoded.bitmap, into: frame, fit: .fit, background: .black)
+            let t = nowMs() - t0
+            print("\(t) \(decoded.bitmap.width)x\(decoded.bitmap.height)")
             return 0
         } catch {
             fputs("kiosk-bench: \(error)\n", stderr)

@@ -67,21 +67,23 @@ enum Soak {
         let clock = VirtualClock()
         driver.clock = clock
         let display = CheckingDisplay(width: 640, height: 400)
-        let loop = FrameLoop(display: display, clock: clock,
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: driver.eventsWrite))
+        configuration.signals = signals
+        configuration.decodeSignal = { s in
+            switch s {
+            case SIGHUP: return .reload
+            case SIGUSR1: return .next
+            case SIGUSR2: return .previous
+            case SIGTERM: return .stop(signal: s)
+            default: return nil
+            }
+        }
+        configuration.touch = driver
+        configuration.content = content
+        configuration.control = control
+        let loop = FrameLoop(display: display, driver: VirtualTimeDriver(clock: clock),
                              carousel: Carousel(items: content.items, config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(500))),
-                             preparer: preparer, background: .black, events: EventWriter(descriptor: driver.eventsWrite),
-                             runFor: nil, signals: signals,
-                             decodeSignal: { s in
-                                 switch s {
-                                 case SIGHUP: return .reload
-                                 case SIGUSR1: return .next
-                                 case SIGUSR2: return .previous
-                                 case SIGTERM: return .stop(signal: s)
-                                 default: return nil
-                                 }
-                             },
-                             touch: driver, content: content)
-        loop.control = control
+                             preparer: preparer, configuration: configuration)
         let started = nowMs()
         do { _ = try loop.run() } catch {
             fputs("soak: \(error)\n", stderr)
@@ -188,10 +190,14 @@ private final class Driver: TouchFeed {
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
         }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(controlSocket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        let fd = controlSocket
+        try syscall("connect", path: path) {
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
         }
-        guard rc == 0 else { throw SystemError(operation: "connect", path: path, errno: errno) }
         _ = fcntl(controlSocket, F_SETFL, O_NONBLOCK)
     }
 
@@ -204,9 +210,8 @@ private final class Driver: TouchFeed {
             + items.prefix(count).map { "{\"src\":\"images/\($0)\"}" }.joined(separator: ",\n") + "\n]}\n"
         // Written beside and renamed over: the server never serves half a manifest.
         try writeFile(dir + "/www/.manifest.tmp", Array(body.utf8))
-        guard rename(dir + "/www/.manifest.tmp", dir + "/www/manifest.json") == 0 else {
-            throw SystemError(operation: "rename", path: dir + "/www/manifest.json", errno: errno)
-        }
+        let manifest = dir + "/www/manifest.json"
+        try syscall("rename", path: manifest) { rename(dir + "/www/.manifest.tmp", manifest) }
         manifests += 1
     }
 
@@ -222,9 +227,8 @@ private final class Driver: TouchFeed {
     private func copy(_ name: String, to newName: String) throws(SystemError) {
         let bytes = try readFile(dir + "/www/images/" + name)
         try writeFile(dir + "/watched/.tmp", bytes)
-        guard rename(dir + "/watched/.tmp", dir + "/watched/" + newName) == 0 else {
-            throw SystemError(operation: "rename", path: dir + "/watched/" + newName, errno: errno)
-        }
+        let destination = dir + "/watched/" + newName
+        try syscall("rename", path: destination) { rename(dir + "/watched/.tmp", destination) }
     }
 
     /// One file added, the oldest removed, one rewritten in place (truncated and written again
@@ -354,14 +358,11 @@ extension SplitMix64 {
 }
 
 private func readFile(_ path: String) throws(SystemError) -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw SystemError(operation: "open", path: path, errno: errno) }
-    defer { close(fd) }
+    let fd = try FileDescriptor.open(path, O_RDONLY)
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
     while true {
-        let n = read(fd, &buffer, buffer.count)
-        if n < 0 { throw SystemError(operation: "read", path: path, errno: errno) }
+        let n = try syscall("read", path: path) { read(fd.rawValue, &buffer, buffer.count) }
         if n == 0 { return out }
         out += buffer[0..<n]
     }
@@ -369,13 +370,13 @@ private func readFile(_ path: String) throws(SystemError) -> [UInt8] {
 
 /// Writes `bytes` over `path` in place (O_TRUNC: a reader may see it half written, as a copy does).
 private func writeFile(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw SystemError(operation: "open", path: path, errno: errno) }
-    defer { close(fd) }
+    let fd = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
     var offset = 0
     while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n <= 0 { throw SystemError(operation: "write", path: path, errno: errno) }
+        let n = try syscall("write", path: path) {
+            bytes[offset...].withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
+        }
+        if n == 0 { throw SystemError(operation: "write", path: path, errno: EIO) }
         offset += n
     }
 }

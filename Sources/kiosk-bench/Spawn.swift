@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskSystem
 
 /// What one child process did: wall time of the whole process (spawn to reaped), its peak
 /// resident set (`ru_maxrss` from `wait4`), its exit status and what it wrote.
@@ -76,11 +77,11 @@ func spawnChild(_ arguments: [String], executable: String? = nil, stdoutPath: St
     let rc = posix_spawnp(&pid, executable ?? arguments[0], &actions, nil, cArgs, environ)
     guard rc == 0 else {
         return ChildRun(wallMs: 0, maxRSSKiB: 0, status: 127, stdout: "",
-                        stderr: "cannot start \(executable ?? arguments[0]): \(String(cString: strerror(rc)))")
+                        stderr: "cannot start \(executable ?? arguments[0]): \(SystemError.reason(errno: rc))")
     }
     var status: Int32 = 0
     var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    _ = try? syscall("wait4") { wait4(pid, &status, 0, &usage) }
     let wall = nowMs() - start
     let signalled = status & 0x7F
     let code: Int32 = signalled == 0 ? (status >> 8) & 0xFF : 128 + signalled

@@ -20,12 +20,13 @@ enum TouchLatency {
         let width = 1920, height = 1080
         let path = "/dev/shm/kc-bench-fb-\(getpid())"
         let geometry = FramebufferGeometry(xres: width, yres: height, format: .xrgb8888, lineLength: width * 4)
-        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0, ftruncate(fd, off_t(geometry.memoryLength)) == 0 else {
-            fputs("touch-latency: cannot create \(path): \(String(cString: strerror(errno)))\n", stderr)
+        do {
+            let fd = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_TRUNC, mode: 0o600)
+            try syscall("ftruncate", path: path) { ftruncate(fd.rawValue, off_t(geometry.memoryLength)) }
+        } catch {
+            fputs("touch-latency: cannot create \(path): \(error)\n", stderr)
             return 1
         }
-        close(fd)
         defer { unlink(path) }
         let display: FramebufferDisplay
         do {
@@ -51,15 +52,15 @@ enum TouchLatency {
             fputs("touch-latency: \(error)\n", stderr)
             return 1
         }
-        let loop = FrameLoop(display: display, clock: clock,
-                             carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(600))),
-                             preparer: preparer,
-                             background: .black, events: EventWriter(descriptor: open("/dev/null", O_WRONLY)),
-                             runFor: end, touch: feed)
         var latencies: [Double] = []
-        loop.presented = { at, touchTime in
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: open("/dev/null", O_WRONLY)), runFor: end)
+        configuration.touch = feed
+        configuration.presented = { at, touchTime in
             if let touchTime { latencies.append(Double((at - touchTime).wholeNanoseconds) / 1e6) }
         }
+        let loop = FrameLoop(display: display, driver: RealTimeDriver(clock: clock),
+                             carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(600))),
+                             preparer: preparer, configuration: configuration)
         do { try feed.start() } catch {
             fputs("touch-latency: \(error)\n", stderr)
             return 1

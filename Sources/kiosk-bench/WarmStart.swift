@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskSystem
 
 /// The warm-start figure (docs/benchmarks.md, goal 300 ms): start to first frame with a warm
 /// cache and no network, 1920x1080.
@@ -115,7 +116,9 @@ extension Bench {
         let rc = posix_spawnp(&pid, executable, &actions, nil, cArgs, environ)
         close(fds[1])
         defer { close(fds[0]) }
-        guard rc == 0 else { return .failure(SpawnFailure(text: "cannot start \(executable): \(String(cString: strerror(rc)))")) }
+        guard rc == 0 else {
+            return .failure(SpawnFailure(text: "cannot start \(executable): \(SystemError.reason(errno: rc))"))
+        }
         var seen: Double?
         var text = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -123,8 +126,8 @@ extension Bench {
         while seen == nil {
             let left = timeoutMs - (nowMs() - start)
             if left <= 0 { break }
-            var p = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-            if poll(&p, 1, Int32(left)) <= 0 { continue }
+            var set = PollSet(readable: [fds[0]])
+            if ((try? set.wait(milliseconds: Int32(left))) ?? 0) == 0 { continue }
             let n = read(fds[0], &buffer, buffer.count)
             if n <= 0 { break }  // the child ended without a shown event
             text += buffer[0..<n]
@@ -135,7 +138,7 @@ extension Bench {
         }
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = try? syscall("waitpid") { waitpid(pid, &status, 0) }
         guard let seen else {
             return .failure(SpawnFailure(text: "no `shown` line within \(Int(timeoutMs)) ms: " + firstLine(readTextFile(errPath))))
         }

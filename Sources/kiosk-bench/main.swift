@@ -4,7 +4,7 @@
 //
 //   swift run -c release kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only]
 //                                    [--formats-only]
-//                                    [--text-only]
+//                                    [--text-only] [--decode-only] [--colour-only]
 //
 // The parent process only prepares inputs and prints the table; every measurement runs in a
 // child (this executable again with the hidden `--case NAME ...`, the reference tools, the C
@@ -49,6 +49,10 @@ while let a = arguments.first {
         settings.formatsOnly = true
     case "--text-only":
         settings.textOnly = true
+    case "--decode-only":
+        settings.decodeOnly = true
+    case "--colour-only":
+        settings.colourOnly = true
     case "--progressive-peak-only":
         settings.progressivePeakOnly = true
     case "--keep":
@@ -56,7 +60,7 @@ while let a = arguments.first {
     case "-h", "--help":
         print("""
         usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only] [--text-only]
-                           [--progressive-peak-only]
+                           [--progressive-peak-only] [--decode-only] [--colour-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)
           --keep        keep the scratch directory (generated JPEGs, compiled C reference)
@@ -64,9 +68,11 @@ while let a = arguments.first {
           --huge-body-only   only section 7 (the whole program against a server streaming 1 GB)
           --formats-only     only section 3b (a 12 MP HEIC and a 24 MP WebP made from the photo)
           --text-only        only section 8 (caption prepare and clock overlay costs)
+          --colour-only      only section 9 (colour conversion and HDR tone mapping of 12 MP pictures)
           --progressive-peak-only  only section 3's peak RSS of the whole program showing the progressive photo
+          --decode-only      only section 1 (JPEG decode + fit, beside djpeg, vipsthumbnail and no DCT scaling)
         Needs gcc, vipsthumbnail and vips (libvips-tools), djpeg and cjpeg (libjpeg-turbo-progs),
-        heif-enc and heif-convert (libheif-examples), cwebp and dwebp (webp).
+        heif-enc and heif-convert (libheif-examples), cwebp and dwebp (webp), avifenc (libavif-bin).
         """)
         exit(0)
     default:

@@ -47,22 +47,13 @@ if current == page {
     print("\(pagePath) is up to date")
     exit(0)
 }
-// Written beside the page and renamed over it, so a reader never sees half a page.
-let temporary = pagePath + ".new"
+// Written beside the page and renamed over it (AtomicFile), so a reader never sees half a page.
+let slash = pagePath.lastIndex(of: "/")
+let pageDirectory = slash.map { $0 == pagePath.startIndex ? "/" : String(pagePath[..<$0]) } ?? "."
+let pageName = slash.map { String(pagePath[pagePath.index(after: $0)...]) } ?? pagePath
 do throws(SystemError) {
-    let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-    let bytes = Array(page.utf8)
-    var done = 0
-    while done < bytes.count {
-        let offset = done
-        done += try syscall("write", path: temporary) {
-            bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress! + offset, $0.count - offset) }
-        }
-    }
-    file.close()
-    try syscall("rename", path: pagePath) { rename(temporary, pagePath) }
+    try AtomicFile.write(Array(page.utf8), directory: pageDirectory, name: pageName)
 } catch {
-    unlink(temporary)
     fail(error.description)
 }
 print("wrote \(pagePath)")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Testing
 import KioskCore
+import KioskContent
 @testable import KioskApp
 
 @Test func defaultsFollowTheSpec() throws {
@@ -79,4 +80,36 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
     let s = try CommandLineParser.parse(["--help"])
     #expect(s.showHelp)
     for option in CommandLineParser.options { #expect(CommandLineParser.help.contains(option.name)) }
+}
+
+/// The security options (docs/security.md): parsed into their settings, bad values named.
+@Test func theSecurityOptionsAreParsedAndBadValuesNamed() throws {
+    let s = try CommandLineParser.parse(["--allow-hosts", "cdn.example.com, .example.org,10.0.0.0/8",
+                                         "--allow-http-from-https", "--requests-per-poll", "7",
+                                         "--screenshot-dir", "/srv/shots", "--screenshot-limit", "4,8,12", "x"])
+    let ten = try #require(IPRange(parsing: "10.0.0.0/8"))
+    #expect(s.allowHosts == [.name("cdn.example.com"), .domain("example.org"), .range(ten)])
+    #expect(s.allowHTTPFromHTTPS && s.requestsPerPoll == 7)
+    #expect(s.content.hostPolicy.allowed == s.allowHosts && s.content.requestsPerPoll == 7
+            && s.content.allowHTTPFromHTTPS)
+    #expect(s.screenshots && s.screenshotDirectory == "/srv/shots")
+    #expect(s.screenshotLimits.files == 4 && s.screenshotLimits.bytes == 8_000_000
+            && s.screenshotLimits.perMinute == 12)
+    let defaults = try CommandLineParser.parse(["x"])
+    #expect(defaults.allowHosts == nil && !defaults.allowHTTPFromHTTPS && defaults.requestsPerPoll == 50)
+    #expect(defaults.screenshots && defaults.screenshotDirectory == nil)
+    #expect(defaults.screenshotLimits == ScreenshotWriter.Limits())
+    #expect(!(try CommandLineParser.parse(["--screenshot-dir", "none", "x"])).screenshots)
+    for (arguments, says) in [(["--allow-hosts", "a,,b"], "--allow-hosts: '': an empty entry"),
+                              (["--allow-hosts", "10.0.0.0/99"], "CIDR"),
+                              (["--requests-per-poll", "0"], "--requests-per-poll: expected a whole number 1...10000"),
+                              (["--screenshot-dir", "shots"], "--screenshot-dir: expected an absolute path"),
+                              (["--screenshot-limit", "4,8"], "--screenshot-limit: expected FILES,MB,PER_MINUTE")] {
+        do {
+            _ = try CommandLineParser.parse(arguments + ["x"])
+            Issue.record("\(arguments) accepted")
+        } catch {
+            #expect(error.description.contains(says), "\(arguments): \(error)")
+        }
+    }
 }

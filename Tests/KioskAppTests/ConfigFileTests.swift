@@ -79,7 +79,8 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
     #expect(s.cacheBytes == 20_000_000)
     #expect(s.realClock == true)
     #expect(s.input == "/dev/input/event2")
-    #expect(s.touchCalibration == (try CommandLineParser.parse(["--touch-calibration", "0 1 0 -1 0 1", "x"])).touchCalibration)
+    let calibrated = try CommandLineParser.parse(["--touch-calibration", "0 1 0 -1 0 1", "x"])
+    #expect(s.touchCalibration == calibrated.touchCalibration)
     #expect(s.onTap == ["/usr/local/bin/tap.sh", "--loud", "x"])
     #expect(s.sources == ["/srv/photos", "/srv/more photos/a b.jpg"])
 }

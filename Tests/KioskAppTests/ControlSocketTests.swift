@@ -162,23 +162,6 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(client.closedByServer(timeout: 2))
 }
 
-@Test func pausedAutoAdvanceStopsAndResumeGivesAFullInterval() throws {
-    // A short interval this time: auto-advance would move every 0.8 s.
-    let (child, path) = try startShow(interval: "0.8")
-    let client = try ControlClient(path: path)
-    #expect(try client.request(#"{"command":["pause"]}"#)["error"] as? String == "success")
-    let pausedAt = wallNow()
-    let before = child.shown.count
-    usleep(2_500_000)
-    // At most one fade that was already under way may finish after the pause.
-    #expect(child.shown.count <= before + 1, "auto-advance went on while paused: \(child.stdout.text)")
-    let afterPause = child.shown.count
-    #expect(try client.request(#"{"command":["resume"]}"#)["error"] as? String == "success")
-    #expect(waitFor(5) { child.shown.count > afterPause }, "resume did not restart auto-advance")
-    if let next = child.shown.last { #expect(next.at - pausedAt > 2.5) }
-    #expect(child.stop() == 0)
-}
-
 @Test func anOldSocketIsReplacedButAnyOtherFileIsLeftAlone() throws {
     let dir = controlTestDirectory()
     // A stale socket (a previous run killed with SIGKILL): replaced.
@@ -321,43 +304,86 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(access(socket, F_OK) != 0)
 }
 
-// MARK: Taps reach the socket too (a scripted finger: TouchLoopTests' ScriptedFeed)
+// MARK: The commands on virtual time (the loop's side of the socket, at exact show times)
+
+/// `next`, `previous`, `goto`, `pause`, `resume` and `status` carried out by the real loop on
+/// virtual time: each move's `shown` event at the very time it was asked for, the errors with
+/// their words, a paused show moving only when asked, `status` as the show stands then.
+@Test func theCommandsMoveTheShowAtTheTimeTheyAreAsked() throws {
+    let show = try VirtualShow(colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FF00, 0xFF00_FFFF],
+                               seconds: 12)
+    var replies: [(ms: Int, reply: Result<JSONValue?, ControlFailure>)] = []
+    func ask(_ time: Int, _ command: ControlCommand) {
+        show.at(ms(time)) { replies.append((time, $0.perform(command))) }
+    }
+    ask(1000, .next)
+    ask(2000, .previous)
+    ask(3000, .goto(3))
+    ask(3000, .status)
+    ask(3001, .status)
+    ask(3500, .goto(9))
+    ask(4000, .pause)
+    ask(4500, .next)
+    ask(4500, .status)
+    ask(9000, .resume)
+    try show.makeLoop(interval: .seconds(2))
+    let events = try show.run()
+    // Each move restarts the 2 s interval, so none runs out before the pause at 4000; paused, the
+    // show moves only when asked (4 at 4500); the resume at 9000 gives 4 a full interval.
+    #expect(describe(events)
+            == "shown 0 @0; shown 1 @1000; shown 0 @2000; shown 3 @3000; shown 4 @4500; shown 0 @11000")
+
+    #expect(replies.map(\.ms) == [1000, 2000, 3000, 3000, 3001, 3500, 4000, 4500, 4500, 9000])
+    func data(_ i: Int) -> [String: JSONValue] {
+        guard case .success(.object(let fields)?) = replies[i].reply else { return [:] }
+        return fields
+    }
+    // `status` says what is on the screen: asked with the `goto`, image 3 is still being
+    // decoded (0 is on screen, 3 frames so far); a millisecond later 3 is.
+    #expect(data(3)["index"] == .int(0) && data(3)["frames"] == .int(3) && data(3)["t"] == .int(3000))
+    #expect(data(4)["index"] == .int(3) && data(4)["frames"] == .int(4) && data(4)["paused"] == .bool(false))
+    #expect(data(4)["src"] == .string(show.items[3].source) && data(4)["playlist_length"] == .int(5))
+    #expect(data(8)["index"] == .int(4) && data(8)["paused"] == .bool(true) && data(8)["t"] == .int(4500))
+    guard case .failure(let bad) = replies[5].reply else {
+        Issue.record("goto 9 succeeded: \(replies[5].reply)")
+        return
+    }
+    #expect(bad.message == "goto: bad index 9: the playlist has 5 items (0...4)")
+    for i in [0, 1, 2, 6, 7, 9] {
+        guard case .success(nil) = replies[i].reply else {
+            Issue.record("reply \(i) at \(replies[i].ms) ms: \(replies[i].reply)")
+            continue
+        }
+    }
+}
+
+// MARK: Taps reach the socket too (a finger on virtual time: VirtualShowSupport's VirtualTouches)
 
 @Test func tapsAndShownEventsGoToTheSocketAsToStdout() throws {
     let dir = controlTestDirectory()
-    try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
-    var items: [PlaylistItem] = []
-    for (name, colour) in [("red", 0xFFFF_0000), ("green", 0xFF00_FF00)] as [(String, UInt32)] {
-        try PNGWriter.write(Bitmap(width: 64, height: 40, fill: colour), to: "\(dir)/\(name).png")
-        items.append(PlaylistItem(source: "\(dir)/\(name).png"))
-    }
+    defer { try? FileManager.default.removeItem(atPath: dir) }
     let server = try ControlServer(path: "\(dir)/control")
     try server.start()
     defer { server.stop() }
     let client = try ControlClient(path: "\(dir)/control")
-    let clock = MonotonicClock()
-    var fds: [Int32] = [-1, -1]
-    pipe(&fds)
-    let events = EventWriter(descriptor: fds[1])
-    let stdout = LineCollector(fd: fds[0])
+    let show = try VirtualShow(colours: [0xFFFF_0000, 0xFF00_FF00], seconds: 1)
+    show.configuration.control = server
     // A tap at (100, 50) at 500 ms: down and up 40 ms later, without moving.
-    let tap: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
-                                 .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))]
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 320, height: 200), clock: clock,
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
-                         preparer: try SlotPreparer(width: 320, height: 200, fit: .fill, background: .black, maxPixels: 1 << 24),
-                         background: .black, events: events, runFor: .milliseconds(1000),
-                         touch: ScriptedFeed(tap, clock: clock))
-    loop.control = server
-    _ = try loop.run()
-    events.flush()
-    close(fds[1])
-    #expect(waitFor(3) { stdout.finished })
-    var socketLines: [String] = []
-    while let line = client.readLine(timeout: 1) { socketLines.append(line) }
-    let stdoutLines = stdout.lines.map(\.text)
-    #expect(stdoutLines.count == 2 && stdoutLines[1].hasPrefix(#"{"event":"tap","index":0,"#), "\(stdoutLines)")
-    #expect(socketLines == stdoutLines)
+    show.touch([.sample(TouchSample(.down, x: 100, y: 50, time: .milliseconds(500))),
+                .sample(TouchSample(.up, x: 100, y: 50, time: .milliseconds(540)))])
+    try show.makeLoop(width: 320, height: 200, interval: .seconds(60))
+    let events = try show.run()
+    #expect(describe(events) == "shown 0 @0; tap 0 @540")
+    #expect(events.last?["x"] as? Int == 100 && events.last?["y"] as? Int == 50)
+    // The socket's client gets the same lines, byte for byte (they leave the server's thread
+    // after the loop has ended: each is waited for).
+    let expected = events.map { e in
+        EventWriter().line(event: e["event"] as! String, index: e["index"] as! Int, source: e["src"] as! String,
+                           time: .milliseconds(Int64(eventTime(e))),
+                           point: e["x"] == nil ? nil : (e["x"] as! Int, e["y"] as! Int))
+    }
+    let socketLines = expected.map { _ in client.readLine(timeout: 5) }
+    #expect(socketLines == expected.map { Optional($0) })
 }
 
 @Test func aSocketAnotherProcessStillListensOnIsLeftAlone() throws {

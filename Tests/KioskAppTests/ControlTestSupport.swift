@@ -99,8 +99,9 @@ final class KioskChild {
     /// Starts `kiosk-carousel ARGUMENTS` with `environment` added. With `watchdogPidOfChild`,
     /// `WATCHDOG_PID` is set to the child's own pid as systemd does (through `sh -c 'exec'`, which
     /// keeps the pid). With `readStderr` false, stderr is not read until ``startReadingStderr()``.
+    /// With `umask` (octal digits such as "027"), the child runs with that umask, as under the unit.
     init(_ arguments: [String], environment: [String: String] = [:], watchdogPidOfChild: Bool = false,
-         readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil) throws {
+         readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil, umask: String? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "RUNTIME_DIRECTORY"] { env[key] = nil }
         for (k, v) in environment { env[k] = v }
@@ -109,6 +110,9 @@ final class KioskChild {
         if watchdogPidOfChild {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "WATCHDOG_PID=$$; export WATCHDOG_PID; exec \"$0\" \"$@\"", kioskExecutable()] + arguments
+        } else if let umask {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", kioskExecutable()] + arguments
         } else {
             process.executableURL = URL(fileURLWithPath: kioskExecutable())
             process.arguments = arguments

@@ -2,10 +2,10 @@
 import Foundation
 import Testing
 
-/// libcurl is opened with dlopen when the first download starts, FreeType, HarfBuzz and
-/// fontconfig when text is first drawn, libcrypto at the first SHA-256, not linked: a show of
-/// local files without words never maps them (nor the 45-odd libraries they depend on), a show
-/// with a manifest URL, a caption or the clock does. Checked with the dynamic loader's own
+/// libcurl is opened with dlopen when the first download starts, FreeType, HarfBuzz,
+/// fontconfig and FriBidi when text is first drawn, libcrypto at the first SHA-256, not linked:
+/// a show of local files without words never maps them (nor the 45-odd libraries they depend
+/// on), a show with a manifest URL, a caption or the clock does. Checked with the dynamic loader's own
 /// report (`LD_DEBUG=files`, ld.so(8)), which names every library it maps, dlopen()ed ones
 /// included.
 private let samples = URL(fileURLWithPath: #filePath)
@@ -61,7 +61,7 @@ private func librariesMapped(_ arguments: [String], environment: [String: String
     #expect(remote.libraries.contains("libcurl.so.4"), "\(remote.libraries.sorted())")
 }
 
-private let textLibraries = ["libfreetype.so.6", "libharfbuzz.so.0", "libfontconfig.so.1"]
+private let textLibraries = ["libfreetype.so.6", "libharfbuzz.so.0", "libfontconfig.so.1", "libfribidi.so.0"]
 private let photo = samples.appendingPathComponent("path-1920x1200.jpg").path
 
 @Test func theClockOrACaptionLoadsTheTextLibraries() throws {

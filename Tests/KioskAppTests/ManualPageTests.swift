@@ -33,7 +33,7 @@ import Testing
         let help = try runHelp()
         let fromHelp = help.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("  --") else { return nil }
-            // "  --size WxH            frame size…", or the head alone when it is 22 columns or more.
+            // "  --size WxH            frame size…", or the head alone when it is 21 columns or more.
             let head = line.dropFirst(2)
             let end = head.range(of: "  ")?.lowerBound ?? head.endIndex
             return String(head[..<end])

@@ -34,12 +34,52 @@ private final class TimedPresenceFeed: PresenceFeed {
     func take() -> [PresenceInputEvent] { mailbox.take() }
 }
 
-private func ms(_ v: Int) -> Duration { .milliseconds(v) }
+/// A touch feed that plays a script of samples on the frame loop's real clock: each sample is
+/// handed out once the clock reaches its time. A timer writing into a pipe every 4 ms wakes
+/// the loop's poll.
+/// This stands in for the evdev reader only: the loop, gestures, carousel, decoder, renderer
+/// and display are the real ones.
+private final class ScriptedFeed: TouchFeed {
+    let wakeDescriptor: Int32
+    private let writeEnd: Int32
+    private var script: [TouchFeedEvent]
+    private let clock: ShowClock
+    private let timer: DispatchSourceTimer
+
+    init(_ script: [TouchFeedEvent], clock: ShowClock) {
+        self.script = script
+        self.clock = clock
+        var fds: [Int32] = [-1, -1]
+        pipe(&fds)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        wakeDescriptor = fds[0]
+        writeEnd = fds[1]
+        timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now(), repeating: .milliseconds(4))
+        let fd = writeEnd
+        timer.setEventHandler { var b: UInt8 = 1; _ = write(fd, &b, 1) }
+        timer.resume()
+    }
+    deinit { timer.cancel(); close(wakeDescriptor); close(writeEnd) }
+
+    func take() -> [TouchFeedEvent] {
+        var drain = [UInt8](repeating: 0, count: 256)
+        while read(wakeDescriptor, &drain, drain.count) > 0 {}
+        let now = clock.now
+        var due: [TouchFeedEvent] = []
+        while let first = script.first {
+            if case .sample(let s) = first, s.time > now { break }
+            due.append(script.removeFirst())
+        }
+        return due
+    }
+}
 
 /// Three solid images (interval `interval`, no fade) for `seconds`, the presence timeout
 /// `timeout`; returns the event lines.
 private func run(seconds: Double, interval: Duration, timeout: Duration?, sensor: [PresenceInputEvent]? = nil,
-                 touches: [TouchFeedEvent] = [], setUp: (FrameLoop) -> Void = { _ in },
+                 touches: [TouchFeedEvent] = [], setUp: (inout FrameLoop.Configuration) -> Void = { _ in },
                  hooks: [(at: Duration, action: (FrameLoop) -> Void)] = []) throws -> [[String: Any]] {
     let dir = NSTemporaryDirectory() + "kc-presence-\(getpid())-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
@@ -54,15 +94,18 @@ private func run(seconds: Double, interval: Duration, timeout: Duration?, sensor
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
     let touch = HookFeed(touches, hooks: hooks, clock: clock)
+    var configuration = FrameLoop.Configuration(events: events, runFor: .milliseconds(Int64(seconds * 1000)))
+    configuration.touch = touch
+    configuration.presenceTimeout = timeout
+    if let sensor { configuration.presence = TimedPresenceFeed(sensor, clock: clock, debounce: ms(20)) }
+    setUp(&configuration)
     let loop = FrameLoop(
-        display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100), clock: clock,
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
+        display: try OffscreenDisplay(directory: dir + "/frames", width: 160, height: 100),
+        driver: RealTimeDriver(clock: clock),
+        carousel: Carousel(items: items, config: CarouselConfig(interval: interval, fade: .zero)),
         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 20),
-                         background: .black, events: events, runFor: .milliseconds(Int64(seconds * 1000)), touch: touch)
+        configuration: configuration)
     touch.loop = loop
-    loop.power.commandLineTimeout = timeout
-    if let sensor { loop.power.presenceFeed = TimedPresenceFeed(sensor, clock: clock, debounce: ms(20)) }
-    setUp(loop)
     _ = try loop.run()
     events.flush()
     close(fds[1])
@@ -96,9 +139,6 @@ private final class HookFeed: TouchFeed {
 private func t(_ e: [String: Any]) -> Int { e["t"] as? Int ?? -1 }
 private func kinds(_ events: [[String: Any]]) -> [String] {
     events.map { "\($0["event"]!) \($0["state"] ?? $0["index"] ?? "") \($0["reason"] ?? "")" }
-}
-private func describe(_ events: [[String: Any]]) -> String {
-    zip(kinds(events), events.map(t)).map { "\($0) @\($1)" }.joined(separator: "; ")
 }
 private func displays(_ events: [[String: Any]]) -> [[String: Any]] {
     events.filter { $0["event"] as? String == "display" }
@@ -149,9 +189,9 @@ private func displays(_ events: [[String: Any]]) -> [[String: Any]] {
     // Off all day by --display-off: motion does not light it.
     let sensor: [PresenceInputEvent] = [.attached(summary: "test line", active: false, time: ms(0)),
                                         .edge(active: true, time: ms(300)), .edge(active: false, time: ms(700))]
-    let events = try run(seconds: 1.2, interval: ms(250), timeout: ms(400), sensor: sensor) { loop in
-        loop.displayControl.schedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
-        loop.displayControl.wakeDuration = .zero
+    let events = try run(seconds: 1.2, interval: ms(250), timeout: ms(400), sensor: sensor) { configuration in
+        configuration.displaySchedule = DisplaySchedule(ranges: [.init(start: 0, end: 1440)])
+        configuration.wakeDuration = .zero
     }
     #expect(kinds(events) == ["display off schedule"], "\(describe(events))")
 }

@@ -29,17 +29,15 @@ private func runScheduled(playlist: String, names: [String], start: String, hour
     try playlist.write(toFile: dir + "/show.json", atomically: true, encoding: .utf8)
     let manifest = try Manifest.load(path: dir + "/show.json")
     let items = manifest.items.map { PlaylistItem(source: $0.src, schedule: $0.schedule, fallback: $0.fallback) }
-    let clock = VirtualClock()
     var fds: [Int32] = [-1, -1]
     pipe(&fds)
     let events = EventWriter(descriptor: fds[1])
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 64, height: 40), clock: clock,
+    guard case .instant(let epoch) = try ItemSchedule.parseBound(start) else { throw ScheduleTestFailure("start") }
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 64, height: 40),
+                         driver: VirtualTimeDriver(wallStart: .seconds(epoch), zone: LocalTimeZone()),
                          carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(86_400), fade: .zero)),
                          preparer: try SlotPreparer(width: 64, height: 40, fit: .fill, background: .black, maxPixels: 1 << 20),
-                         background: .black, events: events, runFor: .seconds(Int64(hours) * 3600))
-    guard case .instant(let epoch) = try ItemSchedule.parseBound(start) else { throw ScheduleTestFailure("start") }
-    loop.wallClock = ShowWallClock(start: .seconds(epoch), clock: clock)
-    loop.timeZone = LocalTimeZone()
+                         configuration: FrameLoop.Configuration(events: events, runFor: .seconds(Int64(hours) * 3600)))
     _ = try loop.run()
     try frames?(dir + "/frames")
     events.flush()

@@ -31,19 +31,24 @@ import Testing
         #expect(other !== captioned)
     }
 
-    @Test func captionSourceExifReadsTheImagesOwnDescriptionAndOffDrawsNone() throws {
-        let path = NSTemporaryDirectory() + "kc-caption-exif-\(getpid()).png"
-        defer { unlink(path) }
+    /// Writes a grey 64x36 PNG to `path` with a tEXt "Description" chunk of `description`
+    /// before IDAT (PNG 1.2 section 4.2.3.1; CRC over type and data).
+    func writeDescribedPNG(_ path: String, description: String) throws {
         try PNGWriter.write(Bitmap(width: 64, height: 36, fill: 0xFF80_8080), to: path)
-        // A PNG tEXt "Description" chunk inserted before IDAT (PNG 1.2 section 4.2.3.1; CRC over type and data).
         var png = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        let chunkData = Array("Description\0Lighthouse".utf8), type = Array("tEXt".utf8)
+        let chunkData = Array("Description\0\(description)".utf8), type = Array("tEXt".utf8)
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in type + chunkData { crc ^= UInt32(byte); for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 } }
         crc ^= 0xFFFF_FFFF
         func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
         png.insert(contentsOf: be32(UInt32(chunkData.count)) + type + chunkData + be32(crc), at: 33)  // after IHDR
         try Data(png).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func captionSourceExifReadsTheImagesOwnDescriptionAndOffDrawsNone() throws {
+        let path = NSTemporaryDirectory() + "kc-caption-exif-\(getpid()).png"
+        defer { unlink(path) }
+        try writeDescribedPNG(path, description: "Lighthouse")
         #expect(ImageDescription.read(path: path) == "Lighthouse")
         let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20, memoryCacheBytes: 0)
         preparer.captions = CaptionPainter(renderer: try TextRenderer(library: try FontLibrary()))
@@ -55,4 +60,56 @@ import Testing
         preparer.captionSource = .off
         #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 3, item: 0, path: path, caption: "x"))))[5, 355] == 0xFF80_8080)
     }
+
+    /// An image description with BEL and ESC in it (a camera's or a script's) is drawn as the
+    /// same words without them: the same frame as the clean caption, no box.
+    @Test func controlCharactersInAnImageDescriptionDrawNothing() throws {
+        let path = NSTemporaryDirectory() + "kc-caption-ctl-\(getpid()).png"
+        defer { unlink(path) }
+        try writeDescribedPNG(path, description: "Light\u{07}house\u{1B}[1m at dusk")
+        #expect(ImageDescription.read(path: path) == "Light\u{07}house\u{1B}[1m at dusk")
+        let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20,
+                                        memoryCacheBytes: 0)
+        let renderer = try TextRenderer(library: try FontLibrary())
+        preparer.captions = CaptionPainter(renderer: renderer)
+        preparer.captionSource = .exif
+        let described = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))))
+        preparer.captionSource = .item
+        let job = SlotPreparer.Job(slot: 1, ticket: 2, item: 0, path: path, caption: "Lighthouse[1m at dusk")
+        let clean = try #require(frame(preparer.prepare(job)))
+        #expect(described[5, 355] == 0xFF39_3939)  // a caption was drawn
+        let differing = (0..<clean.pixelCount).filter { described.pixels[$0] != clean.pixels[$0] }.count
+        #expect(differing == 0, "\(differing) pixels differ from the caption without the control characters")
+        #expect(renderer.reportedControls == [0x07, 0x1B] && renderer.reportedMissing.isEmpty)
+    }
+}
+
+/// Control characters in captions and image descriptions are logged once each by the program,
+/// however many texts carry them.
+@Test func controlCharactersInCaptionsAreLoggedOnce() throws {
+    let dir = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let photo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("deploy/samples/path-1920x1200.jpg").path
+    let playlist = dir + "/show.json"
+    let items = [#"Quay\u0007 7"#, #"Pier\u0007 3\u001b"#, #"Dock\u0007\u001b 9"#]
+        .map { #"{"src": "\#(photo)", "caption": "\#($0)"}"# }
+    try Data(#"{"items": [\#(items.joined(separator: ", "))]}"#.utf8).write(to: URL(fileURLWithPath: playlist))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: kioskExecutable())
+    process.arguments = ["--display", "offscreen:\(dir)/frames", "--size", "320x200", "--interval", "1", "--fade", "0",
+                         "--run-for", "2.5", playlist]
+    let err = Pipe()
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = err
+    try process.run()
+    let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(log)")
+    let lines = log.split(separator: "\n").filter { $0.contains("control characters in a text are not drawn") }
+    #expect(lines.count == 2, "\(lines)")
+    #expect(lines.first?.contains(#"reason="U+0007 "#) == true, "\(lines)")
+    #expect(lines.last?.contains(#"reason="U+001B "#) == true, "\(lines)")
+    #expect(lines.first?.contains(#"detail="Quay<U+0007> 7""#) == true, "\(lines)")
+    #expect(!log.contains("drawn as a box"), "\(log)")
 }

@@ -84,7 +84,8 @@ private final class NotifySocket {
     // And before the first `shown` line? Both follow the same present; the shown line is
     // emitted after READY=1 in the same turn of the loop, so it cannot be much earlier.
     #expect(waitFor(5) { !child.shown.isEmpty })
-    if let shown = child.shown.first { #expect(ready.at <= shown.at + 0.05, "READY=1 \(ready.at - shown.at) s after the first shown line") }
+    let shown = try #require(child.shown.first, "no shown line")
+    #expect(ready.at <= shown.at + 0.05, "READY=1 \(ready.at - shown.at) s after the first shown line")
 
     // WATCHDOG=1 keeps arriving while the show stands still (nothing is drawn for a minute),
     // never further apart than WATCHDOG_USEC (counted once the first image's fade-in is drawn:

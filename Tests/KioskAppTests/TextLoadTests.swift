@@ -50,22 +50,23 @@ private func runWithHeldText(items: [PlaylistItem], overlay: String?, seconds: I
     let text = try ShowText(loader: held.loader)
     let null = open("/dev/null", O_WRONLY)
     defer { close(null) }
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: directory, width: 160, height: 100), clock: MonotonicClock(),
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
-                         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 24),
-                         background: .black, events: EventWriter(descriptor: null), runFor: .seconds(seconds),
-                         painter: text.loopPainter())
-    loop.text = text
-    loop.overlayFormat = overlay
+    var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: null), runFor: .seconds(seconds))
+    configuration.painter = text.loopPainter()
+    configuration.text = text
+    configuration.overlayFormat = overlay
     if overlay != nil { text.startLoading(frameWidth: 160, frameHeight: 100) }  // as the program does for --overlay
     let heldAtFirstFrame = Locked<Bool?>(nil)
-    loop.presented = { _, _ in
+    configuration.presented = { _, _ in
         heldAtFirstFrame.withLock { (first: inout Bool?) in
             guard first == nil else { return }
             first = !held.releasedInTime.withLock { $0 }
             held.release()
         }
     }
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: directory, width: 160, height: 100), driver: RealTimeDriver(),
+                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
+                         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 24),
+                         configuration: configuration)
     _ = try loop.run()
     return (try writtenFrames(directory), heldAtFirstFrame.withLock { $0 } == true && held.releasedInTime.withLock { $0 })
 }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KioskContent
 import KioskCore
+import KioskSystem
 import Testing
 
 private func openCache(_ dir: String, maxBytes: Int = 500_000_000, maxAge: Duration = .seconds(7 * 86_400),
@@ -229,4 +230,48 @@ private func files(_ dir: String) -> [String] {
     let stored = try ManifestStore(directory: dir).load()
     #expect(stored?.body.count == 8 << 20)
     #expect(stored?.etag == "\"big\"")
+}
+
+/// An entry's validators are kept beside it and read back at the next open; a body that is
+/// the one already cached keeps its file (a reader sees no change); a new body drops the old
+/// validators before it is renamed in; a validators file without its entry is removed.
+@Test func validatorsAreKeptBesideTheirEntryAndTheSameBodyKeepsItsFile() throws {
+    let dir = makeTempDirectory("cache-validators")
+    let cache = try DiskCache(.init(directory: dir))
+    let url = "http://x/menu.jpg"
+    let v1 = ManifestValidators(etag: "\"abc\"", lastModified: "Tue, 01 Jul 2025 10:00:00 GMT")
+    let writer = try cache.makeWriter(url: url)
+    try jpegBytes(1000).withUnsafeBytes { try writer.append($0) }
+    let first = try writer.commit(validators: v1)
+    #expect(!writer.keptEarlierFile && first.validators == v1)
+    let key = DiskCache.key(for: url)
+    #expect(FileManager.default.fileExists(atPath: dir + "/" + key + ".validators"))
+    #expect(try DiskCache(.init(directory: dir)).currentEntry(url: url)?.validators == v1)
+
+    // The same bytes again (a server without validators, or one that sent them anyway).
+    let inode = try FileIdentity(path: first.path).inode
+    let again = try cache.makeWriter(url: url)
+    try jpegBytes(1000).withUnsafeBytes { try again.append($0) }
+    let kept = try again.commit(validators: ManifestValidators(etag: "\"abd\""))
+    let keptInode = try FileIdentity(path: kept.path).inode
+    #expect(again.keptEarlierFile && kept.path == first.path && keptInode == inode)
+    #expect(cache.currentEntry(url: url)?.validators?.etag == "\"abd\"")
+
+    // A new body without validators: none are kept for it.
+    let other = try cache.makeWriter(url: url)
+    try jpegBytes(1000, seed: 9).withUnsafeBytes { try other.append($0) }
+    let replaced = try other.commit()
+    #expect(!other.keptEarlierFile && replaced.validators == nil)
+    #expect(!FileManager.default.fileExists(atPath: dir + "/" + key + ".validators"))
+    let replacedInode = try FileIdentity(path: replaced.path).inode
+    #expect(replacedInode != inode)
+
+    // An orphan, and one of another length, are removed at open.
+    let orphan = String(repeating: "a", count: 64) + ".validators"
+    try writeFile(dir + "/" + orphan, Array(#"{"length":5,"etag":"\"x\""}"#.utf8))
+    try writeFile(dir + "/" + key + ".validators", Array(#"{"length":7,"etag":"\"x\""}"#.utf8))
+    let reopened = try DiskCache(.init(directory: dir))
+    #expect(reopened.currentEntry(url: url)?.validators == nil)
+    #expect(!FileManager.default.fileExists(atPath: dir + "/" + orphan))
+    #expect(!FileManager.default.fileExists(atPath: dir + "/" + key + ".validators"))
 }

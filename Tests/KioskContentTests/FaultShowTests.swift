@@ -267,4 +267,52 @@ import Testing
         #expect(show.logLines(containing: "hidden").isEmpty, "\(show.transcript)")
         #expect(show.logLines(containing: "file skipped").count == 4, "\(show.transcript)")
     }
+
+    /// Names in a watched folder leak nothing into the log: a link to /proc/self/environ (or
+    /// anywhere else outside the folder) is skipped with one line and never read, a file that is
+    /// no image is not described by its bytes, a name with C1 or bidirectional controls is
+    /// written escaped, and a name that is not UTF-8 is named in the log instead of left out
+    /// without a word. A link to a file of the folder is still followed.
+    @Test func namesInAWatchedFolderLeakNothingIntoTheLog() throws {
+        let dir = makeTempDirectory("leaks")
+        let outside = makeTempDirectory("leaks-outside")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        try writeFile(outside + "/secret.png", solidPNG(Swatch.blue))
+        #expect(symlink("/proc/self/environ", dir + "/env.jpg") == 0)
+        #expect(symlink(outside + "/secret.png", dir + "/secret.png") == 0)
+        #expect(symlink("a.png", dir + "/b.png") == 0)  // inside: followed
+        try writeFile(dir + "/notes.jpg", Array("SHELL=/bin/sh password=hunter2\n".utf8))
+        try writeFile(dir + "/c\u{9B}2J\u{202E}gpj.txt", Array("not an image by its name\n".utf8))
+        let latin1 = dir + "/caf\u{E9}.png"  // written below with the byte E9 alone
+        let raw = Array(dir.utf8) + Array("/caf".utf8) + [0xE9] + Array(".png".utf8)
+        let fd = raw.map { CChar(bitPattern: $0) }.withUnsafeBufferPointer { p -> Int32 in
+            var name = Array(p) + [0]
+            return open(&name, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        }
+        #expect(fd >= 0, "\(latin1)")
+        close(fd)
+        let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "1", "--fade", "100",
+                                  "--run-for", "6", dir])
+        defer { show.stop() }
+        #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
+        // Added while the show runs: another link out.
+        #expect(symlink("/etc/hostname", dir + "/host.jpg") == 0)
+        #expect(show.waitForExit(timeout: 20) == 0, "\(show.transcript)")
+        let log = show.stderrLines.map(\.text).joined(separator: "\n")
+        #expect(!log.contains("SHELL") && !log.contains("53 48 45 4C") && !log.contains("hunter2"), "\(log)")
+        #expect(!log.contains("first bytes"), "no content bytes: \(log)")
+        for name in ["env.jpg", "secret.png", "host.jpg"] {
+            let lines = show.logLines(containing: "file skipped").filter { $0.contains("path=\(dir)/\(name) ") }
+            #expect(lines.count == 1 && lines.first?.contains("outside the folder") == true, "\(name): \(log)")
+        }
+        #expect(!show.shown.contains { $0.src.hasSuffix("/env.jpg") || $0.src.hasSuffix("/secret.png") || $0.src.hasSuffix("/host.jpg") },
+                "\(show.transcript)")
+        #expect(show.shown.contains { $0.src.hasSuffix("/b.png") }, "a link within the folder is followed: \(show.transcript)")
+        // Escaped, never written raw.
+        #expect(!log.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(log)")
+        #expect(log.contains(#"c\u009b2J\u202egpj.txt""#), "\(log)")
+        let notUTF8 = show.logLines(containing: "not valid UTF-8")
+        #expect(notUTF8.count == 1 && notUTF8.first?.contains("63 61 66 e9 2e 70 6e 67") == true, "\(log)")
+        #expect(show.logLines(containing: "notes.jpg").first?.contains("an unknown format") == true, "\(log)")
+    }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
-import KioskContent
+@testable import KioskContent
+import KioskSystem
 import Testing
 
 private func makeFetcher(_ configure: (inout Fetcher.Configuration) -> Void = { _ in }) throws -> (Fetcher, DiskCache) {
@@ -267,4 +268,25 @@ extension Result where Failure == ContentError {
     #expect(lock.withLock { ok } == 3)
     // Three 400 ms answers one after another; far below the idle sleep.
     #expect(ContinuousClock.now - start < .seconds(10), "\(ContinuousClock.now - start)")
+}
+
+/// shutdown() returns only once the fetcher's thread has ended (joined: nothing of libcurl or
+/// its TLS library runs on past it, into the program's exit) and every completion of the
+/// cancelled requests has run.
+@Test func shutdownJoinsTheFetchersThreadAndRunsEveryCompletion() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    for round in 0..<20 {
+        let (fetcher, _) = try makeFetcher()
+        let done = Locked(0)
+        for i in 0..<6 { fetcher.fetchImage(faults.base + "/stall?\(round)-\(i)") { _ in done.withLock { $0 += 1 } } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while fetcher.engine.worker?.threadID == nil, ContinuousClock.now < deadline { usleep(1000) }
+        let tid = try #require(fetcher.engine.worker?.threadID)
+        let comm = "/proc/self/task/\(tid)/comm"
+        #expect((try? String(contentsOfFile: comm, encoding: .utf8)) == "kc-fetcher\n")
+        fetcher.shutdown()
+        #expect(done.withLock { $0 } == 6, "round \(round): completions run before shutdown returns")
+        #expect(!FileManager.default.fileExists(atPath: comm), "round \(round): the thread is gone")
+    }
 }

@@ -112,3 +112,37 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     #expect(poller.consecutiveFailures >= 4)
     poller.stop()
 }
+
+/// A manifest stored for another URL (the device was pointed at another show) is not played,
+/// nor are its validators sent to the new server; one stored for this URL, reached through a
+/// redirect, is.
+@Test func aManifestStoredForAnotherURLIsNotUsed() throws {
+    let stateDir = makeTempDirectory("other-state")
+    let port = freePort()
+    let old = "http://127.0.0.1:\(port)/old-show.json", new = "http://127.0.0.1:\(port)/new-show.json"
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: old, body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
+                                                               validators: ManifestValidators(etag: "\"1\"")))
+    let cache = try DiskCache(.init(directory: makeTempDirectory("other-cache")))
+    let schedule = PollSchedule.Configuration(interval: .seconds(60), backoffStart: .seconds(30), backoffCap: .seconds(30))
+    let poller = try ManifestPoller(url: URL(string: new)!, fetcher: Fetcher(cache: cache), store: try ManifestStore(directory: stateDir),
+                                    schedule: schedule)
+    poller.start()
+    var events = wait(poller, timeout: .seconds(5))
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !events.contains(where: { if case .polled = $0 { return true }; return false }), ContinuousClock.now < deadline {
+        events += wait(poller, timeout: .seconds(1))
+    }
+    poller.stop()
+    #expect(!events.contains { if case .manifest = $0 { return true }; return false }, "\(events)")
+    #expect(events.contains { event in
+        guard case .log("stored manifest not used", let reason?, true) = event else { return false }
+        return reason.contains("stored for \(old)")
+    }, "\(events)")
+
+    // Stored for this URL (the body came from where it redirected to): used.
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: old, requested: new, body: Array(#"{"items":[{"src":"y.jpg"}]}"#.utf8),
+                                                               validators: ManifestValidators()))
+    guard case .usable(let manifest, _) = ManifestPoller.loadStored(from: try ManifestStore(directory: stateDir), for: URL(string: new)!)
+    else { Issue.record("not usable"); return }
+    #expect(manifest.items.map(\.src) == ["http://127.0.0.1:\(port)/y.jpg"])
+}

@@ -64,7 +64,7 @@ private func output(_ show: KioskShow) -> String {
     let show = try KioskShow(common + ["--clock", "real", "--run-for", "4", "--control", dir + "/control"])
     #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
     let status = try controlRequest(dir + "/control", #"{"command":["status"]}"#)
-    let shot = try controlRequest(dir + "/control", #"{"command":["screenshot","\#(dir)/shot.png"]}"#)
+    let shot = try controlRequest(dir + "/control", #"{"command":["screenshot","shot.png"]}"#)
     #expect(show.waitForExit(timeout: 20) == 0, "\(show.transcript)")
     #expect(status["error"] as? String == "success", "\(status)")
     #expect((status["data"] as? [String: Any])?["src"] as? String == hidden + "/img/a.png", "\(status)")

@@ -58,18 +58,22 @@ import Testing
         let third = try #require(frames.first { $0.ms == 2000 })
         #expect(third.centerIs(Swatch.blue), "\(third)")
 
-        // The disk cache: one entry per URL, named SHA-256(URL).LENGTH, holding the served bytes.
+        // The disk cache: one entry per URL, named SHA-256(URL).LENGTH, holding the served bytes,
+        // and beside it SHA-256(URL).validators with nginx's ETag and Last-Modified.
         let bodies = [swatches["a"]!, jpeg, swatches["c"]!]
         var expected: [String] = []
         for (url, body) in zip(urls, bodies) {
-            let name = try independentSHA256(url) + ".\(body.count)"
-            expected.append(name)
+            let key = try independentSHA256(url)
+            let name = key + ".\(body.count)"
+            expected += [name, key + ".validators"]
             #expect(readFile(cache + "/" + name) == body, "cache entry \(name) for \(url)")
+            let validators = try #require(readFile(cache + "/" + key + ".validators"))
+            #expect(String(decoding: validators, as: UTF8.self).contains("\"etag\""), "\(key).validators")
         }
         #expect(directoryNames(cache) == expected.sorted(), "cache dir: \(directoryNames(cache))")
         // Each image was downloaded once (the prefetch and the slot share one request).
         for path in ["/img/a.png", "/img/cups.jpg", "/img/c.png"] {
-            #expect(requestCount(nginx, path) == 1, "\(path): \(nginx.accessLog())")
+            #expect(requestCount(nginx, path, status: 200) == 1, "\(path): \(nginx.accessLog())")
         }
 
         // The state directory: manifest.json with the URL and the body as served.
@@ -127,8 +131,44 @@ import Testing
         if let lastOK = polls.lastIndex(where: { $0.status == 200 }) {
             #expect(polls[(lastOK + 1)...].contains { $0.status == 304 }, "no 304 after the change: \(polls)")
         }
-        // Images downloaded once each; the disk cache serves the rest.
-        for n in ["a", "c", "d"] { #expect(requestCount(nginx, "/img/\(n).png") == 1, "\(n): \(nginx.accessLog())") }
+        // Images downloaded once each; the disk cache serves the rest (the polls ask about
+        // them with conditional GETs, answered 304).
+        for n in ["a", "c", "d"] {
+            #expect(requestCount(nginx, "/img/\(n).png", status: 200) == 1, "\(n): \(nginx.accessLog())")
+        }
+    }
+
+    /// An image replaced on its server under the same name (how a sign is updated: a new
+    /// menu.png) is shown: each poll asks about it with a conditional GET (304 while it is the
+    /// same), the new body replaces the cache file, and the show prepares it again, the old
+    /// picture on screen until the new one is decoded (no black frame).
+    @Test func anImageReplacedOnItsServerIsShownAfterTheNextPoll() throws {
+        let nginx = try Nginx()
+        defer { nginx.stop() }
+        try publish(nginx, "img/menu.png", solidPNG(Swatch.red))
+        try publish(nginx, "show.json", json: itemsManifest([nginx.base + "/img/menu.png"]))
+        let show = try KioskShow(common(nginx.base + "/show.json",
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "2", "--fade", "200",
+                                         "--run-for", "30"]))
+        defer { show.stop() }
+        #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
+        usleep(2_500_000)  // polls answered 304 for the image meanwhile
+        try publish(nginx, "img/menu.png", solidPNG(Swatch.blue))
+        let changedAt = show.elapsed
+        #expect(show.waitUntil(15) { !$0.logLines(containing: "image changed").isEmpty }, "\(show.transcript)")
+        let noticedAt = show.elapsed
+        usleep(3_000_000)  // one image: the new picture cross-fades in at its next interval (2 s)
+        #expect(show.stop() == 0, "\(show.transcript)")
+        #expect(noticedAt - changedAt < 8, "\(show.transcript)")
+        let frames = try analyzeFrames(show.frames)
+        #expect(frames.first { $0.centerIs(Swatch.red) } != nil, "\(frames)")
+        #expect(frames.last?.centerIs(Swatch.blue) == true, "the new picture is on screen: \(frames.suffix(3))")
+        let firstT = show.shown.first?.t ?? 0
+        #expect(!frames.contains { $0.ms >= firstT && ($0.centerIsDark || $0.dark > 0.5) }, "no black frame: \(frames)")
+        let image = nginx.accessLog().filter { $0.contains("/img/menu.png") }
+        #expect(image.filter { $0.contains(" 304 ") }.count >= 1, "revalidated with 304s: \(image)")
+        #expect(image.filter { $0.contains(" 200 ") }.count == 2, "downloaded twice, before and after: \(image)")
+        #expect(image.filter { $0.contains(" 304 ") }.allSatisfy { $0.contains("inm=\"") }, "\(image)")
     }
 
     // MARK: 3. Manifest formats and refusals
@@ -377,8 +417,9 @@ import Testing
         let skipped500 = show.logLines(containing: broken)
         #expect(skipped500.count == 1 && skipped500.first?.contains("500") == true, "\(show.transcript)")
         #expect(skipped404.allSatisfy { $0.contains("warning") } && skipped500.allSatisfy { $0.contains("warning") })
-        // Nothing cached for the failures.
-        #expect(directoryNames(cache).count == 2, "cache: \(directoryNames(cache))")
+        // Nothing cached for the failures: the two images and their validators.
+        #expect(directoryNames(cache).count == 4, "cache: \(directoryNames(cache))")
+        #expect(directoryNames(cache).filter { $0.hasSuffix(".validators") }.count == 2, "cache: \(directoryNames(cache))")
     }
 
     // MARK: 6. A watched directory

@@ -33,9 +33,9 @@ import KioskSystem
         #expect {
             try DRMDevice.open("/dev/null")
         } throws: { error in
-            guard case .unsupported(let device, let reason) = error as? DisplayError else { return false }
-            return device == "/dev/null" && reason.hasPrefix("not a KMS (modesetting) device")
-                && reason.contains("drmModeGetResources /dev/null")
+            guard case .notKMS(let device, _, let failed) = error as? DisplayError else { return false }
+            return device == "/dev/null" && failed.operation == "drmModeGetResources" && failed.path == "/dev/null"
+                && "\(error)".hasPrefix("/dev/null: not a KMS (modesetting) device")
         }
     }
 

@@ -24,8 +24,8 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
         #expect {
             try DRMDisplay.findOutput(device: nil, connector: nil, cardDirectory: dir)
         } throws: { error in
-            guard case .noDisplay(let text) = error as? DisplayError else { return false }
-            return text.hasPrefix("no \(dir)/card* device")
+            guard case .noCard(let directory) = error as? DisplayError else { return false }
+            return directory == dir && "\(error)".hasPrefix("no \(dir)/card* device")
         }
     }
 
@@ -36,9 +36,10 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
         #expect {
             try DRMDisplay.findOutput(device: nil, connector: nil, cardDirectory: dir)
         } throws: { error in
-            guard case .noDisplay(let text) = error as? DisplayError else { return false }
-            return text.hasPrefix("no usable DRM device: \(dir)/card0: not a KMS")
-                && text.contains("; \(dir)/card1: not a KMS")
+            guard case .noUsableCard(let failures) = error as? DisplayError, failures.count == 2,
+                  case .notKMS(let first, _, _) = failures[0], case .notKMS(let second, _, _) = failures[1] else { return false }
+            return first == "\(dir)/card0" && second == "\(dir)/card1"
+                && "\(error)".hasPrefix("no usable DRM device: \(dir)/card0: not a KMS")
         }
     }
 
@@ -51,7 +52,8 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
         let notMaster = DisplayError.system(SystemError(operation: "drmModeSetCrtc", path: "/dev/dri/card0", errno: EACCES))
         #expect(ReopeningDRMDisplay.meansGone(gone) && ReopeningDRMDisplay.meansGone(vanished))
         #expect(!ReopeningDRMDisplay.meansGone(notMaster))
-        #expect(!ReopeningDRMDisplay.meansGone(.unsupported(device: "/dev/dri/card0", reason: "mode 800x480 is not available")))
+        #expect(!ReopeningDRMDisplay.meansGone(.modeNotAvailable(connector: "/dev/dri/card0 HDMI-A-1",
+                                                                   requested: ModeRequest(width: 800, height: 480), available: [])))
     }
 
     @Test func aNamedDeviceThatDoesNotExistSaysWhich() {

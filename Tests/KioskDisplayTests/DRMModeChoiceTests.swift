@@ -61,6 +61,9 @@ private let monitor: [DRMMode] = [
         #expect {
             try DRMModeChoice.choose(ModeRequest(width: 1024, height: 768), from: monitor, connector: "/dev/dri/card0 HDMI-A-1")
         } throws: { error in
+            guard case .modeNotAvailable(let connector, let requested, let available) = error as? DisplayError,
+                  connector == "/dev/dri/card0 HDMI-A-1", requested == ModeRequest(width: 1024, height: 768),
+                  available == monitor else { return false }
             let text = "\(error)"
             return text.hasPrefix("/dev/dri/card0 HDMI-A-1: mode 1024x768 is not available; available: ")
                 && text.contains("1920x1080@60 (preferred), 1920x1080@50, 1920x1080@75, 1920x1080i@60, 1280x720@60, 1280x720@50, 800x480@60")

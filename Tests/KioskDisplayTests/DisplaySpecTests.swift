@@ -92,9 +92,10 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
         #expect {
             try openDisplay(.auto, rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
         } throws: { error in
-            guard case .noDisplay(let text) = error as? DisplayError else { return false }
-            return text.hasPrefix("no display: DRM: no /dev/dri/card* device") && text.contains("; fbdev: ")
-                && text.contains("/dev/fb0")
+            guard case .noDisplay(drm: .noCard(let directory), fbdev: .noFramebuffer(let fbdev)) = error as? DisplayError
+            else { return false }
+            return directory == "/dev/dri" && fbdev.path == "/dev/fb0" && fbdev.operation == "open"
+                && "\(error)".hasPrefix("no display: DRM: no /dev/dri/card* device")
         }
     }
 }

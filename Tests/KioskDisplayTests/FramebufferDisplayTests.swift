@@ -219,8 +219,8 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
     @Test func missingDeviceIsNoDisplay() {
         #expect { try FramebufferDisplay.open(path: "/dev/fb-kiosk-test-missing", rotation: .none, swapRedBlue: false) }
             throws: { error in
-                guard case .noDisplay(let text) = error as? DisplayError else { return false }
-                return text == "open /dev/fb-kiosk-test-missing: No such file or directory (errno 2)"
+                guard case .noFramebuffer(let failed) = error as? DisplayError else { return false }
+                return failed.errno == ENOENT && "\(error)" == "open /dev/fb-kiosk-test-missing: No such file or directory (errno 2)"
             }
     }
 

@@ -3,6 +3,7 @@ import Testing
 import Glibc
 import KioskCore
 import KioskImaging
+import KioskSystem
 @testable import KioskDisplay
 
 private func temporaryDirectory() -> String {
@@ -91,10 +92,26 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         #expect(exists(directory + "/frame-123456789.png"))
     }
 
-    @Test func anExistingDirectoryIsFine() throws {
+    /// An existing directory is used as it is: what is in it stays, the frames go beside it, and
+    /// a trailing slash names the same directory.
+    @Test func anExistingDirectoryIsUsedAsItIs() throws {
         let directory = temporaryDirectory()
-        _ = try OffscreenDisplay(directory: directory, width: 2, height: 2)
-        _ = try OffscreenDisplay(directory: directory + "/", width: 2, height: 2)
+        let kept = directory + "/notes.txt"
+        close(open(kept, O_CREAT | O_WRONLY, 0o600))
+        var before = stat()
+        #expect(stat(directory, &before) == 0)
+        let display = try OffscreenDisplay(directory: directory, width: 2, height: 2)
+        try display.present(Bitmap(width: 2, height: 2, fill: 0xFF12_3456), showTime: 3)
+        let slashed = try OffscreenDisplay(directory: directory + "/", width: 2, height: 2)
+        try slashed.present(Bitmap(width: 2, height: 2, fill: 0xFF65_4321), showTime: 7)
+        var after = stat()
+        #expect(stat(directory, &after) == 0 && after.st_ino == before.st_ino, "the same directory, not made again")
+        #expect(after.st_mode & 0o777 == before.st_mode & 0o777, "its mode left as it was")
+        #expect(exists(kept))
+        #expect(try ImageDecoder.decode(path: directory + "/frame-00000003.png").bitmap[1, 1] == 0xFF12_3456)
+        #expect(try ImageDecoder.decode(path: directory + "/frame-00000007.png").bitmap[1, 1] == 0xFF65_4321)
+        #expect(try listDirectory(directory).compactMap(\.name).filter { !$0.hasPrefix(".") }.sorted()
+                == ["frame-00000003.png", "frame-00000007.png", "notes.txt"])
     }
 
     @Test func aFileInTheWayIsAClearError() throws {

@@ -180,7 +180,7 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         #expect(try ImageDecoder.decode(path: path).format == .gif)
         let frame = Bitmap(width: 64, height: 48)
         #expect(try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: .black).format == .gif)
-        #expect(ImageError.otherFormat(path: path, format: .bmp).description
+        #expect(ImageError.otherFormat(path: path, format: FileFormat(.bmp)).description
                 == "\(path): a BMP image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
     }
 
@@ -193,38 +193,35 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
             return [0, 0, 0, UInt8(size)] + bytes("ftyp" + major) + [0, 0, 0, 0] + compatible.flatMap(bytes) + [0, 0, 0, 8]
         }
         let cases: [([UInt8], FileFormat)] = [
-            (try Fixtures.bytes("generated", "gray.jpg"), .jpeg),
-            (try Fixtures.bytes("pngsuite", "basn2c08.png"), .png),
-            (gif, .gif),
-            (bytes("GIF87a") + [1, 0, 1, 0], .gif),
-            (bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 "), .webp),
+            (try Fixtures.bytes("generated", "gray.jpg"), FileFormat(.jpeg)),
+            (try Fixtures.bytes("pngsuite", "basn2c08.png"), FileFormat(.png)),
+            (gif, FileFormat(.gif)),
+            (bytes("GIF87a") + [1, 0, 1, 0], FileFormat(.gif)),
+            (bytes("RIFF") + [0x24, 0, 0, 0] + bytes("WEBPVP8 "), FileFormat(.webp)),
             (ftyp("heic", ["mif1", "heic"]), .heif(brand: "heic")),
             (ftyp("mif1", ["mif1", "heic"]), .heif(brand: "mif1")),
-            (ftyp("avif", ["avif", "mif1"]), .avif),
-            (ftyp("mif1", ["mif1", "miaf", "avif"]), .avif),
+            (ftyp("avif", ["avif", "mif1"]), FileFormat(.avif)),
+            (ftyp("mif1", ["mif1", "miaf", "avif"]), FileFormat(.avif)),
             (ftyp("isom", ["isom", "mp41"]), .unknown(firstBytes: [0, 0, 0, 24] + bytes("ftyp"))),
-            (bytes("BM") + [0x36, 0x10, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 40, 0], .bmp),
-            ([0x49, 0x49, 0x2A, 0, 8, 0, 0, 0], .tiff),
-            ([0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8], .tiff),
-            ([0xFF, 0x0A, 0xFA, 0x7F], .jpegXL),
-            ([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A], .jpegXL),
-            ([0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A], .jpeg2000),
-            ([0xFF, 0x4F, 0xFF, 0x51, 0, 0x2F], .jpeg2000),
-            (bytes("<?xml version=\"1.0\"?>\n<!-- drawn by hand -->\n<svg xmlns=\"http://www.w3.org/2000/svg\">"), .svg),
-            ([0xEF, 0xBB, 0xBF] + bytes("  <svg width=\"10\"/>"), .svg),
-            ([0, 0, 1, 0, 1, 0, 16, 16], .ico),
-            (bytes("%PDF-1.7\n"), .pdf),
+            (bytes("BM") + [0x36, 0x10, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 40, 0], FileFormat(.bmp)),
+            ([0x49, 0x49, 0x2A, 0, 8, 0, 0, 0], FileFormat(.tiff)),
+            ([0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8], FileFormat(.tiff)),
+            ([0xFF, 0x0A, 0xFA, 0x7F], FileFormat(.jpegXL)),
+            ([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A], FileFormat(.jpegXL)),
+            ([0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A], FileFormat(.jpeg2000)),
+            ([0xFF, 0x4F, 0xFF, 0x51, 0, 0x2F], FileFormat(.jpeg2000)),
+            (bytes("<?xml version=\"1.0\"?>\n<!-- drawn by hand -->\n<svg xmlns=\"http://www.w3.org/2000/svg\">"),
+             FileFormat(.svg)),
+            ([0xEF, 0xBB, 0xBF] + bytes("  <svg width=\"10\"/>"), FileFormat(.svg)),
+            ([0, 0, 1, 0, 1, 0, 16, 16], FileFormat(.ico)),
+            (bytes("%PDF-1.7\n"), FileFormat(.pdf)),
             (bytes("<html><body>not found</body></html>"), .unknown(firstBytes: bytes("<html><b"))),
             (bytes("BM but text"), .unknown(firstBytes: bytes("BM but t"))),
             ([1, 2], .unknown(firstBytes: [1, 2])),
         ]
         for (header, expected) in cases {
             #expect(FileFormat.identify(header) == expected, "\(header.prefix(12))")
-            let shown: Bool
-            switch expected {
-            case .jpeg, .png, .webp, .heif, .avif, .gif: shown = true
-            default: shown = false
-            }
+            let shown = [ImageFormat.jpeg, .png, .webp, .heif, .avif, .gif].contains { $0 == expected.format }
             #expect((FileFormat.identify(header).decodable != nil) == shown)
         }
         #expect(FileFormat.unknown(firstBytes: [0x3C, 0x68]).description == "an unknown format (first bytes 3C 68)")
@@ -238,14 +235,19 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 30)
         let path = directory + "/holiday.jpg"
         try Data(tiff).write(to: URL(fileURLWithPath: path))
-        #expect(throws: ImageError.otherFormat(path: path, format: .tiff)) { try ImageDecoder.decode(path: path) }
-        #expect(throws: ImageError.otherFormat(path: "d", format: .tiff)) { try ImageDecoder.decode(bytes: tiff, name: "d") }
+        #expect(throws: ImageError.otherFormat(path: path, format: FileFormat(.tiff))) {
+            try ImageDecoder.decode(path: path)
+        }
+        #expect(throws: ImageError.otherFormat(path: "d", format: FileFormat(.tiff))) {
+            try ImageDecoder.decode(bytes: tiff, name: "d")
+        }
         // A WebP of zeros named .jpg is a WebP, and a damaged one.
         let webp = Array("RIFF".utf8) + [0x24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 30)
         #expect(throws: ImageError.corrupt(path: "w", reason: "libwebp: bitstream error (the WebP data is damaged)")) {
             try ImageDecoder.decode(bytes: webp, name: "w")
         }
-        #expect(ImageError.otherFormat(path: "d", format: .pdf).description == "d: a PDF document (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
+        #expect(ImageError.otherFormat(path: "d", format: FileFormat(.pdf)).description
+                == "d: a PDF document (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
     }
 
     /// A file that starts as a JPEG and goes on as a GIF is a corrupt JPEG; one that starts as a

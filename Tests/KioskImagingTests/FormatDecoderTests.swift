@@ -189,7 +189,8 @@ enum WebPBombs {
         return Array("VP8L".utf8) + le32(payload.count) + payload
     }
     static func canvas(_ w: Int, _ h: Int) -> [UInt8] {
-        riff(Array("VP8X".utf8) + le32(10) + [0, 0, 0, 0] + le24(w - 1) + le24(h - 1) + vp8l(16, 16))
+        let header: [UInt8] = Array("VP8X".utf8) + le32(10) + [0, 0, 0, 0]
+        return riff(header + le24(w - 1) + le24(h - 1) + vp8l(16, 16))
     }
     static func lossless(_ w: Int, _ h: Int) -> [UInt8] { riff(vp8l(w, h)) }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskCore
 import KioskImaging
 import Testing
 
@@ -8,7 +9,8 @@ import Testing
     @Test func descriptionsAreTheLogLines() {
         let cases: [(ImageError, String)] = [
             (.unreadable(path: "/p/a.jpg", errno: EACCES), "/p/a.jpg: cannot read: Permission denied (errno 13)"),
-            (.otherFormat(path: "/p/b.jpg", format: .tiff), "/p/b.jpg: a TIFF image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"),
+            (.otherFormat(path: "/p/b.jpg", format: FileFormat(.tiff)),
+             "/p/b.jpg: a TIFF image (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)"),
             (.corrupt(path: "/p/c.png", reason: "IDAT: CRC error"), "/p/c.png: corrupt image: IDAT: CRC error"),
             (.unsupported(path: "/p/d.jpg", reason: "12-bit JPEG (data precision 12) is not supported"),
              "/p/d.jpg: unsupported image: 12-bit JPEG (data precision 12) is not supported"),
@@ -47,9 +49,10 @@ import Testing
     }
 
     @Test func equalityComparesTheContext() {
-        #expect(ImageError.otherFormat(path: "a", format: .gif) == .otherFormat(path: "a", format: .gif))
-        #expect(ImageError.otherFormat(path: "a", format: .gif) != .otherFormat(path: "b", format: .gif))
-        #expect(ImageError.otherFormat(path: "a", format: .gif) != .otherFormat(path: "a", format: .webp))
+        let gif = FileFormat(.gif)
+        #expect(ImageError.otherFormat(path: "a", format: gif) == .otherFormat(path: "a", format: gif))
+        #expect(ImageError.otherFormat(path: "a", format: gif) != .otherFormat(path: "b", format: gif))
+        #expect(ImageError.otherFormat(path: "a", format: gif) != .otherFormat(path: "a", format: FileFormat(.webp)))
         #expect(ImageError.tooLarge(path: "a", width: 1, height: 2, limit: 1) != .tooLarge(path: "a", width: 2, height: 1, limit: 1))
     }
 }

@@ -89,7 +89,8 @@ import Testing
         } catch {
             guard case .writeFailed(let errorPath, let reason) = error else { Issue.record("got \(error)"); return }
             #expect(errorPath == path)
-            #expect(reason.contains("mkstemp") && reason.contains("No such file or directory (errno 2)"), "\(reason)")
+            #expect(reason.hasPrefix("open \(directory)/no-such-dir/.tmp-frame.png-")
+                    && reason.hasSuffix(": No such file or directory (errno 2)"), "\(reason)")
             #expect(error.description.hasPrefix("\(path): cannot write PNG: "))
         }
         // Renaming onto a directory fails after the data is written: the temporary file goes.

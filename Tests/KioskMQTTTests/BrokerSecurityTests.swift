@@ -16,7 +16,7 @@ private func run(_ path: String, _ arguments: [String]) throws {
     }
 }
 
-@Test(.timeLimit(.minutes(2)))
+@Test(.timeLimit(.minutes(10)))
 func thePasswordComesFromTheURLAFileOrTheEnvironmentAndIsNeverLogged() throws {
     let secret = "Sup3r-s3cret!pw"
     let dir = makeTempDirectory("mqtt-login")
@@ -74,7 +74,7 @@ private func makeCertificates(_ dir: String) throws {
     for file in ["ca.pem", "server.pem", "server.key"] { chmod("\(dir)/\(file)", 0o644) }
 }
 
-@Test(.timeLimit(.minutes(2)))
+@Test(.timeLimit(.minutes(10)))
 func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throws {
     let dir = makeTempDirectory("mqtt-tls")
     chmod(dir, 0o755)
@@ -141,7 +141,7 @@ func tlsIsVerifiedByDefaultWithTheCAFileTheHostNameAndClientCertificates() throw
     #expect(mqtt.contains("libmosquitto.so.1"), "\(mqtt.sorted())")
 }
 
-@Test(.timeLimit(.minutes(2)))
+@Test(.timeLimit(.minutes(10)))
 func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
     let dir = makeTempDirectory("mqtt-acl")
     chmod(dir, 0o755)

@@ -8,6 +8,17 @@ import KioskSystem
     #expect(line == #"kiosk-carousel: warning image skipped path="/photos/a\r\x1b[2Kb\tc\nd.jpg" reason="bad \"data\"""#)
 }
 
+/// C1 controls (a terminal takes U+009B as CSI), bidirectional overrides and isolates (a log
+/// viewer reorders the line around them) and line separators are escaped in every field.
+@Test func c1AndBidiControlsAreEscaped() {
+    let name = "/photos/\u{9B}2J\u{202E}gpj.exe\u{2066}x\u{2028}y\u{85}z.png"
+    let line = Log.line(.info, "file \u{202E}skipped", path: name, detail: "d\u{200F}", reason: "r\u{61C}")
+    #expect(!line.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || [0x202E, 0x2066, 0x2028, 0x200F, 0x61C].contains($0.value) })
+    #expect(line == #"kiosk-carousel: info file \u202eskipped path="/photos/\u009b2J\u202egpj.exe\u2066x\u2028y\u0085z.png" detail="d\u200f" reason="r\u061c""#)
+    // Other text outside ASCII is written as it is.
+    #expect(Log.line(.info, "shown", path: "/photos/café-東京.jpg") == "kiosk-carousel: info shown path=/photos/café-東京.jpg")
+}
+
 @Test func aPlainPathIsNotQuoted() {
     #expect(Log.line(.info, "display opened", path: "/dev/fb0") == "kiosk-carousel: info display opened path=/dev/fb0")
 }

@@ -46,3 +46,27 @@ import KioskSystem
     worker.stop()
     #expect(done.withLock { $0 })
 }
+
+/// The name of thread `tid` of this process (`/proc/self/task/TID/comm`), nil when it is gone.
+func threadName(_ tid: Int32) -> String? {
+    guard let comm = try? readRegularFile("/proc/self/task/\(tid)/comm", limit: 64) else { return nil }
+    return String(decoding: comm.prefix { $0 != 0x0A }, as: UTF8.self)
+}
+
+@Test func theThreadIsNamedAfterTheWorkerAndGoneOnceStopped() throws {
+    let worker = try WorkerThread(name: "naming test /a/long/path")
+    #expect(worker.threadName == "kc-naming")
+    let started = Locked(false)
+    try worker.start {
+        started.withLock { $0 = true }
+        var p = pollfd(fd: worker.stopDescriptor, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, 60_000)
+    }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !started.withLock({ $0 }), ContinuousClock.now < deadline { usleep(1000) }
+    let tid = try #require(worker.threadID)
+    #expect(threadName(tid) == "kc-naming")
+    worker.stop()
+    #expect(threadName(tid) == nil, "joined: the thread is gone when stop returns")
+    #expect(try WorkerThread(name: "abcdefghijklmnopqrstuvwxyz").threadName == "kc-abcdefghijkl")
+}

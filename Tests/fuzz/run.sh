@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
-all=(manifest config control mqtt outbox exif jpeg png webp gif heif touch)
+all=(manifest config control hosts redirects mqtt outbox exif jpeg png webp gif heif icc touch)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scratch=.build/fuzz
@@ -43,7 +43,7 @@ seeds() {
 }
 max_len() {
     case "$1" in
-        jpeg|png|webp|gif|heif) echo 65536 ;;
+        jpeg|png|webp|gif|heif|icc) echo 65536 ;;
         *) echo 8192 ;;
     esac
 }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs inside the QEMU guest (started by /init once the display drivers are loaded).
 # A tiny command server: the host harness writes one command per line to the second serial
-# port (/dev/ttyS1), each acknowledged (KC_ACK, see below); everything the guest says goes to
-# the console (ttyS0 = serial.log).
+# port ($kc_ctl from the kernel command line, /dev/ttyS1 on a PC), each acknowledged (KC_ACK,
+# see below); everything the guest says goes to the console (serial.log).
 #   run ARGS...    start /app/kiosk-carousel ARGS in the background  -> KC_STARTED pid=N
 #   mode TAG       print the foreground VT's KDGETMODE value         -> KC_KDMODE TAG N
 #   term           SIGTERM the program and wait for it               -> KC_EXITED rc=N
@@ -17,7 +17,8 @@
 #   sh CMD...      run a shell command, wait for it                  -> its output, KC_SH_DONE rc=N
 #   vt N           switch the foreground VT to ttyN and wait for it   -> KC_VT from=A to=N ... | KC_VT_TIMEOUT ...
 #   off            power off
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
+CTL=${kc_ctl:-/dev/ttyS1}
+stty -F "$CTL" raw -echo 2>/dev/null
 # Text on the foreground VT, so that a screendump can tell "the console is back" from "black".
 printf '\n  KIOSK-CAROUSEL KERNEL SUITE: THE TEXT CONSOLE (TTY1)\n' > /dev/tty1
 echo "KC_READY dri=$(ls /dev/dri 2>/dev/null | tr '\n' ' ')fb=$(ls /dev/fb* 2>/dev/null | tr '\n' ' ')input=$(ls /dev/input 2>/dev/null | tr '\n' ' ')uinput=$([ -c /dev/uinput ] && echo yes || echo no)"
@@ -58,5 +59,5 @@ while read -r seq len cmd rest; do
         "")   ;;
         *)    echo "KC_UNKNOWN $cmd" ;;
     esac
-done < /dev/ttyS1
+done < "$CTL"
 echo "KC_POWEROFF"

@@ -3,7 +3,7 @@
 channel to guest.sh, and the guest commands the cases share (shell, console mode, signals, VT)."""
 import json, os, re, socket, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "qemu"))
-from qemu_common import QMPCommands
+from qemu_common import MACHINES, QMPCommands, ctl_port_args
 
 BOOT_TIMEOUT = 60         # s from QEMU start to KC_INIT (the first line of /init)
 READY_TIMEOUT = 60        # s from KC_INIT to KC_READY (modules loaded)
@@ -30,7 +30,7 @@ class VM(QMPCommands):
 
     DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
 
-    def __init__(self, kernel, initrd, device, res, out, extra=()):
+    def __init__(self, kernel, initrd, device, res, out, extra=(), arch="amd64", append=""):
         self.out = out
         os.makedirs(out, exist_ok=True)
         self.serial = os.path.join(out, "serial.log")
@@ -40,11 +40,14 @@ class VM(QMPCommands):
             if os.path.exists(f):
                 os.remove(f)
         w, h = res
-        self.cmd = ["qemu-system-x86_64", "-m", "512M", "-smp", "2", "-accel", "tcg", "-display", "none",
+        m = MACHINES[arch]
+        # kc_ctl reaches /init as an environment variable (the kernel passes on unknown
+        # parameters without a dot): the command port guest.sh reads.
+        self.cmd = [m["qemu"]] + m["machine"] + [
+                    "-m", "512M", "-smp", "2", "-accel", "tcg", "-display", "none",
                     "-no-reboot", "-kernel", kernel, "-initrd", initrd,
-                    "-append", "console=ttyS0 quiet panic=-1",
-                    "-serial", f"file:{self.serial}",
-                    "-serial", f"unix:{self.ctl_path},server=on,wait=off",
+                    "-append", f"console={m['console']} quiet panic=-1 kc_ctl=/dev/{m['ctl']} {append}".strip(),
+                    "-serial", f"file:{self.serial}"] + ctl_port_args(arch, self.ctl_path) + [
                     "-monitor", "none", "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
                     "-vga", "none", "-device", f"{self.DEVICES[device]},id={DISPLAY_ID},xres={w},yres={h}"] + list(extra)
         self.proc = None

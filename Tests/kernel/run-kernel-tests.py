@@ -31,8 +31,9 @@ what they test: show_cases.py, console_cases.py, touch_cases.py, screenshot_case
 """
 import argparse, os, re, sys, time
 
-from qemu_vm import BootFailed, CaseFailed, VM, log, print_log
-from kernel_case import Case
+from qemu_vm import EVENT_TIMEOUT, BootFailed, CaseFailed, VM, log, print_log, stop_with
+from kernel_case import SHOWN0, Case, case_dir, start_show
+from screen_compare import first_frame, reference
 from show_cases import run_caption_case, run_crash_case, run_formats_case, run_missing_mode_case, run_show_case
 from console_cases import run_display_off_case, run_vt_switch_case
 from screenshot_case import run_screenshot_case
@@ -42,7 +43,33 @@ from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, r
                          run_touch_replay_swipe_case, run_touch_replay_taps_case, run_touch_replay_vertical_case,
                          run_touch_tap_case)
 
-# Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments])
+def passed_over_first(reason):
+    """The show on the card --display auto picks: its log says that card0 was passed over and why
+    (`reason`, a regex) and which card was opened (the case's log_expect), the first frame is
+    photo A (PSNR against the offscreen frame), and SIGTERM ends it with status 0."""
+    def run(vm, case, args, size):
+        out = case_dir(vm, case)
+        ref_a = reference(args.binary, args.photos[0], size, case.rotation, args.out)
+        start, _ = start_show(vm, case, args)
+        vm.wait_for(SHOWN0, EVENT_TIMEOUT, start)
+        text = vm.log_text()[start:]
+        over = re.search(r'DRM card passed over detail="/dev/dri/card0: ' + reason + r'[^\n]*', text)
+        if not over:
+            raise CaseFailed(f"the log does not say that card0 was passed over for /{reason}/")
+        opened = re.search(case.log_expect, text)
+        if not opened:
+            raise CaseFailed(f"the log does not match /{case.log_expect}/")
+        best, _ = first_frame(vm, out, ref_a, case.psnr_min)
+        if best < case.psnr_min:
+            raise CaseFailed(f"first frame PSNR {best:.1f} dB < {case.psnr_min} dB against the offscreen frame")
+        rc = stop_with(vm, "TERM", start)
+        if rc != 0:
+            raise CaseFailed(f"exit status after SIGTERM is {rc}, expected 0")
+        return f"{over.group(0).strip()}; {opened.group(0).strip()}; first frame PSNR {best:.1f} dB"
+    return run
+
+
+# Boots: (name, QEMU display device, resolution, cases[, extra QEMU arguments[, kernel command line]])
 BOOTS = [
     ("bochs-1280x800", "bochs", (1280, 800), [
         (Case("drm-bochs", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(bochs-drm\)[^\n]*"),
@@ -68,6 +95,14 @@ BOOTS = [
         (Case("auto-virtio", "auto", log_expect=r"display opened.*DRM /dev/dri/card0 \(virtio_gpu\)[^\n]*"),
          run_show_case),
     ]),
+    # card0 is a KMS card with nothing plugged in: a Cirrus VGA (cirrus, loaded before
+    # virtio-gpu) whose only connector the kernel command line forces off (video=VGA-1:d, the
+    # kernel's Documentation/fb/modedb.rst). --display auto must pass it over for card1.
+    ("disconnected-card0-virtio-1280x800", "virtio", (1280, 800), [
+        (Case("auto-skips-disconnected-card0", "auto",
+              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"),
+         passed_over_first(r"no connected connector; connectors: VGA-1: disconnected")),
+    ], ("-device", "cirrus-vga"), "video=VGA-1:d"),
     # + a virtio tablet bound to the display, and uinput: the touch cases (the show cases above
     # run with the tablet present and untouched)
     ("bochs-800x480", "bochs", (800, 480), [
@@ -85,10 +120,34 @@ BOOTS = [
     ], TABLET_ARGS),
 ]
 
+# arm64 (--arch arm64): Debian's arm64 kernel on QEMU's `virt` board, a Cortex-A72, at the
+# official Raspberry Pi touchscreen's 800x480. The second boot has a render-only DRM device as
+# card0 (vgem, kc_vgem=1), as a Raspberry Pi 4 has v3d beside its KMS card1 (vc4): --display
+# auto must take card1, the card with a connected connector.
+FBDEV_OPENED = r"display opened.*fbdev /dev/fb0[^\n]*"
+ARM64_BOOTS = [
+    ("arm64-virtio-800x480", "virtio", (800, 480), [
+        (Case("drm-virtio-arm64", "drm", log_expect=r"display opened.*DRM /dev/dri/card0 \(virtio_gpu\)[^\n]*"),
+         run_show_case),
+        (Case("fbdev-virtio-arm64", "fbdev", psnr_min=40.0, whole_frames=False, log_expect=FBDEV_OPENED), run_show_case),
+        (Case("formats-drm-virtio-arm64", "drm", interval_s=12), run_formats_case),
+        (Case("console-crash-arm64", "drm"), run_crash_case),
+    ]),
+    ("arm64-render-only-card0-800x480", "virtio", (800, 480), [
+        (Case("auto-skips-render-only-card0-arm64", "auto",
+              log_expect=r"display opened.*DRM /dev/dri/card1 \(virtio_gpu\)[^\n]*"),
+         passed_over_first(r"not a KMS \(modesetting\) device, driver vgem")),
+        (Case("touch-drag-virtio-tablet-arm64", "auto"), run_touch_drag_case),
+        (Case("touch-tap-virtio-tablet-arm64", "auto"), run_touch_tap_case),
+        (Case("touch-replay-ep0430m09-swipe-arm64", "auto"), run_touch_replay_swipe_case),
+    ], TABLET_ARGS, "kc_vgem=1"),
+]
+
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--binary", required=True, help="kiosk-carousel built for the host (also used for references)")
+    p.add_argument("--arch", default="amd64", choices=["amd64", "arm64"], help="the guest's (its boots: BOOTS, ARM64_BOOTS)")
+    p.add_argument("--binary", required=True, help="kiosk-carousel built for the host: it renders the references")
     p.add_argument("--initrd", required=True)
     p.add_argument("--kernel", default=None, help="default: the newest /boot/vmlinuz-*")
     p.add_argument("--photos", nargs=2, required=True)
@@ -112,14 +171,15 @@ def main():
     def only(name):
         return a.only is None or any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in a.only)
 
-    for boot_name, device, res, cases, *extra in BOOTS:
-        extra = extra[0] if extra else ()
+    for boot_name, device, res, cases, *more in (ARM64_BOOTS if a.arch == "arm64" else BOOTS):
+        extra = more[0] if more else ()
+        append = more[1] if len(more) > 1 else ""
         wanted = [(c, f) for c, f in cases if only(boot_name) or only(c.name)]
         if not wanted:
             continue
         vm, why = None, ""
         for attempt in (1, 2):
-            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra)
+            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra, arch=a.arch, append=append)
             try:
                 vm.start()
                 break

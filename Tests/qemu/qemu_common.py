@@ -9,6 +9,28 @@ import json, math, os, shutil, subprocess
 from PIL import Image, ImageChops, ImageStat
 
 
+# The machine each suite boots for a Debian architecture, under TCG (no KVM: a foreign guest,
+# and none on the build machines either):
+#   qemu     the emulator;  machine  its board and CPU (arm64: QEMU's `virt` board with a
+#            Cortex-A72, the Raspberry Pi 4's core);
+#   console  the kernel's console on the board's own UART (ttyS0: the PC's 16550; ttyAMA0: the
+#            virt board's PL011), which the first -serial option connects;
+#   ctl      the kernel suite's command port: the PC's second 16550 (-serial), on `virt` a PCI
+#            16550 (-device pci-serial, 8250_pci is built into Debian's arm64 kernel) as ttyS0.
+MACHINES = {
+    "amd64": {"qemu": "qemu-system-x86_64", "machine": [], "console": "ttyS0", "ctl": "ttyS1"},
+    "arm64": {"qemu": "qemu-system-aarch64", "machine": ["-M", "virt", "-cpu", "cortex-a72"],
+              "console": "ttyAMA0", "ctl": "ttyS0"},
+}
+
+
+def ctl_port_args(arch, socket_path):
+    """QEMU arguments for the kernel suite's command port on a UNIX socket (see MACHINES)."""
+    if arch == "amd64":
+        return ["-serial", f"unix:{socket_path},server=on,wait=off"]
+    return ["-chardev", f"socket,id=kcctl,path={socket_path},server=on,wait=off", "-device", "pci-serial,chardev=kcctl"]
+
+
 class QMPCommands:
     """Mixed into a suite's VM, which sets `qmp_file` (the QMP socket as a text file, past its
     greeting) and `failure` (the exception class an error reply raises). QMP (QEMU's

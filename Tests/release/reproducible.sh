@@ -11,8 +11,13 @@
 # other compilers (each build 130-300 s; a build alone on them is nearer 70 s). Needs git, swift and what deploy/apt-deps.sh installs (dpkg-dev for dpkg-shlibdeps).
 # The last line says PASS or FAIL; the exit status is 0 on PASS.
 #   Tests/release/reproducible.sh            # KEEP=1 keeps the scratch folder
+#   Tests/release/reproducible.sh --arch arm64   # the cross-built arm64 package (build-deb.sh --arch)
+# KEEP_DEB=DIR copies the first build's .deb into DIR (the arm64 suite tests that one) and, for
+# --arch, its binary before stripping (kiosk-carousel.unstripped).
 set -eu
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+arch=""
+if [ "${1:-}" = "--arch" ]; then arch=${2:?--arch needs an architecture}; fi
 commit=$(git -C "$repo" rev-parse HEAD)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-carousel-repro.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then
@@ -30,7 +35,7 @@ for checkout in "$work/a/kiosk-carousel" "$work/second-build/src/elsewhere/kc"; 
     git -C "$checkout" -c advice.detachedHead=false checkout --quiet "$commit"
     echo "reproducible.sh: build $n of 2 in $checkout"
     start=$(date +%s)
-    if ! OUTDIR="$work/out$n" "$checkout/deploy/build-deb.sh" > "$work/build$n.log" 2>&1; then
+    if ! OUTDIR="$work/out$n" "$checkout/deploy/build-deb.sh" ${arch:+--arch "$arch"} > "$work/build$n.log" 2>&1; then
         tail -n 30 "$work/build$n.log"
         fail "build $n failed (log above)"
     fi
@@ -40,6 +45,11 @@ done
 first=$(ls "$work/out1"/*.deb)
 second=$(ls "$work/out2"/*.deb)
 [ "$(basename "$first")" = "$(basename "$second")" ] || fail "different names: $(basename "$first") and $(basename "$second")"
+if [ -n "${KEEP_DEB:-}" ]; then
+    cp "$first" "$KEEP_DEB/"
+    # and the cross build's binary before stripping (its symbols: Tests/arm64/neon.py reads them)
+    [ -z "$arch" ] || cp "$work/a/kiosk-carousel/.build/cross-$arch"/*/release/kiosk-carousel "$KEEP_DEB/kiosk-carousel.unstripped" || true
+fi
 if cmp "$first" "$second"; then
     echo "reproducible.sh: PASS: $(basename "$first") built twice from $commit is byte-identical ($(wc -c < "$first") bytes, sha256 $(sha256sum "$first" | cut -c1-16)...)"
     exit 0

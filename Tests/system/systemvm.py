@@ -7,7 +7,7 @@ Stdlib + Pillow only (Debian: python3-pil).
 """
 import json, os, random, re, socket, subprocess, sys, threading, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "qemu"))
-from qemu_common import QMPCommands, offscreen_frame, psnr  # noqa: F401 (psnr: for run-system-tests.py)
+from qemu_common import MACHINES, QMPCommands, offscreen_frame, psnr  # noqa: F401 (psnr: for run-system-tests.py)
 
 DISPLAY_ID = "video0"     # QOM id of the display device; the tablet is bound to it (QMP input-send-event)
 TABLET_MAX = 32767        # QEMU's virtio tablet: ABS_X/ABS_Y 0..32767, the finger is BTN_LEFT
@@ -28,7 +28,7 @@ class VM(QMPCommands):
     DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
     failure = GuestError  # raised by a QMP error reply (qemu_common.QMPCommands)
 
-    def __init__(self, image_dir, device, out):
+    def __init__(self, image_dir, device, out, arch="amd64", memory_mib=1536):
         self.out = out
         os.makedirs(out, exist_ok=True)
         self.serial_path = os.path.join(out, "serial.sock")
@@ -37,11 +37,14 @@ class VM(QMPCommands):
             if os.path.exists(f):
                 os.remove(f)
         w, h = SCREEN
-        self.cmd = ["qemu-system-x86_64", "-accel", "tcg", "-m", "1536", "-smp", "2",
+        m = MACHINES[arch]
+        # no_timer_check (x86): under TCG on a loaded host the kernel's IO-APIC timer check
+        # can fail ("IO-APIC + timer doesn't work!" panic) although the timer works.
+        quirks = "no_timer_check " if arch == "amd64" else ""
+        self.console = m["console"]
+        self.cmd = [m["qemu"]] + m["machine"] + ["-accel", "tcg", "-m", str(memory_mib), "-smp", "2",
                     "-kernel", os.path.join(image_dir, "vmlinuz"), "-initrd", os.path.join(image_dir, "initrd.img"),
-                    # no_timer_check: under TCG on a loaded host the kernel's IO-APIC timer check
-                    # can fail ("IO-APIC + timer doesn't work!" panic) although the timer works.
-                    "-append", f"root=/dev/vda rw console=ttyS0 no_timer_check {CLEAN_BOOT}",
+                    "-append", f"root=/dev/vda rw console={self.console} {quirks}{CLEAN_BOOT}",
                     "-drive", f"file={os.path.join(image_dir, 'image.raw')},format=raw,if=virtio,snapshot=on",
                     "-vga", "none", "-device", f"{self.DEVICES[device]},id={DISPLAY_ID},xres={w},yres={h}",
                     "-device", f"virtio-tablet-pci,id=tablet0,display={DISPLAY_ID},head=0",
@@ -158,7 +161,7 @@ class VM(QMPCommands):
         time.sleep(hold)
         self.tablet(btn(False))
 
-    # -- the serial console shell (root autologin on ttyS0) --
+    # -- the serial console shell (root autologin on the console: ttyS0, ttyAMA0) --
     def _wait_marker(self, tok, timeout):
         rx = re.compile(rb"@@E" + tok.encode() + rb":(\d+)@@")
         deadline = time.time() + timeout
@@ -178,7 +181,7 @@ class VM(QMPCommands):
         self.ser.sendall(text.encode())
 
     def wait_shell(self, timeout):
-        """Waits for the root shell on ttyS0 (after a boot or reboot) and sets it up for
+        """Waits for the root shell on the serial console (after a boot or reboot) and sets it up for
         machine reading: no echo, no prompt, wide lines, no pager, no colours."""
         setup = ("stty -echo cols 250 rows 50 2>/dev/null; export PS1= PS2= TERM=dumb SYSTEMD_PAGER= "
                  "PAGER=cat SYSTEMD_COLORS=0 COLUMNS=250 LANG=C.UTF-8")

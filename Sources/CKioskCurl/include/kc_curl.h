@@ -71,6 +71,15 @@ CURLUcode kc_curl_url_get(CURLU *url, CURLUPart part, char **text, unsigned int 
 /// (anything else ends the transfer with CURLE_WRITE_ERROR).
 typedef size_t (*kc_curl_data_callback)(char *data, size_t size, size_t nmemb, void *user);
 
+/// The signature of CURLOPT_OPENSOCKETFUNCTION (curl_opensocket_callback in curl/curl.h):
+/// `address` is the address about to be connected to (its `addr` member is followed by room
+/// for the whole sockaddr_in6); returns a new socket, or CURL_SOCKET_BAD to refuse the address
+/// (libcurl then tries the next one, or fails with CURLE_COULDNT_CONNECT).
+typedef curl_socket_t (*kc_curl_opensocket_callback)(void *user, curlsocktype purpose, struct curl_sockaddr *address);
+
+/// curl_easy_setopt for CURLOPT_OPENSOCKETFUNCTION.
+CURLcode kc_curl_setopt_opensocket(CURL *easy, kc_curl_opensocket_callback callback);
+
 /// curl_easy_setopt for a `long` option (CURLOPTTYPE_LONG).
 CURLcode kc_curl_setopt_long(CURL *easy, CURLoption option, long value);
 /// curl_easy_setopt for a `curl_off_t` option (CURLOPTTYPE_OFF_T), e.g. CURLOPT_MAXFILESIZE_LARGE.

@@ -72,6 +72,20 @@ enum {
     KC_JPEG_CS_YCCK = 5,
 };
 
+/// The most bytes of APP2 ICC_PROFILE data kept (4 MiB): past it the segments are skipped and
+/// the header says KC_JPEG_ICC_TOO_LARGE.
+#define KC_JPEG_ICC_MAX (4 << 20)
+
+/// Why a JPEG's ICC_PROFILE segments give no profile (kc_jpeg_header.icc_problem).
+enum {
+    /// No problem (there is a profile, or there are no ICC_PROFILE segments).
+    KC_JPEG_ICC_NONE = 0,
+    /// Their data adds up to more than KC_JPEG_ICC_MAX bytes (icc_length has the total).
+    KC_JPEG_ICC_TOO_LARGE = 1,
+    /// Their sequence numbers are missing, repeated, 0, past their count, or their counts differ.
+    KC_JPEG_ICC_MALFORMED = 2,
+};
+
 /// What jpeg_read_header found.
 typedef struct kc_jpeg_header {
     /// image_width x image_height from the SOF marker, in pixels, as stored (no EXIF rotation).
@@ -99,6 +113,14 @@ typedef struct kc_jpeg_header {
     /// marker and length bytes), or NULL. Owned by the handle, valid until kc_jpeg_destroy.
     const uint8_t *exif;
     size_t exif_length;
+    /// The embedded ICC profile: the APP2 "ICC_PROFILE" segments' data joined in the order of
+    /// their sequence numbers (ICC.1:2010 annex B.4), or NULL. Owned by the handle, valid until
+    /// kc_jpeg_destroy. Every other APP2 segment (MPF, FlashPix) is skipped unread.
+    const uint8_t *icc;
+    /// Its length; with icc NULL and icc_problem KC_JPEG_ICC_TOO_LARGE, the segments' total.
+    size_t icc_length;
+    /// KC_JPEG_ICC_*: why ICC_PROFILE segments gave no profile.
+    int icc_problem;
 } kc_jpeg_header;
 
 /// A decompressor reading `file` from its current position (jpeg_stdio_src). The caller keeps
@@ -108,9 +130,15 @@ kc_jpeg *kc_jpeg_create_file(FILE *file);
 /// must stay valid until kc_jpeg_destroy. NULL only when out of memory.
 kc_jpeg *kc_jpeg_create_memory(const void *data, size_t size);
 /// jpeg_read_header, keeping the first APP1 "Exif" segment (at most 65533 bytes, all a segment
-/// holds); every other APPn and COM segment is skipped unread.
+/// holds) and the APP2 "ICC_PROFILE" segments (at most KC_JPEG_ICC_MAX bytes in all, joined
+/// into one profile); every other APPn and COM segment is skipped unread.
 /// A file that ends inside its headers is "Premature end of JPEG file (the file is truncated)".
 int kc_jpeg_read_header(kc_jpeg *jpeg, kc_jpeg_header *header);
+/// With `keep` 1, a CMYK or YCCK file's output rows are its C, M, Y, K samples as libjpeg
+/// decodes them (Adobe-inverted when saw_adobe_marker), 4 bytes a pixel, for a colour transform
+/// of the caller's; with 0 (the default) they are converted to B,G,R,0xFF as kc_jpeg_read_pixels
+/// says. Call before kc_jpeg_start.
+void kc_jpeg_keep_cmyk(kc_jpeg *jpeg, int keep);
 /// Limits libjpeg's working memory (cinfo->mem->max_memory_to_use) to `bytes`, 0 for no
 /// limit. libjpeg-turbo (jmemnobs.c) consults it when it allocates its whole-image buffers
 /// in jpeg_start_decompress; one that does not fit would need a backing store, which this
@@ -134,6 +162,15 @@ size_t kc_jpeg_memory_peak(const kc_jpeg *jpeg);
 void kc_jpeg_release_coefficients(kc_jpeg *jpeg, int release);
 /// The bytes of coefficient pages given back so far.
 size_t kc_jpeg_coefficients_released(const kc_jpeg *jpeg);
+/// Whether the whole-image coefficient arrays of a multi-scan file are advised for transparent
+/// huge pages when jpeg_start_decompress allocates them (madvise MADV_HUGEPAGE on their 2 MiB-
+/// aligned part): 1 (the default) or 0 (for comparing the two). Set before kc_jpeg_start. The
+/// pixels and the memory counts are the same either way; the kernel takes far fewer page
+/// faults filling them (see kc_jpeg.c).
+void kc_jpeg_use_huge_pages(kc_jpeg *jpeg, int use);
+/// The bytes of coefficient arrays advised for huge pages (0 for a single-scan file, for arrays
+/// under 4 MiB, or when the kernel refused the advice: no transparent huge pages).
+size_t kc_jpeg_coefficients_in_huge_pages(const kc_jpeg *jpeg);
 /// Sets the DCT scale `scale_num`/8 (1...16, libjpeg-turbo's supported factors), the output
 /// colour space and calls jpeg_start_decompress. The output size is ceil(width * scale_num / 8)
 /// x ceil(height * scale_num / 8) pixels (jpeg_calc_output_dimensions) and is stored in
@@ -187,6 +224,9 @@ typedef struct kc_png kc_png;
 /// EXIF is almost always a JPEG's, carried over). A longer one is skipped with a warning and
 /// the image is shown unturned.
 #define KC_PNG_EXIF_MAX 65536
+/// The largest iCCP profile libpng may inflate, in bytes (4 MiB): a longer one is refused
+/// (a warning) and the picture shown as sRGB.
+#define KC_PNG_ICC_MAX (4 << 20)
 /// png_set_chunk_cache_max: how many text, sPLT or unknown chunks libpng would store at most.
 /// The reader skips them all unread (see kc_png.c), so this is only a second guard.
 #define KC_PNG_CHUNK_CACHE_MAX 16
@@ -215,11 +255,25 @@ typedef struct kc_png_header {
     /// or NULL. Owned by the handle.
     const uint8_t *exif;
     size_t exif_length;
+    /// The iCCP profile, inflated by libpng (which checks its header and length), or NULL.
+    /// Owned by the handle.
+    const uint8_t *icc;
+    size_t icc_length;
+    /// 1 when the file has an sRGB chunk.
+    int has_srgb;
+    /// 1 when it has a valid cHRM chunk: white x, y, red x, y, green x, y, blue x, y.
+    int has_chrm;
+    double chrm[8];
+    /// 1 when it has a cICP chunk (PNG third edition, 11.3.2.6): colour primaries, transfer
+    /// function, matrix coefficients, video full range flag (ITU-T H.273).
+    int has_cicp;
+    uint8_t cicp[4];
 } kc_png_header;
 
 /// A reader taking bytes from `file` (fread). libpng keeps nothing but what the picture needs:
-/// IHDR, PLTE, tRNS, gAMA, sRGB and an eXIf of at most KC_PNG_EXIF_MAX bytes; every other chunk
-/// (tEXt, zTXt, iTXt, iCCP, sPLT, unknown chunks...) is skipped unread, never inflated, and the
+/// IHDR, PLTE, tRNS, gAMA, sRGB, cHRM, cICP, an iCCP of at most KC_PNG_ICC_MAX bytes inflated and
+/// an eXIf of at most KC_PNG_EXIF_MAX bytes; every other chunk (tEXt, zTXt, iTXt, sPLT, unknown
+/// chunks...) is skipped unread, never inflated, and the
 /// chunks after the image data are not read. Every byte libpng allocates (with zlib's inflate
 /// state) is counted against the limit of kc_png_set_memory_limit. The caller keeps ownership of `file` and keeps it
 /// open until kc_png_destroy. NULL only when out of memory.
@@ -243,6 +297,10 @@ int kc_png_start(kc_png *png);
 /// converted as kc_png_read_pixels does. Asking for more rows than are left is KC_IMG_MISUSE;
 /// a truncated or corrupt file is an error as in kc_png_read_pixels.
 int kc_png_read_rows(kc_png *png, uint8_t *const *rows, int count);
+/// With `correct` 0, no gamma correction is set (for a caller that converts the colours with
+/// the file's cHRM and gAMA or its profile); 1, the default, corrects gAMA for a 2.2 screen.
+/// Call before kc_png_read_pixels or kc_png_start.
+void kc_png_set_gamma_correction(kc_png *png, int correct);
 /// Limits what libpng may hold at once, in bytes, counting what it holds already (0: no
 /// limit, the default). An allocation that would pass it is refused: for what libpng needs, the
 /// call fails with KC_IMG_OVER_BUDGET; for an ancillary chunk, the chunk is dropped with a

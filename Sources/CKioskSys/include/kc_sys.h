@@ -9,6 +9,7 @@
 //   kc_malloc.h   glibc's allocator settings (mallopt)
 //   kc_cpu.h      the CPUs this process may run on (sched_getaffinity)
 //   kc_cec.h      the kernel's HDMI-CEC ioctls (<linux/cec.h>)
+//   kc_thread.h   thread names (pthread_setname_np)
 #ifndef KC_SYS_H
 #define KC_SYS_H
 #include "kc_ioctl.h"
@@ -19,4 +20,5 @@
 #include "kc_malloc.h"
 #include "kc_cpu.h"
 #include "kc_cec.h"
+#include "kc_thread.h"
 #endif

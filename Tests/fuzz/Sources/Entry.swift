@@ -23,6 +23,10 @@ let fuzzTargets: [(name: String, run: FuzzTarget, what: String)] = [
     ("webp", fuzzWebP, "WebP bytes to a fitted frame"),
     ("gif", fuzzGIF, "GIF bytes to a fitted frame"),
     ("heif", fuzzHEIF, "HEIF/AVIF bytes to a fitted frame (libheif)"),
+    ("hosts", fuzzHosts, "host names and addresses (every numeric form), --allow-hosts lists, the policy's decisions"),
+    ("redirects", fuzzRedirects,
+     "a request's redirects as libcurl hands their headers over: scheme, downgrade, host, loop, limit"),
+    ("icc", fuzzICC, "ICC profile bytes through Little CMS: embedded in each pixel layout, and as the screen's"),
     ("touch", fuzzTouch, "evdev events (any type, code, value; SYN_DROPPED anywhere) through the decoder and the gesture recogniser"),
 ]
 

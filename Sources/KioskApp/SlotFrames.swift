@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+import KioskCore
+import KioskSystem
+
+/// The three slots' frames (docs/frame-loop.md): the prepared frame of each physical slot of the
+/// ``Carousel``, asked for from the decode worker (``SlotPreparer``), and the local file behind
+/// each with the identity it was read with. The files are looked at every ``checkInterval``
+/// off the loop (stat(2) on a queue of the preparer's); one whose content changed under the
+/// same name has its item prepared again (``Carousel/imageChanged(item:at:)``: never a cut on
+/// screen). A directory's watch reports its own changes as they happen.
+///
+/// Runs on the frame loop's thread; owns the frames (the renderer borrows them for a frame).
+final class SlotFrames {
+    /// The decode worker.
+    let preparer: SlotPreparer
+    /// How often the files behind the slots are looked at for a change of content (1 s).
+    let checkInterval: Duration
+    /// The prepared frame of each physical slot (nil: none, or being prepared).
+    private(set) var frames: [Bitmap?] = [nil, nil, nil]
+    /// The local file behind each slot's frame, with the identity it was read with.
+    private var files: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
+    /// When the files are looked at next; nil: none to look at (or virtual time, where files
+    /// do not change under the show).
+    private(set) var nextCheck: Duration?
+
+    init(preparer: SlotPreparer, checkInterval: Duration) {
+        self.preparer = preparer
+        self.checkInterval = checkInterval
+    }
+
+    /// Readable when decodes or file checks have finished.
+    var wakeDescriptors: [Int32] { [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor] }
+
+    /// Asks for a frame of `item` (playlist index `index`) for `slot` under `ticket`; the slot's
+    /// old frame goes now, before the new one is made.
+    func prepare(slot: Int, ticket: Int, index: Int, item: PlaylistItem) {
+        frames[slot] = nil
+        files[slot] = nil
+        preparer.submit(.init(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
+                              sha256: item.sha256, caption: item.caption))
+    }
+
+    /// Slots the carousel left empty let their frames go.
+    func dropEmpty(_ carousel: Carousel) {
+        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { frames[s] = nil; files[s] = nil }
+    }
+
+    /// `slot`'s frame is ready, read from `source` (a local file with `identity`, watched for
+    /// changes; nil: a download or a file that cannot be watched).
+    func ready(slot: Int, frame: Bitmap, ticket: Int, source: String, identity: FileIdentity?) {
+        frames[slot] = frame
+        files[slot] = identity.map { (ticket, source, $0) }
+    }
+
+    /// A changed file that does not decode (yet): the old picture stays in `slots`, and the file
+    /// is watched again from what it is now.
+    func keepWatching(slots: [Int], ticket: Int, source: String, identity: FileIdentity) {
+        for s in slots { files[s] = (ticket, source, identity) }
+    }
+
+    /// The items whose files changed since the last call (reported by the file checks), each
+    /// once; their slots stop watching them.
+    func changedItems(_ carousel: Carousel) -> [Int] {
+        var changed: [Int] = []
+        for ticket in preparer.changedFiles.take() {
+            for s in 0..<3 where files[s]?.ticket == ticket {
+                files[s] = nil
+                if let item = carousel.item(inSlot: s), !changed.contains(item) { changed.append(item) }
+            }
+        }
+        return changed
+    }
+
+    /// Looks at the files (off the loop) when ``nextCheck`` is due.
+    func checkFilesIfDue(at now: Duration, driver: LoopDriver) {
+        guard let due = nextCheck, now >= due else { return }
+        preparer.checkFiles(files.compactMap { $0 })
+        nextCheck = driver.worldDeadline(now + checkInterval)
+    }
+
+    /// Sets ``nextCheck`` when there are files to look at and none is set.
+    func scheduleCheck(at now: Duration, driver: LoopDriver) {
+        if files.allSatisfy({ $0 == nil }) {
+            nextCheck = nil
+        } else if nextCheck == nil {
+            nextCheck = driver.worldDeadline(now + checkInterval)
+        }
+    }
+
+    /// The display changed size: every frame goes, and the preparer makes them at the new size.
+    func resize(width: Int, height: Int) {
+        preparer.resize(width: width, height: height)
+        frames = [nil, nil, nil]
+        files = [nil, nil, nil]
+    }
+}

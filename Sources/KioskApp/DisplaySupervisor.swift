@@ -8,8 +8,8 @@ import KioskSystem
 /// display through what happens to it. The VT (switched away or not; see
 /// ``ConsoleGuard/enableProcessSwitching(releaseSignal:acquireSignal:)``), the screen's power
 /// (`--display-off` schedule, `display on|off` on the control socket, a touch waking a screen
-/// the schedule switched off, presence and brightness: DisplaySupervisor+Power.swift) and the card (lost and reopened, maybe at another size:
-/// ``Display/reconnection``). Frames are drawn only while ``canDraw``; the show keeps its time
+/// the schedule switched off, presence and brightness: DisplaySupervisor+Power.swift) and the
+/// card (lost and reopened, maybe at another size: ``Display/reconnection``). Frames are drawn only while ``canDraw``; the show keeps its time
 /// while the VT is switched away, but pauses while the screen is off or the card is gone.
 ///
 /// What the rest of the show must do about it comes back as ``Effect``s: a `display` event, a
@@ -315,7 +315,8 @@ final class DisplaySupervisor {
         if sample.phase == .down, darkForWantOfPresence {
             notePresenceTouch()
             powerReason = .presence
-            return (false, applyPower(on: true, reason: "touched: someone is there", cause: "touch", carousel: &carousel))
+            let effects = applyPower(on: true, reason: "touched: someone is there", cause: "touch", carousel: &carousel)
+            return (false, effects)
         }
         guard sample.phase == .down, manual == nil, scheduledOff, wakeDuration > .zero else { return (false, []) }
         woken = true

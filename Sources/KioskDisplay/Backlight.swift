@@ -34,7 +34,8 @@ public final class Backlight {
         self.directory = directory
         let maximum = try Self.readNumber(directory + "/max_brightness")
         guard maximum > 0 else {
-            throw .badValue(path: directory + "/max_brightness", reason: "max_brightness is \(maximum), not a positive number")
+            throw .badValue(path: directory + "/max_brightness",
+                            reason: "max_brightness is \(maximum), not a positive number")
         }
         maxBrightness = maximum
         original = try Self.readNumber(directory + "/brightness")

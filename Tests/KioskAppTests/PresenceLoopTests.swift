@@ -213,3 +213,42 @@ private func displays(_ events: [[String: Any]]) -> [[String: Any]] {
                          sensor: [.unavailable(reason: "no such chip")])
     #expect(displays(broken).isEmpty, "\(describe(broken))")
 }
+
+@Test func theDisplaySupervisionFollowsPresenceAndDimsThePixelsOnVirtualTime() throws {
+    // The part alone (docs/frame-loop.md): no sensor, --presence-timeout 500 ms, --brightness
+    // 00:00=40 by the pixels of an offscreen display, on a clock moved by hand.
+    let dir = NSTemporaryDirectory() + "kc-presence-part-\(getpid())-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let display = try OffscreenDisplay(directory: dir, width: 8, height: 8)
+    let driver = VirtualTimeDriver()
+    let power = PowerControl(feed: nil, timeout: ms(500), tiers: try BrightnessTiers.parse("00:00=40"),
+                             sink: .pixels(display), cec: nil, cecAbsence: nil)
+    let supervisor = DisplaySupervisor(display: display, console: nil, schedule: nil, wakeDuration: .seconds(120),
+                                       clock: driver.clock, driver: driver, power: power)
+    var carousel = Carousel(items: [PlaylistItem(source: "/a.jpg")])
+    // The first turn: the tier's level on the pixels (a redraw), the screen on (someone counts as
+    // there from the start), the timeout's end as the presence deadline.
+    #expect(supervisor.service(carousel: &carousel) == [.redraw])
+    #expect(display.pixelBrightness.permille == 400 && supervisor.canDraw)
+    var deadlines = Deadlines<LoopDuty>()
+    supervisor.setDeadlines(&deadlines)
+    #expect(deadlines[.presence] == ms(500))
+    driver.virtualClock.advance(to: ms(500))
+    #expect(supervisor.service(carousel: &carousel) == [.visibility(on: false, reason: "presence", at: ms(500))])
+    #expect(!supervisor.canDraw && carousel.isPaused)
+    // A touch on the screen dark for want of presence lights it; that touch is no tap.
+    driver.virtualClock.advance(to: ms(800))
+    let (admitted, effects) = supervisor.admits(TouchSample(.down, x: 1, y: 1, time: ms(800)), carousel: &carousel)
+    #expect(!admitted && effects == [.visibility(on: true, reason: "touch", at: ms(800)), .redraw])
+    #expect(supervisor.canDraw && !carousel.isPaused)
+    // `display off` holds while someone is there; it ends when the timeout runs out (1300 ms),
+    // the screen staying off, for want of presence now.
+    #expect(supervisor.setPower(on: false, reason: "test", carousel: &carousel)
+            == [.visibility(on: false, reason: "control", at: ms(800))])
+    driver.virtualClock.advance(to: ms(1200))
+    #expect(supervisor.service(carousel: &carousel).isEmpty)
+    #expect(supervisor.powerStatus(at: ms(1200))["display_reason"] == .string("control"))
+    driver.virtualClock.advance(to: ms(1300))
+    #expect(supervisor.service(carousel: &carousel).isEmpty && !supervisor.canDraw)
+    #expect(supervisor.powerStatus(at: ms(1300))["display_reason"] == .string("presence"))
+}

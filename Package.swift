@@ -10,8 +10,9 @@
 //     signal pipe, JSONValue, log lines; C: CKioskSys); the two do not import each other
 //     <- KioskImaging (the codec table: libjpeg-turbo, libpng through CKioskShim; libwebp,
 //          giflib; libheif opened on first use; PNG writing)
-//        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; also KioskImaging)
-//        KioskInput (evdev touchscreens, libevdev)
+//        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; backlight, HDMI-CEC;
+//          also KioskImaging)
+//        KioskInput (evdev touchscreens, libevdev; a motion sensor on a GPIO line, libgpiod)
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
 //          through CKioskCurl; KioskCore's format table checks a download's first bytes)
@@ -62,6 +63,9 @@ let package = Package(
                        providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev",
                        providers: [.apt(["libevdev-dev"])]),
+        // A motion sensor on a GPIO line (--presence gpio:CHIP:LINE; runtime: libgpiod2).
+        .systemLibrary(name: "CLibGpiod", pkgConfig: "libgpiod",
+                       providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),  // header only: CKioskCrypto opens it
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
@@ -120,7 +124,7 @@ let package = Package(
                                                      "CLibWebP", "CLibHeif", "CLibGif", "CKioskColour"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev"]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CLibGpiod"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay",

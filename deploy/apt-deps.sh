@@ -15,8 +15,10 @@
 # virtio-gpu output.)
 # (fonts-wqy-microhei and fonts-symbola: the caption tests' fallback fonts for Chinese and for
 # emoji and symbols; groff-base: groff checks the manual page; linux-headers-amd64 and
-# linux-source-6.1: the kernel suite builds vkms out of tree, Tests/kernel/vkms/, for Debian 12's
-# kernel, so only where Debian has linux-source-6.1; mosquitto and mosquitto-clients: the MQTT
+# linux-source-6.1: the kernel suite builds vkms, gpio-sim and irq_sim out of tree,
+# Tests/kernel/vkms/ and gpio-sim/, for Debian 12's kernel, so only where Debian has
+# linux-source-6.1; v4l-utils: its cec-ctl plays the TV in the kernel suite's cec-vivid case;
+# mosquitto and mosquitto-clients: the MQTT
 # tests' broker and its mosquitto_sub, mosquitto_pub and mosquitto_passwd; qemu-system-arm and
 # qemu-user-static: the arm64 suites (Tests/arm64) boot Debian's arm64 kernel and run arm64
 # programs through binfmt_misc.)
@@ -24,10 +26,10 @@
 # heif-convert, and cwebp/heif-enc/avifenc that make its WebP, HEIC and AVIF).
 set -eu
 run() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
+packages="libjpeg62-turbo-dev libpng-dev libwebp-dev libheif-dev libde265-dev libgif-dev liblcms2-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev libmosquitto-dev fonts-dejavu-core pkg-config dpkg-dev binutils"
 for arg in "$@"; do
     case "$arg" in
-        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base mosquitto mosquitto-clients qemu-system-arm qemu-user-static" ;;
+        --tests) packages="$packages nginx-light tinyproxy openssl python3-pil libjpeg-turbo-progs webp libheif-examples gifsicle libavif-bin libimage-exiftool-perl fonts-wqy-microhei fonts-symbola qemu-system-x86 linux-image-amd64 busybox-static cpio kmod file gcc libc6-dev systemd dpkg-dev lintian mmdebstrap e2fsprogs dbus-daemon make patch xz-utils groff-base v4l-utils mosquitto mosquitto-clients qemu-system-arm qemu-user-static" ;;
         --bench) packages="$packages libvips-tools libjpeg-turbo-progs webp libheif-examples libavif-bin gcc libc6-dev" ;;
         *) echo "usage: deploy/apt-deps.sh [--tests] [--bench]" >&2; exit 64 ;;
     esac

@@ -94,7 +94,7 @@ fi
 # The Debian release the package is for: the one it is built on (its libraries' versions).
 distribution=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null)
 distribution=${distribution:-stable}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, liblcms2-2, libdrm2, libevdev2, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, liblcms2-2, libdrm2, libevdev2, libgpiod2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;
@@ -290,6 +290,8 @@ if [ "$1" = configure ]; then
             --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
     fi
     usermod -a -G video,render,kiosk-touch kiosk
+    # gpio (Raspberry Pi OS: /dev/gpiochip*), for a motion sensor (--presence), where it exists.
+    if getent group gpio >/dev/null; then usermod -a -G gpio kiosk; fi
     # Earlier versions put kiosk in input (every keyboard) and tty: no longer.
     for group in input tty; do
         if id -nG kiosk | tr ' ' '\n' | grep -qx "$group"; then gpasswd -d kiosk "$group" >/dev/null; fi

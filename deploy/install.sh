@@ -36,8 +36,8 @@ case "$destdir" in
     *) destdir=$(pwd)/$destdir ;;
 esac
 destdir=${destdir%/}
-runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 libfribidi0 fonts-dejavu-core ca-certificates adduser"
-build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev pkg-config"
+runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libgpiod2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 libfribidi0 fonts-dejavu-core ca-certificates adduser"
+build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev pkg-config"
 
 say() { echo "install.sh: $*"; }
 die() { echo "install.sh: $*" >&2; exit 1; }
@@ -117,6 +117,8 @@ if ! getent passwd kiosk >/dev/null; then
         --shell /usr/sbin/nologin --gecos "kiosk-carousel slideshow" kiosk
 fi
 usermod -a -G video,render,kiosk-touch kiosk
+# gpio (Raspberry Pi OS: /dev/gpiochip*), for a motion sensor (--presence), where it exists.
+if getent group gpio >/dev/null; then usermod -a -G gpio kiosk; fi
 # Earlier versions put kiosk in input (every keyboard) and tty: no longer.
 for group in input tty; do
     if id -nG kiosk | tr ' ' '\n' | grep -qx "$group"; then gpasswd -d kiosk "$group" >/dev/null; fi

@@ -17,13 +17,18 @@ public enum ControlCommand: Equatable, Sendable {
     case display(on: Bool)
     /// `["screenshot", PATH]`: a PNG of the screen to PATH (docs/control-socket.md).
     case screenshot(path: String)
+    /// `["brightness", PCT]` (1 ... 100, until the next change of `--brightness`'s tiers) or
+    /// `["brightness", "auto"]` (nil: back to the tiers) (docs/power.md).
+    case brightness(percent: Int?)
+    /// `["presence_timeout", SECONDS]`: the motion sensor's timeout (0 ... 86400; 0: presence off).
+    case presenceTimeout(seconds: Int)
 }
 
 /// The wire format: parsing request lines, writing reply lines.
 public enum ControlProtocol {
     /// The command names, for the "unknown command" error.
     public static let commandNames = ["next", "previous", "pause", "resume", "goto", "status", "display",
-                                      "screenshot"]
+                                      "screenshot", "brightness", "presence_timeout"]
 
     /// Parses one request line (without its newline). On failure, the error message and the
     /// request's `request_id` when it could be read.
@@ -74,6 +79,21 @@ public enum ControlProtocol {
                 return fail("screenshot: expected one argument, the PATH of the PNG file to write (a string), got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
             }
             return .success((id, .screenshot(path: path)))
+        case "brightness":
+            if arguments.count == 1, case .string("auto") = arguments[0] {
+                return .success((id, .brightness(percent: nil)))
+            }
+            guard arguments.count == 1, case .int(let p) = arguments[0], (1...100).contains(p) else {
+                let got = arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", ")
+                return fail("brightness: expected a whole percentage 1 ... 100 or \"auto\", got \(got)")
+            }
+            return .success((id, .brightness(percent: Int(p))))
+        case "presence_timeout":
+            guard arguments.count == 1, case .int(let s) = arguments[0], (0...86_400).contains(s) else {
+                let got = arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", ")
+                return fail("presence_timeout: expected whole seconds 0 ... 86400 (0: presence off), got \(got)")
+            }
+            return .success((id, .presenceTimeout(seconds: Int(s))))
         default:
             return fail("unknown command \(first.text) (commands: \(commandNames.joined(separator: ", ")))")
         }

@@ -8,8 +8,8 @@ import KioskSystem
 /// display through what happens to it. The VT (switched away or not; see
 /// ``ConsoleGuard/enableProcessSwitching(releaseSignal:acquireSignal:)``), the screen's power
 /// (`--display-off` schedule, `display on|off` on the control socket, a touch waking a screen
-/// the schedule switched off) and the card (lost and reopened, maybe at another size:
-/// ``Display/reconnection``). Frames are drawn only while ``canDraw``; the show keeps its time
+/// the schedule switched off, presence and brightness: DisplaySupervisor+Power.swift) and the
+/// card (lost and reopened, maybe at another size: ``Display/reconnection``). Frames are drawn only while ``canDraw``; the show keeps its time
 /// while the VT is switched away, but pauses while the screen is off or the card is gone.
 ///
 /// What the rest of the show must do about it comes back as ``Effect``s: a `display` event, a
@@ -34,13 +34,17 @@ final class DisplaySupervisor {
     let display: Display
     /// The VT whose switches are acknowledged (VT_RELDISP); nil when there is none.
     let console: ConsoleGuard?
-    /// When the screen is switched off (`--display-off`); nil: only `display on|off` switches it.
-    let schedule: DisplaySchedule?
+    /// When the screen is switched off: `--display-off` and the `off` tiers of the brightness in
+    /// force (``applyPowerSettings(brightness:presenceTimeout:)``); nil: only `display on|off`
+    /// (and presence) switch it.
+    var schedule: DisplaySchedule? { didSet { evaluate = true } }
     /// How long a touch wakes a screen off by the schedule (`--wake-minutes`; zero: touches do
     /// nothing while it is off). Each touch while woken starts it again.
     let wakeDuration: Duration
-    private let clock: ShowClock
-    private let driver: LoopDriver
+    /// Presence, brightness and the TV over CEC (DisplaySupervisor+Power.swift, docs/power.md).
+    let power: PowerControl
+    let clock: ShowClock
+    let driver: LoopDriver
 
     /// False between a VT release and the next acquire.
     private(set) var vtActive = true
@@ -52,32 +56,41 @@ final class DisplaySupervisor {
     var canDraw: Bool { vtActive && powerOn && deviceThere }
     /// The carousel was paused because the card went away (it resumes when one is back).
     private var pausedForLoss = false
-    /// `display on|off`: the state asked for and whether the schedule said "off" then; it holds
-    /// until the schedule's state changes.
-    private var manual: (on: Bool, scheduledOff: Bool)?
+    /// `display on|off`: the state asked for and the automatic decision then (schedule and
+    /// presence, ``ScreenPowerPolicy``); it holds until that decision changes.
+    var manual: (on: Bool, automaticOn: Bool)?
+    /// Inside a `--display-off` range (or an `off` brightness tier) at the last look.
+    var scheduledOff = false
+    /// Why the screen is on or off (the control socket's `status`).
+    var powerReason: ScreenReason = .schedule
     /// The carousel was already paused (control socket) when the screen went off: it stays so.
     private var wasPaused = false
     /// The schedule must be looked at (start, timer expired, clock set).
-    private var evaluate = true
+    var evaluate = true
     /// When to try a failed VT acquire again (loop clock).
     private(set) var acquireRetryAt: Duration?
     /// On by a touch although the schedule says off (until ``wakeEndAt``).
-    private var woken = false
+    var woken = false
     /// When a touch's wake of a screen off by the schedule ends.
-    private(set) var wakeEndAt: Duration?
+    var wakeEndAt: Duration?
     /// The rest of the touch that woke the screen (or fell on a dark one) goes nowhere.
     private var swallowingTouch = false
     /// The screen was dark since the last `shown`: the image on it is announced once it is lit.
     private var announceWhenLit = false
 
+    /// `power`: the motion sensor, brightness and CEC (``PowerControl``; none by default). The
+    /// TV, if one is followed over CEC, is switched on and to this show at once.
     init(display: Display, console: ConsoleGuard?, schedule: DisplaySchedule?, wakeDuration: Duration,
-         clock: ShowClock, driver: LoopDriver) {
+         clock: ShowClock, driver: LoopDriver, power: PowerControl = PowerControl()) {
         self.display = display
         self.console = console
         self.schedule = schedule
         self.wakeDuration = wakeDuration
         self.clock = clock
         self.driver = driver
+        self.power = power
+        power.baseSchedule = schedule
+        power.cec?.screen(on: true)
     }
 
     /// Readable when the card's directory changed (a reconnecting display's).
@@ -91,6 +104,9 @@ final class DisplaySupervisor {
         deadlines[.wakeEnd] = wakeEndAt
         deadlines[.displayReopen] = display.reconnection?.retryAt
         deadlines[.displayAcquire] = acquireRetryAt.flatMap(driver.worldDeadline)
+        deadlines[.presence] = power.presenceAt
+        deadlines[.brightness] = power.brightnessAt
+        deadlines[.brightnessStep] = power.brightnessStepAt
     }
 
     // MARK: Power
@@ -101,17 +117,20 @@ final class DisplaySupervisor {
     /// `reason` goes into the log line.
     func setPower(on: Bool, reason: String, carousel: inout Carousel) -> [Effect] {
         if let schedule {
-            let now = DisplayScheduleTimer.localNow()
-            manual = (on, schedule.isOff(minuteOfDay: now.minuteOfDay))
+            scheduledOff = schedule.isOff(minuteOfDay: DisplayScheduleTimer.localNow().minuteOfDay)
         }
         woken = false
         wakeEndAt = nil
+        manual = (on, ScreenPowerPolicy.automatic(scheduledOff: scheduledOff, woken: false, present: presentNow).on)
+        powerReason = .control
         guard on != powerOn else {
             Log.info("display already \(on ? "on" : "off")", detail: reason)
             return []
         }
-        let until = schedule.map { ", until the next change of --display-off \($0)" } ?? ""
-        return applyPower(on: on, reason: reason + until, cause: "control", carousel: &carousel)
+        let until = [schedule.map { "--display-off \($0)" }, power.effectiveTimeout.map { _ in "presence" }]
+            .compactMap { $0 }
+        let untilText = until.isEmpty ? "" : ", until the next change of " + until.joined(separator: " or ")
+        return applyPower(on: on, reason: reason + untilText, cause: "control", carousel: &carousel)
     }
 
     /// `pause` on the control socket: while the screen is off the show is paused anyway; this
@@ -128,8 +147,9 @@ final class DisplaySupervisor {
     }
 
     /// Switches the screen and pauses or resumes the show; logs the change. `cause` goes into
-    /// the `display` event when the screen's visibility changes with it.
-    private func applyPower(on: Bool, reason: String, cause: String, carousel: inout Carousel) -> [Effect] {
+    /// the `display` event when the screen's visibility changes with it. The TV follows over CEC
+    /// and brightness comes on at its level (``powerChanged(on:)``).
+    func applyPower(on: Bool, reason: String, cause: String, carousel: inout Carousel) -> [Effect] {
         guard on != powerOn else { return [] }
         var effects: [Effect] = []
         let now = clock.now
@@ -153,7 +173,7 @@ final class DisplaySupervisor {
             Log.warning("display power not switched \(on ? "on" : "off")",
                         reason: warning + "; the show \(on ? "resumes" : "pauses") anyway")
         }
-        return effects
+        return effects + powerChanged(on: on)  // the TV over CEC, brightness (DisplaySupervisor+Power.swift)
     }
 
     // MARK: The VT
@@ -207,36 +227,37 @@ final class DisplaySupervisor {
 
     // MARK: Every turn
 
-    /// Once per loop turn: a VT acquire to retry; a touch's wake that ended; the schedule when
-    /// its timer fired (or at the start, or after the clock was set): the screen is switched as
-    /// it says (a manual override ends when the schedule's state changes) and the timer armed
-    /// for the next change.
+    /// Once per loop turn: a VT acquire to retry; a touch's wake that ended; the motion sensor's
+    /// edges and the brightness tiers (``servicePower()``); the schedule when its timer fired (or
+    /// at the start, or after the clock was set), the timer armed for its next change; then the
+    /// screen is switched as the schedule and presence say (``decideScreenPower(carousel:)``).
     func service(carousel: inout Carousel) -> [Effect] {
         var effects: [Effect] = []
         if let retry = acquireRetryAt, clock.now >= retry { effects += takeDisplayBack() }
         if let end = wakeEndAt, clock.now >= end { wakeEndAt = nil; woken = false; evaluate = true }
-        guard let schedule, let timer = driver.displayScheduleTimer() else { return effects }
+        effects += servicePower()
+        serviceSchedule()
+        effects += decideScreenPower(carousel: &carousel)
+        return effects
+    }
+
+    /// The schedule when its timer fired (or at the start, or after the clock was set): whether
+    /// it says off now, and the timer armed for its next change. Only with a timer (none on
+    /// virtual time: ``LoopDriver/displayScheduleTimer()``).
+    private func serviceSchedule() {
+        guard let schedule else { scheduledOff = false; return }
+        guard let timer = driver.displayScheduleTimer() else { return }
         if timer.consume() { evaluate = true }
-        guard evaluate else { return effects }
+        guard evaluate else { return }
         evaluate = false
         let now = DisplayScheduleTimer.localNow()
-        let scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
-        if let manual, manual.scheduledOff != scheduledOff {
-            self.manual = nil
-            Log.info("display override ended",
-                     detail: "--display-off \(schedule) says \(scheduledOff ? "off" : "on") now")
-        }
+        scheduledOff = schedule.isOff(minuteOfDay: now.minuteOfDay)
         if !scheduledOff { woken = false; wakeEndAt = nil }
-        let on = manual?.on ?? (!scheduledOff || woken)
-        if on != powerOn {
-            effects += applyPower(on: on, reason: "--display-off \(schedule)", cause: "schedule", carousel: &carousel)
-        }
         if let seconds = schedule.secondsUntilChange(minuteOfDay: now.minuteOfDay, second: now.second) {
             do { try timer.arm(at: now.epoch + seconds) } catch {
                 Log.warning("--display-off timer not armed", reason: error.description)
             }
         }
-        return effects
     }
 
     /// Once per loop turn and after each frame: the card's comings and goings and its
@@ -277,7 +298,8 @@ final class DisplaySupervisor {
     /// Whether a touch sample goes on to the show. While the screen is off none does: a finger
     /// landing on a screen the schedule switched off (no `display` override, `--wake-minutes`
     /// not 0) lights it for ``wakeDuration``, and that touch, to its end, is no tap, swipe or
-    /// hold. Touches while woken start the wake again. Returns whether it goes on, and what
+    /// hold. Touches while woken start the wake again. A touch counts as presence: one on a screen
+    /// dark only for want of it lights it (docs/power.md). Returns whether it goes on, and what
     /// lighting the screen takes.
     func admits(_ sample: TouchSample, carousel: inout Carousel) -> (Bool, [Effect]) {
         if swallowingTouch {
@@ -286,10 +308,17 @@ final class DisplaySupervisor {
         }
         if powerOn {
             if woken { wakeEndAt = clock.now + wakeDuration }
+            notePresenceTouch()  // a touch counts as presence (DisplaySupervisor+Power.swift)
             return (true, [])
         }
         swallowingTouch = sample.phase == .down || sample.phase == .move
-        guard sample.phase == .down, manual == nil, schedule != nil, wakeDuration > .zero else { return (false, []) }
+        if sample.phase == .down, darkForWantOfPresence {
+            notePresenceTouch()
+            powerReason = .presence
+            let effects = applyPower(on: true, reason: "touched: someone is there", cause: "touch", carousel: &carousel)
+            return (false, effects)
+        }
+        guard sample.phase == .down, manual == nil, scheduledOff, wakeDuration > .zero else { return (false, []) }
         woken = true
         wakeEndAt = clock.now + wakeDuration
         let reason = "touched; woken for \(wakeDuration.wholeMilliseconds) ms"

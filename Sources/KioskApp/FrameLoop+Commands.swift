@@ -55,6 +55,12 @@ extension FrameLoop {
             return .success(nil)
         case .screenshot:
             return fail("screenshot: written off the loop (ControlPort), not here")
+        case .brightness(let percent):  // DisplaySupervisor+Power.swift
+            apply(supervisor.setBrightness(percent: percent))
+            return .success(nil)
+        case .presenceTimeout(let seconds):
+            apply(supervisor.setPresenceTimeout(seconds: seconds))
+            return .success(nil)
         }
     }
 
@@ -83,6 +89,8 @@ extension FrameLoop {
             fields["index"] = .int(Int64(item))
             fields["src"] = .string(Log.hidingPasswords(carousel.items[item].source))
         }
+        // Why on or off, presence, brightness, CEC (DisplaySupervisor+Power.swift).
+        fields.merge(supervisor.powerStatus(at: now)) { $1 }
         return .object(fields)
     }
 

@@ -48,6 +48,12 @@ public enum LoopDuty: Hashable, Sendable {
     case wakeEnd
     /// `--overlay`: the clock's text is formatted again (the start of each minute).
     case overlay
+    /// The motion sensor's level settles, or its timeout runs out (DisplaySupervisor+Power.swift).
+    case presence
+    /// The next change of a `--brightness` tier.
+    case brightness
+    /// The next step of a brightness ramp.
+    case brightnessStep
 }
 
 /// The show's frame loop (docs/frame-loop.md): the place where its parts meet, each owning its
@@ -102,9 +108,13 @@ public final class FrameLoop {
         slots = SlotFrames(preparer: preparer, checkInterval: configuration.fileCheckInterval)
         touch = TouchRouter(feed: configuration.touch, clock: driver.clock, screenWidth: display.width,
                             stuckLimit: configuration.stuckTouchLimit, presented: configuration.presented)
+        let power = PowerControl(feed: configuration.presence, timeout: configuration.presenceTimeout,
+                                 tiers: configuration.brightness, sink: configuration.brightnessSink,
+                                 cec: configuration.cec, cecAbsence: configuration.cecAbsence)
         supervisor = DisplaySupervisor(display: display, console: configuration.console,
                                        schedule: configuration.displaySchedule,
-                                       wakeDuration: configuration.wakeDuration, clock: driver.clock, driver: driver)
+                                       wakeDuration: configuration.wakeDuration, clock: driver.clock, driver: driver,
+                                       power: power)
         frames = FrameMaker(display: display, driver: driver, background: configuration.background,
                             painter: configuration.painter, text: configuration.text,
                             overlayFormat: configuration.overlayFormat)
@@ -118,6 +128,9 @@ public final class FrameLoop {
             mqtt.status = { [unowned self] in mqttStatus() }
             output.subscribe(mqtt)
         }
+        // The playlist's brightness and presence timeout, as the show starts with them.
+        supervisor.applyPowerSettings(brightness: content?.showSettings.brightness,
+                                      presenceTimeout: content?.showSettings.presenceTimeout)
     }
 
     var display: Display { supervisor.display }
@@ -129,7 +142,8 @@ public final class FrameLoop {
         policyStep { $0.begin(at: clock.now, wall: driver, carousel: &$1) }
         handle(carousel.start(at: clock.now))
         while true {
-            // What came in: signals, control requests, the display's doings, a new playlist.
+            // What came in: signals, control requests, the display's doings (the VT, the schedule,
+            // presence and brightness), a new playlist.
             for request in takeRequests() { if let signal = perform(request) { return signal } }
             control?.serve(perform: { perform($0) }, screen: screen)
             mqtt?.serve(perform: { perform($0) })
@@ -186,6 +200,8 @@ public final class FrameLoop {
     private func takeNewPlaylist() {
         guard let content, let items = content.takeUpdate() else { return }
         carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
+        supervisor.applyPowerSettings(brightness: content.showSettings.brightness,
+                                      presenceTimeout: content.showSettings.presenceTimeout)
         policyStep { $0.begin(items, at: clock.now, wall: driver, carousel: &$1) }
     }
 
@@ -455,6 +471,7 @@ public final class FrameLoop {
         if let fd = frames.wakeDescriptor { fds.append(fd) }
         fds += content?.wakeDescriptors ?? []
         if let fd = supervisor.wakeDescriptor { fds.append(fd) }
+        fds += supervisor.power.wakeDescriptors  // the motion sensor
         return fds
     }
 }

@@ -137,6 +137,10 @@ public enum KioskApp {
         }
         loop.console = takePartInVTSwitching(console)
         loop.wakeDuration = .seconds(60 * settings.wakeMinutes)
+        // The motion sensor, brightness, the TV over CEC (KioskApp+Power.swift, docs/power.md).
+        let power = setUpPower(&loop, settings: settings, display: display, time: time,
+                               showSettings: (content.showSettings.brightness, content.showSettings.presenceTimeout))
+        defer { power.stop() }
         if settings.overlay == nil, let format = settings.overlayFormat {
             Log.warning("--overlay-format has no effect", reason: "no --overlay clock or date is drawn to use '\(format)'")
         }

@@ -67,6 +67,19 @@ extension FrameLoop {
         /// How long a touch wakes a screen off by the schedule (`--wake-minutes`, 2 minutes).
         public var wakeDuration: Duration = .seconds(120)
 
+        // MARK: Presence and power (docs/power.md; ``DisplaySupervisor``)
+        /// The motion sensor (`--presence`: the GPIO reader, or a test's feed); nil: none.
+        public var presence: PresenceFeed?
+        /// `--presence-timeout`; nil: 300 s with a sensor, presence not followed without one.
+        public var presenceTimeout: Duration?
+        /// `--brightness`: the tiers by the hour (a manifest's `brightness` wins); nil: none.
+        public var brightness: BrightnessTiers?
+        /// Where brightness goes: the panel's backlight, the pixels, or nowhere.
+        public var brightnessSink: BrightnessSink = .none
+        /// The TV's CEC client, started (`--cec`); nil: none, and `cecAbsence` says why.
+        public var cec: CECClient?
+        public var cecAbsence: String?
+
         public init(events: EventWriter, runFor: Duration? = nil) {
             self.events = events
             self.runFor = runFor

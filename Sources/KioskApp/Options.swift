@@ -46,6 +46,19 @@ public struct Settings: Sendable {
     public var displayOff: DisplaySchedule?
     /// `--wake-minutes`: how long a touch lights a screen `--display-off` switched off (0: never).
     public var wakeMinutes = 2
+    /// `--presence`: the motion sensor's GPIO line (docs/power.md); nil: none.
+    public var presence: PresenceSensorSpec?
+    /// `--presence-timeout`: the screen goes off this long after the last motion or touch; nil:
+    /// not given (300 s with a sensor; without one, touches alone count only when it is given).
+    public var presenceTimeout: Duration?
+    /// `--cec`: `auto` (the adapter of the display's connector, or the only one), `none`, or a
+    /// `/dev/cecN` path.
+    public var cec = "auto"
+    /// `--brightness`: daily brightness tiers; nil: full brightness, the backlight left alone.
+    public var brightness: BrightnessTiers?
+    /// `--backlight`: `auto` (the built-in panel's, /sys/class/backlight), `none` (the pixels),
+    /// or a /sys/class/backlight/NAME directory.
+    public var backlight = "auto"
     /// The SOURCE arguments: directories, image files, image URLs, `.json` playlists.
     public var sources: [String] = []
     /// `--manifest`: the remote manifest's http(s) URL.
@@ -323,7 +336,7 @@ public enum CommandLineParser {
             guard !words.isEmpty else { throw UsageError("--on-tap: empty command") }
             s.onTap = words
         },
-        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
+        OptionSpec(name: "--control", value: "PATH", help: "the control socket, JSON lines as in mpv's IPC (next, previous, pause, resume, goto, status, display, screenshot, brightness, presence_timeout); none for no socket (default $RUNTIME_DIRECTORY/control when set, else none)") { s, v throws(UsageError) in
             guard v != "none" else { s.controlPath = nil; return }
             guard !v.isEmpty, v.utf8.count < 108 else { throw UsageError("--control: expected a socket path of 1...107 bytes or none, got '\(v)'") }
             s.controlPath = v
@@ -350,6 +363,51 @@ public enum CommandLineParser {
         OptionSpec(name: "--wake-minutes", value: "N", help: "a touch on a screen --display-off switched off lights it for N minutes (0 ... 1440; 0: touches do nothing then; the waking touch is no tap) (default 2)") { s, v throws(UsageError) in
             guard let n = Int(v), (0...1440).contains(n) else { throw UsageError("--wake-minutes: expected minutes in 0...1440, got '\(v)'") }
             s.wakeMinutes = n
+        },
+        OptionSpec(name: "--presence", value: "gpio:CHIP:LINE",
+                   help: "a motion sensor (PIR) on a GPIO line, read through the GPIO character device: CHIP a name,"
+                       + " path, label or number (gpiochip0), LINE an offset or a name; options after commas:"
+                       + " active-low, debounce=MS (default 50), pull-up, pull-down, bias-disable; none: no sensor"
+                       + " (default none)") {
+            s, v throws(UsageError) in
+            guard v != "none" else { s.presence = nil; return }
+            do { s.presence = try PresenceSensorSpec.parse(v) } catch { throw UsageError("\(error)") }
+        },
+        OptionSpec(name: "--presence-timeout", value: "SECONDS",
+                   help: "switch the screen off this long after the last motion or touch, and on again at the next"
+                       + " (within --display-off's and the brightness tiers' on times); touches alone count when there"
+                       + " is no --presence (default 300 with --presence)") {
+            s, v throws(UsageError) in
+            s.presenceTimeout = try seconds(v, option: "--presence-timeout", range: 1...86_400)
+        },
+        OptionSpec(name: "--cec", value: "ADAPTER",
+                   help: "tell the TV over HDMI-CEC: Standby when the screen goes off, Image View On and Active Source"
+                       + " when it comes on; auto (the adapter of the display's connector, or the only one), none, or"
+                       + " a /dev/cecN path (default auto)") {
+            s, v throws(UsageError) in
+            guard v == "auto" || v == "none" || v.hasPrefix("/") else {
+                throw UsageError("--cec: expected auto, none or a device path such as /dev/cec0, got '\(v)'")
+            }
+            s.cec = v
+        },
+        OptionSpec(name: "--brightness", value: "HH:MM=PCT,...",
+                   help: "daily brightness tiers, each from its local time to the next: PCT 1 ... 100 or off (as a"
+                       + " --display-off range), e.g. 07:00=100,20:00=40,23:00=off; through the panel's backlight,"
+                       + " else by scaling the pixels; changes ramp over 1.5 s (default: full, the backlight left"
+                       + " alone)") {
+            s, v throws(UsageError) in
+            do { s.brightness = try BrightnessTiers.parse(v) } catch { throw UsageError("--brightness: \(error)") }
+        },
+        OptionSpec(name: "--backlight", value: "WHICH",
+                   help: "where --brightness goes: auto (the built-in panel's backlight in /sys/class/backlight; none"
+                       + " for HDMI and other external screens), none (the pixels), or a /sys/class/backlight/NAME"
+                       + " directory (default auto)") {
+            s, v throws(UsageError) in
+            guard v == "auto" || v == "none" || v.hasPrefix("/") else {
+                throw UsageError("--backlight: expected auto, none or a directory such as "
+                                 + "/sys/class/backlight/rpi_backlight, got '\(v)'")
+            }
+            s.backlight = v
         },
         OptionSpec(name: "--mqtt", value: "URL",
                    help: "publish events and status to an MQTT broker and take commands from it, with Home Assistant"
@@ -583,6 +641,7 @@ extension CommandLineParser {
     /// hold spaces (as `source` does). Every other option takes one word.
     static let freeTextOptions: Set<String> = ["touch-calibration", "on-tap", "overlay-format", "display-off",
                                                "display", "input", "cache-dir", "state-dir", "ca-file", "control",
+                                               "brightness", "backlight", "cec",
                                                "mqtt-password-file", "mqtt-cert", "mqtt-key"]
 
     /// The largest configuration file read, in bytes.

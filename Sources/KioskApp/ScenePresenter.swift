@@ -35,7 +35,9 @@ public final class ScenePresenter {
                         useLayers: Bool, render: () -> Bitmap) throws(DisplayError) {
         if renderer.rows == nil { renderer.rows = rows }
         if rowsGivenTo !== display { display.convertRows(with: rows); rowsGivenTo = display }
-        if useLayers, display.presentsLayers, let layers = renderer.layers(scene, slots: slots),
+        // Pixels dimmed for --brightness are dimmed in the copy to scanout, which planes skip.
+        let dimmed = (display as? PixelDimmable).map { !$0.pixelBrightness.isFull } ?? false
+        if useLayers, !dimmed, display.presentsLayers, let layers = renderer.layers(scene, slots: slots),
            try display.present(layers: layers, background: renderer.background, showTime: showTime) {
             planeFrames += 1
             if lastOnPlanes != true {

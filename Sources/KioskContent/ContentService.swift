@@ -76,11 +76,14 @@ public final class ContentService {
         }
     }
 
-    /// Show-wide settings a manifest may give (`interval`, `fade`, `fit`).
+    /// Show-wide settings a manifest may give (`interval`, `fade`, `fit`, `brightness`,
+    /// `presence_timeout`).
     public struct ShowSettings: Equatable, Sendable {
         public var interval: Duration?
         public var fade: Duration?
         public var fit: FitMode?
+        public var brightness: BrightnessTiers?
+        public var presenceTimeout: Duration?
         public init(interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil) {
             self.interval = interval; self.fade = fade; self.fit = fit
         }
@@ -444,6 +447,8 @@ public final class ContentService {
             }
             settings = ShowSettings(interval: manifest.interval ?? settings.interval, fade: manifest.fade ?? settings.fade,
                                     fit: manifest.fit ?? settings.fit)
+            settings.brightness = manifest.brightness ?? settings.brightness
+            settings.presenceTimeout = manifest.presenceTimeout ?? settings.presenceTimeout
         }
         for source in sources {
             switch source {

@@ -73,6 +73,9 @@ public struct ManifestItem: Equatable, Sendable {
 /// - `interval`: seconds from one image fully shown to the next (a number, 0 < x ≤ 86400);
 /// - `fade`: cross-fade length in milliseconds (a number, 0 ≤ x ≤ 60000);
 /// - `fit`: `fit`, `fill`, `stretch` or `blur` (``FitMode``);
+/// - `brightness`: daily tiers as `--brightness` takes them (`"07:00=100,20:00=40,23:00=off"`,
+///   ``BrightnessTiers``; docs/power.md);
+/// - `presence_timeout`: seconds as `--presence-timeout` (a number, 0 ≤ x ≤ 86400; 0: presence off);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
 ///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
 ///   (ManifestSchedule.swift). Other keys are ignored.
@@ -92,6 +95,10 @@ public struct Manifest: Equatable, Sendable {
     public var fade: Duration?
     /// Show-wide fit, if given.
     public var fit: FitMode?
+    /// Brightness tiers (`brightness`), if given.
+    public var brightness: BrightnessTiers?
+    /// The motion sensor's timeout (`presence_timeout`, seconds in the JSON; zero: presence off), if given.
+    public var presenceTimeout: Duration?
     public var items: [ManifestItem]
 
     public init(format: Format = .items, interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil,
@@ -238,6 +245,18 @@ private struct Reader {
                 manifest.fade = .milliseconds(Int64(ms.rounded()))
             }
             manifest.fit = try fit(top["fit"], "fit")
+            if let text = try string(top["brightness"], "brightness") {
+                do {
+                    manifest.brightness = try BrightnessTiers.parse(text)
+                } catch {
+                    throw fail("brightness", error.description)
+                }
+            }
+            if let s = try number(
+                top["presence_timeout"], "presence_timeout", 0...86_400, excludingLower: false, unit: "seconds")
+            {
+                manifest.presenceTimeout = .milliseconds(Int64((s * 1000).rounded()))
+            }
         }
         manifest.items.reserveCapacity(entries.count)
         for (index, entry) in entries.enumerated() {

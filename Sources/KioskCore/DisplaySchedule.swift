@@ -98,8 +98,8 @@ public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
         minutesUntilChange(from: minuteOfDay).map { $0 * 60 - second }
     }
 
-    /// `7:05` / `07:05` → 425; `24:00` only when `allowEndOfDay`.
-    private static func minute(_ text: Substring, allowEndOfDay: Bool) -> Int? {
+    /// `7:05` / `07:05` → 425; `24:00` only when `allowEndOfDay` (``BrightnessTiers`` too).
+    static func minute(_ text: Substring, allowEndOfDay: Bool) -> Int? {
         let t = text.trimmingCharacters(in: " \t")
         let parts = t.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,

@@ -26,7 +26,7 @@ import KioskSystem
 /// the dumb buffers. ``restore()`` is idempotent and also runs on deinit; the app calls it on
 /// every exit path. If the process dies without it, closing the device lets the kernel's
 /// fbdev emulation take the screen back (drm_fb_helper_lastclose).
-public final class DRMDisplay: Display {
+public final class DRMDisplay: Display, PixelDimmable {
     /// Logical width in pixels (what the compositor draws).
     public let width: Int
     /// Logical height in pixels.
@@ -94,6 +94,8 @@ public final class DRMDisplay: Display {
     var layerBuffers = LayerFramebuffers()
     /// Splits the scanout conversion by rows across cores; nil: this thread alone.
     public var rows: RowSplitter?
+    /// The pixels dimmed in the copy to the dumb buffer (``PixelDimmable``, docs/power.md).
+    public var pixelBrightness: PixelBrightness = .full
     /// Why the driver's first atomic modeset was refused (the legacy calls are used since), if it was.
     public internal(set) var atomicRefusal: String?
     /// How many frames the planes could not show (a TEST_ONLY or a commit refused them, or a
@@ -229,7 +231,7 @@ public final class DRMDisplay: Display {
         let back = buffers[1 - front]
         let start = Self.monotonicNanoseconds()
         ScanoutWriter.copy(frame, to: back.map, stride: back.pitch, format: .xrgb8888, rotation: rotation,
-                           dither: false, swapRedBlue: false, rows: rows)
+                           dither: false, swapRedBlue: false, rows: rows, brightness: pixelBrightness)
         backdropColour[1 - front] = nil
         lastComposeCopyNanoseconds = Self.monotonicNanoseconds() &- start
         try markDirty(back)

@@ -219,6 +219,9 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
     /// Sizes that do not add up (fbdev geometry, a memory-mapped file too short, a frame size
     /// that is not positive): the values.
     case badGeometry(device: String, reason: String)
+    /// A kernel attribute read back a value that makes no sense (a backlight's `max_brightness`
+    /// that is not a positive number): the file and what it held.
+    case badValue(path: String, reason: String)
     /// ``Display/screenImage()`` has nothing to read back: the screen is off, the VT switched
     /// away, no frame was presented yet, the display is lost, or it cannot read back at all.
     case nothingToReadBack(device: String, reason: String)
@@ -276,6 +279,7 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
         case .unsupportedFormat(let device, let reason), .badGeometry(let device, let reason),
              .nothingToReadBack(let device, let reason):
             return "\(device): \(reason)"
+        case .badValue(let path, let reason): return "\(path): \(reason)"
         case .presentAfterRestore(let device): return "\(device): present() after restore()"
         case .noCard(let directory):
             return "no \(directory)/card* device (no DRM/KMS driver is loaded, or /dev is not populated)"
@@ -287,4 +291,14 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
         case .write(let path, let reason): return "write \(path): \(reason)"
         }
     }
+}
+
+/// A display whose pixels can be dimmed on their way to the screen, for `--brightness` where
+/// no backlight can be set (a TV on HDMI; docs/power.md): DRM and fbdev scale them in the copy
+/// to scanout (``ScanoutWriter``), the offscreen backend in the frames it writes. The caller
+/// presents the scene again after a change (a frame already on screen is not redrawn here).
+/// Frames on KMS planes are not copied, so a dimmed scene is composed on the CPU.
+public protocol PixelDimmable: AnyObject {
+    /// The level applied to every frame presented from now on; `.full`: none.
+    var pixelBrightness: PixelBrightness { get set }
 }

@@ -21,7 +21,7 @@ import KioskSystem
 /// **Ownership.** The display owns the descriptor and the mapping (`mmap` of the framebuffer
 /// memory, `MAP_SHARED`) until ``restore()`` or deinit, which pans back to the original `yoffset`,
 /// unmaps and closes. Frames are borrowed for the duration of ``present(_:showTime:)`` only.
-public final class FramebufferDisplay: Display {
+public final class FramebufferDisplay: Display, PixelDimmable {
     /// Logical width in pixels (the panel's height for 90 and 270).
     public let width: Int
     /// Logical height in pixels.
@@ -40,6 +40,8 @@ public final class FramebufferDisplay: Display {
     public let rotation: Rotation
     /// Splits the scanout conversion by rows across cores; nil: this thread alone.
     public var rows: RowSplitter?
+    /// The pixels dimmed in the copy to the framebuffer (``PixelDimmable``, docs/power.md).
+    public var pixelBrightness: PixelBrightness = .full
     /// True when red and blue are exchanged for a panel wired BGR.
     public let swapRedBlue: Bool
     /// True when channels of fewer than 8 bits are ordered-dithered.
@@ -279,7 +281,7 @@ public final class FramebufferDisplay: Display {
     private func write(_ frame: Bitmap, page y: Int) {
         let base = memory + y * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)
         ScanoutWriter.copy(frame, to: base, stride: geometry.lineLength, format: format, rotation: rotation,
-                           dither: dither, swapRedBlue: swapRedBlue, rows: rows)
+                           dither: dither, swapRedBlue: swapRedBlue, rows: rows, brightness: pixelBrightness)
     }
 
     /// Shows the page at virtual row `y` (FBIOPAN_DISPLAY on a device; bookkeeping only on a file).

@@ -12,7 +12,7 @@ import KioskSystem
 /// Frames are written at the logical size as given (XRGB8888 in, 8-bit RGB PNG out through
 /// `PNGWriter`); there is no rotation and no pacing (``pacesFrames`` is false: with the virtual
 /// clock a show renders as fast as the machine can).
-public final class OffscreenDisplay: Display, FrameFiles {
+public final class OffscreenDisplay: Display, FrameFiles, PixelDimmable {
     /// Width of the frames in pixels.
     public let width: Int
     /// Height of the frames in pixels.
@@ -33,6 +33,13 @@ public final class OffscreenDisplay: Display, FrameFiles {
     public var abilities: DisplayAbilities { .frameFiles }
     /// The frames are files: this display.
     public var frameFiles: (any FrameFiles)? { self }
+    /// The frames written dimmed (``PixelDimmable``, docs/power.md): what a screen dimmed by its
+    /// pixels would show, so that it can be seen and tested.
+    public var pixelBrightness: PixelBrightness = .full
+    /// Splits the dimming by rows across cores; nil: this thread alone.
+    public var rows: RowSplitter?
+    /// The dimmed copy of the frame being written (kept for the next frame of the same size).
+    private var dimmed: Bitmap?
 
     /// Prepares `directory` (created with its parents, like `mkdir -p`, mode 0755) for frames of
     /// `width` x `height` pixels, standing in for a panel mounted with `rotation` (the panel size
@@ -72,8 +79,15 @@ public final class OffscreenDisplay: Display, FrameFiles {
         precondition(frame.width == width && frame.height == height,
                      "frame \(frame.width)x\(frame.height) does not match the display's \(width)x\(height)")
         let file = path(showTime: showTime)
+        var written = frame
+        if !pixelBrightness.isFull {
+            let out = dimmed ?? Bitmap(uninitializedWidth: width, height: height)
+            dimmed = out
+            pixelBrightness.dim(frame, into: out, rows: rows)
+            written = out
+        }
         do {
-            try PNGWriter.write(frame, to: file)
+            try PNGWriter.write(written, to: file)
         } catch {
             throw .write(path: file, reason: error.reason)
         }
@@ -112,6 +126,8 @@ public final class OffscreenDisplay: Display, FrameFiles {
     public func acquire() throws(DisplayError) {}
     /// No screen to switch off: nothing happens.
     public func setPower(on: Bool) throws(DisplayError) {}
+    /// The dimming's rows are split by `splitter` (``Display/convertRows(with:)``).
+    public func convertRows(with splitter: RowSplitter) { rows = splitter }
 
     /// Deletes the `frame-NNNNNNNN.png` files an earlier run left in ``directory`` (only files
     /// named exactly like the frames this backend writes), so that the folder holds this run's

@@ -35,7 +35,7 @@ import KioskSystem
 /// (which sees them differ from what it draws) lays the show out again at the new size.
 ///
 /// Ownership: owns the open ``DRMDisplay`` (``current``) and a ``DRMCardWatch``.
-public final class ReopeningDRMDisplay: ReconnectingDisplay {
+public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
     /// What ``service(now:)`` found.
     public typealias Change = DisplayChange
 
@@ -55,6 +55,8 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     public private(set) var current: DRMDisplay?
     /// Splits the scanout conversion by rows across cores (given to each card opened); nil: the caller's thread.
     public var rows: RowSplitter? { didSet { current?.rows = rows } }
+    /// The pixels dimmed in the copy to the card (given to each card opened; docs/power.md).
+    public var pixelBrightness: PixelBrightness = .full { didSet { current?.pixelBrightness = pixelBrightness } }
     /// True from the loss of a card until a card is opened again, and while its connector
     /// reports nothing connected.
     public var isLost: Bool { current == nil || disconnected }
@@ -223,6 +225,7 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay {
     private func adopt(_ display: DRMDisplay) {
         current = display
         display.rows = rows
+        display.pixelBrightness = pixelBrightness
         width = display.width; height = display.height
         panelWidth = display.panelWidth; panelHeight = display.panelHeight
         if poweredOff { try? display.setPower(on: false) }

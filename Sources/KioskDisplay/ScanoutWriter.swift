@@ -22,6 +22,11 @@ import KioskCore
 /// is written all ones (opaque). Bits that belong to no channel (the X byte of XRGB8888 / XBGR8888
 /// when transp length is 0) carry the frame's own top byte, because the XRGB8888 rows are copied
 /// with `memcpy`; compositor frames have 0xFF there. In other layouts such bits are written as zero.
+///
+/// **Brightness** (`--brightness` without a backlight, docs/power.md): below full, each run of
+/// pixels goes through ``KioskCore/PixelBrightness``'s table into a buffer on the stack first
+/// (256 pixels at a time), then through the conversion, so dimming costs one table look-up per
+/// channel and no frame-sized copy.
 public enum ScanoutWriter {
     /// Copies `frame` to scanout memory, converting, rotating and dithering on the way.
     ///
@@ -40,10 +45,13 @@ public enum ScanoutWriter {
     ///   - swapRedBlue: write red where the format says blue and the other way round (panels wired BGR).
     ///   - rows: splits the panel rows across cores (bands of 16 rows when rotating by 90 or 270,
     ///     so that the tiles stay whole); the same bytes either way. Nil: this thread alone.
+    ///   - brightness: the pixels scaled in linear light on the way (``KioskCore/PixelBrightness``);
+    ///     `.full` (the default) leaves them as they are.
     /// - Precondition: a valid format and a stride that holds a panel row; 16-bit and 32-bit formats
     ///   need `base` and `stride` aligned to the pixel size.
     public static func copy(_ frame: Bitmap, to base: UnsafeMutableRawPointer, stride: Int, format: ScanoutFormat,
-                            rotation: Rotation, dither: Bool, swapRedBlue: Bool, rows splitter: RowSplitter? = nil) {
+                            rotation: Rotation, dither: Bool, swapRedBlue: Bool, rows splitter: RowSplitter? = nil,
+                            brightness: PixelBrightness = .full) {
         let target = swapRedBlue ? format.swappingRedBlue : format
         do { try target.validate(device: "scanout") } catch { preconditionFailure("\(error)") }
         let w = frame.width, h = frame.height
@@ -51,6 +59,7 @@ public enum ScanoutWriter {
         precondition(stride >= panelWidth * target.bytesPerPixel,
                      "stride \(stride) is shorter than a \(panelWidth)-pixel row of \(target)")
         let kernel = Kernel(target, dither: dither)
+        let dimming = brightness.isFull ? nil : brightness
 
         // The logical pixel at panel (0, 0) and how far (in pixels) one step right / down on the
         // panel moves in the frame.
@@ -62,7 +71,8 @@ public enum ScanoutWriter {
             // Panel rows are frame rows (reversed for 180): one run per row.
             forEachRowBand(panelHeight, granularity: 1, splitter) { band in
                 for py in band {
-                    kernel.run(src + py * stepY, step: stepX, to: base + py * stride, count: panelWidth, x: 0, y: py)
+                    kernel.run(src + py * stepY, step: stepX, to: base + py * stride, count: panelWidth, x: 0, y: py,
+                               dimming: dimming, bytesPerPixel: bpp)
                 }
             }
             return
@@ -79,7 +89,8 @@ public enum ScanoutWriter {
                     let n = min(tileWidth, panelWidth - px0)
                     for py in py0 ..< py1 {
                         kernel.run(src + px0 * stepX + py * stepY, step: stepX,
-                                   to: base + py * stride + px0 * bpp, count: n, x: px0, y: py)
+                                   to: base + py * stride + px0 * bpp, count: n, x: px0, y: py,
+                                   dimming: dimming, bytesPerPixel: bpp)
                     }
                     px0 += n
                 }
@@ -146,6 +157,24 @@ private enum Kernel {
             self = dither ? .rgb565Dithered(redHigh: f == .rgb565) : .rgb565(redHigh: f == .rgb565)
         } else {
             self = .generic(GenericLayout(f, dither: dither))
+        }
+    }
+
+    /// ``run(_:step:to:count:x:y:)`` with the pixels dimmed first when `dimming` is given: 256 at
+    /// a time through its table into a stack buffer, converted from there.
+    @inline(__always)
+    func run(_ src: UnsafePointer<UInt32>, step: Int, to dst: UnsafeMutableRawPointer, count: Int, x: Int, y: Int,
+             dimming: PixelBrightness?, bytesPerPixel: Int) {
+        guard let dimming else { return run(src, step: step, to: dst, count: count, x: x, y: y) }
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 256) { buffer in
+            let scratch = buffer.baseAddress!
+            var done = 0
+            while done < count {
+                let n = min(256, count - done)
+                dimming.apply(src + done &* step, step: step, to: scratch, count: n)
+                run(UnsafePointer(scratch), step: 1, to: dst + done &* bytesPerPixel, count: n, x: x + done, y: y)
+                done += n
+            }
         }
     }
 

@@ -12,6 +12,8 @@ public enum InputError: Error, Equatable, Sendable, CustomStringConvertible {
     case noTouchscreen(directory: String, detail: String)
     /// A `--touch-calibration` value that cannot be used: the value as given and why.
     case invalidCalibration(value: String, reason: String)
+    /// A `--presence` value that cannot be used (``PresenceSensorSpec``): the value and why.
+    case invalidPresence(value: String, reason: String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,9 @@ public enum InputError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidCalibration(let value, let reason):
             return "--touch-calibration '\(value)': \(reason); expected six numbers 'a b c d e f' "
                 + "(libinput's LIBINPUT_CALIBRATION_MATRIX) or swap-xy, invert-x, invert-y (comma separated)"
+        case .invalidPresence(let value, let reason):
+            return "--presence '\(value)': \(reason); expected "
+                + "gpio:CHIP:LINE[,active-low][,debounce=MS][,pull-up|pull-down|bias-disable]"
         }
     }
 }

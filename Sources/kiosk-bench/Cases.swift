@@ -62,6 +62,9 @@ enum ChildCase {
         case "fade-4k":
             // fade-4k [FRAMES] [DEVICE]: a 3840x2160 fade frame on one core and on all; the plane path's CPU time.
             return FadeFourKCase.run(frames: int(0, 120), device: rest.count > 1 ? rest[1] : nil)
+        case "scanout-dimmed":
+            // scanout-dimmed [N]: the copy to scanout at full brightness and dimmed by the pixels.
+            return ScanoutDimmedCase.run(iterations: int(0, 40))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
@@ -74,8 +77,8 @@ enum ChildCase {
     static func usage() -> Int32 {
         fputs("kiosk-bench --case noop | decode PATH | decode-full PATH | decode-warm PATH N | blend N W"
               + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
-              + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]\n",
-              stderr)
+              + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
+              + " | scanout-dimmed [N]\n", stderr)
         return 64
     }
 

@@ -179,8 +179,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 
 /// Every Swift and C source of the project (and its scripts) says its licence in its first
 /// lines, as SPDX has it: `SPDX-License-Identifier: Apache-2.0` (README, "Licence"); the one
-/// exception, Tests/kernel/vkms/ (a test-only kernel module build, GPL-2.0 like the kernel,
-/// its README says so), says `GPL-2.0-only` instead.
+/// exceptions, Tests/kernel/vkms/ and Tests/kernel/gpio-sim/ (test-only kernel module builds,
+/// GPL-2.0 like the kernel, their READMEs say so), say `GPL-2.0-only` instead.
 @Test func everySourceFileNamesItsLicence() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
     var missing: [String] = []
@@ -196,7 +196,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
             guard ["swift", "c", "h", "py", "sh"].contains(ext) || directory.hasSuffix("/.ci") else { continue }
             checked += 1
             let head = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", maxSplits: 3).prefix(3) ?? []
-            let licence = directory.hasSuffix("/Tests/kernel/vkms") ? "GPL-2.0-only" : "Apache-2.0"
+            let kernelModule = directory.hasSuffix("/Tests/kernel/vkms") || directory.hasSuffix("/Tests/kernel/gpio-sim")
+            let licence = kernelModule ? "GPL-2.0-only" : "Apache-2.0"
             if !head.contains(where: { $0.contains("SPDX-License-Identifier: " + licence) }) {
                 missing.append(String(path.dropFirst(root.count + 1)))
             }

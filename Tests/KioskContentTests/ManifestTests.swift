@@ -260,3 +260,28 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     let ok = try Manifest.parse(Array(#"{"items":[{"src":"//cdn.example:8080/a.jpg"}]}"#.utf8), origin: remote)
     #expect(ok.items.map(\.src) == ["http://cdn.example:8080/a.jpg"])
 }
+
+/// The show-wide `brightness` (tiers as `--brightness` takes them) and `presence_timeout`
+/// (seconds, 0 ... 86400, a fraction kept to the millisecond): read, and a bad value refused
+/// naming the key and why. The fuzz finding is a manifest the manifest target's write-back once
+/// dropped `presence_timeout` from (Tests/fuzz); it must read as the JSON says.
+@Test func brightnessAndPresenceTimeoutAreReadShowWide() throws {
+    let m = try parse(#"{"brightness":"20:00=40,07:00=100,23:00=off","presence_timeout":0,"items":[{"src":"a.jpg"}]}"#)
+    #expect(m.brightness?.description == "07:00=100,20:00=40,23:00=off")
+    #expect(m.presenceTimeout == .zero)
+    #expect(try parse(#"{"items":[{"src":"a.jpg"}]}"#).brightness == nil)
+    let bytes = try #require(FileManager.default.contents(
+        atPath: contentFixtures + "/../fuzz/manifest/presence-timeout-fraction.json"))
+    let found = try Manifest.parse(Array(bytes), origin: remote)
+    #expect(found.presenceTimeout == .milliseconds(300_500))
+    #expect(found.items.map(\.duration) == [.seconds(7)])
+    let bad = [(#"{"brightness":"07:00=140","items":[{"src":"a.jpg"}]}"#, "brightness", "140"),
+               (#"{"brightness":"23:00=off","items":[{"src":"a.jpg"}]}"#, "brightness", "off"),
+               (#"{"brightness":40,"items":[{"src":"a.jpg"}]}"#, "brightness", "string"),
+               (#"{"presence_timeout":86401,"items":[{"src":"a.jpg"}]}"#, "presence_timeout", "86400"),
+               (#"{"presence_timeout":-1,"items":[{"src":"a.jpg"}]}"#, "presence_timeout", "86400")]
+    for (json, key, reason) in bad {
+        let e = try #require(error(json), "accepted: \(json)")
+        #expect(e.description.contains(key) && e.description.contains(reason), "\(json): \(e)")
+    }
+}

@@ -33,6 +33,33 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         #expect(mismatches == 0)
     }
 
+    /// `pixelBrightness` below full: the PNG holds the frame dimmed (PixelBrightness's table on
+    /// every channel), the frame handed in is left as it is; back at full, the frame as it is.
+    @Test func framesAreWrittenDimmed() throws {
+        let directory = temporaryDirectory()
+        let display = try OffscreenDisplay(directory: directory, width: 40, height: 9)
+        let frame = patternFrame(width: 40, height: 9, seed: 3)
+        let copy = (0..<360).map { frame.pixels[$0] }
+        display.pixelBrightness = PixelBrightness(permille: 250)
+        try display.present(frame, showTime: 1)
+        let table = display.pixelBrightness.table!
+        let dim = try ImageDecoder.decode(path: directory + "/frame-00000001.png").bitmap
+        var wrong = 0
+        for i in 0..<360 {
+            let p = copy[i]
+            let want =
+                UInt32(table[Int(p >> 16 & 0xFF)]) << 16 | UInt32(table[Int(p >> 8 & 0xFF)]) << 8
+                | UInt32(table[Int(p & 0xFF)])
+            if dim.pixels[i] & 0xFF_FFFF != want { wrong += 1 }
+        }
+        #expect(wrong == 0)
+        #expect((0..<360).allSatisfy { frame.pixels[$0] == copy[$0] })
+        display.pixelBrightness = .full
+        try display.present(frame, showTime: 2)
+        let full = try ImageDecoder.decode(path: directory + "/frame-00000002.png").bitmap
+        #expect((0..<360).allSatisfy { full.pixels[$0] & 0xFF_FFFF == copy[$0] & 0xFF_FFFF })
+    }
+
     /// The screen read back is the last frame written (from its PNG: the backend keeps no
     /// copy), and a clear error before the first frame or once that file is gone.
     @Test func theScreenIsTheLastFrameWritten() throws {

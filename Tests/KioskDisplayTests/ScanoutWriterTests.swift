@@ -48,14 +48,15 @@ func patternFrame(width: Int, height: Int, seed: UInt32 = 1) -> Bitmap {
 
 /// Panel memory filled with 0xAA (so untouched bytes show), the frame copied into it.
 private func render(_ frame: Bitmap, _ format: ScanoutFormat, rotation: Rotation = .none, dither: Bool = false,
-                    swapRedBlue: Bool = false, padding: Int = 0) -> (bytes: [UInt8], stride: Int) {
+                    swapRedBlue: Bool = false, padding: Int = 0,
+                    brightness: PixelBrightness = .full) -> (bytes: [UInt8], stride: Int) {
     let panelWidth = rotation.swapsAxes ? frame.height : frame.width
     let panelHeight = rotation.swapsAxes ? frame.width : frame.height
     let stride = panelWidth * format.bytesPerPixel + padding
     var bytes = [UInt8](repeating: 0xAA, count: stride * panelHeight)
     bytes.withUnsafeMutableBytes {
         ScanoutWriter.copy(frame, to: $0.baseAddress!, stride: stride, format: format, rotation: rotation,
-                           dither: dither, swapRedBlue: swapRedBlue)
+                           dither: dither, swapRedBlue: swapRedBlue, brightness: brightness)
     }
     return (bytes, stride)
 }
@@ -259,5 +260,25 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
         #expect(render(frame, .xrgb8888, swapRedBlue: true).bytes == render(frame, .xbgr8888).bytes)
         let one = render(Bitmap(width: 1, height: 1, fill: 0xFFFF_0000), .rgb565, swapRedBlue: true)
         #expect(littleEndianPixel(one.bytes, at: 0, bytesPerPixel: 2) == 0x001F)
+    }
+
+    // MARK: Brightness (docs/power.md)
+
+    /// Dimmed in the copy: the same bytes as the frame dimmed first (PixelBrightness.dim) and
+    /// copied at full brightness, for rows longer than the 256-pixel stack buffer, every
+    /// rotation and dithering, and not the bytes of the frame as it is.
+    @Test(arguments: [Rotation.none, .clockwise90, .upsideDown], [ScanoutFormat.xrgb8888, .rgb565, .bgr888])
+    func dimmedInTheCopyIsTheFrameDimmedFirst(rotation: Rotation, format: ScanoutFormat) {
+        let frame = patternFrame(width: 300, height: 21, seed: 7)
+        let level = PixelBrightness(permille: 400)
+        let dimmed = Bitmap(width: 300, height: 21)
+        level.dim(frame, into: dimmed, rows: nil)
+        let dither = format == .rgb565
+        let inCopy = render(frame, format, rotation: rotation, dither: dither, padding: 8, brightness: level)
+        #expect(inCopy.bytes == render(dimmed, format, rotation: rotation, dither: dither, padding: 8).bytes)
+        #expect(inCopy.bytes != render(frame, format, rotation: rotation, dither: dither, padding: 8).bytes)
+        #expect(
+            render(frame, format, rotation: rotation, brightness: .full).bytes
+                == render(frame, format, rotation: rotation).bytes)
     }
 }

@@ -5,7 +5,9 @@
 # uinput and their dependencies, in the order modprobe resolves), kiosk-carousel with the shared
 # libraries ldd reports (and the ELF loader), the helpers kdgetmode, evemu-replay, evdump, vtswitch and ctlsend
 # (compiled here, static), guest.sh, the photos and the evemu touchscreen recordings the touch
-# cases replay (under /app/evemu/, names without spaces).
+# cases replay (under /app/evemu/, names without spaces). For the power cases: gpio-sim and
+# irq_sim (built out of tree, KC_GPIO_SIM_DIR), configfs and vivid's modules, loaded by the cases
+# from /etc/modules.gpio and /etc/modules.vivid, and cec-ctl (v4l-utils) with its libraries.
 #
 # Usage: build-initramfs.sh OUT.cpio.gz KIOSK_BINARY PHOTO...
 #   The photos land in /app/photos/ under their own names.
@@ -71,6 +73,10 @@ done
 for p in "$@"; do cp "$p" "$ROOT/app/photos/"; done
 # vkms, loaded by the drm-vkms-planes case (insmod /app/vkms.ko enable_overlay=1).
 [ -z "${KC_VKMS_KO:-}" ] || cp "$KC_VKMS_KO" "$ROOT/app/vkms.ko"
+# cec-ctl for the cec-vivid case (its libraries are copied with the others below).
+# This machine's own: only for a guest of its architecture.
+CEC_CTL=$([ "$ARCH" = "$HOST_ARCH" ] && command -v cec-ctl || true)
+[ -z "$CEC_CTL" ] || cp "$CEC_CTL" "$ROOT/app/cec-ctl"
 # Text: the default font and a fontconfig configuration naming only it (cache in /tmp), and a
 # playlist of the photos with a caption (the caption case; show_cases.py has the same words).
 CAPTION="Harbour lights at dusk, seen from the pier"
@@ -104,7 +110,7 @@ heif=$(ls "/usr/lib/$MULTIARCH/libheif.so.1" 2>/dev/null || true)
 plugins=$(ls "/usr/lib/$MULTIARCH"/libheif/plugins/*.so 2>/dev/null || true)
 # FreeType, HarfBuzz, fontconfig and FriBidi are opened with dlopen when text is first drawn: the same.
 text=$(for soname in libfreetype.so.6 libharfbuzz.so.0 libfontconfig.so.1 libfribidi.so.0; do echo "/usr/lib/$MULTIARCH/$soname"; done)
-for file in "$APP" $heif $plugins $text; do
+for file in "$APP" $heif $plugins $text $CEC_CTL; do
     [ "$file" = "$APP" ] || echo "$file"
     libraries "$file"
 done | sort -u | while read -r lib; do
@@ -121,6 +127,23 @@ for m in $MODULES; do
         mkdir -p "$ROOT$(dirname "$guest")"; cp "$ko" "$ROOT$guest"; echo "$guest" >> "$ROOT/etc/modules.order"
     done
 done
+
+# Modules the power cases load themselves (power_cases.py), dependencies first: configfs and the
+# out-of-tree irq_sim and gpio-sim for presence-gpio; vivid and its media stack for cec-vivid.
+lazy_modules() {  # LISTFILE MODULE...
+    : > "$ROOT/etc/$1"; local list=$1; shift
+    for m in "$@"; do
+        modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+            grep -qxF "$ko" "$ROOT/etc/$list" && continue
+            mkdir -p "$ROOT$(dirname "$ko")"; cp "$ko" "$ROOT$ko"; echo "$ko" >> "$ROOT/etc/$list"
+        done
+    done
+}
+lazy_modules modules.vivid vivid
+lazy_modules modules.gpio configfs
+if [ -n "${KC_GPIO_SIM_DIR:-}" ]; then
+    for ko in irq_sim.ko gpio-sim.ko; do cp "$KC_GPIO_SIM_DIR/$ko" "$ROOT/app/$ko"; echo "/app/$ko" >> "$ROOT/etc/modules.gpio"; done
+fi
 
 cat > "$ROOT/init" <<'INIT'
 #!/bin/busybox sh

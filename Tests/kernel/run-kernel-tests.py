@@ -38,6 +38,7 @@ from show_cases import run_caption_case, run_crash_case, run_formats_case, run_m
 from console_cases import run_display_off_case, run_vt_switch_case
 from screenshot_case import run_screenshot_case
 from planes_case import run_vkms_planes_case
+from power_cases import run_cec_vivid_case, run_presence_gpio_case
 from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, run_touch_drag_case,
                          run_touch_replay_swipe_case, run_touch_replay_taps_case, run_touch_replay_vertical_case,
                          run_touch_tap_case)
@@ -85,6 +86,9 @@ BOOTS = [
         (Case("display-off-fbdev", "fbdev"), run_display_off_case),
         # vkms (Tests/kernel/vkms/, loaded by the case as a second card): the fade on planes
         (Case("drm-vkms-planes", "drm:/dev/dri/card1"), run_vkms_planes_case),
+        # a motion sensor on gpio-sim (Tests/kernel/gpio-sim/), the TV over vivid's CEC bus
+        (Case("presence-gpio", "drm"), run_presence_gpio_case),
+        (Case("cec-vivid", "drm"), run_cec_vivid_case),
     ]),
     ("virtio-1280x800", "virtio", (1280, 800), [
         # --display auto must pick DRM where it exists

@@ -15,8 +15,9 @@
 #                    /tmp/kc-kernel-arm64)
 #        KC_DEB      (--arch arm64) the arm64 .deb to take the program from (default: build it)
 # Needs (Debian 12): qemu-system-x86 linux-image-amd64 busybox-static cpio gcc libc6-dev python3-pil
-#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/),
-#   for arm64 qemu-system-arm and what deploy/swiftlang-root.sh needs
+#   webp libheif-examples linux-source-6.1 linux-headers-amd64 make patch (vkms, Tests/kernel/vkms/;
+#   gpio-sim, Tests/kernel/gpio-sim/) v4l-utils (cec-ctl), for arm64 qemu-system-arm and what
+#   deploy/swiftlang-root.sh needs
 #   (and the app's own build dependencies: libdrm-dev libevdev-dev ...)
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -79,6 +80,12 @@ if [ "$GUEST_ARCH" = "$ARCH" ]; then
     "$HERE/vkms/build.sh" "$KVER" "$OUT" \
         || fail "vkms build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
     export KC_VKMS_KO="$OUT/vkms.ko"
+    # gpio-sim and irq_sim (GPL-2.0, test-only: Tests/kernel/gpio-sim/README.md), for
+    # presence-gpio; cec-ctl (v4l-utils) for cec-vivid.
+    "$HERE/gpio-sim/build.sh" "$KVER" "$OUT" \
+        || fail "gpio-sim build failed (apt-get install -y linux-source-6.1 linux-headers-$KVER make patch)"
+    export KC_GPIO_SIM_DIR="$OUT"
+    command -v cec-ctl >/dev/null || fail "missing packages: apt-get install -y v4l-utils"
     "$HERE/build-initramfs.sh" "$OUT/kiosk.cpio.gz" "$BIN" "${PHOTOS[@]}" "${FORMAT_PHOTOS[@]}" || fail "initramfs build failed"
 else
     # The program from the package, as a device runs it; the initramfs from the root's arm64 files.

@@ -8,6 +8,7 @@
 //   kc_version.h  the program's version (the top-level VERSION file) and the loaded libraries
 //   kc_malloc.h   glibc's allocator settings (mallopt)
 //   kc_cpu.h      the CPUs this process may run on (sched_getaffinity)
+//   kc_cec.h      the kernel's HDMI-CEC ioctls (<linux/cec.h>)
 //   kc_thread.h   thread names (pthread_setname_np)
 #ifndef KC_SYS_H
 #define KC_SYS_H
@@ -18,5 +19,6 @@
 #include "kc_version.h"
 #include "kc_malloc.h"
 #include "kc_cpu.h"
+#include "kc_cec.h"
 #include "kc_thread.h"
 #endif

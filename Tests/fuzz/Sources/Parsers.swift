@@ -34,6 +34,8 @@ func manifestJSON(_ manifest: Manifest) -> [UInt8] {
         if let i = manifest.interval { top["interval"] = seconds(i) }
         if let f = manifest.fade { top["fade"] = .int(Int64(f / .milliseconds(1))) }
         if let f = manifest.fit { top["fit"] = .string(f.rawValue) }
+        if let b = manifest.brightness { top["brightness"] = .string(b.description) }
+        if let t = manifest.presenceTimeout { top["presence_timeout"] = seconds(t) }
     case .banner:
         top["imgs"] = .array(items)
     }

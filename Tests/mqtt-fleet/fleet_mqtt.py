@@ -33,15 +33,11 @@ import sys
 import tempfile
 import time
 
+# The fleet run's helpers: a free loopback port, the summed RSS and CPU time of processes.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from fleet import free_port, rss_and_cpu  # noqa: E402
+
 INTERVAL = 1.0
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_port(port, timeout=10):
@@ -65,20 +61,6 @@ def make_images(folder, n):
             x, y = r.randrange(240), r.randrange(160)
             d.ellipse([x, y, x + 30, y + 30], fill=tuple(r.randrange(256) for _ in range(3)))
         im.save(os.path.join(folder, "img%02d.jpg" % i), "JPEG", quality=85)
-
-
-def cpu_and_rss(pids):
-    rss, ticks = 0, 0
-    for pid in pids:
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                rss += next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
-            with open("/proc/%d/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
-        except (OSError, StopIteration):
-            pass
-    return rss, ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Broker:
@@ -246,12 +228,12 @@ def main():
 
     # The end: every kiosk paused (no more events), then every event awaited.
     pump(t0 + seconds)
-    rss, cpu_before = cpu_and_rss(pids())
+    rss, cpu_before = rss_and_cpu(pids())
     cpu_window_start = time.time()
     for k in kiosks:
         publish("kiosk-carousel/%s/command/pause" % k.id, "PRESS")
     pump(time.time() + 2 * INTERVAL + 1)
-    _, cpu_after = cpu_and_rss(pids())
+    _, cpu_after = rss_and_cpu(pids())
     cpu_window = time.time() - cpu_window_start
 
     def account():

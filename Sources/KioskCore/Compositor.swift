@@ -277,31 +277,31 @@ public enum Compositor {
     /// coverage weight `a` (0...256) and `src` the colour's channel (alpha 255).
     static func drawDiscPremultiplied(into frame: Bitmap, x cx: Double, y cy: Double, radius r: Double, color: UInt32,
                                       opacity: Double) {
-        let xa = max(0, Int((cx - r - 1).rounded(.down))), xb = min(frame.width, Int((cx + r + 1).rounded(.up)))
-        let ya = max(0, Int((cy - r - 1).rounded(.down))), yb = min(frame.height, Int((cy + r + 1).rounded(.up)))
-        guard xa < xb, ya < yb else { return }
         let source = 0xFF00_0000 | color
-        for y in ya..<yb {
-            let row = frame.row(y)
-            for x in xa..<xb {
-                let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - cy
-                let coverage = min(1, max(0, r + 0.5 - (dx * dx + dy * dy).squareRoot()))
-                let alpha = UInt32((coverage * opacity * 256).rounded())
-                if alpha == 0 { continue }
-                let d = row[x]
-                var v: UInt32 = 0
-                for shift in stride(from: UInt32(0), through: 24, by: 8) {
-                    let s = (source >> shift) & 0xFF, t = (d >> shift) & 0xFF
-                    v |= min(255, (s &* alpha &+ t &* (256 &- alpha) &+ 128) >> 8) << shift
-                }
-                row[x] = v
+        forEachDiscPixel(in: frame, x: cx, y: cy, radius: r, opacity: opacity) { row, x, alpha in
+            let d = row[x]
+            var v: UInt32 = 0
+            for shift in stride(from: UInt32(0), through: 24, by: 8) {
+                let s = (source >> shift) & 0xFF, t = (d >> shift) & 0xFF
+                v |= min(255, (s &* alpha &+ t &* (256 &- alpha) &+ 128) >> 8) << shift
             }
+            row[x] = v
         }
     }
 
     /// Blends an anti-aliased disc of `color` (XRGB8888) at `opacity` (0...1) centred at
     /// (`x`, `y`) in continuous pixel coordinates, `radius` pixels, over `frame`.
     static func drawDisc(into frame: Bitmap, x cx: Double, y cy: Double, radius r: Double, color: UInt32, opacity: Double) {
+        forEachDiscPixel(in: frame, x: cx, y: cy, radius: r, opacity: opacity) { row, x, alpha in
+            row[x] = blendPixel(row[x], color, 256 - alpha, alpha)
+        }
+    }
+
+    /// Calls `blend` for each pixel of `frame` an anti-aliased disc centred at (`x`, `y`) (continuous
+    /// pixel coordinates), `radius` pixels, covers: with the row, the column and the coverage weight
+    /// 1...256 (the distance of the pixel's centre from the edge, clamped to one pixel, times `opacity`).
+    private static func forEachDiscPixel(in frame: Bitmap, x cx: Double, y cy: Double, radius r: Double,
+                                         opacity: Double, _ blend: (UnsafeMutablePointer<UInt32>, Int, UInt32) -> Void) {
         let xa = max(0, Int((cx - r - 1).rounded(.down))), xb = min(frame.width, Int((cx + r + 1).rounded(.up)))
         let ya = max(0, Int((cy - r - 1).rounded(.down))), yb = min(frame.height, Int((cy + r + 1).rounded(.up)))
         guard xa < xb, ya < yb else { return }
@@ -312,7 +312,7 @@ public enum Compositor {
                 let coverage = min(1, max(0, r + 0.5 - (dx * dx + dy * dy).squareRoot()))
                 let alpha = UInt32((coverage * opacity * 256).rounded())
                 if alpha == 0 { continue }
-                row[x] = blendPixel(row[x], color, 256 - alpha, alpha)
+                blend(row, x, alpha)
             }
         }
     }

@@ -13,7 +13,7 @@ from console_cases import display_event
 SOCKET = "/run/kc/control"
 SIM = "/sys/kernel/config/gpio-sim/kc"   # the gpio-sim device the case makes
 LINE = 3                                  # its line the sensor is on (named "pir")
-TIMEOUT_S = 6                             # --presence-timeout
+TIMEOUT_S = 20                            # --presence-timeout: longer than a first decode under TCG at load
 
 
 def load_modules(vm, listfile, start):
@@ -48,7 +48,7 @@ def dpms(vm, start):
 
 def run_presence_gpio_case(vm, case, args, size):
     """A PIR sensor on gpio-sim line 3 (active-low: the line idles pulled up), `--presence
-    gpio:CHIP:3,active-low --presence-timeout 6`, photo A standing: no motion for the timeout
+    gpio:CHIP:3,active-low --presence-timeout 20`, photo A standing: no motion for the timeout
     switches the screen off (a `display` `off` `presence` event, the connector's DPMS reads Off in
     sysfs, `status` says why); pulling the line down (motion) lights it again: a `display` `on`
     `presence` event, the connector's DPMS On within a second of the edge (timed in the guest)

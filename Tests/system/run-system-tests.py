@@ -43,7 +43,7 @@ BOOT_TIMEOUT = 300        # s from QEMU start to the unit active (TCG, 2 cores s
 EVENT_TIMEOUT = 30        # s for the show's answer to a command or gesture
 PSNR_MIN = 40.0           # dB: a screen that is the photo (the kernel suite's bound; measured: identical)
 WATCHDOG_S, RESTART_S = 30, 2   # the unit's WatchdogSec= and RestartSec=
-READY_SLACK_S = 0.3       # s the first `shown` may reach the journal after READY=1 (see case_ready)
+READY_SLACK_S = 0.45      # s the first `shown` may reach the journal after READY=1 (see case_ready)
 NO_DISPLAY_QUIET_S = 4    # s after the waiting line in which no second one may come
 START_ALLOWANCE_S = 30    # s for systemd to stop the old process and the new one to show a photo, under TCG
 MANIFEST_URL = "http://127.0.0.1:8080/show.json"
@@ -271,7 +271,7 @@ class Suite:
         lead = (self.first_shown_us - ready) / 1e6
         # READY=1 is sent right after the first frame is put up, the `shown` line in the same turn
         # of the frame loop but written by the event writer's queue, and its journal time is when
-        # journald read it: seen 0.11 s after READY=1 at boot on a loaded host. (READY=1 sent
+        # journald read it: seen 0.11 s after READY=1 at boot on a loaded host, 0.33 s at load 24. (READY=1 sent
         # before the photo was on screen came 0.5-1.5 s early.)
         expect(lead <= READY_SLACK_S, f"READY=1 came {lead:.2f}s before the first `shown`")
         return f"READY=1 {-lead:.2f}s after the first `shown` reached the journal"
@@ -597,7 +597,9 @@ class Suite:
             st = self.status()
             expect((st.get("width"), st.get("height")) == RECONNECT_SIZE, f"status reports {st.get('width')}x{st.get('height')}")
             time.sleep(0.8)
-            p = self.on_screen_at(src, "after-reconnect", RECONNECT_SIZE)
+            # The image the show is at when each capture is taken: on a loaded host the case may
+            # get here after the 5 s interval, and the show has rightly moved on.
+            p = self.on_screen_at(None, "after-reconnect", RECONNECT_SIZE)
             took = (back[0] - c2[1]) / 1e6
             # Touch follows: a tap at 3/4 across, 1/4 down lands at that place of the new size.
             c3 = self.journal.cursor()
@@ -613,18 +615,21 @@ class Suite:
                 f"{p:.1f} dB, a tap at ({tap['x']}, {tap['y']}); size restored while connected")
 
     def on_screen_at(self, src, name, size, tries=8):
-        """The screen, at `size`, shows `src` as the offscreen backend renders it at that size; the PSNR."""
-        ref = reference(self.args.binary, self.photo_for(src), size, self.args.out)
-        best = -1.0
+        """The screen, at `size`, shows `src` as the offscreen backend renders it at that size; the PSNR.
+        With `src` None: the image `status` names just before each capture."""
+        best, seen = -1.0, []
         for k in range(tries):
+            now = src or self.status()["src"]
+            ref = reference(self.args.binary, self.photo_for(now), size, self.args.out)
             img = self.vm.screendump(os.path.join(self.out, f"{name}-{k}.png"))
             expect(img.size == tuple(size), f"the screen is {img.size[0]}x{img.size[1]}, not {size[0]}x{size[1]}")
             best = max(best, psnr(img, ref))
+            seen.append(os.path.basename(now))
             if best >= PSNR_MIN:
                 return best
             time.sleep(0.3)
-        raise CaseFailed(f"the screen is not {os.path.basename(src)} at {size[0]}x{size[1]}: PSNR {best:.1f} dB < {PSNR_MIN} "
-                         f"(captures {name}-*.png in {self.out})")
+        raise CaseFailed(f"the screen is not {'/'.join(dict.fromkeys(seen))} at {size[0]}x{size[1]}: PSNR {best:.1f} dB "
+                         f"< {PSNR_MIN} (captures {name}-*.png in {self.out})")
 
     def restore_output_size(self):
         """The output back at SCREEN while connected: its modes probed through sysfs, the show

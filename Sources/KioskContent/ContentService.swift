@@ -94,6 +94,14 @@ public final class ContentService {
     public let images: ImageStore?
     private let reloads: Mailbox<(index: Int, source: Source)>
     private let reloadQueue = DispatchQueue(label: "kiosk-carousel.content-reload")
+    /// The sources whose SIGHUP read is under way (queued, running, or its result not taken yet),
+    /// each with whether another SIGHUP came meanwhile (then it is read once more when the result
+    /// is taken). So a burst of signals reads each source at most twice, not once per signal:
+    /// each read of a folder holds an inotify instance (a user has 128,
+    /// `fs.inotify.max_user_instances`) and a thread until it is taken, and a burst read once per
+    /// signal ran out of them ("directory not watched", EMFILE), the folder left unwatched when
+    /// the last read was one of those. The frame loop's, as ``reload()`` and ``takeUpdate()`` are.
+    private var reloading: [Int: Bool] = [:]
     /// The playlist as last composed.
     public private(set) var items: [PlaylistItem] = []
     /// The manifest's show-wide settings (the remote manifest's, else a local playlist's).
@@ -268,6 +276,7 @@ public final class ContentService {
             }
             if case .missing(_, _, let old?) = sources[reloaded.index] { old.stop() }
             sources[reloaded.index] = reloaded.source
+            if reloading.removeValue(forKey: reloaded.index) == true { reloadSource(reloaded.index) }
         }
         for i in sources.indices {
             switch sources[i] {
@@ -341,21 +350,32 @@ public final class ContentService {
     public func reload() {
         images?.forgetFailures()
         for (i, source) in sources.enumerated() {
-            switch source {
-            case .manifest(let poller, _):
-                poller.pollNow()
-            case .playlist(let path, _), .missing(let path, _, nil), .file(let path):
-                // A file looked at again too: a folder that was briefly a file (or a file that
-                // became a folder) is a folder again.
-                reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
-            case .directory(let path, _, _):
-                // Watched again from scratch: a directory deleted and made anew is followed again.
-                reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
-            default:
-                break
-            }
+            if case .manifest(let poller, _) = source { poller.pollNow() } else { reloadSource(i) }
         }
     }
+
+    /// Reads local source `i` again on ``reloadQueue``; while a read of it is under way, marks it
+    /// to be read once more when that one is taken (``reloading``).
+    private func reloadSource(_ i: Int) {
+        let path: String
+        switch sources[i] {
+        case .playlist(let p, _), .missing(let p, _, nil), .file(let p):
+            // A file looked at again too: a folder that was briefly a file (or a file that
+            // became a folder) is a folder again.
+            path = p
+        case .directory(let p, _, _):
+            // Watched again from scratch: a directory deleted and made anew is followed again.
+            path = p
+        default:
+            return
+        }
+        if reloading[i] != nil { reloading[i] = true; return }
+        reloading[i] = false
+        reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
+    }
+
+    /// Blocks until the reads queued by ``reload()`` so far have been posted (tests).
+    func waitForQueuedReloads() { reloadQueue.sync {} }
 
     /// Blocks until the remote manifest's first poll has ended, or `timeout` (an offscreen run on
     /// the virtual clock: time must not move on before the network answers), or `interrupt` (the

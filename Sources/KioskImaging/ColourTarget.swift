@@ -46,7 +46,8 @@ public struct ScreenProfile: Sendable, Hashable {
 
     /// Reads the profile at `path` and checks that Little CMS can convert sRGB to it (an RGB
     /// output profile).
-    /// - Throws: ``ImageError/unreadable(path:errno:)`` when the file cannot be read,
+    /// - Throws: ``ImageError/unreadable(path:errno:)`` when the file cannot be read (`EISDIR`
+    ///   for a folder), ``ImageError/notRegularFile(path:kind:)`` for a device, FIFO or socket,
     ///   ``ImageError/corrupt(path:reason:)`` when it is no usable ICC display profile (with
     ///   Little CMS's reason) or larger than ``ColourDescription/maxProfileBytes``.
     public init(path: String) throws(ImageError) {
@@ -57,6 +58,11 @@ public struct ScreenProfile: Sendable, Hashable {
             if error.errno == EFBIG {
                 let limit = byteSize(ColourDescription.maxProfileBytes)
                 throw .corrupt(path: path, reason: "larger than \(limit), too large for an ICC profile")
+            }
+            // A folder or a device: say which, as for a picture, not a bare EINVAL.
+            var info = stat()
+            if error.errno == EINVAL, stat(path, &info) == 0 {
+                try ImageDecoder.requireRegularFile(info.st_mode, path: path)
             }
             throw .unreadable(path: path, errno: error.errno)
         }

@@ -123,7 +123,7 @@ public enum ImageDecoder {
     }
 
     /// Refuses a file mode that is not a regular file.
-    private static func requireRegularFile(_ mode: mode_t, path: String) throws(ImageError) {
+    static func requireRegularFile(_ mode: mode_t, path: String) throws(ImageError) {
         switch mode & S_IFMT {
         case S_IFREG: return
         case S_IFDIR: throw .unreadable(path: path, errno: EISDIR)

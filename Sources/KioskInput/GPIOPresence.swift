@@ -39,7 +39,17 @@ public struct PresenceSensorSpec: Equatable, Sendable, CustomStringConvertible {
         guard !parts[1].isEmpty else { throw fail("no CHIP (gpiochip0, /dev/gpiochip0, a label or a number)") }
         guard !parts[2].isEmpty else { throw fail("no LINE (an offset such as 17, or a line name)") }
         var spec = PresenceSensorSpec(chip: parts[1], line: parts[2])
+        var given: Set<String> = []
         for option in options.dropFirst() {
+            // Each option once, and one bias: `pull-up,pull-down` would leave the line's bias to
+            // whichever came last.
+            let key = option.hasPrefix("debounce=") ? "debounce" : Bias(rawValue: option) != nil ? "bias" : option
+            if given.contains(key) {
+                throw fail(key == "bias"
+                    ? "'\(option)' after '\(spec.bias?.rawValue ?? "")': one bias at most"
+                    : "'\(key)' given twice")
+            }
+            given.insert(key)
             if option == "active-low" {
                 spec.activeLow = true
             } else if option.hasPrefix("debounce=") {

@@ -139,6 +139,30 @@ import Testing
     #expect(items == [PlaylistItem(source: path + "/c.jpg")])
 }
 
+/// A burst of SIGHUPs reads a folder once more, not once per signal: each read holds an inotify
+/// instance (128 per user) until the frame loop takes it, so a thousand of them ran out and the
+/// folder was left unwatched; after the burst a new photo is still taken up.
+@Test func aBurstOfReloadsLeavesTheFolderWatched() throws {
+    let dir = makeTempDirectory("content-reload-burst")
+    let folder = dir + "/photos"
+    #expect(mkdir(folder, 0o755) == 0)
+    try writeFile(folder + "/a.jpg", jpegBytes(100))
+    let service = try ContentService(configuration: .init(sources: [folder], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    for _ in 0..<1000 { service.reload() }
+    service.waitForQueuedReloads()  // everything read, nothing taken yet: the worst case
+    _ = service.takeUpdate()
+    try writeFile(folder + "/b.jpg", jpegBytes(100))
+    var items: [PlaylistItem]? = nil
+    let end = monotonicSeconds() + 10
+    while items?.count != 2, monotonicSeconds() < end {
+        items = service.takeUpdate() ?? items
+        usleep(20_000)
+    }
+    #expect(items == [PlaylistItem(source: folder + "/a.jpg"), PlaylistItem(source: folder + "/b.jpg")])
+}
+
 /// The temporary cache that stands in for an unusable one is private: made 0700, an own
 /// folder narrowed to 0700, and never a symbolic link or another user's folder of that name.
 @Test func theTemporaryCacheFolderIsNeverAnotherUsersOrALink() throws {

@@ -184,6 +184,28 @@ private func items(_ names: String..., schedules: [String: String] = [:],
     #expect(policy.takeNotes() == [.imageBack(source: "/p/b")])
 }
 
+/// The loop reviews the show on every turn: with a folder of 20000 photos a review looked for
+/// each item in the carousel's order (quadratic: seconds each, a 2 s show of 4000 photos took
+/// 77 s and a stop waited for it); now a thousand reviews take a few milliseconds. (That a
+/// failed item still ends the round is the next test's.)
+@Test func reviewingALargePlaylistDoesNotCountThroughItEveryTime() throws {
+    let count = 20_000
+    let playlist = (0..<count).map { PlaylistItem(source: "/p/\($0).jpg") }
+    var carousel = Carousel(items: playlist, config: CarouselConfig(interval: .seconds(10), fade: .zero))
+    var policy = ShowPolicy(playlist: playlist)
+    _ = policy.begin(at: .zero, wall: TestWall(wallAt(6)), carousel: &carousel)
+    policy.shown(item: 0, carousel: carousel)
+    let clock = ContinuousClock()
+    let end = clock.now + .seconds(5)
+    var reviews = 0
+    while reviews < 1000, clock.now < end {
+        _ = policy.review(at: .seconds(1), carousel: &carousel)
+        reviews += 1
+    }
+    #expect(reviews == 1000, "only \(reviews) reviews in 5 s")
+    #expect(!policy.takeNotes().contains { if case .roundDone = $0 { true } else { false } })
+}
+
 @Test func theRoundIsDoneOnceEveryItemWasShownOrCouldNotBeLoaded() throws {
     var show = Show(try items("a", "bad", "c"), wall: TestWall(wallAt(6)))
     show.start(failing: ["bad"])

@@ -210,6 +210,15 @@ private func misses(_ bitmap: Bitmap, _ expected: [[Int]], tolerance: Int) -> [S
         #expect(throws: ImageError.self) { try ScreenProfile(path: ColourFiles.path("cmyk.icc")) }
         #expect(try ScreenProfile(path: ColourFiles.path("display-p3.icc")).name == "Display P3 (kiosk-carousel test)")
     }
+
+    /// A folder or a device given as the screen's profile is named as such, not as EINVAL.
+    @Test func aScreenProfileThatIsNoFile() {
+        func reason(_ path: String) -> String {
+            do { _ = try ScreenProfile(path: path); return "accepted" } catch { return error.reason }
+        }
+        #expect(reason("/tmp") == "cannot read: Is a directory (errno 21)")
+        #expect(reason("/dev/zero").hasPrefix("not a regular file (a character device)"))
+    }
 }
 
 @Suite struct HDRToneMapTests {

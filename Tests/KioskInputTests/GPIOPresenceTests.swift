@@ -33,6 +33,9 @@ import KioskCore
         #expect(reason("gpio:gpiochip0:17,debounce=20000").contains("0 ... 10000"))
         #expect(reason("gpio:gpiochip0:17,active-high").contains("unknown option 'active-high'"))
         #expect(reason("gpio:x:1,y").hasPrefix("--presence 'gpio:x:1,y': "))
+        #expect(reason("gpio:gpiochip0:17,pull-up,pull-down").contains("'pull-down' after 'pull-up': one bias at most"))
+        #expect(reason("gpio:gpiochip0:17,debounce=5,debounce=80").contains("'debounce' given twice"))
+        #expect(reason("gpio:gpiochip0:17,active-low,active-low").contains("'active-low' given twice"))
     }
 }
 

@@ -265,16 +265,17 @@ public final class MirroredDisplay: Display, OutputSet, ReconnectingDisplay, Pix
     /// asks ``discover`` when due; an output found is added (and drawn at once: `reopened`).
     public func service(now: Duration) throws(DisplayError) -> [DisplayChange] {
         var changes: [DisplayChange] = []
-        let wasLost = isLost
         for output in outputs {
             guard let reconnecting = output.reconnection else { continue }
             for change in try reconnecting.service(now: now) {
                 switch change {
                 case .lost(let reason):
-                    if !isLost {
+                    // The display is lost with the last output showing (with one: as it says).
+                    let id = ObjectIdentifier(output)
+                    if outputs.contains(where: { ObjectIdentifier($0) != id && !Self.lost($0) }) {
                         Log.warning("display output lost", reason: "\(Self.name(of: output)): \(reason);"
                                     + " the other outputs go on")
-                    } else if !wasLost {
+                    } else {
                         changes.append(.lost(reason: reason))
                     }
                 case .reopened(let summary):

@@ -184,3 +184,20 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
     #expect(display.abilities.outputs == 2)
     #expect(display.outputNames == ["HDMI-A-1", "HDMI-A-2"])
 }
+
+@Test func theLastOutputLostIsTheDisplayLost() throws {
+    let only = TestOutput("HDMI-A-1", 16, 10, script: [(.milliseconds(300), nil), (.milliseconds(600), (16, 10))])
+    let display = MirroredDisplay(outputs: [only])
+    #expect(try display.service(now: .milliseconds(100)).isEmpty)
+    #expect(try display.service(now: .milliseconds(300)) == [.lost(reason: "test: HDMI-A-1 unplugged")])
+    #expect(display.isLost)
+    #expect(try display.service(now: .milliseconds(600)) == [.reopened(summary: "test output HDMI-A-1 16x10")])
+    // Of two, the first lost is only logged; the second too: the display is lost.
+    let one = TestOutput("HDMI-A-1", 16, 10, script: [(.milliseconds(300), nil)])
+    let two = TestOutput("HDMI-A-2", 8, 8, script: [(.milliseconds(400), nil)])
+    let pair = MirroredDisplay(outputs: [one, two])
+    #expect(try pair.service(now: .milliseconds(300)).isEmpty && !pair.isLost)
+    #expect(pair.outputNames == ["HDMI-A-2"])
+    #expect(try pair.service(now: .milliseconds(400)) == [.lost(reason: "test: HDMI-A-2 unplugged")])
+    #expect(pair.isLost)
+}

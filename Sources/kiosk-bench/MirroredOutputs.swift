@@ -5,23 +5,23 @@ import KioskCore
 import KioskDisplay
 import KioskSystem
 
-/// `kiosk-bench --case mirrored-outputs PHOTO PHOTO` (docs/displays.md "Several outputs"): what
+/// `kiosk-bench --case mirrored-outputs PHOTO PHOTO [RUNS]` (docs/displays.md "Several outputs"): what
 /// a mirrored second output costs against the first, in peak RSS. Each configuration runs in a
 /// child of its own (`mirrored-outputs-run SIZES PHOTO PHOTO`): the real frame loop, decoder and
 /// renderer on virtual time, a show of the two photos with 400 ms fades over 3 s, on stand-ins
 /// for DRM outputs (``ScanoutStandIn``: two scanout buffers each, every frame copied into one).
 /// The first output's cost is the one-output run's peak above a child that does nothing
 /// (`noop`); a second output's is the two-output run's peak above the one-output run's.
-/// Each configuration's peak is the smallest of 3 runs (the peaks of runs differ by the
-/// moment the decode worker's buffers and the fade's scratch frames meet).
+/// Each configuration's peak is the smallest of RUNS runs (default 3: the peaks of runs differ
+/// by the moment the decode worker's buffers and the fade's scratch frames meet).
 enum MirroredOutputsCase {
-    static func run(photos: [String]) -> Int32 {
+    static func run(photos: [String], runs: Int = 3) -> Int32 {
         let scratch = "/tmp/kiosk-bench-outputs-\(getpid())"
         mkdir(scratch, 0o755)
         defer { unlink(scratch + "/child.stdout"); unlink(scratch + "/child.stderr"); rmdir(scratch) }
         func peak(_ args: [String]) -> Int? {
             var best: Int?
-            for _ in 0..<3 {
+            for _ in 0..<max(1, runs) {
                 let r = spawnChild(["/proc/self/exe", "--case"] + args, scratch: scratch)
                 guard r.ok else {
                     print("mirrored-outputs: \(args.joined(separator: " ")) failed (\(r.status)): \(r.stderr)")

@@ -281,10 +281,12 @@ final class DisplaySupervisor {
                 Log.warning("display lost", reason: reason + "; the show waits at its image for a display to appear")
                 effects.append(.status("display lost: \(reason); waiting for one"))
             case .reopened(let summary):
+                // An output of several back while another showed: no `display` event.
+                let wasThere = deviceThere
                 deviceThere = true
                 if pausedForLoss && powerOn { carousel.resume(at: clock.now) }
                 pausedForLoss = false
-                if canDraw { effects.append(.visibility(on: true, reason: "device", at: clock.now)) }
+                if canDraw && !wasThere { effects.append(.visibility(on: true, reason: "device", at: clock.now)) }
                 effects.append(.redraw)  // the new card shows nothing of ours yet: draw now
                 Log.info("display reopened", detail: summary)
                 effects += [.status("display reopened: \(summary)"), .reopened]

@@ -31,13 +31,22 @@ public final class EventWriter: @unchecked Sendable {
     /// Writes to `descriptor` (default 1, stdout).
     public init(descriptor: Int32 = 1) { self.descriptor = descriptor }
 
+    /// The names of the outputs showing the show now (docs/displays.md "Several outputs"): with
+    /// more than one, `shown` lines get `"outputs":["HDMI-A-1","HDMI-A-2"]` and `tap` lines
+    /// `"output":"HDMI-A-1"` (the first output, which touches map onto), before `t`. Nil, or
+    /// one name: the lines as ever. Called on the frame loop's thread, which writes the lines.
+    public var outputNames: (() -> [String])?
+
     /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
-    /// Fields in a fixed order: event, index, src, x, y, t. The strings are escaped by
+    /// Fields in a fixed order: event, index, src, x, y, outputs or output (``outputNames``), t. The strings are escaped by
     /// Foundation's JSON encoder (each encoded as a JSON fragment). A password in `source`
     /// (`https://user:secret@host/...`) is written as `***` (``Log/hidingPasswords(_:)``).
     public func line(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) -> String {
         var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(Log.hidingPasswords(source)))"
         if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
+        if let names = outputNames?(), names.count > 1 {
+            text += point == nil ? ",\"outputs\":[" + names.map(json).joined(separator: ",") + "]" : ",\"output\":\(json(names[0]))"
+        }
         return text + ",\"t\":\(time.wholeMilliseconds)}"
     }
 

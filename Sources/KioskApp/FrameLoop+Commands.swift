@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import KioskCore
+import KioskDisplay
 import KioskSystem
 
 // What the show does when asked (the control socket's commands, docs/control-socket.md) and
@@ -91,7 +92,18 @@ extension FrameLoop {
         }
         // Why on or off, presence, brightness, CEC (DisplaySupervisor+Power.swift).
         fields.merge(supervisor.powerStatus(at: now)) { $1 }
+        if let outputs = statusOutputs() { fields["outputs"] = outputs }
         return .object(fields)
+    }
+
+    /// `status`'s `outputs` with a display of several (docs/displays.md "Several outputs"): each
+    /// output's name, logical size and whether it shows now; nil with one output.
+    func statusOutputs() -> JSONValue? {
+        guard let set = display as? MirroredDisplay, set.outputs.count > 1 else { return nil }
+        return .array(set.outputs.map { output in
+            .object(["name": .string(MirroredDisplay.name(of: output)), "width": .int(Int64(output.width)),
+                     "height": .int(Int64(output.height)), "showing": .bool(!MirroredDisplay.lost(output))])
+        })
     }
 
     /// One of the policy's notes: its log line, or the empty screen's words.

@@ -105,6 +105,7 @@ public final class FrameLoop {
         carousel.config.screenWidth = display.width
         self.carousel = carousel
         policy = ShowPolicy(playlist: carousel.items, retryInterval: configuration.retryInterval)
+        preparer.outputSizes = FrameMaker.otherSizes(of: display)
         slots = SlotFrames(preparer: preparer, checkInterval: configuration.fileCheckInterval)
         touch = TouchRouter(feed: configuration.touch, clock: driver.clock, screenWidth: display.width,
                             stuckLimit: configuration.stuckTouchLimit, presented: configuration.presented)
@@ -118,6 +119,7 @@ public final class FrameLoop {
         frames = FrameMaker(display: display, driver: driver, background: configuration.background,
                             painter: configuration.painter, text: configuration.text,
                             overlayFormat: configuration.overlayFormat)
+        configuration.events.outputNames = { [weak display] in display?.outputSet?.outputNames ?? [] }
         output = ShowOutput(events: configuration.events, notifier: configuration.notifier,
                             control: configuration.control, tapCommand: configuration.tapCommand,
                             startupTrace: configuration.startupTrace)
@@ -304,6 +306,10 @@ public final class FrameLoop {
     private func accept(_ results: [SlotPreparer.Result]) {
         let now = clock.now
         for r in results {
+            if r.outputsOnly {  // the other outputs' frames at their new sizes
+                if slots.outputsReady(r) { frames.invalidate() }
+                continue
+            }
             // Only a result its slot still waits for counts. A new playlist may have come while
             // the job ran: the slot's item (renumbered into the new list) is the one it shows,
             // never the index the job was asked with, which may now be past the end of a
@@ -318,7 +324,8 @@ public final class FrameLoop {
             case .frame(let frame):
                 policy.imageReady(source: source)
                 takePolicyNotes()
-                slots.ready(slot: r.slot, frame: frame, ticket: r.ticket, source: source, identity: r.identity)
+                slots.ready(slot: r.slot, frame: frame, others: r.outputFrames, ticket: r.ticket, source: source,
+                            identity: r.identity)
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
@@ -354,18 +361,34 @@ public final class FrameLoop {
     /// slot frame of another size as the placeholder).
     private func adoptDisplaySize() {
         let width = display.width, height = display.height
-        guard width != frames.width || height != frames.height else { return }
+        let outputSizes = FrameMaker.otherSizes(of: display)
+        guard width != frames.width || height != frames.height else {
+            if outputSizes != frames.outputSizes { adoptOutputSizes(outputSizes) }
+            return
+        }
         Log.info("display size changed", detail: "\(frames.width)x\(frames.height) -> \(width)x\(height) pixels"
                  + " (panel \(display.panelWidth)x\(display.panelHeight)); the show goes on at its image,"
                  + " prepared again at the new size")
-        frames.resize(width: width, height: height)
+        frames.resize(width: width, height: height, outputSizes: outputSizes)
         let now = clock.now
         let cancelled = touch.resize(width: width, panelWidth: display.panelWidth, panelHeight: display.panelHeight,
                                      at: now)
         for gesture in cancelled { apply(gesture) }  // a finger measured against the old size
         carousel.config.screenWidth = width
-        slots.resize(width: width, height: height)
+        slots.resize(width: width, height: height, outputSizes: outputSizes)
         handle(carousel.resized(at: now))
+        frames.invalidate()
+    }
+
+    /// The other outputs' sizes changed (one came or went, or came back at another size;
+    /// docs/displays.md "Several outputs"), the first output's did not: the frames of those
+    /// sizes are laid out again and made again on the decode worker for the slots that have
+    /// their frame, while the show goes on (those outputs show the placeholder meanwhile).
+    private func adoptOutputSizes(_ outputSizes: [FrameSize]) {
+        Log.info("output sizes changed", detail: "other outputs: "
+                 + (outputSizes.isEmpty ? "none of another size" : outputSizes.map(\.description).joined(separator: ", ")))
+        frames.resize(width: frames.width, height: frames.height, outputSizes: outputSizes)
+        slots.resizeOutputs(outputSizes)
         frames.invalidate()
     }
 
@@ -399,7 +422,8 @@ public final class FrameLoop {
             if now >= halfway { frames.textWillBeNeeded() }
             drawLater = now < halfway ? halfway : carousel.config.startGrace
         } else if frames.needsFrame(scene), supervisor.canDraw {
-            try frames.present(scene, slots: slots.frames, at: now, trace: configuration.startupTrace)
+            try frames.present(scene, slots: slots.frames, outputSlots: slots.outputFrames, at: now,
+                               trace: configuration.startupTrace)
             if supervisor.isLost {  // gone under this frame
                 apply(try supervisor.serviceDevice(carousel: &carousel))
                 if supervisor.isLost { return .cardGone }

@@ -27,6 +27,11 @@ final class FrameMaker {
     private let driver: LoopDriver
     /// Draws scenes at the display's logical size (made again when the display changes size).
     private(set) var renderer: SceneRenderer
+    /// Draw scenes at the other outputs' sizes (``KioskDisplay/OutputSet/frameSizes`` after the
+    /// first; docs/displays.md "Several outputs"), with the slot frames of those sizes.
+    private(set) var outputRenderers: [SceneRenderer] = []
+    /// The `--overlay` clock of each of ``outputRenderers``, laid out for its size.
+    private var outputClocks: [ClockOverlay] = []
     /// Puts each scene on planes or has it rendered on the CPU, on every core (docs/planes.md).
     let presenter = ScenePresenter()
     /// The scene last presented (nil: draw the next one whatever it is).
@@ -54,7 +59,13 @@ final class FrameMaker {
         self.overlayFormat = overlayFormat
         words = WordsOnTheirWay(text: text)
         words.painter = renderer.painter as? DeferredMessagePainter
+        outputRenderers = Self.otherSizes(of: display).map {
+            SceneRenderer(width: $0.width, height: $0.height, background: background, painter: painter)
+        }
     }
+
+    /// The sizes of `display`'s other outputs that need frames of their own.
+    static func otherSizes(of display: Display) -> [FrameSize] { Array((display.outputSet?.frameSizes ?? []).dropFirst()) }
 
     /// Readable when the words have loaded.
     var wakeDescriptor: Int32? { text?.ready.wakeDescriptor }
@@ -73,7 +84,28 @@ final class FrameMaker {
     /// display as a bitmap. On virtual time a status screen rendered before its words came waits
     /// for them and is rendered again. Call ``presented(_:at:)`` once the display kept it.
     /// Throws what the display throws.
-    func present(_ scene: Scene, slots: [Bitmap?], at now: Duration, trace: StartupTrace?) throws(DisplayError) {
+    /// `outputSlots`: the slot frames at the other outputs' sizes (``SlotFrames/outputFrames``):
+    /// with a display of several sizes the scene is rendered once per size and the frames go
+    /// out together (``KioskDisplay/OutputSet/present(frames:showTime:)``).
+    func present(_ scene: Scene, slots: [Bitmap?], outputSlots: [[Bitmap?]] = [], at now: Duration,
+                 trace: StartupTrace?) throws(DisplayError) {
+        if let set = display.outputSet, !outputRenderers.isEmpty {
+            if renderer.rows == nil { renderer.rows = presenter.rows }
+            var frame = renderer.render(scene, slots: slots)
+            if driver.holdsTime(for: words) {
+                takeWords()
+                if words.painter?.painter != nil { frame = renderer.render(scene, slots: slots) }
+            }
+            var frames = [frame]
+            for (i, other) in outputRenderers.enumerated() {
+                if other.rows == nil { other.rows = presenter.rows }
+                frames.append(other.render(scene, slots: i < outputSlots.count ? outputSlots[i] : [nil, nil, nil]))
+            }
+            trace?.mark(.rendered)
+            try set.present(frames: frames, showTime: now.wholeMilliseconds)
+            trace?.mark(.presented)
+            return
+        }
         try presenter.present(scene, renderer: renderer, slots: slots, display: display,
                               showTime: now.wholeMilliseconds, useLayers: driver.allowsPlanes) {
             var frame = renderer.render(scene, slots: slots)
@@ -99,6 +131,7 @@ final class FrameMaker {
     func setNoImagesMessage(_ message: String) {
         guard renderer.noImagesMessage != message else { return }
         renderer.noImagesMessage = message
+        for other in outputRenderers { other.noImagesMessage = message }
         lastScene = nil
     }
 
@@ -117,11 +150,13 @@ final class FrameMaker {
         var redraw = false
         if let painter = words.painter, painter.adopt(loaded.renderer) {
             renderer.forgetMessageFrames()
+            for other in outputRenderers { other.forgetMessageFrames() }
             redraw = true
         }
         if let overlayFormat, clockOverlay == nil {
             clockOverlay = ClockOverlay(format: overlayFormat, renderer: loaded.renderer, frameWidth: renderer.width,
                                         frameHeight: renderer.height)
+            makeOutputClocks()
             redraw = true
         }
         if redraw { lastScene = nil }
@@ -134,25 +169,50 @@ final class FrameMaker {
         let ns = driver.readWallTime().sinceEpoch.wholeNanoseconds
         let seconds = Int(ns / 1_000_000_000)
         if overlay.update(epochSeconds: seconds) { lastScene = nil }  // draw the frame again with it
+        for clock in outputClocks { _ = clock.update(epochSeconds: seconds) }
         let next = Int64(ClockOverlay.nextChange(after: seconds)) * 1_000_000_000
         overlayAt = now + .nanoseconds(next - ns)
     }
 
     /// The display changed size: scenes, the "Loading…" and "no images" screens and the
     /// `--overlay` clock are laid out for `width` x `height` from now on.
-    func resize(width: Int, height: Int) {
+    /// `outputSizes`: the other outputs' sizes (``KioskDisplay/OutputSet/frameSizes`` after the first).
+    func resize(width: Int, height: Int, outputSizes: [FrameSize] = []) {
         let old = renderer
         renderer = SceneRenderer(width: width, height: height, background: old.background, painter: old.painter)
         renderer.noImagesMessage = old.noImagesMessage
+        outputRenderers = outputSizes.map {
+            let r = SceneRenderer(width: $0.width, height: $0.height, background: old.background, painter: old.painter)
+            r.noImagesMessage = old.noImagesMessage
+            return r
+        }
         if let overlay = clockOverlay {  // its didSet hands it to the new renderer and formats it again
             clockOverlay = ClockOverlay(format: overlay.format, renderer: overlay.renderer, frameWidth: width,
                                         frameHeight: height)
         }
+        makeOutputClocks()
         lastScene = nil
     }
 
+    /// The other outputs' sizes the frames are made for now.
+    var outputSizes: [FrameSize] { outputRenderers.map { FrameSize(width: $0.width, height: $0.height) } }
+
+    /// An `--overlay` clock for each of ``outputRenderers``, like ``clockOverlay`` (none without it).
+    private func makeOutputClocks() {
+        outputClocks = clockOverlay.map { overlay in
+            outputRenderers.map {
+                ClockOverlay(format: overlay.format, renderer: overlay.renderer, frameWidth: $0.width, frameHeight: $0.height)
+            }
+        } ?? []
+        for (r, clock) in zip(outputRenderers, outputClocks) { r.frameOverlay = clock }
+        overlayAt = nil
+    }
+
     /// The show is still (no fade, no finger): the renderer's scratch frames go back.
-    func releaseScratch() { renderer.releaseScratch() }
+    func releaseScratch() {
+        renderer.releaseScratch()
+        for other in outputRenderers { other.releaseScratch() }
+    }
 }
 
 /// The words as off-loop work the loop waits for on virtual time: a load started whose words

@@ -72,7 +72,7 @@ extension KioskApp {
             return pixels
         case "auto":
             if display.frameFiles != nil { return pixels }  // offscreen frames
-            let drm = (display as? DRMDisplay) ?? (display as? ReopeningDRMDisplay)?.current
+            let drm = display.drmOutput
             let choice = Backlight.choose(connectorName: drm?.connectorName)
             guard let found = choice.directory else {
                 if settings.brightness != nil {

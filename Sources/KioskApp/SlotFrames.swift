@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import KioskCore
+import KioskDisplay
 import KioskSystem
 
 /// The three slots' frames (docs/frame-loop.md): the prepared frame of each physical slot of the
@@ -17,6 +18,11 @@ final class SlotFrames {
     let checkInterval: Duration
     /// The prepared frame of each physical slot (nil: none, or being prepared).
     private(set) var frames: [Bitmap?] = [nil, nil, nil]
+    /// The frames of each physical slot at the other outputs' sizes (``SlotPreparer/outputSizes``,
+    /// in its order; docs/displays.md "Several outputs"): `outputFrames[size][slot]`.
+    private(set) var outputFrames: [[Bitmap?]] = []
+    /// The job each slot's frame was asked for with (asked again for the other outputs' sizes).
+    private var jobs: [SlotPreparer.Job?] = [nil, nil, nil]
     /// The local file behind each slot's frame, with the identity it was read with.
     private var files: [(ticket: Int, path: String, identity: FileIdentity)?] = [nil, nil, nil]
     /// When the files are looked at next; nil: none to look at (or virtual time, where files
@@ -26,6 +32,7 @@ final class SlotFrames {
     init(preparer: SlotPreparer, checkInterval: Duration) {
         self.preparer = preparer
         self.checkInterval = checkInterval
+        outputFrames = preparer.outputSizes.map { _ in [nil, nil, nil] }
     }
 
     /// Readable when decodes or file checks have finished.
@@ -36,19 +43,27 @@ final class SlotFrames {
     func prepare(slot: Int, ticket: Int, index: Int, item: PlaylistItem) {
         frames[slot] = nil
         files[slot] = nil
-        preparer.submit(.init(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
-                              sha256: item.sha256, caption: item.caption))
+        for i in outputFrames.indices { outputFrames[i][slot] = nil }
+        let job = SlotPreparer.Job(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
+                                   sha256: item.sha256, caption: item.caption)
+        jobs[slot] = job
+        preparer.submit(job)
     }
 
     /// Slots the carousel left empty let their frames go.
     func dropEmpty(_ carousel: Carousel) {
-        for s in 0..<3 where carousel.status(ofSlot: s) == .empty { frames[s] = nil; files[s] = nil }
+        for s in 0..<3 where carousel.status(ofSlot: s) == .empty {
+            frames[s] = nil; files[s] = nil; jobs[s] = nil
+            for i in outputFrames.indices { outputFrames[i][s] = nil }
+        }
     }
 
     /// `slot`'s frame is ready, read from `source` (a local file with `identity`, watched for
     /// changes; nil: a download or a file that cannot be watched).
-    func ready(slot: Int, frame: Bitmap, ticket: Int, source: String, identity: FileIdentity?) {
+    /// `others`: its frames at the other outputs' sizes (``SlotPreparer/Result/outputFrames``).
+    func ready(slot: Int, frame: Bitmap, others: [Bitmap?] = [], ticket: Int, source: String, identity: FileIdentity?) {
         frames[slot] = frame
+        for i in outputFrames.indices { outputFrames[i][slot] = i < others.count ? others[i] : nil }
         files[slot] = identity.map { (ticket, source, $0) }
     }
 
@@ -88,9 +103,35 @@ final class SlotFrames {
     }
 
     /// The display changed size: every frame goes, and the preparer makes them at the new size.
-    func resize(width: Int, height: Int) {
-        preparer.resize(width: width, height: height)
+    /// `outputSizes`: the other outputs' sizes (nil: as they were).
+    func resize(width: Int, height: Int, outputSizes: [FrameSize]? = nil) {
+        preparer.resize(width: width, height: height, outputSizes: outputSizes)
+        outputFrames = preparer.outputSizes.map { _ in [nil, nil, nil] }
+        jobs = [nil, nil, nil]
         frames = [nil, nil, nil]
         files = [nil, nil, nil]
+    }
+
+    /// The other outputs' sizes changed, the display's own did not: their frames go, and each
+    /// slot that has its frame asks the preparer for frames of the new sizes only
+    /// (``SlotPreparer/Job/outputsOnly``); the carousel goes on meanwhile.
+    func resizeOutputs(_ outputSizes: [FrameSize]) {
+        preparer.resize(width: preparer.width, height: preparer.height, outputSizes: outputSizes)
+        outputFrames = outputSizes.map { _ in [nil, nil, nil] }
+        guard !outputSizes.isEmpty else { return }
+        for s in 0..<3 where frames[s] != nil {
+            guard var job = jobs[s] else { continue }
+            job.outputsOnly = true
+            preparer.submit(job)
+        }
+    }
+
+    /// The frames of an outputs-only job (``resizeOutputs(_:)``) go to their slot when it still
+    /// shows that job's frame. Returns whether they were taken.
+    func outputsReady(_ result: SlotPreparer.Result) -> Bool {
+        guard result.outputsOnly, jobs[result.slot]?.ticket == result.ticket, frames[result.slot] != nil,
+              case .frame = result.outcome else { return false }
+        for i in outputFrames.indices { outputFrames[i][result.slot] = i < result.outputFrames.count ? result.outputFrames[i] : nil }
+        return true
     }
 }

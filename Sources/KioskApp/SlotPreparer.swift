@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import KioskContent
 import KioskCore
+import KioskDisplay
 import KioskSystem
 import KioskImaging
 import KioskText
@@ -24,6 +25,12 @@ public final class SlotPreparer: @unchecked Sendable {
         /// The identity of the file read (a local file, or a download's disk-cache file) when it
         /// was read: what ``checkFiles(_:)`` compares against later.
         public var identity: FileIdentity?
+        /// With a ``Outcome/frame(_:)``: the frames of ``outputSizes`` (the other outputs'
+        /// sizes, docs/displays.md "Several outputs"), in their order; nil where one could not
+        /// be made. Ownership passes to the caller.
+        public var outputFrames: [Bitmap?] = []
+        /// Its job wanted only ``outputFrames`` (``Job/outputsOnly``).
+        public var outputsOnly = false
         public init(slot: Int, ticket: Int, item: Int, outcome: Outcome, warnings: [String], identity: FileIdentity? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.outcome = outcome
             self.warnings = warnings; self.identity = identity
@@ -57,6 +64,9 @@ public final class SlotPreparer: @unchecked Sendable {
         public var sha256: String?
         /// The item's caption, drawn into the frame (``captions``).
         public var caption: String?
+        /// Only the frames of ``outputSizes`` are wanted (the other outputs' sizes changed; the
+        /// slot's own frame stays): the result says so (``Result/outputsOnly``).
+        public var outputsOnly = false
         public init(slot: Int, ticket: Int, item: Int, path: String, source: String? = nil, fit: FitMode? = nil,
                     sha256: String? = nil, caption: String? = nil) {
             self.caption = caption
@@ -88,6 +98,7 @@ public final class SlotPreparer: @unchecked Sendable {
     public let changedFiles: Mailbox<Int>
     private struct Shared {
         var width: Int, height: Int
+        var outputSizes: [FrameSize] = []
         var pending = 0
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
@@ -125,11 +136,22 @@ public final class SlotPreparer: @unchecked Sendable {
     /// The display changed size: frames are made `width` x `height` pixels from now on (a job
     /// already being decoded finishes at the old size; the caller asks for its slots again) and
     /// the memory cache, all of the old size, is emptied.
-    public func resize(width: Int, height: Int) {
+    /// `outputSizes`: the other outputs' sizes from now on (nil: as they were); when only they
+    /// change, the memory cache's frames of the display's own size stay.
+    public func resize(width: Int, height: Int, outputSizes: [FrameSize]? = nil) {
         shared.withLock { s in
+            let same = s.width == width && s.height == height
             s.width = width; s.height = height
-            s.frames = FrameCache(budget: s.frames.budget)
+            if let outputSizes { s.outputSizes = outputSizes }
+            if !same { s.frames = FrameCache(budget: s.frames.budget) }
         }
+    }
+
+    /// The sizes of the other outputs of a display of several (``KioskDisplay/OutputSet``), each
+    /// given a frame of its own in every job (``Result/outputFrames``); empty: one output.
+    public var outputSizes: [FrameSize] {
+        get { shared.withLock { $0.outputSizes } }
+        set { shared.withLock { $0.outputSizes = newValue } }
     }
 
     /// Number of jobs asked for whose results have not been taken yet.
@@ -219,36 +241,52 @@ public final class SlotPreparer: @unchecked Sendable {
     /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
     /// `captioned`: false leaves ``captions`` alone (``warm(_:)``, before they are set).
     public func prepare(_ job: Job, captioned: Bool = true) -> Result {
-        let fit = job.fit ?? self.fit
-        let (width, height) = shared.withLock { ($0.width, $0.height) }
-        var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
+        let (width, height, others) = shared.withLock { ($0.width, $0.height, $0.outputSizes) }
         // A file is known by its content's identity, read before the decode (a download's: its
         // disk-cache file, through the open descriptor's path); a file that changes while it is
         // decoded gives a frame that is not kept (and the next check finds the change).
         let identity = (try? FileIdentity(path: job.path)).map { job.source == job.path ? $0 : Self.cacheFileVersion($0) }
-        key.version = identity
-        if let cached = shared.withLock({ $0.frames.frame(for: key) }) {
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(cached), warnings: [],
-                          identity: identity)
-        }
-        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
-                                    colour: colour)
         do {
-            let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
-            let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
-                                                       options: options)
-            if captioned { drawCaption(job, into: frame) }
-            if identity == nil || (try? FileIdentity(path: job.path)) == identity {
-                // Not kept when the display changed size meanwhile.
-                shared.withLock { if $0.width == width && $0.height == height { $0.frames.insert(frame, for: key) } }
+            let (frame, warnings) = try frame(job, width: width, height: height, identity: identity, captioned: captioned)
+            var result = Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame),
+                                warnings: warnings, identity: identity)
+            result.outputsOnly = job.outputsOnly
+            // The other outputs' frames: one decode each, fitted to that output (DCT scaling
+            // makes a smaller one cheaper), from the memory cache when it has them.
+            result.outputFrames = others.map {
+                try? self.frame(job, width: $0.width, height: $0.height, identity: identity, captioned: captioned).0
             }
-            return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame), warnings: fitted.warnings,
-                          identity: identity)
+            return result
         } catch {
             // A half-drawn frame is dropped here, never handed on.
             return Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .failed(error), warnings: [],
                           identity: identity)
         }
+    }
+
+    /// The frame of `job` at `width` x `height`: from the memory cache, or decoded and fitted
+    /// into a new frame (kept in the cache unless the file changed meanwhile or the size is no
+    /// longer one the preparer makes). Throws ``ImageError``.
+    private func frame(_ job: Job, width: Int, height: Int, identity: FileIdentity?,
+                       captioned: Bool) throws(ImageError) -> (Bitmap, [String]) {
+        let fit = job.fit ?? self.fit
+        var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
+        key.version = identity
+        if let cached = shared.withLock({ $0.frames.frame(for: key) }) { return (cached, []) }
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+                                    colour: colour)
+        let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
+        let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
+                                                   options: options)
+        if captioned { drawCaption(job, into: frame) }
+        if identity == nil || (try? FileIdentity(path: job.path)) == identity {
+            // Not kept when the display changed size meanwhile.
+            shared.withLock { s in
+                let size = FrameSize(width: width, height: height)
+                if (s.width == width && s.height == height) || s.outputSizes.contains(size) { s.frames.insert(frame, for: key) }
+            }
+        }
+        return (frame, fitted.warnings)
     }
 
     /// Looks at the files behind prepared frames off the frame loop (stat(2) on a utility

@@ -253,7 +253,7 @@ public final class CECClient: @unchecked Sendable {
             .filter { $0.hasPrefix("cec") && $0.dropFirst(3).allSatisfy(\.isNumber) && $0.count > 3 }
             .sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
         guard !names.isEmpty else { return (nil, "no CEC adapter (\(directory)/cec*)") }
-        let drm: DRMDisplay? = (display as? DRMDisplay) ?? (display as? ReopeningDRMDisplay)?.current
+        let drm = display.drmOutput
         let card = drm.flatMap { Int($0.devicePath.split(separator: "/").last?.drop { !$0.isNumber } ?? "") }
         var tiedElsewhere = 0
         for name in names {

@@ -45,6 +45,17 @@ final class DRMDevice {
     let connectorIDs: [UInt32]
     /// The kernel driver's name (`drmGetVersion`), e.g. `bochs-drm`, `virtio_gpu`, `i915`.
     let driverName: String
+    /// The CRTCs the ``DRMDisplay``s on this device drive now: each output of a card gets a CRTC
+    /// of its own (docs/displays.md "Several outputs").
+    var crtcsInUse: Set<UInt32> = []
+    /// Set when a display on this device found it gone (ENODEV, its node removed): ``open(_:)``
+    /// opens the node again instead of handing this one out.
+    var isGone = false
+
+    /// The devices open now, by path, held weakly: a card has one DRM master, so the outputs of
+    /// one card share one open device (``open(_:)``). Only the frame loop's thread opens displays.
+    nonisolated(unsafe) private static var openDevices: [String: WeakDevice] = [:]
+    private struct WeakDevice { weak var device: DRMDevice? }
 
     /// A connector with what ``DRMDisplay`` needs beyond ``DRMConnectorInfo``.
     struct Connector {
@@ -84,6 +95,7 @@ final class DRMDevice {
     ///   ``DisplayError/notMaster(device:error:)`` when another program (a compositor, a display
     ///   manager) holds DRM master.
     static func open(_ path: String) throws(DisplayError) -> DRMDevice {
+        if let shared = openDevices[path]?.device, !shared.isGone { return shared }
         let fd: FileDescriptor
         do {
             fd = try FileDescriptor.open(path, O_RDWR)
@@ -104,6 +116,8 @@ final class DRMDevice {
         let connectors = Array(UnsafeBufferPointer(start: res.pointee.connectors, count: Int(res.pointee.count_connectors)))
         let device = DRMDevice(path: path, fd: fd, crtcIDs: crtcs, connectorIDs: connectors, driverName: driver)
         try device.becomeMaster()
+        openDevices = openDevices.filter { $0.value.device != nil }
+        openDevices[path] = WeakDevice(device: device)
         return device
     }
 
@@ -182,10 +196,11 @@ final class DRMDevice {
 
     /// Every connector with its status and modes (drmModeGetConnector probes outputs, as
     /// kmscube does; on real hardware this can take tens of milliseconds per connector).
-    func connectors() throws(DisplayError) -> [Connector] {
+    /// `probe` false: as the kernel last probed them (drmModeGetConnectorCurrent, no DDC read).
+    func connectors(probe: Bool = true) throws(DisplayError) -> [Connector] {
         var out: [Connector] = []
         for id in connectorIDs {
-            guard let c = drmModeGetConnector(fd.rawValue, id) else {
+            guard let c = probe ? drmModeGetConnector(fd.rawValue, id) : drmModeGetConnectorCurrent(fd.rawValue, id) else {
                 throw .system(SystemError(operation: "drmModeGetConnector \(id)", path: path, errno: Glibc.errno))
             }
             defer { drmModeFreeConnector(c) }
@@ -228,18 +243,20 @@ final class DRMDevice {
     }
 
     /// A CRTC to drive `connector`: the one its current encoder already drives, otherwise the
-    /// first CRTC in the `possible_crtcs` mask of one of its encoders (kmscube's find_crtc_for_connector).
+    /// first CRTC in the `possible_crtcs` mask of one of its encoders (kmscube's find_crtc_for_connector);
+    /// never one in ``crtcsInUse`` (another output of the card drives it).
     func crtc(for connector: Connector) throws(DisplayError) -> UInt32 {
         if connector.currentEncoderID != 0, let enc = drmModeGetEncoder(fd.rawValue, connector.currentEncoderID) {
             let crtc = enc.pointee.crtc_id
             drmModeFreeEncoder(enc)
-            if crtc != 0 { return crtc }
+            if crtc != 0, !crtcsInUse.contains(crtc) { return crtc }
         }
         for encoderID in connector.encoderIDs {
             guard let enc = drmModeGetEncoder(fd.rawValue, encoderID) else { continue }
             let possible = enc.pointee.possible_crtcs
             drmModeFreeEncoder(enc)
             for (i, crtc) in crtcIDs.enumerated() where i < 32 && possible & (1 << UInt32(i)) != 0 {
+                if crtcsInUse.contains(crtc) { continue }
                 return crtc
             }
         }

@@ -75,7 +75,7 @@ extension DRMDisplay {
         enabledOverlays = used
         if modeset { crtcSet = true; layersOnScreen = nil }
         flipPending = true
-        try waitForFlipOrCount()
+        if !defersFlipWait { try waitForFlipOrCount() }
     }
 
     /// The first atomic modeset was refused: the legacy calls from now on (logged by the caller

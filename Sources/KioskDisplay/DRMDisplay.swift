@@ -105,8 +105,11 @@ public final class DRMDisplay: Display, PixelDimmable {
     public internal(set) var layerBufferFailure: String?
     /// Why the last writeback capture failed (``screenImage()`` then composed the layers itself).
     public internal(set) var writebackFailure: String?
+    /// While true a page flip is queued and not waited for (``queue(_:showTime:)``): the
+    /// outputs of a card flip in step (``MirroredDisplay``).
+    var defersFlipWait = false
     private var dirtySupported = true
-    private var restored = false
+    private(set) var restored = false
     /// The connector's "DPMS" property ID, looked up on first use (0: not looked up yet).
     private var dpmsPropertyID: UInt32 = 0
     /// Set to 1 by the page-flip event handler (kc_drm.c); outlives every wait.
@@ -139,6 +142,32 @@ public final class DRMDisplay: Display, PixelDimmable {
         let crtcID = try device.crtc(for: connector)
         return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
                               options: options)
+    }
+
+    /// Every other usable connector of `display`'s card (connected, with modes, not named in
+    /// `taken`) opened as a display of its own on the same open device: a CRTC of its own
+    /// (none that another output drives), its mode chosen as `request` says (the preferred mode
+    /// where it does not offer it), its own dumb buffers (docs/displays.md "Several outputs").
+    /// `probe`: the connectors are probed (drmModeGetConnector) rather than read as last probed.
+    /// A connector that cannot be opened (no CRTC left, buffers refused) is logged and passed over.
+    public static func otherOutputs(of display: DRMDisplay, taken: [String], mode request: ModeRequest?,
+                                    probe: Bool = true) -> [DRMDisplay] {
+        let device = display.device
+        guard !display.restored, !device.isGone, let connectors = try? device.connectors(probe: probe) else { return [] }
+        let takenNames = Set(taken.map { $0.lowercased() } + [display.connectorName.lowercased()])
+        var opened: [DRMDisplay] = []
+        for connector in connectors where connector.info.isUsable && !takenNames.contains(connector.info.name.lowercased()) {
+            do {
+                let index = try chooseMode(request, of: connector, on: device, preferredIfMissing: true)
+                let crtcID = try device.crtc(for: connector)
+                opened.append(try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID,
+                                             rotation: display.rotation, options: display.options))
+            } catch {
+                Log.warning("output passed over", path: device.path,
+                            reason: "connector \(connector.info.name): \(error)")
+            }
+        }
+        return opened
     }
 
     /// The index of the mode to use among `connector`'s: `request` (``DRMModeChoice``), or with
@@ -194,6 +223,7 @@ public final class DRMDisplay: Display, PixelDimmable {
         (width, height) = rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
         flipDone = .allocate(capacity: 1)
         flipDone.initialize(to: 0)
+        device.crtcsInUse.insert(crtcID)
         savedCrtc = inheritedCrtc ?? drmModeGetCrtc(device.fd.rawValue, crtcID)   // nil is fine: nothing to put back
         buffers = []
         do {
@@ -299,11 +329,28 @@ public final class DRMDisplay: Display, PixelDimmable {
             try syscall("drmModePageFlip", path: devicePath) { kc_drm_page_flip(fd, crtc, fb, done) }
         }
         flipPending = true
-        try waitForFlipOrCount()
+        if !defersFlipWait { try waitForFlipOrCount() }
     }
 
     private func waitForFlip() throws(DisplayError) {
         do { try waitForFlipOrCount() } catch { throw .system(error) }
+    }
+
+    /// Copies `frame` to the back buffer and queues its flip without waiting for it (the rest
+    /// as ``present(_:showTime:)``); ``waitForQueuedFlip()`` waits. The outputs of a card queue
+    /// their flips one after the other and then wait, so that they show the frame at their
+    /// next vertical blanks, not one after another's (``MirroredDisplay``).
+    /// Throws as ``present(_:showTime:)``.
+    func queue(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        defersFlipWait = true
+        defer { defersFlipWait = false }
+        try present(frame, showTime: showTime)
+    }
+
+    /// Waits for the flip ``queue(_:showTime:)`` queued, if it is still pending.
+    /// Throws ``DisplayError/system(_:advice:)`` when waiting fails.
+    func waitForQueuedFlip() throws(DisplayError) {
+        if flipPending, !restored { try waitForFlip() }
     }
 
     /// Waits up to ``flipTimeoutMilliseconds`` for the pending flip's event; on timeout it stays pending.
@@ -360,6 +407,7 @@ public final class DRMDisplay: Display, PixelDimmable {
             crtcSet = false
         }
         if let saved = savedCrtc { drmModeFreeCrtc(saved); savedCrtc = nil }
+        device.crtcsInUse.remove(crtcID)
         for b in buffers { b.destroy(device: device) }
         buffers = []
         layerBuffers.release(keeping: [], device: device, all: true)

@@ -102,6 +102,9 @@ public protocol Display: AnyObject {
     var powerState: DisplayPowerState? { get }
     /// The files its frames were written to (offscreen); nil (the default) for a screen.
     var frameFiles: (any FrameFiles)? { get }
+    /// Its outputs when it drives several, each at its own size (``MirroredDisplay``); nil
+    /// (the default) for one.
+    var outputSet: (any OutputSet)? { get }
 }
 
 /// What a display can do, for the frame loop and the program (``Display/abilities``).

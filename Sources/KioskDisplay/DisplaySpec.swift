@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import KioskCore
+import KioskSystem
 
 /// Which display to use, as given to `--display`:
 /// `auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]][,planes=off][,atomic=off] | offscreen:DIR`.
@@ -179,7 +180,10 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
                         offscreenSize: (width: Int, height: Int),
                         reconnecting: Bool = false) throws(DisplayError) -> any Display {
     func outliving(_ drm: DRMDisplay, device: String?, connector: String?, mode: ModeRequest?) -> any Display {
-        reconnecting ? ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode) : drm
+        guard connector == nil else {
+            return reconnecting ? ReopeningDRMDisplay(drm, device: device, connector: connector, mode: mode) : drm
+        }
+        return mirrored(drm, device: device, mode: mode, reconnecting: reconnecting)
     }
     switch spec {
     case .drm(let device, let connector, let mode, let options):
@@ -207,4 +211,35 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
         if drmFailure.isFailedCall || fbdevFailure.isFailedCall { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
         throw .noDisplay(drm: drmFailure, fbdev: fbdevFailure)
     }
+}
+
+/// Every usable connector of `first`'s card, `first` and the others (docs/displays.md "Several
+/// outputs"): `first` alone when it has no other and none is looked for (`reconnecting` false),
+/// else a ``MirroredDisplay``. `reconnecting`: each output a ``ReopeningDRMDisplay`` of its
+/// connector on `device`, and connectors connected later taken up.
+func mirrored(_ first: DRMDisplay, device: String?, mode: ModeRequest?, reconnecting: Bool) -> any Display {
+    let others = DRMDisplay.otherOutputs(of: first, taken: [], mode: mode)
+    guard reconnecting || !others.isEmpty else { return first }
+    /// A reopen of the first output takes any usable connector (simpledrm's `Unknown-1` handing
+    /// over to the real driver's `HDMI-A-1`); the others ask for their own connector again.
+    func wrap(_ drm: DRMDisplay) -> any Display {
+        guard reconnecting else { return drm }
+        return ReopeningDRMDisplay(drm, device: device, connector: drm === first ? nil : drm.connectorName, mode: mode)
+    }
+    let outputs = [first] + others
+    if outputs.count > 1 {
+        Log.info("outputs mirrored", detail: outputs.map { "\($0.connectorName) \($0.mode)" }.joined(separator: ", "))
+    }
+    let set = MirroredDisplay(outputs: outputs.map(wrap))
+    guard reconnecting else { return set }
+    set.discover = { [weak set] taken in
+        // Any output's card that is open now: connectors there not yet in use.
+        guard let set else { return [] }
+        let open = set.outputs.lazy.compactMap { ($0 as? ReopeningDRMDisplay)?.current }.first
+        guard let open else { return [] }
+        let found = DRMDisplay.otherOutputs(of: open, taken: taken, mode: mode)
+        for drm in found { Log.info("output connected", detail: drm.summary) }
+        return found.map(wrap)
+    }
+    return set
 }

@@ -115,9 +115,34 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
             try display.present(frame, showTime: showTime)
         } catch {
             guard Self.meansGone(error) else { throw error }
-            lose(reason: error.description)
+            lose(reason: error.description, gone: true)
         }
     }
+
+    /// ``DRMDisplay/queue(_:showTime:)`` on the card in use, lost as ``present(_:showTime:)`` is.
+    func queue(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        guard let display = current, !disconnected else { return }
+        do {
+            try display.queue(frame, showTime: showTime)
+        } catch {
+            guard Self.meansGone(error) else { throw error }
+            lose(reason: error.description, gone: true)
+        }
+    }
+
+    /// ``DRMDisplay/waitForQueuedFlip()`` on the card in use.
+    func waitForQueuedFlip() throws(DisplayError) {
+        guard let display = current else { return }
+        do {
+            try display.waitForQueuedFlip()
+        } catch {
+            guard Self.meansGone(error) else { throw error }
+            lose(reason: error.description, gone: true)
+        }
+    }
+
+    /// The connector `--display` named, or the one in use (nil while lost without a name).
+    public var connectorName: String? { connector ?? current?.connectorName }
 
     /// True for a failure that means the card is no longer there (ENODEV, ENXIO).
     public static func meansGone(_ error: DisplayError) -> Bool {
@@ -135,9 +160,9 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         let woken = wakeWaiting || changes.worthALook
         wakeWaiting = false
         if let current, changes.removed.contains(current.devicePath) {
-            lose(reason: "\(current.devicePath) was removed")
+            lose(reason: "\(current.devicePath) was removed", gone: true)
         } else if changes.directoryRemoved, current != nil {
-            lose(reason: "\(cardDirectory) was removed")
+            lose(reason: "\(cardDirectory) was removed", gone: true)
         }
         if current == nil, !released {
             if nextTry == nil { nextTry = now + retryInterval }
@@ -190,8 +215,10 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
         }
     }
 
-    private func lose(reason: String) {
+    /// `gone`: the card itself went away (the outputs sharing it open it again, ``DRMDevice/isGone``).
+    private func lose(reason: String, gone: Bool = false) {
         guard let display = current else { return }
+        if gone { display.device.isGone = true }
         display.restore()   // its calls fail on a gone card; the buffers are unmapped, the fd closed with it
         current = nil
         disconnected = false
@@ -309,7 +336,7 @@ extension ReopeningDRMDisplay {
             return try display.present(layers: layers, background: background, showTime: showTime)
         } catch {
             guard Self.meansGone(error) else { throw error }
-            lose(reason: error.description)
+            lose(reason: error.description, gone: true)
             return true
         }
     }

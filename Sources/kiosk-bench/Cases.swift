@@ -65,6 +65,15 @@ enum ChildCase {
         case "scanout-dimmed":
             // scanout-dimmed [N]: the copy to scanout at full brightness and dimmed by the pixels.
             return ScanoutDimmedCase.run(iterations: int(0, 40))
+        case "mirrored-outputs":
+            // mirrored-outputs PHOTO PHOTO [RUNS]: a second output's peak RSS against the first's
+            // (MirroredOutputs.swift).
+            guard rest.count >= 2 else { return usage() }
+            return MirroredOutputsCase.run(photos: Array(rest.prefix(2)), runs: int(2, 3))
+        case "mirrored-outputs-run":
+            // mirrored-outputs-run WxH[,WxH...] PHOTO PHOTO: the show on those outputs (the child).
+            guard rest.count == 3 else { return usage() }
+            return MirroredOutputsCase.child(sizes: rest[0], photos: Array(rest.dropFirst()))
         case "app":
             // Fallback for the whole-program figure when no kiosk-carousel binary sits next to
             // kiosk-bench: the very same entry point the kiosk-carousel executable calls.
@@ -78,7 +87,7 @@ enum ChildCase {
         fputs("kiosk-bench --case noop | decode PATH | decode-full PATH | decode-warm PATH N | blend N W"
               + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
               + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
-              + " | scanout-dimmed [N]\n", stderr)
+              + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS]\n", stderr)
         return 64
     }
 

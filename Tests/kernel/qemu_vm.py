@@ -30,7 +30,11 @@ class VM(QMPCommands):
 
     DEVICES = {"bochs": "bochs-display", "virtio": "virtio-gpu-pci"}
 
-    def __init__(self, kernel, initrd, device, res, out, extra=(), arch="amd64", append=""):
+    def __init__(self, kernel, initrd, device, res, out, extra=(), arch="amd64", append="", device_options="",
+                 dbus=False):
+        """`device_options`: more of the display device's properties (`,max_outputs=2`); `dbus`:
+        QEMU's D-Bus display on a private bus instead of none, whose Console.SetUIInfo enables,
+        resizes and disables an output (``set_output``; QEMU 7.2 has no QMP command for it)."""
         self.out = out
         os.makedirs(out, exist_ok=True)
         self.serial = os.path.join(out, "serial.log")
@@ -49,7 +53,11 @@ class VM(QMPCommands):
                     "-append", f"console={m['console']} quiet panic=-1 kc_ctl=/dev/{m['ctl']} {append}".strip(),
                     "-serial", f"file:{self.serial}"] + ctl_port_args(arch, self.ctl_path) + [
                     "-monitor", "none", "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
-                    "-vga", "none", "-device", f"{self.DEVICES[device]},id={DISPLAY_ID},xres={w},yres={h}"] + list(extra)
+                    "-vga", "none",
+                    "-device", f"{self.DEVICES[device]},id={DISPLAY_ID},xres={w},yres={h}{device_options}"] + list(extra)
+        self.bus = self.bus_address = None
+        if dbus:
+            self.cmd[self.cmd.index("-display") + 1] = "dbus,addr=@BUS@,gl=off"
         self.proc = None
         self.touch = None         # the running touch session (see touch_session)
         self.qmp = self.ctl = None
@@ -60,7 +68,15 @@ class VM(QMPCommands):
     # -- lifecycle --
     def start(self):
         self.t0 = time.time()
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        cmd = list(self.cmd)
+        i = cmd.index("-display") + 1
+        if "@BUS@" in cmd[i]:
+            self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address"],
+                                        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                        stderr=open(os.path.join(self.out, "dbus-daemon.log"), "wb"))
+            self.bus_address = self.bus.stdout.readline().strip().split(",")[0]  # QEMU's options split at commas
+            cmd[i] = cmd[i].replace("@BUS@", self.bus_address)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         try:
             self.qmp = self._connect(self.qmp_path)
@@ -121,6 +137,22 @@ class VM(QMPCommands):
         for s in (self.qmp, self.ctl):
             if s:
                 s.close()
+        if self.bus:
+            self.bus.terminate()
+            self.bus.wait(10)
+            self.bus = None
+
+    def set_output(self, head, width, height):
+        """Output `head` of the display device as the D-Bus display asks for it: 0x0 disables it
+        (the guest sees its connector disconnected), a size enables it at that size
+        (org.qemu.Display1.Console.SetUIInfo: width_mm, height_mm, xoff, yoff, width, height)."""
+        if not self.bus_address:
+            raise CaseFailed("no D-Bus display: QEMU runs with -display none")
+        r = subprocess.run(["busctl", f"--address={self.bus_address}", "call", "org.qemu",
+                            f"/org/qemu/Display1/Console_{head}", "org.qemu.Display1.Console", "SetUIInfo", "qqiiuu",
+                            "0", "0", "0", "0", str(width), str(height)], capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise CaseFailed(f"SetUIInfo head {head} {width}x{height}: {r.stderr.strip()}")
 
     # -- channels --
     def send(self, line):

@@ -37,6 +37,7 @@ from screen_compare import first_frame, reference
 from show_cases import run_caption_case, run_crash_case, run_formats_case, run_missing_mode_case, run_show_case
 from console_cases import run_display_off_case, run_vt_switch_case
 from screenshot_case import run_screenshot_case
+from outputs_case import run_mirrored_case
 from planes_case import run_vkms_planes_case
 from power_cases import run_cec_vivid_case, run_presence_gpio_case
 from touch_cases import (TABLET_ARGS, end_touch_session, run_input_stack_case, run_touch_drag_case,
@@ -95,6 +96,11 @@ BOOTS = [
         (Case("auto-virtio", "auto", log_expect=r"display opened.*DRM /dev/dri/card0 \(virtio_gpu\)[^\n]*"),
          run_show_case),
     ]),
+    # virtio-gpu with two outputs, QEMU's D-Bus display enabling, resizing and disabling the
+    # second (docs/displays.md "Several outputs")
+    ("virtio-2heads-1280x800", "virtio", (1280, 800), [
+        (Case("mirrored-virtio-2heads", "drm"), run_mirrored_case),
+    ], (), "", {"device_options": ",max_outputs=2", "dbus": True}),
     # card0 is a KMS card with nothing plugged in: a Cirrus VGA (cirrus, loaded before
     # virtio-gpu) whose only connector the kernel command line forces off (video=VGA-1:d, the
     # kernel's Documentation/fb/modedb.rst). --display auto must pass it over for card1.
@@ -174,12 +180,14 @@ def main():
     for boot_name, device, res, cases, *more in (ARM64_BOOTS if a.arch == "arm64" else BOOTS):
         extra = more[0] if more else ()
         append = more[1] if len(more) > 1 else ""
+        vm_options = more[2] if len(more) > 2 else {}
         wanted = [(c, f) for c, f in cases if only(boot_name) or only(c.name)]
         if not wanted:
             continue
         vm, why = None, ""
         for attempt in (1, 2):
-            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra, arch=a.arch, append=append)
+            vm = VM(a.kernel, a.initrd, device, res, os.path.join(a.out, boot_name), extra, arch=a.arch, append=append,
+                    **vm_options)
             try:
                 vm.start()
                 break

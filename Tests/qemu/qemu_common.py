@@ -47,10 +47,12 @@ class QMPCommands:
                 raise self.failure(f"QMP {name}: {r['error']}")
             return r["return"]
 
-    def screendump(self, path):
-        """The screen as QEMU's display device shows it, saved as a PNG at `path` (RGB)."""
+    def screendump(self, path, device=None, head=None):
+        """The screen as QEMU's display device shows it, saved as a PNG at `path` (RGB); `head`:
+        that output of the display `device` (QOM id), e.g. virtio-gpu's second with max_outputs=2."""
         ppm = path + ".ppm"
-        self.qmp_cmd("screendump", filename=ppm)
+        where = {} if head is None else {"device": device, "head": head}
+        self.qmp_cmd("screendump", filename=ppm, **where)
         img = Image.open(ppm).convert("RGB")
         img.load()
         os.remove(ppm)

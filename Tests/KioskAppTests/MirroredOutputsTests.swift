@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import Testing
+import KioskCore
+import KioskDisplay
+import KioskImaging
+import KioskSystem
+@testable import KioskApp
+
+// Several outputs showing one show (docs/displays.md "Several outputs"): the real frame loop,
+// decoder, renderer and carousel on virtual time, a MirroredDisplay of test outputs of their
+// own sizes standing in for the connectors of a card.
+
+/// One output: keeps a copy of every frame with its show time; goes away and comes back (at
+/// another size) at the show times of `script`.
+private final class TestOutput: ReconnectingDisplay, NamedOutput {
+    let name: String
+    var outputName: String { name }
+    private(set) var width: Int, height: Int
+    var panelWidth: Int { width }
+    var panelHeight: Int { height }
+    var summary: String { "test output \(name) \(width)x\(height)" }
+    var pacesFrames: Bool { false }
+    var isLost = false
+    var wakeDescriptor: Int32? { nil }
+    var retryAt: Duration? { script.first?.at }
+    private var script: [(at: Duration, size: (width: Int, height: Int)?)]
+    private(set) var frames: [(at: Int64, frame: Bitmap)] = []
+    private(set) var wrongSize: [String] = []
+    private(set) var powerCalls: [Bool] = []
+
+    init(_ name: String, _ width: Int, _ height: Int, script: [(at: Duration, size: (width: Int, height: Int)?)] = []) {
+        self.name = name; self.width = width; self.height = height; self.script = script
+    }
+    func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
+        if frame.width != width || frame.height != height { wrongSize.append("\(frame.width)x\(frame.height) on \(name)") }
+        if !isLost { frames.append((showTime, frame.copy())) }
+    }
+    func restore() {}
+    func setPower(on: Bool) throws(DisplayError) { powerCalls.append(on) }
+    var reconnection: (any ReconnectingDisplay)? { script.isEmpty && !isLost ? nil : self }
+    func service(now: Duration) throws(DisplayError) -> [DisplayChange] {
+        var changes: [DisplayChange] = []
+        while let first = script.first, first.at <= now {
+            script.removeFirst()
+            if let size = first.size {
+                (width, height) = size
+                isLost = false
+                changes.append(.reopened(summary: summary))
+            } else {
+                isLost = true
+                changes.append(.lost(reason: "test: \(name) unplugged"))
+            }
+        }
+        return changes
+    }
+}
+
+private func temporaryDirectory() -> String {
+    var template = Array("/tmp/kc-outputs-XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+}
+
+/// A 64x40 picture of four coloured quadrants: its fit shows the frame's shape.
+private func writePattern(_ path: String, colours: [UInt32]) throws {
+    let b = Bitmap(width: 64, height: 40)
+    for y in 0..<40 { for x in 0..<64 { b.row(y)[x] = colours[(y < 20 ? 0 : 2) + (x < 32 ? 0 : 1)] } }
+    try PNGWriter.write(b, to: path)
+}
+
+private func same(_ a: Bitmap, _ b: Bitmap) -> Bool {
+    a.width == b.width && a.height == b.height && (0..<a.pixelCount).allSatisfy { a.pixels[$0] == b.pixels[$0] }
+}
+
+/// The frame one output alone would show of `path` at `width` x `height`.
+private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bitmap {
+    let preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 1 << 20)
+    guard case .frame(let frame) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
+        throw ControlTestFailure("\(path) did not prepare")
+    }
+    return frame
+}
+
+/// Runs a show of `a` then `b` (1 s each, 400 ms fades) on `display` for `runFor`; returns the
+/// event lines and `status`'s `outputs` at the end.
+private func runShow(_ display: Display, _ a: String, _ b: String, runFor: Duration) throws -> [String] {
+    try runShowWithStatus(display, a, b, runFor: runFor).lines
+}
+
+private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
+                               runFor: Duration) throws -> (lines: [String], outputs: JSONValue?) {
+    var fds: [Int32] = [-1, -1]
+    pipe(&fds)
+    defer { close(fds[0]) }
+    _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+    let events = EventWriter(descriptor: fds[1])
+    let preparer = try SlotPreparer(width: display.width, height: display.height, fit: .fit, background: .black,
+                                    maxPixels: 1 << 20)
+    let configuration = FrameLoop.Configuration(events: events, runFor: runFor)
+    let loop = FrameLoop(display: display, driver: VirtualTimeDriver(),
+                         carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
+                                            config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(400),
+                                                                   screenWidth: display.width)),
+                         preparer: preparer, configuration: configuration)
+    _ = try loop.run()
+    events.flush()
+    close(fds[1])
+    var bytes = [UInt8](repeating: 0, count: 65536)
+    let n = read(fds[0], &bytes, bytes.count)
+    var outputs: JSONValue?
+    if case .object(let status) = loop.statusData(at: .zero) { outputs = status["outputs"] }
+    return (String(decoding: bytes[0..<max(0, n)], as: UTF8.self).split(separator: "\n").map(String.init), outputs)
+}
+
+@Test func mirroredOutputsEachShowThePictureFittedToTheirOwnSizeInStep() throws {
+    let dir = temporaryDirectory()
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let a = "\(dir)/a.png", b = "\(dir)/b.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let wide = TestOutput("HDMI-A-1", 160, 100), square = TestOutput("HDMI-A-2", 96, 96)
+    let twin = TestOutput("HDMI-A-3", 160, 100)
+    let display = MirroredDisplay(outputs: [wide, square, twin])
+    #expect(display.frameSizes == [FrameSize(width: 160, height: 100), FrameSize(width: 96, height: 96)])
+    let lines = try runShow(display, a, b, runFor: .milliseconds(1500))
+    // The events name the outputs (a field added; the others as with one output).
+    #expect(lines.first == "{\"event\":\"shown\",\"index\":0,\"src\":\"\(a)\","
+            + "\"outputs\":[\"HDMI-A-1\",\"HDMI-A-2\",\"HDMI-A-3\"],\"t\":0}", "\(lines)")
+
+    for output in [wide, square, twin] { #expect(output.wrongSize.isEmpty, "\(output.wrongSize)") }
+    // Each output's first frame is the picture fitted to its own size, not the other's scaled.
+    #expect(try same(#require(wide.frames.first).frame, expected(a, 160, 100)))
+    #expect(try same(#require(square.frames.first).frame, expected(a, 96, 96)))
+    #expect(try same(#require(square.frames.last).frame, expected(b, 96, 96)), "the fade ends on b at 96x96")
+    // In step: the same frames at the same show times (the fade from 600 to 1000 ms).
+    #expect(wide.frames.map(\.at) == square.frames.map(\.at))
+    #expect(wide.frames.count > 3, "a fade of several frames: \(wide.frames.map(\.at))")
+    // The outputs of one size share one composed frame.
+    #expect(zip(wide.frames, twin.frames).allSatisfy { $0.at == $1.at && same($0.frame, $1.frame) })
+    #expect(twin.frames.count == wide.frames.count)
+}
+
+@Test func oneOutputLostLeavesTheOtherShowingAndComesBackAtItsNewSize() throws {
+    let dir = temporaryDirectory()
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let a = "\(dir)/a.png", b = "\(dir)/b.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let first = TestOutput("HDMI-A-1", 160, 100)
+    // Unplugged at 300 ms, back at 600 ms as a portrait 72x120.
+    let second = TestOutput("HDMI-A-2", 96, 96, script: [(.milliseconds(300), nil), (.milliseconds(600), (72, 120))])
+    let display = MirroredDisplay(outputs: [first, second])
+    let (lines, outputs) = try runShowWithStatus(display, a, b, runFor: .milliseconds(1500))
+    #expect(outputs == .array([
+        .object(["name": .string("HDMI-A-1"), "width": .int(160), "height": .int(100), "showing": .bool(true)]),
+        .object(["name": .string("HDMI-A-2"), "width": .int(72), "height": .int(120), "showing": .bool(true)]),
+    ]), "status's outputs: \(String(describing: outputs))")
+
+    // Named while it shows: both at 0 ms, the first alone while the second is away, both again.
+    #expect(lines.first?.contains("\"outputs\":[\"HDMI-A-1\",\"HDMI-A-2\"]") == true, "\(lines)")
+    #expect(first.wrongSize.isEmpty && second.wrongSize.isEmpty, "\(first.wrongSize) \(second.wrongSize)")
+    // The show never went dark and never paused: a then b, announced once each; no display event.
+    #expect(lines.filter { $0.contains("\"display\"") }.isEmpty, "\(lines)")
+    #expect(lines.filter { $0.contains("\"shown\"") }.count == 2, "\(lines)")
+    #expect(lines.contains { $0.contains("\"shown\"") && $0.contains("\"index\":1") && $0.contains("\"t\":1000") },
+            "b shown on time, as if nothing had happened: \(lines)")
+    // The second output: its 96x96 frame, nothing while unplugged, then a at its new size.
+    #expect(second.frames.map(\.at).first == 0)
+    #expect(!second.frames.contains { $0.at > 0 && $0.at < 600 })
+    let back = try #require(second.frames.first { $0.at >= 600 })
+    #expect(try same(back.frame, expected(a, 72, 120)), "back at \(back.at) ms, a fitted to 72x120")
+    #expect(try same(#require(second.frames.last).frame, expected(b, 72, 120)))
+    #expect(try same(#require(first.frames.last).frame, expected(b, 160, 100)))
+    // The first output went on meanwhile; from 600 ms on, the fade on both, in step.
+    #expect(first.frames.filter { $0.at >= 600 }.map(\.at) == second.frames.filter { $0.at >= 600 }.map(\.at))
+}
+
+@Test func theScreensPowerGoesToEveryOutput() throws {
+    let one = TestOutput("HDMI-A-1", 16, 10), two = TestOutput("HDMI-A-2", 8, 8)
+    let display = MirroredDisplay(outputs: [one, two])
+    try display.setPower(on: false)
+    try display.setPower(on: true)
+    #expect(one.powerCalls == [false, true] && two.powerCalls == [false, true])
+    #expect(display.abilities.outputs == 2)
+    #expect(display.outputNames == ["HDMI-A-1", "HDMI-A-2"])
+}
+
+@Test func theLastOutputLostIsTheDisplayLost() throws {
+    let only = TestOutput("HDMI-A-1", 16, 10, script: [(.milliseconds(300), nil), (.milliseconds(600), (16, 10))])
+    let display = MirroredDisplay(outputs: [only])
+    #expect(try display.service(now: .milliseconds(100)).isEmpty)
+    #expect(try display.service(now: .milliseconds(300)) == [.lost(reason: "test: HDMI-A-1 unplugged")])
+    #expect(display.isLost)
+    #expect(try display.service(now: .milliseconds(600)) == [.reopened(summary: "test output HDMI-A-1 16x10")])
+    // Of two, the first lost is only logged; the second too: the display is lost.
+    let one = TestOutput("HDMI-A-1", 16, 10, script: [(.milliseconds(300), nil)])
+    let two = TestOutput("HDMI-A-2", 8, 8, script: [(.milliseconds(400), nil)])
+    let pair = MirroredDisplay(outputs: [one, two])
+    #expect(try pair.service(now: .milliseconds(300)).isEmpty && !pair.isLost)
+    #expect(pair.outputNames == ["HDMI-A-2"])
+    #expect(try pair.service(now: .milliseconds(400)) == [.lost(reason: "test: HDMI-A-2 unplugged")])
+    #expect(pair.isLost)
+}

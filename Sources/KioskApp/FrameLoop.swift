@@ -139,6 +139,7 @@ public final class FrameLoop {
     /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out, or a show
     /// on virtual time is done). Throws ``DisplayError`` when presenting a frame fails.
     public func run() throws(DisplayError) -> Int32 {
+        defer { configuration.order?.flush() }  // the shuffle round as it stands, on every way out
         configuration.order?.use(manifestOrder: content?.showSettings.order)
         let first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver)
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
@@ -435,7 +436,7 @@ public final class FrameLoop {
             policy.shown(item: s.item, carousel: carousel)
             if let order = configuration.order {
                 // The shuffle bag takes it; the carousel's next item follows the bag's.
-                let step = order.shown(item: s.item, playlist: policy.playlist, sequence: policy.sequence)
+                let step = order.shown(item: s.item, playlist: policy.playlist, sequence: policy.sequence, at: now)
                 if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
                 if step.roundDone {
                     Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))

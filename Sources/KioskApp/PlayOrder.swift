@@ -8,7 +8,11 @@ import KioskSystem
 /// The show's play order in the app (`--order`, `--recent-days`; docs/carousel.md "Order"):
 /// ``ShowOrder`` (KioskCore) fed with capture times read from the files, and the shuffle round
 /// kept in the state directory (`shuffle-round`, written with ``AtomicFile``) so that a restart
-/// or a power cut carries on with the round instead of starting a new one.
+/// or a power cut carries on with the round instead of starting a new one. The round is written
+/// when a playlist arrives, when a round starts, when the show stops, and otherwise at most once
+/// per ``saveInterval`` of show time: a durable write of the whole round (about 60 bytes an image)
+/// after every picture would wear an SD card for little; a power cut loses at most that minute's
+/// places, whose pictures come again in the round.
 ///
 /// Capture times (``captureTime(path:zone:)``) are read once per file version (path, size,
 /// mtime) and only when the order needs them (`date`, `newest`, `on-this-day`, or
@@ -26,6 +30,10 @@ final class PlayOrder {
     private var saved: String?
 
     static let stateFile = "shuffle-round"
+    /// The longest show time between writes of a changed round (60 s).
+    static let saveInterval: Duration = .seconds(60)
+    /// When the round was last written (show time); nil: not yet.
+    private var savedAt: Duration?
     /// `--order`: what plays when the manifest gives no `order`.
     let configured: PlaylistOrder
 
@@ -88,11 +96,18 @@ final class PlayOrder {
 
     /// Playlist item `item` was shown; the new sequence when the carousel's next item must
     /// change, and whether a shuffle round was completed. The round is kept.
-    func shown(item: Int, playlist: [PlaylistItem], sequence: [Int]?) -> (newSequence: [Int]?, roundDone: Bool) {
+    func shown(item: Int, playlist: [PlaylistItem], sequence: [Int]?,
+               at now: Duration) -> (newSequence: [Int]?, roundDone: Bool) {
         let step = order.shown(item: item, playlist: playlist, sequence: sequence)
-        save()
+        if step.roundDone || savedAt.map({ now - $0 >= Self.saveInterval }) ?? true {
+            savedAt = now
+            save()
+        }
         return step
     }
+
+    /// Writes the round if it changed since it was last written (the show stops).
+    func flush() { save() }
 
     /// Writes the shuffle round when it changed; a failure is logged once per kind and the
     /// show goes on (the round is then not kept over a restart).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Remakes the EXIF capture-time fixtures (README.md): a 64x48 gradient through cjpeg
 # (libjpeg-turbo-progs), tags written by exiftool (libimage-exiftool-perl). Run from this folder.
 set -eu

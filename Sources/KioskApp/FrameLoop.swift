@@ -141,7 +141,10 @@ public final class FrameLoop {
     /// Runs the show. Returns the signal that stopped it (0 when `--run-for` ran out, or a show
     /// on virtual time is done). Throws ``DisplayError`` when presenting a frame fails.
     public func run() throws(DisplayError) -> Int32 {
-        policyStep { $0.begin(at: clock.now, wall: driver, carousel: &$1) }
+        defer { configuration.order?.flush() }  // the shuffle round as it stands, on every way out
+        configuration.order?.use(manifestOrder: content?.showSettings.order)
+        let first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver)
+        policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
         handle(carousel.start(at: clock.now))
         while true {
             // What came in: signals, control requests, the display's doings (the VT, the schedule,
@@ -204,7 +207,10 @@ public final class FrameLoop {
         carousel.config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
         supervisor.applyPowerSettings(brightness: content.showSettings.brightness,
                                       presenceTimeout: content.showSettings.presenceTimeout)
-        policyStep { $0.begin(items, at: clock.now, wall: driver, carousel: &$1) }
+        configuration.order?.use(manifestOrder: content.showSettings.order)
+        let onScreen = carousel.currentItem.map { carousel.items[$0].source }
+        let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver)
+        policyStep { $0.begin(items, sequence: sequence, at: clock.now, wall: driver, carousel: &$1) }
     }
 
     private func serviceTimedDuties(at now: Duration) {
@@ -452,6 +458,15 @@ public final class FrameLoop {
                 roundDone = true
             }
             policy.shown(item: s.item, carousel: carousel)
+            if let order = configuration.order {
+                // The shuffle bag takes it; the carousel's next item follows the bag's.
+                let step = order.shown(item: s.item, playlist: policy.playlist, sequence: policy.sequence, at: now)
+                if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
+                if step.roundDone {
+                    Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))
+                    roundDone = true
+                }
+            }
             takePolicyNotes()
         }
         pendingShown.removeAll()

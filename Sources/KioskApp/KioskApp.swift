@@ -80,7 +80,10 @@ public enum KioskApp {
                      ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)"
                      : "off: stored numbers shown unconverted")
         }
-        if !display.abilities.isVirtual { warmFirstImage(items, preparer: preparer, captions: settings.caption) }
+        // Another order starts elsewhere than the first item (a warmed frame would be wasted).
+        if !display.abilities.isVirtual, settings.order == .name {
+            warmFirstImage(items, preparer: preparer, captions: settings.caption)
+        }
 
         // The console: graphics mode on a VT, text mode back on every way out.
         let console = display.abilities.ownsConsole ? ConsoleGuard.enterGraphics(note: { Log.info($0) }) : nil
@@ -101,10 +104,12 @@ public enum KioskApp {
             return exitUnavailable
         }
         preparer.captionSource = settings.caption
+        preparer.captionFormat = settings.captionFormat ?? CaptureCaption.defaultFormat
         if settings.caption != .off { preparer.makeCaptions = { text.renderer().map(CaptionPainter.init) } }
         // Words known to be needed (the clock, a caption, an empty playlist's screen) start
         // loading now, off the frame loop; a status screen needed later starts them then.
-        if settings.overlay != nil || items.isEmpty || (settings.caption != .off && items.contains { $0.caption != nil }) {
+        let captioned = settings.caption == .date || (settings.caption != .off && items.contains { $0.caption != nil })
+        if settings.overlay != nil || items.isEmpty || captioned {
             text.startLoading(frameWidth: display.width, frameHeight: display.height)
         }
         logShowStart(items: items, config: config, settings: settings, awaitingManifest: content.awaitingFirstAnswer)
@@ -127,6 +132,8 @@ public enum KioskApp {
         loop.touch = touch
         loop.tapCommand = tapCommand
         loop.content = content
+        loop.order = PlayOrder(order: settings.order, recentDays: settings.recentDays,
+                               stateDirectory: settings.stateDirectory)
         loop.background = settings.background
         loop.painter = text.loopPainter()
         loop.text = text

@@ -32,6 +32,8 @@ extension FrameLoop {
         public var touch: TouchFeed?
         /// The playlist's sources, kept current (nil: the items given to the carousel stay).
         public var content: ContentService?
+        /// `--order`, `--recent-days`: the play order (docs/carousel.md "Order"); nil: as listed.
+        var order: PlayOrder?
         /// The control socket (docs/control-socket.md) and where its `screenshot` writes.
         public var control: ControlServer?
         public var screenshots: ScreenshotWriter?

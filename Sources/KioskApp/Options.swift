@@ -26,6 +26,12 @@ public struct Settings: Sendable {
     public var swapRedBlue = false
     /// `--caption`, `--overlay`, `--overlay-format` (docs/text.md).
     public var caption: CaptionSource = .item
+    /// `--caption-format`: the strftime(3) format of `--caption date` (with `{ago}`); nil: the
+    /// default (``CaptureCaption/defaultFormat``).
+    public var captionFormat: String?
+    /// `--order`, `--recent-days` (docs/carousel.md "Order").
+    public var order: PlaylistOrder = .name
+    public var recentDays: Int?
     public var overlay: ClockOverlay.Kind?
     public var overlayFormat: String?
     /// `--max-pixels`: the largest image (width x height, as stored) that is decoded.
@@ -206,9 +212,45 @@ public enum CommandLineParser {
             s.background = c
         },
         OptionSpec(name: "--dots", value: nil, help: "draw page dots near the bottom edge") { s, _ throws(UsageError) in s.dots = true },
-        OptionSpec(name: "--caption", value: "SOURCE", help: "item (each item's caption, the default), exif (the item's, else the image's own description) or off") { s, v throws(UsageError) in
-            guard let c = CaptionSource(rawValue: v) else { throw UsageError("--caption: expected item, exif or off, got '\(v)'") }
+        OptionSpec(name: "--caption", value: "SOURCE",
+                   help: "item (each item's caption, the default), exif (the item's, else the image's own "
+                       + "description), date (the item's, else when the photo was taken, as --caption-format) or off"
+        ) { s, v throws(UsageError) in
+            guard let c = CaptionSource(rawValue: v) else {
+                throw UsageError("--caption: expected item, exif, date or off, got '\(v)'")
+            }
             s.caption = c
+        },
+        OptionSpec(name: "--caption-format", value: "FORMAT",
+                   help: "strftime(3) format of --caption date, {ago} for 'N years ago' (default '%-d %B %Y')"
+        ) { s, v throws(UsageError) in
+            guard !v.isEmpty, v.utf8.count <= 64 else {
+                throw UsageError("--caption-format: expected 1...64 bytes of strftime format, got '\(v)'")
+            }
+            let sample = EXIFDateTime(date: LocalDate(year: 2016, month: 12, day: 2), secondOfDay: 52_205)
+            let today = LocalDate(year: 2026, month: 12, day: 2)
+            guard !CaptureCaption.format(v, taken: .exif(sample), today: today).isEmpty else {
+                throw UsageError("--caption-format: '\(v)' gives no text or more than 255 bytes (strftime(3))")
+            }
+            s.captionFormat = v
+        },
+        OptionSpec(name: "--order", value: "ORDER",
+                   help: "name (as listed, the default), shuffle (each image once per round, the round kept in "
+                       + "--state-dir), date (taken, oldest first), newest, or on-this-day (taken on today's date "
+                       + "in earlier years, else all by date)"
+        ) { s, v throws(UsageError) in
+            guard let o = PlaylistOrder(rawValue: v) else {
+                throw UsageError("--order: expected name, shuffle, date, newest or on-this-day, got '\(v)'")
+            }
+            s.order = o
+        },
+        OptionSpec(name: "--recent-days", value: "DAYS",
+                   help: "with shuffle, photos taken within DAYS days come twice per round (default: none)"
+        ) { s, v throws(UsageError) in
+            guard let d = Int(v), (1...36_500).contains(d) else {
+                throw UsageError("--recent-days: expected whole days 1...36500, got '\(v)'")
+            }
+            s.recentDays = d
         },
         OptionSpec(name: "--overlay", value: "WHAT", help: "clock or date: the local time in the top right corner, redrawn each minute (none: the default)") { s, v throws(UsageError) in
             if v == "none" { s.overlay = nil; return }

@@ -165,6 +165,8 @@ public final class SlotPreparer: @unchecked Sendable {
     public var makeCaptions: (() -> CaptionPainter?)?
     /// Where a caption comes from when an item has none: `.exif`, the image's own description.
     public var captionSource: CaptionSource = .item
+    /// The strftime(3) format of `--caption date` (``CaptureCaption``).
+    public var captionFormat = CaptureCaption.defaultFormat
 
     /// Gets remote images (`http`/`https` paths) as files before decoding; nil when the show has
     /// no remote source.

@@ -84,6 +84,8 @@ public final class ContentService {
         public var fit: FitMode?
         public var brightness: BrightnessTiers?
         public var presenceTimeout: Duration?
+        /// The manifest's `order` (docs/carousel.md "Order").
+        public var order: PlaylistOrder?
         public init(interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil) {
             self.interval = interval; self.fade = fade; self.fit = fit
         }
@@ -469,6 +471,7 @@ public final class ContentService {
                                     fit: manifest.fit ?? settings.fit)
             settings.brightness = manifest.brightness ?? settings.brightness
             settings.presenceTimeout = manifest.presenceTimeout ?? settings.presenceTimeout
+            settings.order = manifest.order ?? settings.order
         }
         for source in sources {
             switch source {

@@ -76,6 +76,7 @@ public struct ManifestItem: Equatable, Sendable {
 /// - `brightness`: daily tiers as `--brightness` takes them (`"07:00=100,20:00=40,23:00=off"`,
 ///   ``BrightnessTiers``; docs/power.md);
 /// - `presence_timeout`: seconds as `--presence-timeout` (a number, 0 ≤ x ≤ 86400; 0: presence off);
+/// - `order`: the play order as `--order` takes it (``PlaylistOrder``: `name`, `shuffle`, ...);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
 ///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
 ///   (ManifestSchedule.swift). Other keys are ignored.
@@ -99,6 +100,8 @@ public struct Manifest: Equatable, Sendable {
     public var brightness: BrightnessTiers?
     /// The motion sensor's timeout (`presence_timeout`, seconds in the JSON; zero: presence off), if given.
     public var presenceTimeout: Duration?
+    /// The play order (`order`), if given (docs/carousel.md "Order").
+    public var order: PlaylistOrder?
     public var items: [ManifestItem]
 
     public init(format: Format = .items, interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil,
@@ -256,6 +259,13 @@ private struct Reader {
                 top["presence_timeout"], "presence_timeout", 0...86_400, excludingLower: false, unit: "seconds")
             {
                 manifest.presenceTimeout = .milliseconds(Int64((s * 1000).rounded()))
+            }
+            if let text = try string(top["order"], "order") {
+                guard let order = PlaylistOrder(rawValue: text) else {
+                    let known = PlaylistOrder.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw fail("order", "\"\(text)\" is not an order (one of \(known))")
+                }
+                manifest.order = order
             }
         }
         manifest.items.reserveCapacity(entries.count)

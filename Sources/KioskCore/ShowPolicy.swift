@@ -70,6 +70,10 @@ public struct ShowPolicy: Sendable {
     public private(set) var nextScheduleLook: Duration?
     /// When the items that failed are tried again; nil when none failed since the last try.
     public private(set) var nextRetry: Duration?
+    /// The order the carousel plays the rotation in (playlist indices, ``PlaylistOrder``); nil:
+    /// as listed. Items of the rotation the sequence leaves out are played after it, as listed;
+    /// items it names that are out of the rotation are skipped.
+    public private(set) var sequence: [Int]?
 
     /// A schedule took the image on screen out of the rotation: it gives way once the carousel is still.
     private var leaveRetired = false
@@ -91,12 +95,16 @@ public struct ShowPolicy: Sendable {
 
     /// The show starts (`items` nil), or a new playlist came (a manifest, a directory change):
     /// the round starts again, the rotation is worked out and the carousel gets the playlist.
-    public mutating func begin(_ items: [PlaylistItem]? = nil, at now: Duration, wall: any WallTimeSource,
-                               carousel: inout Carousel) -> [CarouselAction] {
+    /// `sequence` is the play order of the playlist's indices (``sequence``); a new playlist
+    /// without one is played as listed.
+    public mutating func begin(_ items: [PlaylistItem]? = nil, sequence: [Int]? = nil, at now: Duration,
+                               wall: any WallTimeSource, carousel: inout Carousel) -> [CarouselAction] {
         if let items {
             playlist = items
             round = PlaylistRound()
+            self.sequence = nil
         }
+        if let sequence { self.sequence = sequence }
         return applyRotation(at: now, replace: true, wall: wall, carousel: &carousel)
     }
 
@@ -112,7 +120,25 @@ public struct ShowPolicy: Sendable {
     public mutating func retryFailed(at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
         nextRetry = nil
         guard carousel.activeCount < rotation?.count ?? playlist.count else { return [] }
-        return carousel.replaceItems(playlist, showing: rotation, at: now)
+        return carousel.replaceItems(playlist, showing: ordered(rotation), at: now)
+    }
+
+    /// The carousel plays the rotation in `sequence` from now on (``sequence``): the image on
+    /// screen stays, and the next move goes to the item after it in `sequence`.
+    public mutating func reorder(_ sequence: [Int]?, at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
+        guard sequence != self.sequence else { return [] }
+        self.sequence = sequence
+        return carousel.replaceItems(playlist, showing: ordered(rotation), at: now)
+    }
+
+    /// The rotation (nil: the whole playlist) in the play order of ``sequence``.
+    private func ordered(_ rotation: [Int]?) -> [Int]? {
+        guard let sequence else { return rotation }
+        let members = rotation ?? Array(playlist.indices)
+        let inRotation = Set(members)
+        var seen = Set<Int>()
+        let first = sequence.filter { inRotation.contains($0) && seen.insert($0).inserted }
+        return first + members.filter { !seen.contains($0) }
     }
 
     /// Whether playlist item `index` is in the rotation now (`goto` refuses one that is not).
@@ -179,7 +205,7 @@ public struct ShowPolicy: Sendable {
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
             rotation = nil
-            return replace || hadRotation ? carousel.replaceItems(playlist, at: now) : []
+            return replace || hadRotation ? carousel.replaceItems(playlist, showing: ordered(nil), at: now) : []
         }
         let (sinceEpoch, zone) = wall.readWallTime()
         let (showing, standby, next) = ScheduledRotation.showing(playlist, atEpochSecond: sinceEpoch.components.seconds,
@@ -195,7 +221,7 @@ public struct ShowPolicy: Sendable {
         if standIn.active, standIn.scheduled == showing, standIn.standby == standby {
             // Still standing in for the same rotation: the fallback items stay on (a look at the
             // schedules, or the same playlist again, does not end it; an image that loads does).
-            return replace ? carousel.replaceItems(playlist, showing: rotation, at: now) : []
+            return replace ? carousel.replaceItems(playlist, showing: ordered(rotation), at: now) : []
         }
         standIn = FallbackStandIn(scheduled: showing, standby: standby)
         guard replace || showing != rotation else { return [] }
@@ -207,7 +233,7 @@ public struct ShowPolicy: Sendable {
         }
         rotation = showing
         leaveRetired = !replace
-        return carousel.replaceItems(playlist, showing: showing, at: now)
+        return carousel.replaceItems(playlist, showing: ordered(showing), at: now)
     }
 
     /// Fallback items stand in for a rotation none of whose images can be shown (each failed
@@ -223,13 +249,13 @@ public struct ShowPolicy: Sendable {
             let both = (standIn.scheduled + standIn.standby).sorted()
             rotation = both
             notes.append(.fallbackStandingIn(scheduled: standIn.scheduled.count, standby: standIn.standby.count))
-            return carousel.replaceItems(playlist, showing: both, at: now)
+            return carousel.replaceItems(playlist, showing: ordered(both), at: now)
         } else if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
             standIn.active = false
             rotation = standIn.scheduled
             notes.append(.fallbackStoodDown)
             leaveRetired = true
-            return carousel.replaceItems(playlist, showing: standIn.scheduled, at: now)
+            return carousel.replaceItems(playlist, showing: ordered(standIn.scheduled), at: now)
         }
         return []
     }

@@ -58,37 +58,9 @@ public enum EXIFOrientation: Int, CaseIterable, Sendable {
     /// 12-byte entries tag, type, count, value). This is what a PNG eXIf chunk holds.
     /// Accepts the tag as SHORT (type 3, the EXIF type) or LONG (4).
     public static func parse(tiff: UnsafeRawBufferPointer) -> EXIFOrientation {
-        let n = tiff.count
-        guard n >= 8 else { return .topLeft }
-        let littleEndian: Bool
-        switch (tiff[0], tiff[1]) {
-        case (0x49, 0x49): littleEndian = true   // "II"
-        case (0x4D, 0x4D): littleEndian = false  // "MM"
-        default: return .topLeft
-        }
-        func u16(_ offset: Int) -> Int? {
-            guard offset >= 0, offset <= n - 2 else { return nil }
-            let a = Int(tiff[offset]), b = Int(tiff[offset + 1])
-            return littleEndian ? a | b << 8 : a << 8 | b
-        }
-        func u32(_ offset: Int) -> Int? {
-            guard let first = u16(offset), let second = u16(offset + 2) else { return nil }
-            return littleEndian ? first | second << 16 : first << 16 | second
-        }
-        guard u16(2) == 42, let ifd0 = u32(4), ifd0 >= 8, let count = u16(ifd0) else { return .topLeft }
-        for index in 0..<count {
-            let entry = ifd0 + 2 + index * 12
-            guard entry <= n - 12 else { break } // the rest of the directory is missing
-            guard u16(entry) == 0x0112 else { continue }
-            let value: Int?
-            switch u16(entry + 2) {
-            case 3: value = u16(entry + 8)  // SHORT: left-justified in the 4-byte value field
-            case 4: value = u32(entry + 8)  // LONG
-            default: value = nil
-            }
-            return EXIFOrientation(exifValue: value ?? 1)
-        }
-        return .topLeft
+        guard let structure = TIFFStructure(Array(tiff)),
+              let entry = structure.entry(0x0112, inIFDAt: structure.ifd0) else { return .topLeft }
+        return EXIFOrientation(exifValue: structure.integer(of: entry) ?? 1)
     }
 
     /// ``parse(tiff:)`` for an array.

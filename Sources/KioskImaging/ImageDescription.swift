@@ -14,8 +14,62 @@ public enum ImageDescription {
 
     /// The description in the file at `path`, trimmed; nil when it has none, it is blank, or the
     /// file cannot be read. Never reads past ``readLimit`` bytes nor out of a segment's bounds.
-    public static func read(path: String) -> String? {
-        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+    public static func read(path: String) -> String? { metadata(path: path).description }
+
+    /// ``read(path:)`` for a file's first bytes.
+    public static func parse(_ b: [UInt8]) -> String? { metadata(b).description }
+
+    /// What a photo says about itself, from its first bytes (``readLimit``): the description
+    /// (``read(path:)``) and EXIF DateTimeOriginal (``EXIFDateTime``).
+    public static func metadata(_ b: [UInt8]) -> PhotoMetadata {
+        func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
+        func be32(_ i: Int) -> Int { be16(i) << 16 | be16(i + 2) }
+        var out = PhotoMetadata()
+        if b.count > 4, b[0] == 0xFF, b[1] == 0xD8 {
+            var at = 2, iptc: String?
+            while at + 4 <= b.count, b[at] == 0xFF {
+                let marker = b[at + 1], length = be16(at + 2)
+                if marker == 0xDA || length < 2 { break }  // SOS: the image data
+                let body = (at + 4)..<min(b.count, at + 2 + length)
+                let payload = Array(b[body])
+                if marker == 0xE1, payload.starts(with: Array("Exif\0\0".utf8)) {
+                    let structure = TIFFStructure(Array(payload.dropFirst(6)))
+                    out.description = out.description ?? structure.flatMap(description)
+                    out.dateTimeOriginal = out.dateTimeOriginal ?? structure.flatMap(EXIFDateTime.init(original:))
+                }
+                if marker == 0xED, iptc == nil { iptc = photoshopCaption(payload) }
+                at += 2 + length
+            }
+            out.description = out.description ?? iptc
+            return out
+        }
+        if b.count > 8, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            var at = 8, text: String?
+            while at + 8 <= b.count {
+                let length = be32(at), type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
+                let end = min(b.count, at + 8 + length)
+                let data = Array(b[(at + 8)..<end])
+                if type == "eXIf", let structure = TIFFStructure(data) {
+                    out.description = out.description ?? description(structure)
+                    out.dateTimeOriginal = out.dateTimeOriginal ?? EXIFDateTime(original: structure)
+                }
+                if type == "tEXt", let nul = data.firstIndex(of: 0), String(decoding: data[..<nul], as: UTF8.self) == "Description" {
+                    // The text of tEXt is Latin-1 (ISO 8859-1; PNG specification section 11.3.4.3).
+                    text = clean(String(String.UnicodeScalarView(data[(nul + 1)...].map { Unicode.Scalar($0) })))
+                }
+                if type == "IDAT" || type == "IEND" { break }
+                at = end + 4
+            }
+            out.description = out.description ?? text
+            return out
+        }
+        return out
+    }
+
+    /// ``metadata(_:)`` of the file at `path` (its first ``readLimit`` bytes); empty when it
+    /// cannot be read.
+    public static func metadata(path: String) -> PhotoMetadata {
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return PhotoMetadata() }
         var bytes = [UInt8](repeating: 0, count: readLimit)
         var have = 0
         while have < bytes.count {
@@ -25,43 +79,7 @@ public enum ImageDescription {
             guard let n, n > 0 else { break }
             have += n
         }
-        return parse(Array(bytes[0..<have]))
-    }
-
-    /// ``read(path:)`` for a file's first bytes.
-    public static func parse(_ b: [UInt8]) -> String? {
-        func be16(_ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
-        func be32(_ i: Int) -> Int { be16(i) << 16 | be16(i + 2) }
-        if b.count > 4, b[0] == 0xFF, b[1] == 0xD8 {
-            var at = 2, iptc: String?
-            while at + 4 <= b.count, b[at] == 0xFF {
-                let marker = b[at + 1], length = be16(at + 2)
-                if marker == 0xDA || length < 2 { break }  // SOS: the image data
-                let body = (at + 4)..<min(b.count, at + 2 + length)
-                let payload = Array(b[body])
-                if marker == 0xE1, payload.starts(with: Array("Exif\0\0".utf8)), let d = tiff(Array(payload.dropFirst(6))) { return d }
-                if marker == 0xED, iptc == nil { iptc = photoshopCaption(payload) }
-                at += 2 + length
-            }
-            return iptc
-        }
-        if b.count > 8, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-            var at = 8, text: String?
-            while at + 8 <= b.count {
-                let length = be32(at), type = String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self)
-                let end = min(b.count, at + 8 + length)
-                let data = Array(b[(at + 8)..<end])
-                if type == "eXIf", let d = tiff(data) { return d }
-                if type == "tEXt", let nul = data.firstIndex(of: 0), String(decoding: data[..<nul], as: UTF8.self) == "Description" {
-                    // The text of tEXt is Latin-1 (ISO 8859-1; PNG specification section 11.3.4.3).
-                    text = clean(String(String.UnicodeScalarView(data[(nul + 1)...].map { Unicode.Scalar($0) })))
-                }
-                if type == "IDAT" || type == "IEND" { break }
-                at = end + 4
-            }
-            return text
-        }
-        return nil
+        return metadata(Array(bytes[0..<have]))
     }
 
     /// The text up to its first NUL (TIFF's ASCII and EXIF's strings end there), trimmed;
@@ -73,28 +91,14 @@ public enum ImageDescription {
     }
 
     /// ImageDescription or XPComment in IFD0 of a TIFF structure.
-    static func tiff(_ t: [UInt8]) -> String? {
-        guard t.count >= 8 else { return nil }
-        let little = t[0] == 0x49 && t[1] == 0x49
-        guard little || (t[0] == 0x4D && t[1] == 0x4D) else { return nil }
-        func u16(_ i: Int) -> Int? {
-            guard i >= 0, i + 2 <= t.count else { return nil }
-            return little ? Int(t[i]) | Int(t[i + 1]) << 8 : Int(t[i]) << 8 | Int(t[i + 1])
-        }
-        func u32(_ i: Int) -> Int? {
-            guard let a = u16(i), let b = u16(i + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
-        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
+    static func tiff(_ t: [UInt8]) -> String? { TIFFStructure(t).flatMap(description) }
+
+    /// ImageDescription or XPComment in IFD0 of `structure`.
+    static func description(_ structure: TIFFStructure) -> String? {
         var description: String?, comment: String?
-        for k in 0..<count {
-            let e = ifd + 2 + 12 * k
-            guard let tag = u16(e), let n = u32(e + 4) else { break }
-            guard tag == 0x010E || tag == 0x9C9C, n > 0, n < t.count else { continue }
-            let start = n <= 4 ? e + 8 : (u32(e + 8) ?? t.count)
-            guard start >= 0, start + n <= t.count else { continue }
-            let raw = Array(t[start..<(start + n)])
-            if tag == 0x010E {
+        for entry in structure.entries(ofIFDAt: structure.ifd0) {
+            guard entry.tag == 0x010E || entry.tag == 0x9C9C, let raw = structure.bytes(of: entry) else { continue }
+            if entry.tag == 0x010E {
                 description = clean(String(decoding: raw, as: UTF8.self))
             } else {
                 let units = stride(from: 0, to: raw.count - 1, by: 2).map { UInt16(raw[$0]) | UInt16(raw[$0 + 1]) << 8 }

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
-all=(manifest config control hosts redirects mqtt outbox exif jpeg png webp gif heif icc touch)
+all=(manifest config control hosts redirects mqtt outbox exif shuffle jpeg png webp gif heif icc touch)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scratch=.build/fuzz
@@ -38,7 +38,7 @@ seeds() {
     case "$1" in
         jpeg) echo "$f/exif-orientation $f/generated $f/libjpeg-turbo-testimages" ;;
         png) echo "$f/pngsuite" ;;
-        exif) echo "$f/exif-orientation" ;;
+        exif) echo "$f/exif-orientation $f/exif-dates" ;;
     esac
 }
 max_len() {

@@ -147,8 +147,10 @@ func checkControlRequest(_ request: [UInt8], _ data: [UInt8]) {
 
 // MARK: - EXIF
 
-/// Any bytes as an APP1 EXIF segment and as a bare TIFF structure (the WebP and HEIF form).
-/// Invariant: the orientation found turns a bitmap to its oriented size.
+/// Any bytes as an APP1 EXIF segment and as a bare TIFF structure (the WebP and HEIF form),
+/// and the metadata reader over them as a file, as a JPEG's APP1 "Exif" and as a PNG's eXIf.
+/// Invariants: the orientation found turns a bitmap to its oriented size; a capture time found
+/// is a real date and time of day.
 func fuzzEXIF(_ data: [UInt8]) {
     for orientation in [EXIFOrientation.parse(exifSegment: data), EXIFOrientation.parse(tiff: data)] {
         let bitmap = Bitmap(width: 3, height: 2)
@@ -159,4 +161,48 @@ func fuzzEXIF(_ data: [UInt8]) {
             fuzzFailure("orientation \(orientation) turned 3x2 into \(turned.width)x\(turned.height)", data)
         }
     }
+    let segment = Array("Exif\0\0".utf8) + data.prefix(65_000)
+    let n = segment.count + 2
+    let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE1, UInt8(n >> 8), UInt8(n & 0xFF)] + segment + [0xFF, 0xD9]
+    let length = data.count
+    let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A,
+                        UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF),
+                        UInt8(length & 0xFF)] + Array("eXIf".utf8) + data + [0, 0, 0, 0]
+    for bytes in [data, jpeg, png] {
+        guard let t = ImageDescription.metadata(bytes).dateTimeOriginal else { continue }
+        let d = t.date
+        guard (1...12).contains(d.month), (1...LocalDate.daysIn(month: d.month, year: d.year)).contains(d.day),
+              (0..<86_400).contains(t.secondOfDay), abs(t.utcOffsetSeconds ?? 0) <= 14 * 3600 else {
+            fuzzFailure("capture time \(t) is not a real date and time", data)
+        }
+    }
+}
+
+// MARK: - shuffle round
+
+/// Any bytes as the state directory's `shuffle-round`, restored over a playlist of eight files
+/// and played for two rounds. Invariants: a text that decodes encodes again to the same places;
+/// no source comes twice within a round; each completed round shows every source.
+func fuzzShuffleRound(_ data: [UInt8]) {
+    guard var bag = ShuffleBag(decoding: String(decoding: data, as: UTF8.self), seed: 1) else { return }
+    if let again = ShuffleBag(decoding: bag.encoded(), seed: 1),
+       again.upcoming != bag.upcoming || again.shownThisRound != bag.shownThisRound {
+        fuzzFailure("the round does not encode to itself", data)
+    }
+    let sources = (0..<8).map { "/p/\($0).jpg" }
+    bag.update(sources: sources)
+    var round = Set(bag.shownThisRound), current: String?
+    var completed = 0
+    for _ in 0..<40 where completed < 2 {
+        guard let next = bag.next(after: current) else { fuzzFailure("a bag of eight has no next", data) }
+        if round.contains(next) { fuzzFailure("\(next) twice within a round", data) }
+        round.insert(next)
+        current = next
+        if bag.shown(next) {
+            if completed > 0, round != Set(sources) { fuzzFailure("a round without every source", data) }
+            completed += 1
+            round = []
+        }
+    }
+    if completed < 2 { fuzzFailure("two rounds of eight did not end in 40 steps", data) }
 }

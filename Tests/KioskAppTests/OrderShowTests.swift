@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Glibc
+import KioskApp
+import KioskCore
+import KioskImaging
+import Testing
+
+// `--order` and `--caption date` end to end: the real program on the offscreen backend
+// (virtual time), photos whose EXIF exiftool wrote (Tests/Fixtures/exif-dates).
+
+private let exifDates = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/exif-dates").path
+
+/// Runs the show to its end and returns the sources of its `shown` events, in order.
+private func shownSources(_ arguments: [String]) throws -> [String] {
+    let child = try KioskChild(arguments)
+    #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+    #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+    return child.shown.map(\.src)
+}
+
+/// A folder holding copies of `paths` under their own names.
+private func folder(of paths: [String]) throws -> String {
+    let dir = controlTestDirectory() + "/photos"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    for p in paths {
+        try FileManager.default.copyItem(atPath: p, toPath: dir + "/" + (p as NSString).lastPathComponent)
+    }
+    return dir
+}
+
+@Test func aShuffleRoundCarriesOnOverARestartWithoutRepeats() throws {
+    let photos = try folder(of: controlTestPhotos)
+    let state = controlTestDirectory()
+    let common = ["--display", "offscreen:\(state)/frames", "--size", "64x40", "--fade", "0", "--interval", "1",
+                  "--order", "shuffle", "--state-dir", state]
+    let first = try shownSources(common + ["--run-for", "2.5", photos])  // shown at 0, 1 and 2 s
+    #expect(first.count == 3)
+    let kept = try String(contentsOfFile: state + "/shuffle-round", encoding: .utf8)
+    #expect(kept.hasPrefix(ShuffleBag.header + "\n"))
+    #expect(kept.components(separatedBy: "\n").filter { $0.hasPrefix("shown ") }.count == 3)
+    // The next start finishes the round: the two not shown yet, then a new round.
+    let second = try shownSources(common + ["--run-for", "1.5", photos])
+    #expect(second.count == 2)
+    #expect(Set(first + second) == Set(controlTestPhotos.map { photos + "/" + ($0 as NSString).lastPathComponent }))
+}
+
+@Test func newestPlaysByTheCaptureTimeNotTheNames() throws {
+    // Names: bigendian (2001), local (2019), offset (2016); newest first: local, offset, bigendian.
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let out = controlTestDirectory()
+    let args = ["--display", "offscreen:\(out)/frames", "--size", "64x40", "--fade", "0", "--interval", "1"]
+    #expect(try shownSources(args + ["--run-for", "2.5", photos]) == names.map { photos + "/" + $0 })
+    let newest = try shownSources(args + ["--order", "newest", "--run-for", "2.5", photos])
+    #expect(newest == ["taken-local.jpg", "taken-offset.jpg", "taken-bigendian.jpg"].map { photos + "/" + $0 })
+    let date = try shownSources(args + ["--order", "date", "--run-for", "2.5", photos])
+    #expect(date == ["taken-bigendian.jpg", "taken-offset.jpg", "taken-local.jpg"].map { photos + "/" + $0 })
+}
+
+/// `--caption date` draws the capture time with `--caption-format`: the frame is the one a
+/// playlist giving those very words as the caption makes, and not the uncaptioned one.
+@Test func theDateCaptionIsDrawnOnScreen() throws {
+    let photo = exifDates + "/taken-offset.jpg"  // 2016:12:02 14:30:05 +01:00
+    let format = "%A %-d %B %Y, {ago}"
+    var now = time(nil), parts = tm()
+    localtime_r(&now, &parts)
+    let today = LocalDate(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
+    let taken = EXIFDateTime(date: LocalDate(year: 2016, month: 12, day: 2), secondOfDay: 52_205,
+                             utcOffsetSeconds: 3600)
+    let words = CaptureCaption.format(format, taken: .exif(taken), today: today)
+    #expect(words.hasPrefix("Friday 2 December 2016, ") && words.hasSuffix(" years ago"))
+
+    func firstFrame(_ extra: [String], _ source: String) throws -> Bitmap {
+        let dir = controlTestDirectory()
+        let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "480x300", "--fade", "0"]
+                                   + extra + [source])
+        #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+        #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+        if let keep = ProcessInfo.processInfo.environment["KC_KEEP_FRAME"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try? FileManager.default.copyItem(atPath: "\(dir)/frames/frame-00000000.png", toPath: keep)
+        }
+        return try ImageDecoder.decode(path: "\(dir)/frames/frame-00000000.png").bitmap
+    }
+    let dated = try firstFrame(["--caption", "date", "--caption-format", format], photo)
+    let playlist = controlTestDirectory() + "/show.json"
+    try #"{"items":[{"src":"\#(photo)","caption":"\#(words)"}]}"#
+        .write(toFile: playlist, atomically: true, encoding: .utf8)
+    let given = try firstFrame([], playlist)
+    let plain = try firstFrame(["--caption", "off"], photo)
+    func same(_ a: Bitmap, _ b: Bitmap, _ range: Range<Int>) -> Bool {
+        range.allSatisfy { a.pixels[$0] == b.pixels[$0] }
+    }
+    let all = 0..<(480 * 300)
+    #expect(same(dated, given, all), "the date caption is those words")
+    #expect(!same(dated, plain, all), "a caption was drawn")
+    // The words sit in the bottom band; the top of the picture is untouched.
+    #expect(same(dated, plain, 0..<(480 * 150)))
+}
+
+@Test func captionFormatTokens() {
+    let taken = EXIFDateTime(date: LocalDate(year: 2016, month: 12, day: 2), secondOfDay: 52_205)
+    let today = LocalDate(year: 2026, month: 12, day: 1)
+    #expect(CaptureCaption.format("%Y-%m-%d %H:%M:%S %a {ago}", taken: .exif(taken), today: today)
+            == "2016-12-02 14:30:05 Fri 9 years ago")
+    #expect(CaptureCaption.format("{ago}", taken: .exif(taken), today: LocalDate(year: 2017, month: 12, day: 2))
+            == "1 year ago")
+    #expect(CaptureCaption.format("%j {ago}", taken: .exif(taken), today: LocalDate(year: 2016, month: 12, day: 25))
+            == "337 this year")
+}

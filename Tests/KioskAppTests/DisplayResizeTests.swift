@@ -62,33 +62,8 @@ private final class PanelFeed: TouchFeed {
     func setPanelSize(width: Int, height: Int) { panels.append("\(width)x\(height)") }
 }
 
-private func temporaryDirectory() -> String {
-    var template = Array("/tmp/kc-resize-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-}
-
-/// A 64x40 picture whose fitting depends on the frame's shape: quadrants of four colours.
-private func writePattern(_ path: String, colours: [UInt32]) throws {
-    let b = Bitmap(width: 64, height: 40)
-    for y in 0..<40 { for x in 0..<64 { b.row(y)[x] = colours[(y < 20 ? 0 : 2) + (x < 32 ? 0 : 1)] } }
-    try PNGWriter.write(b, to: path)
-}
-
-private func same(_ a: Bitmap, _ b: Bitmap) -> Bool {
-    a.width == b.width && a.height == b.height && (0..<a.pixelCount).allSatisfy { a.pixels[$0] == b.pixels[$0] }
-}
-
-/// The frame the preparer makes of `path` at `width` x `height` (letterboxed on black).
-private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bitmap {
-    let preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 1 << 20)
-    guard case .frame(let frame) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
-        throw ControlTestFailure("\(path) did not prepare")
-    }
-    return frame
-}
-
 @Test func theShowGoesOnAtItsImageAtTheNewSizeWhenTheDisplayComesBackAtAnotherSize() throws {
-    let dir = temporaryDirectory()
+    let dir = frameTestDirectory("resize")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
     let a = "\(dir)/a.png", b = "\(dir)/b.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
@@ -140,7 +115,7 @@ private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bit
 }
 
 @Test func framesOfTheOldSizeAreNotHandedOutAfterAResize() throws {
-    let dir = temporaryDirectory()
+    let dir = frameTestDirectory("resize")
     defer { unlink("\(dir)/a.png"); rmdir(dir) }
     let a = "\(dir)/a.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])

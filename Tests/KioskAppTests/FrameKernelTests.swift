@@ -17,10 +17,6 @@ private func noise(width: Int, height: Int, seed: UInt32) -> Bitmap {
     return b
 }
 
-private func same(_ a: Bitmap, _ b: Bitmap) -> Bool {
-    a.width == b.width && a.height == b.height && (0..<a.pixelCount).allSatisfy { a.pixels[$0] == b.pixels[$0] }
-}
-
 /// The kernels split across the team give the very bytes of the kernels on one thread.
 @Test func blendSlideAndScanoutOnFourThreadsMatchOneThread() {
     let team = ParallelRows(threads: 4)

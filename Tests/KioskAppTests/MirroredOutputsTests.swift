@@ -56,31 +56,6 @@ private final class TestOutput: ReconnectingDisplay, NamedOutput {
     }
 }
 
-private func temporaryDirectory() -> String {
-    var template = Array("/tmp/kc-outputs-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-}
-
-/// A 64x40 picture of four coloured quadrants: its fit shows the frame's shape.
-private func writePattern(_ path: String, colours: [UInt32]) throws {
-    let b = Bitmap(width: 64, height: 40)
-    for y in 0..<40 { for x in 0..<64 { b.row(y)[x] = colours[(y < 20 ? 0 : 2) + (x < 32 ? 0 : 1)] } }
-    try PNGWriter.write(b, to: path)
-}
-
-private func same(_ a: Bitmap, _ b: Bitmap) -> Bool {
-    a.width == b.width && a.height == b.height && (0..<a.pixelCount).allSatisfy { a.pixels[$0] == b.pixels[$0] }
-}
-
-/// The frame one output alone would show of `path` at `width` x `height`.
-private func expected(_ path: String, _ width: Int, _ height: Int) throws -> Bitmap {
-    let preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 1 << 20)
-    guard case .frame(let frame) = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path)).outcome else {
-        throw ControlTestFailure("\(path) did not prepare")
-    }
-    return frame
-}
-
 /// Runs a show of `a` then `b` (1 s each, 400 ms fades) on `display` for `runFor`; returns the
 /// event lines and `status`'s `outputs` at the end.
 private func runShow(_ display: Display, _ a: String, _ b: String, runFor: Duration) throws -> [String] {
@@ -113,7 +88,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
 }
 
 @Test func mirroredOutputsEachShowThePictureFittedToTheirOwnSizeInStep() throws {
-    let dir = temporaryDirectory()
+    let dir = frameTestDirectory("outputs")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
     let a = "\(dir)/a.png", b = "\(dir)/b.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
@@ -141,7 +116,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
 }
 
 @Test func oneOutputLostLeavesTheOtherShowingAndComesBackAtItsNewSize() throws {
-    let dir = temporaryDirectory()
+    let dir = frameTestDirectory("outputs")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
     let a = "\(dir)/a.png", b = "\(dir)/b.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])

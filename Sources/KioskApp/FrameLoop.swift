@@ -143,7 +143,9 @@ public final class FrameLoop {
     public func run() throws(DisplayError) -> Int32 {
         defer { configuration.order?.flush() }  // the shuffle round as it stands, on every way out
         configuration.order?.use(manifestOrder: content?.showSettings.order)
-        let first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver)
+        var first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver)
+        configuration.order?.awaitFirstTimes(driver: driver, interrupt: configuration.signals?.wakeDescriptor ?? -1)
+        if let timed = configuration.order?.timesArrived(current: nil, wall: driver) { first = timed }
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
         handle(carousel.start(at: clock.now))
         while true {
@@ -155,6 +157,7 @@ public final class FrameLoop {
             apply(supervisor.service(carousel: &carousel))
             apply(try supervisor.serviceDevice(carousel: &carousel))
             takeNewPlaylist()
+            takeCaptureTimes()
             // Timed duties: the schedules, retries, the words and the clock, changed files, touches.
             serviceTimedDuties(at: clock.now)
             takeTouches()
@@ -211,6 +214,16 @@ public final class FrameLoop {
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
         let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver)
         policyStep { $0.begin(items, sequence: sequence, at: clock.now, wall: driver, carousel: &$1) }
+    }
+
+    /// Capture times read off the loop (``PlayOrder``): the playlist ordered again by them. On
+    /// virtual time they are waited for, so the order does not depend on the machine's speed.
+    private func takeCaptureTimes() {
+        guard let order = configuration.order else { return }
+        driver.settle(order.reader, interrupt: configuration.signals?.wakeDescriptor ?? -1)
+        let onScreen = carousel.currentItem.map { carousel.items[$0].source }
+        guard let sequence = order.timesArrived(current: onScreen, wall: driver) else { return }
+        policyStep { $0.reorder(sequence, at: clock.now, carousel: &$1) }
     }
 
     private func serviceTimedDuties(at now: Duration) {
@@ -511,6 +524,7 @@ public final class FrameLoop {
         fds += content?.wakeDescriptors ?? []
         if let fd = supervisor.wakeDescriptor { fds.append(fd) }
         fds += supervisor.power.wakeDescriptors  // the motion sensor
+        if let order = configuration.order { fds.append(order.reader.answers.wakeDescriptor) }  // capture times
         return fds
     }
 }

@@ -132,8 +132,13 @@ public enum KioskApp {
         loop.touch = touch
         loop.tapCommand = tapCommand
         loop.content = content
-        loop.order = PlayOrder(order: settings.order, recentDays: settings.recentDays,
-                               stateDirectory: settings.stateDirectory)
+        do {
+            loop.order = try PlayOrder(order: settings.order, recentDays: settings.recentDays,
+                                       stateDirectory: settings.stateDirectory)
+        } catch {
+            Log.error("play order unavailable", reason: error.description)
+            return exitUnavailable
+        }
         loop.background = settings.background
         loop.painter = text.loopPainter()
         loop.text = text

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Dispatch
 import Glibc
 import KioskContent
 import KioskCore
@@ -14,16 +15,22 @@ import KioskSystem
 /// after every picture would wear an SD card for little; a power cut loses at most that minute's
 /// places, whose pictures come again in the round.
 ///
-/// Capture times (``captureTime(path:zone:)``) are read once per file version (path, size,
-/// mtime) and only when the order needs them (`date`, `newest`, `on-this-day`, or
-/// `--recent-days`): at most ``ImageDescription/readLimit`` bytes of each file's front.
-/// Owned by the frame loop's thread.
+/// Capture times are read only when the order needs them (`date`, `newest`, `on-this-day`, or
+/// `--recent-days`), off the frame loop by a ``CaptureTimeReader``: a playlist plays in the
+/// order of the times known when it arrives and is ordered again when the reader's answer
+/// comes (``timesArrived(wall:)``); at the start the show waits for the first answer
+/// (``awaitFirstTimes(driver:interrupt:)``). Owned by the frame loop's thread.
 final class PlayOrder {
     private(set) var order: ShowOrder
     /// The folder of `shuffle-round`; nil: the round is not kept.
     let stateDirectory: String?
-    /// Capture times by path, with the file version they were read from.
-    private var times: [String: (version: FileIdentity, taken: CaptureTime?)] = [:]
+    /// Reads the files' metadata off the loop.
+    let reader: CaptureTimeReader
+    /// What the reader last answered, by path: the file's metadata and modification time (nil:
+    /// not a file that could be looked at).
+    private var metadata: [String: CaptureTimeReader.Facts?] = [:]
+    /// The playlist the times were last asked for, and the number of that question.
+    private var asked: (playlist: [PlaylistItem], question: Int)?
     /// The day the last "none taken on this day" line was written for.
     private var saidNoneOn: LocalDate?
     /// The `shuffle-round` text last written (nothing is written when it did not change).
@@ -48,7 +55,9 @@ final class PlayOrder {
 
     /// `order` with a bag restored from `stateDirectory/shuffle-round` when there is a usable
     /// one (else a fresh bag); `seed` draws the shuffles (nil: from the system's random source).
-    init(order: PlaylistOrder, recentDays: Int?, stateDirectory: String?, seed: UInt64? = nil) {
+    /// Throws ``SystemError`` when the reader's mailbox cannot be made (pipe2(2) fails).
+    init(order: PlaylistOrder, recentDays: Int?, stateDirectory: String?, seed: UInt64? = nil) throws(SystemError) {
+        reader = try CaptureTimeReader()
         let seed = seed ?? UInt64.random(in: 0...UInt64.max)
         var bag = ShuffleBag(seed: seed)
         configured = order
@@ -78,11 +87,45 @@ final class PlayOrder {
     /// Whether capture times are needed at all.
     private var needsTimes: Bool { order.order != .name && order.order != .shuffle || order.recentDays != nil }
 
-    /// The sequence for `playlist` (nil: as listed), `current` being the source on screen.
+    /// The sequence for `playlist` (nil: as listed), `current` being the source on screen, from
+    /// the capture times known now; when the order needs times they are asked for again (a new
+    /// playlist, or files that changed), and ``timesArrived(wall:)`` gives the sequence they make.
     func sequence(for playlist: [PlaylistItem], current: String?, wall: any WallTimeSource) -> [Int]? {
+        if needsTimes {
+            asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { $0.hasPrefix("/") }))
+        }
+        return ordered(playlist, current: current, wall: wall)
+    }
+
+    /// The reader's answer to the last question, when it came: the sequence of that playlist
+    /// in the order of the times read (nil when nothing changed or no answer is in).
+    func timesArrived(current: String?, wall: any WallTimeSource) -> [Int]?? {
+        guard let answer = reader.take(), let asked, answer.question == asked.question else { return nil }
+        let before = asked.playlist.map { metadata[$0.source] ?? nil }
+        for (path, facts) in answer.facts { metadata[path] = facts }
+        guard asked.playlist.map({ metadata[$0.source] ?? nil }) != before else { return nil }
+        return .some(ordered(asked.playlist, current: current, wall: wall))
+    }
+
+    /// At the start: waits for the capture times of the first question, on virtual time for as
+    /// long as it takes, on the real clock at most ``startWait`` (nothing is on the screen yet; a
+    /// larger folder plays in the order known and is ordered again when its times are in).
+    func awaitFirstTimes(driver: LoopDriver, interrupt: Int32) {
+        guard asked != nil, reader.outstanding > 0 else { return }
+        driver.settle(reader, interrupt: interrupt)  // virtual time: until the answer is in
+        if reader.answers.count == 0 { _ = reader.answers.waitForValues(timeout: Self.startWait, interrupt: interrupt) }
+    }
+
+    /// The longest the show's start waits for capture times on the real clock (2 s).
+    static let startWait: Duration = .seconds(2)
+
+    private func ordered(_ playlist: [PlaylistItem], current: String?, wall: any WallTimeSource) -> [Int]? {
         let (now, zone) = wall.readWallTime()
         let today = zone.local(atEpochSecond: now.components.seconds).date
-        let taken: [CaptureTime?] = needsTimes ? playlist.map { captureTime(path: $0.source, zone: zone) }
+        let taken: [CaptureTime?] = needsTimes
+            ? playlist.map { item in
+                (metadata[item.source] ?? nil).map { Self.captureTime(metadata: $0.metadata, modified: $0.modified, zone: zone) }
+            }
             : Array(repeating: nil, count: playlist.count)
         let (sequence, matched) = order.sequence(for: playlist, taken: taken, today: today, current: current)
         if !matched, saidNoneOn != today {
@@ -124,19 +167,6 @@ final class PlayOrder {
         }
     }
 
-    /// When the photo at `path` was taken: EXIF DateTimeOriginal (with OffsetTimeOriginal, else
-    /// the camera's wall time read in `zone`), else the file's modification time; nil for a URL
-    /// or a file that cannot be looked at. Read once per file version.
-    func captureTime(path: String, zone: any TimeZoneRules) -> CaptureTime? {
-        guard path.hasPrefix("/"), let info = try? fileStatus(path) else { return nil }
-        let version = FileIdentity(info)
-        if let known = times[path], known.version == version { return known.taken }
-        let taken = Self.captureTime(metadata: ImageDescription.metadata(path: path),
-                                     modified: Int64(info.st_mtim.tv_sec), zone: zone)
-        times[path] = (version, taken)
-        return taken
-    }
-
     /// The capture time from a file's metadata, else its modification time (seconds since the
     /// epoch, dated in `zone`).
     static func captureTime(metadata: PhotoMetadata, modified: Int64, zone: any TimeZoneRules) -> CaptureTime {
@@ -144,5 +174,68 @@ final class PlayOrder {
             return CaptureTime(epochSecond: exif.epochSecond(zone: zone), localDate: exif.date)
         }
         return CaptureTime(epochSecond: modified, localDate: zone.local(atEpochSecond: modified).date)
+    }
+}
+
+/// The facts capture times are made of, read off the frame loop on a utility queue: for each
+/// local file its metadata (``ImageDescription/metadata(path:)``: at most
+/// ``ImageDescription/readLimit`` bytes of its front) and modification time, read once per file
+/// version (path, size, mtime) and looked up again (one stat(2)) at each question.
+final class CaptureTimeReader: OffLoopWork {
+    /// A file's metadata and modification time (seconds since the epoch).
+    struct Facts: Equatable, Sendable {
+        var metadata: PhotoMetadata
+        var modified: Int64
+    }
+
+    /// An answer: the question's number and the facts of each path asked (nil: no file to read).
+    struct Answer: Sendable {
+        var question: Int
+        var facts: [String: Facts?]
+    }
+
+    /// The answers, readable when one is in.
+    let answers: Mailbox<Answer>
+    /// Questions asked and not taken yet (loop thread).
+    private(set) var outstanding = 0
+    private var questions = 0
+    private let queue = DispatchQueue(label: "kiosk-carousel capture times", qos: .utility)
+    /// The facts by path with the file version they were read from (touched on `queue` only).
+    private nonisolated(unsafe) var known: [String: (version: FileIdentity, facts: Facts)] = [:]
+
+    /// Throws ``SystemError`` when the answers' mailbox cannot be made (pipe2(2) fails).
+    init() throws(SystemError) { answers = try Mailbox() }
+
+    /// Asks for the facts of `paths` (absolute paths of local files); returns the question's number.
+    func ask(paths: [String]) -> Int {
+        questions += 1
+        outstanding += 1
+        let question = questions
+        queue.async { [self] in
+            var facts: [String: Facts?] = [:]
+            for path in paths {
+                guard let info = try? fileStatus(path) else { facts[path] = .some(nil); continue }
+                let version = FileIdentity(info)
+                if let k = known[path], k.version == version { facts[path] = k.facts; continue }
+                let read = Facts(metadata: ImageDescription.metadata(path: path), modified: Int64(info.st_mtim.tv_sec))
+                known[path] = (version, read)
+                facts[path] = read
+            }
+            answers.post(Answer(question: question, facts: facts))
+        }
+        return question
+    }
+
+    /// The latest answer in (older ones are dropped), if any.
+    func take() -> Answer? {
+        let taken = answers.take()
+        outstanding -= taken.count
+        return taken.last
+    }
+
+    func waitForAnswers(interrupt: Int32) {
+        while outstanding > 0 && answers.count == 0 {
+            if answers.waitForValues(timeout: .seconds(1), interrupt: interrupt) != .timedOut { break }
+        }
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
-import KioskApp
+@testable import KioskApp
 import KioskCore
 import KioskImaging
 import Testing
@@ -109,4 +109,34 @@ private func folder(of paths: [String]) throws -> String {
             == "1 year ago")
     #expect(CaptureCaption.format("%j {ago}", taken: .exif(taken), today: LocalDate(year: 2016, month: 12, day: 25))
             == "337 this year")
+}
+
+private final class UTCWall: WallTimeSource {
+    func readWallTime() -> (sinceEpoch: Duration, zone: any TimeZoneRules) { (.zero, FixedOffsetZone(seconds: 0)) }
+    var scheduleRecheck: Duration? { nil }
+}
+
+/// The capture times are read off the frame loop: a playlist plays in the order of the times
+/// known when it arrives (none: as listed), and the reader's answer orders it by them; a file
+/// rewritten is read again, an unchanged one is not asked of the disk twice.
+@Test func captureTimesArriveFromTheReaderAndOrderThePlaylist() throws {
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]  // 2001, 2019, 2016
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let playlist = names.map { PlaylistItem(source: photos + "/" + $0) }
+    let order = try PlayOrder(order: .newest, recentDays: nil, stateDirectory: nil, seed: 1)
+    let before = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    #expect(before != [1, 2, 0], "the times cannot be known before the reader answered")
+    order.reader.waitForAnswers(interrupt: -1)
+    #expect(order.timesArrived(current: nil, wall: UTCWall()) == .some([1, 2, 0]))
+    // Asked again with nothing changed: the same facts, no new order.
+    _ = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    order.reader.waitForAnswers(interrupt: -1)
+    #expect(order.timesArrived(current: nil, wall: UTCWall()) == nil)
+    // The 2001 photo replaced by one without a date (its file's time, now): it is the newest.
+    let replaced = photos + "/taken-bigendian.jpg"
+    try FileManager.default.removeItem(atPath: replaced)
+    try FileManager.default.copyItem(atPath: exifDates + "/no-date.jpg", toPath: replaced)
+    _ = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    order.reader.waitForAnswers(interrupt: -1)
+    #expect(order.timesArrived(current: nil, wall: UTCWall()) == .some([0, 1, 2]))
 }

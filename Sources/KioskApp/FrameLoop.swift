@@ -405,7 +405,8 @@ public final class FrameLoop {
     /// their frame, while the show goes on (those outputs show the placeholder meanwhile).
     private func adoptOutputSizes(_ outputSizes: [FrameSize]) {
         Log.info("output sizes changed", detail: "other outputs: "
-                 + (outputSizes.isEmpty ? "none of another size" : outputSizes.map(\.description).joined(separator: ", ")))
+                 + (outputSizes.isEmpty ? "none of another size"
+                    : outputSizes.map(\.description).joined(separator: ", ")))
         frames.resize(width: frames.width, height: frames.height, outputSizes: outputSizes)
         slots.resizeOutputs(outputSizes)
         frames.invalidate()

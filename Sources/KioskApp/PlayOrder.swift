@@ -124,7 +124,9 @@ final class PlayOrder {
         let today = zone.local(atEpochSecond: now.components.seconds).date
         let taken: [CaptureTime?] = needsTimes
             ? playlist.map { item in
-                (metadata[item.source] ?? nil).map { Self.captureTime(metadata: $0.metadata, modified: $0.modified, zone: zone) }
+                (metadata[item.source] ?? nil).map {
+                    Self.captureTime(metadata: $0.metadata, modified: $0.modified, zone: zone)
+                }
             }
             : Array(repeating: nil, count: playlist.count)
         let (sequence, matched) = order.sequence(for: playlist, taken: taken, today: today, current: current)

@@ -76,6 +76,7 @@ final class MQTTPort: ShowEventSink {
             case .resume: command = .resume
             case .goto(let index): command = .goto(index)
             case .display(let on): command = .display(on: on)
+            case .brightness(let percent): command = .brightness(percent: percent)
             }
             switch perform(command) {
             case .success: client.answer(request, error: nil)

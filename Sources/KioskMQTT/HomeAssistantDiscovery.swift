@@ -3,9 +3,10 @@ import KioskSystem
 
 /// The retained discovery configs that make a kiosk appear in Home Assistant with no YAML
 /// (docs/mqtt.md "Home Assistant"), one device per kiosk: buttons for next, previous, pause and
-/// resume, a switch for the screen, a sensor with the current image. Written to Home
-/// Assistant's MQTT discovery documentation ("Single component discovery payload", and the
-/// configuration variables of its MQTT button, switch and sensor pages): one config per
+/// resume, a switch for the screen, a number for the brightness, a sensor with the current
+/// image. Written to Home Assistant's MQTT discovery documentation ("Single component discovery
+/// payload", and the configuration variables of its MQTT button, switch, number and sensor
+/// pages): one config per
 /// component at `PREFIX/COMPONENT/NODE_ID/OBJECT_ID/config`, the node ID being the device's ID
 /// (the documentation's way for a client to keep to its own topics, so that a broker's ACL can
 /// confine each kiosk's configs too: `homeassistant/+/DEVICE-ID/#`), full option names (no
@@ -42,6 +43,15 @@ public enum HomeAssistantDiscovery {
                 "command_topic": .string(topics.command(.display)), "state_topic": .string(topics.display),
                 "payload_on": .string("ON"), "payload_off": .string("OFF"),
                 "qos": .int(1), "retain": .bool(false), "optimistic": .bool(false),
+            ]),
+            // The brightness as a slider, 1 ... 100 %: the status's `brightness.target_percent`
+            // (where a ramp goes; the level during a ramp would make the slider jump back).
+            Entity(component: "number", key: "brightness", options: [
+                "name": .string("Brightness"), "icon": .string("mdi:brightness-6"),
+                "command_topic": .string(topics.command(.brightness)), "state_topic": .string(topics.status),
+                "value_template": .string("{{ value_json.brightness.target_percent | round(0) | int }}"),
+                "min": .int(1), "max": .int(100), "step": .int(1), "mode": .string("slider"),
+                "unit_of_measurement": .string("%"), "qos": .int(1), "retain": .bool(false),
             ]),
             // The state is the file name (a state is at most 255 characters); the whole status
             // (index, src, caption, ...) goes to the attributes.

@@ -10,10 +10,14 @@ public enum MQTTCommand: Equatable, Sendable {
     case goto(Int)
     /// `PREFIX/command/display` with `ON` or `OFF` (Home Assistant's switch payloads).
     case display(on: Bool)
+    /// `PREFIX/command/brightness` with a whole percentage `1` ... `100` (what Home Assistant's
+    /// number entity sends) or `auto` (nil: back to `--brightness`'s tiers), as the control
+    /// socket's `brightness` (docs/power.md).
+    case brightness(percent: Int?)
 
     /// The last level of each command topic.
     public enum Name: String, CaseIterable, Sendable {
-        case next, previous, pause, resume, goto, display
+        case next, previous, pause, resume, goto, display, brightness
     }
 
     public var name: Name {
@@ -24,6 +28,7 @@ public enum MQTTCommand: Equatable, Sendable {
         case .resume: return .resume
         case .goto: return .goto
         case .display: return .display
+        case .brightness: return .brightness
         }
     }
 }
@@ -95,6 +100,15 @@ public enum MQTTCommandParser {
                 return refuse("expected a playlist index 0...999999999 in decimal digits, got \(shown)")
             }
             return .success(.goto(index))
+        case .brightness:
+            if text == "auto" { return .success(.brightness(percent: nil)) }
+            // Home Assistant's MQTT number sends an integral value without a decimal point
+            // ("40"), which is all a step of 1 gives; "40.0" and the like are refused.
+            guard (1...3).contains(payload.count), payload.allSatisfy({ (0x30...0x39).contains($0) }),
+                  payload.count == 1 || payload[0] != 0x30, let percent = Int(text), (1...100).contains(percent) else {
+                return refuse("expected a whole percentage 1...100 in decimal digits or auto, got \(shown)")
+            }
+            return .success(.brightness(percent: percent))
         }
     }
 }

@@ -175,7 +175,7 @@ func theACLOfTheDocsConfinesEachKioskToItsOwnTopics() throws {
     other.stop()
     let configs = reader.messages.filter { $0.topic.hasSuffix("/config") }.map(\.topic)
     #expect(
-        configs.count == 6 && configs.allSatisfy { $0.hasPrefix("homeassistant/") && $0.contains("/acl-a/") },
+        configs.count == 7 && configs.allSatisfy { $0.hasPrefix("homeassistant/") && $0.contains("/acl-a/") },
         "\(configs)")
     // Only acl-a's events reached the reader (both kiosks count from seq 1: the other's would
     // repeat numbers), every one of them.

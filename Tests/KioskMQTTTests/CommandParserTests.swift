@@ -23,6 +23,10 @@ private func parse(
     #expect(parse(base + "goto", "42") == .success(.goto(42)))
     #expect(parse(base + "goto", "999999999") == .success(.goto(999_999_999)))
     #expect(topics.command(.goto) == base + "goto")
+    #expect(parse(base + "brightness", "1") == .success(.brightness(percent: 1)))
+    #expect(parse(base + "brightness", "40") == .success(.brightness(percent: 40)))
+    #expect(parse(base + "brightness", "100") == .success(.brightness(percent: 100)))
+    #expect(parse(base + "brightness", "auto") == .success(.brightness(percent: nil)))
 }
 
 @Test func payloadsAreReadStrictly() {
@@ -32,6 +36,8 @@ private func parse(
         ("display", "on"), ("display", "1"), ("display", "true"), ("display", ""), ("display", "ON "),
         ("goto", ""), ("goto", "-1"), ("goto", "+1"), ("goto", "01"), ("goto", "1.0"), ("goto", "1e3"),
         ("goto", "1000000000"), ("goto", " 3"), ("goto", "٣"),
+        ("brightness", "0"), ("brightness", "101"), ("brightness", "040"), ("brightness", "40.0"),
+        ("brightness", "-5"), ("brightness", ""), ("brightness", "AUTO"), ("brightness", "PRESS"),
     ] {
         guard case .failure(let refusal) = parse(base + name, payload) else {
             Issue.record("\(name) \(payload.debugDescription) accepted")

@@ -6,7 +6,7 @@ import Testing
 // Home Assistant's documented MQTT discovery schema, as its documentation gives it: the MQTT
 // integration page ("Discovery topic", "Single component discovery payload", "Adding
 // information about the origin", the device registry options) and the configuration
-// variables of the MQTT Button, Switch and Sensor pages. Each key with its type and whether it
+// variables of the MQTT Button, Switch, Number and Sensor pages. Each key with its type and whether it
 // is required; a config holding a key not documented for its component, or of the wrong type,
 // fails (Home Assistant would ignore it, and the entity would silently lack what it was for).
 
@@ -34,6 +34,14 @@ private let componentKeys: [String: (keys: [String: SchemaType], required: Set<S
             "payload_off": .string, "payload_on": .string, "retain": .boolean, "state_off": .string,
             "state_on": .string,
             "state_topic": .string, "value_template": .string,
+        ], ["command_topic"]
+    ),
+    "number": (
+        [
+            "command_template": .string, "command_topic": .string, "device_class": .string, "max": .integer,
+            "min": .integer, "mode": .string, "optimistic": .boolean, "payload_reset": .string,
+            "retain": .boolean, "state_topic": .string, "step": .integer, "unit_of_measurement": .string,
+            "value_template": .string,
         ], ["command_topic"]
     ),
     "sensor": (
@@ -141,6 +149,7 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
                                       "homeassistant/button/lobby-3f2a9c01/pause/config",
                                       "homeassistant/button/lobby-3f2a9c01/resume/config",
                                       "homeassistant/switch/lobby-3f2a9c01/display/config",
+                                      "homeassistant/number/lobby-3f2a9c01/brightness/config",
                                       "homeassistant/sensor/lobby-3f2a9c01/image/config"])
     for message in messages {
         #expect(discoveryProblems(topic: message.topic, payload: message.payload) == [])
@@ -180,7 +189,12 @@ private func configuration(discovery: String? = "homeassistant") throws -> MQTTC
             let payload = fields["payload_press"].flatMap {
                 if case .string(let s) = $0 { return s } else { return nil }
             }
-            for p in payload.map({ [$0] }) ?? ["ON", "OFF"] {
+            // A button's press, a switch's ON and OFF, a number's values from its min to its max.
+            var payloads = payload.map { [$0] } ?? ["ON", "OFF"]
+            if case .int(let low)? = fields["min"], case .int(let high)? = fields["max"] {
+                payloads = [String(low), String((low + high) / 2), String(high)]
+            }
+            for p in payloads {
                 let parsed = MQTTCommandParser.parse(topic: Array(topic.utf8), payload: Array(p.utf8), retained: false,
                                                      topics: config.topics)
                 #expect((try? parsed.get()) != nil, "\(topic) \(p): \(parsed)")

@@ -27,14 +27,14 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
 
     // What Home Assistant reads when it (re)starts: the retained configs, availability, state.
     let retained = try Subscriber(broker, topics: ["homeassistant/#", "kiosk-carousel/lobby/#"], retainedOnly: true)
-        .finish { $0.count >= 9 }
+        .finish { $0.count >= 10 }
     let configs = retained.filter { $0.topic.hasPrefix("homeassistant/") }
     #expect(
         Set(configs.map(\.topic))
             == Set(
                 [
                     "button/lobby/next", "button/lobby/previous", "button/lobby/pause", "button/lobby/resume",
-                    "switch/lobby/display", "sensor/lobby/image",
+                    "switch/lobby/display", "number/lobby/brightness", "sensor/lobby/image",
                 ].map { "homeassistant/\($0)/config" }))
     for config in configs {
         #expect(discoveryProblems(topic: config.topic, payload: Array(config.payload.utf8)) == [], "\(config.payload)")
@@ -72,10 +72,22 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     }
     #expect(dark.map(\.payload) == ["OFF"])
     try publish(broker, "kiosk-carousel/lobby/command/display", "ON")
+    // The brightness slider: 40 % (by the pixels offscreen), in the retained status.
+    try publish(broker, "kiosk-carousel/lobby/command/brightness", "40")
+    let brightnessDone = #""command":"brightness","error":"success""#
+    #expect(waitFor(3) { replies.messages.contains { $0.payload.contains(brightnessDone) } }, "\(replies.messages)")
+    let lit = try Subscriber(broker, topics: ["kiosk-carousel/lobby/status"], retainedOnly: true).finish { !$0.isEmpty }
+    if case .object(let now)? = lit.first.flatMap({ try? JSONValue.parse(Array($0.payload.utf8)) }),
+       case .object(let brightness)? = now["brightness"] {
+        let target = brightness["target_percent"]
+        #expect((target == .int(40) || target == .double(40)) && brightness["override"] == .bool(true), "\(brightness)")
+    } else {
+        Issue.record("no brightness in the status: \(lit)")
+    }
     // A bad payload, a goto past the end: answered on the reply topic, nothing moves.
     try publish(broker, "kiosk-carousel/lobby/command/goto", "-1")
     try publish(broker, "kiosk-carousel/lobby/command/goto", "9")
-    #expect(waitFor(3) { replies.messages.filter { $0.topic.hasSuffix("/reply") }.count >= 6 })
+    #expect(waitFor(3) { replies.messages.filter { $0.topic.hasSuffix("/reply") }.count >= 7 })
     let answers = replies.messages.filter { $0.topic.hasSuffix("/reply") }.map(\.payload)
     #expect(answers.contains(#"{"command":"next","error":"success","payload":"PRESS"}"#), "\(answers)")
     #expect(

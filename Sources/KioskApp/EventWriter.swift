@@ -67,12 +67,25 @@ public final class EventWriter: @unchecked Sendable {
         "{\"event\":\"display\",\"state\":\"\(on ? "on" : "off")\",\"reason\":\(json(reason)),\"t\":\(time.wholeMilliseconds)}"
     }
 
+    /// The line of `event` (without the newline): the one home of every event line, so stdout,
+    /// the control socket's clients and MQTT's `P/events` get the same bytes.
+    public func line(for event: ShowEvent) -> String {
+        switch event {
+        case .shown(let index, let source, let at, _):
+            return line(event: "shown", index: index, source: source, time: at)
+        case .tap(let index, let source, let at, let x, let y):
+            return line(event: "tap", index: index, source: source, time: at, point: (x, y))
+        case .display(let on, let reason, let at):
+            return displayLine(on: on, reason: reason, time: at)
+        }
+    }
+
     /// Queues a ``displayLine(on:reason:time:)``; returns at once.
     public func emitDisplay(on: Bool, reason: String, time: Duration) {
         enqueue(displayLine(on: on, reason: reason, time: time) + "\n")
     }
 
-    private func enqueue(_ text: String) {
+    func enqueue(_ text: String) {
         let accepted = state.withLock { s -> Bool in
             guard s.waiting < Self.queueLimit else {
                 s.dropped += 1

@@ -87,14 +87,7 @@ final class MQTTPort: ShowEventSink {
     }
 
     func publish(_ event: ShowEvent) {
-        switch event {
-        case .shown(let index, let source, let at, _):
-            client.publish(eventLine: lines.line(event: "shown", index: index, source: source, time: at))
-        case .tap(let index, let source, let at, let x, let y):
-            client.publish(eventLine: lines.line(event: "tap", index: index, source: source, time: at, point: (x, y)))
-        case .display(let on, let reason, let at):
-            client.publish(eventLine: lines.displayLine(on: on, reason: reason, time: at))
-        }
+        client.publish(eventLine: lines.line(for: event))
         client.publish(status: status())
     }
 }

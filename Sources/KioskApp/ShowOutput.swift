@@ -120,12 +120,7 @@ public final class ShowOutput {
 /// stdout's JSON lines (docs/events-and-logs.md).
 extension EventWriter: ShowEventSink {
     public func publish(_ event: ShowEvent) {
-        switch event {
-        case .shown(let index, let source, let at, _): emit(event: "shown", index: index, source: source, time: at)
-        case .tap(let index, let source, let at, let x, let y):
-            emit(event: "tap", index: index, source: source, time: at, point: (x, y))
-        case .display(let on, let reason, let at): emitDisplay(on: on, reason: reason, time: at)
-        }
+        enqueue(line(for: event) + "\n")
     }
 }
 
@@ -136,14 +131,7 @@ final class ControlEventSink: ShowEventSink {
     init(server: ControlServer, lines: EventWriter) { self.server = server; self.lines = lines }
 
     func publish(_ event: ShowEvent) {
-        switch event {
-        case .shown(let index, let source, let at, _):
-            server.publish(eventLine: lines.line(event: "shown", index: index, source: source, time: at))
-        case .tap(let index, let source, let at, let x, let y):
-            server.publish(eventLine: lines.line(event: "tap", index: index, source: source, time: at, point: (x, y)))
-        case .display(let on, let reason, let at):
-            server.publish(eventLine: lines.displayLine(on: on, reason: reason, time: at))
-        }
+        server.publish(eventLine: lines.line(for: event))
     }
 }
 

@@ -20,6 +20,17 @@ import KioskSystem
     #expect(line == #"{"event":"tap","index":2,"src":"/p/c.jpg","x":640,"y":400,"t":987}"#)
 }
 
+@Test func everyShowEventHasItsDocumentedLine() {
+    let lines = EventWriter(descriptor: -1)
+    #expect(lines.line(for: .shown(index: 1, source: "https://u:secret@cdn/a.jpg", at: .milliseconds(61_234),
+                                   playlistLength: 5))
+            == #"{"event":"shown","index":1,"src":"https://u:***@cdn/a.jpg","t":61234}"#)
+    #expect(lines.line(for: .tap(index: 2, source: "/p/c.jpg", at: .milliseconds(987), x: 640, y: 400))
+            == #"{"event":"tap","index":2,"src":"/p/c.jpg","x":640,"y":400,"t":987}"#)
+    #expect(lines.line(for: .display(on: false, reason: "presence", at: .seconds(2)))
+            == #"{"event":"display","state":"off","reason":"presence","t":2000}"#)
+}
+
 @Test func queuedEventsReachTheReaderInOrder() throws {
     var fds: [Int32] = [-1, -1]
     #expect(pipe(&fds) == 0)

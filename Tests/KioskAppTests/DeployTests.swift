@@ -109,7 +109,8 @@ private func unitText() throws -> String {
     for line in [
         "Type=notify", "WatchdogSec=30", "Restart=always", "User=kiosk", "PrivateUsers=yes", "StateDirectoryMode=0750",
         "IPAddressDeny=169.254.0.0/16 fe80::/10 100.100.100.200/32 192.0.0.192/32 fd00:ec2::254/128",
-        "NoExecPaths=/", "ExecPaths=/usr -/bin -/sbin -/lib -/lib64",
+        "NoExecPaths=/ /var/lib/kiosk-carousel /var/cache/kiosk-carousel /run/kiosk-carousel /tmp /var/tmp /dev/shm",
+        "ExecPaths=/usr -/bin -/sbin -/lib -/lib64",
         "TTYPath=/dev/tty1", "Conflicts=getty@tty1.service", "StateDirectory=kiosk-carousel",
         "CacheDirectory=kiosk-carousel", "RuntimeDirectory=kiosk-carousel",
         "ExecStart=/usr/bin/kiosk-carousel --config /etc/kiosk-carousel/kiosk-carousel.conf",

@@ -451,9 +451,9 @@ class Suite:
                      "loopback connects")
         # NoExecPaths= / ExecPaths=: in its mount namespace, what it may write does not run.
         script = "cp /usr/bin/true $d/kc-exec && $d/kc-exec && echo ran; rm -f $d/kc-exec"
-        # Known open (docs/security.md): under systemd 252 the bind mounts the unit makes
-        # (StateDirectory=, CacheDirectory=, RuntimeDirectory=, PrivateTmp=) come after the
-        # NoExecPaths= remount and allow exec. Reported, not required, until the unit closes it.
+        # The unit's own mounts (StateDirectory=, CacheDirectory=, RuntimeDirectory=, PrivateTmp=)
+        # are set up apart from the remount of / under systemd 252: the unit names them in
+        # NoExecPaths= too, and none of them may run a program.
         runs = []
         for d in ("/var/lib/kiosk-carousel", "/var/cache/kiosk-carousel", "/run/kiosk-carousel", "/tmp", "/var/tmp",
                   "/dev/shm"):
@@ -462,7 +462,8 @@ class Suite:
                 runs.append(d)
         rc, text = self.vm.sh(f"nsenter -t {pid} -m -- /usr/bin/kiosk-carousel --version 2>&1 | head -1")
         expect(rc == 0 and "kiosk-carousel" in text, f"/usr/bin/kiosk-carousel does not run in its namespace: {text}")
-        notes.append(f"/usr runs; still runnable (open, docs/security.md): {', '.join(runs) or 'none'}")
+        expect(not runs, f"a program copied there runs in the unit's mount namespace: {', '.join(runs)}")
+        notes.append("/usr runs; nothing it may write does (state, cache, runtime, /tmp, /var/tmp, /dev/shm)")
         # The exposure systemd computes for the running unit.
         score = self.vm.run(f"systemd-analyze security --no-pager {UNIT}.service | tail -1")
         m = re.search(r"exposure level for \S+: ([\d.]+) (\w+)", score)

@@ -411,6 +411,11 @@ public enum KioskApp {
             let signal = try loop.run()
             if signal != 0 {
                 Log.info("stopping", detail: "signal \(signal) (\(String(cString: strsignal(signal))))")
+                // Stopped by hand, the frames written so far are where they were said to be.
+                if let outputs = display.frameFiles {
+                    Log.info("show done", path: outputs.directory,
+                             detail: "\(counted(outputs.framesWritten, "frame")) written")
+                }
             } else if let outputs = display.frameFiles {
                 // On its own clock the run ends when its frames are drawn; it does not wait for a
                 // missing or empty folder to fill, so say how to wait for one.

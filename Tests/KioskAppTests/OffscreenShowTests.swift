@@ -230,6 +230,10 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(log)")
     #expect(log.contains("SIGHUP received"))
     #expect(log.contains("stopping"))
+    // Where the frames went, and how many, as at the end of a --run-for.
+    let written = (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.count ?? 0
+    #expect(log.contains("show done path=\(dir.path) detail=\"\(written) frames written\""), "\(written) files; \(log)")
+    try? FileManager.default.removeItem(at: dir)
 }
 
 /// The log lines people read most count right for one and for two: "show started" gives the

@@ -354,7 +354,15 @@ public enum KioskApp {
         } else if items.isEmpty {
             Log.warning("no images to show", reason: "sources: \((settings.sources + [settings.manifest?.absoluteString].compactMap { $0 }).joined(separator: " "))")
         }
-        Log.info("show started", detail: "playlist of \(counted(items.count, "item")), interval \(config.interval.wholeMilliseconds) ms, fade \(config.fade.wholeMilliseconds) ms")
+        // A manifest's or playlist's show-wide interval and fade replace the command line's
+        // (docs/manifest.md): say so, or a --interval that seems ignored is a mystery.
+        func origin(_ used: Duration, _ given: Duration, _ option: String) -> String {
+            used == given ? "" : " (the playlist's, over \(option) \(given.wholeMilliseconds) ms)"
+        }
+        let interval = "interval \(config.interval.wholeMilliseconds) ms"
+            + origin(config.interval, settings.interval, "--interval")
+        let fade = "fade \(config.fade.wholeMilliseconds) ms" + origin(config.fade, settings.fade, "--fade")
+        Log.info("show started", detail: "playlist of \(counted(items.count, "item")), \(interval), \(fade)")
     }
 
     /// `--ca-file`, with a warning when it is not a readable regular file: https to a server of

@@ -271,5 +271,12 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
         #expect(lines(run, "playlist read").first?.hasSuffix("detail=\"\(noun)\"") == true, "\(run.stderr)")
         #expect(lines(run, "show started").first?.contains("detail=\"playlist of \(noun), interval") == true, "\(run.stderr)")
         #expect(lines(run, "playlist round done").first?.hasSuffix("detail=\"\(count) of \(noun) shown\"") == true, "\(run.stderr)")
+        #expect(lines(run, "show started").first?.contains("playlist's") == false, "\(run.stderr)")
     }
+    // A playlist's own interval replaces --interval's, and the start line says whose it is.
+    try Data(#"{"interval": 8, "items": [{"src": "\#(photos[0])"}]}"#.utf8).write(to: playlist)
+    let own = try runShow(["--size", "160x100", "--fade", "0", "--interval", "3", playlist.path])
+    #expect(own.status == 0, "\(own.stderr)")
+    #expect(lines(own, "show started").first?.contains(
+        "interval 8000 ms (the playlist's, over --interval 3000 ms), fade 0 ms\"") == true, "\(own.stderr)")
 }

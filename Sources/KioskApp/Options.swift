@@ -214,10 +214,11 @@ public enum CommandLineParser {
         OptionSpec(name: "--dots", value: nil, help: "draw page dots near the bottom edge") { s, _ throws(UsageError) in s.dots = true },
         OptionSpec(name: "--caption", value: "SOURCE",
                    help: "item (each item's caption, the default), exif (the item's, else the image's own "
-                       + "description), date (the item's, else when the photo was taken, as --caption-format) or off"
+                       + "description), date (the item's, else when the photo was taken, as --caption-format), "
+                       + "name (the item's, else its file name without the extension) or off"
         ) { s, v throws(UsageError) in
             guard let c = CaptionSource(rawValue: v) else {
-                throw UsageError("--caption: expected item, exif, date or off, got '\(v)'")
+                throw UsageError("--caption: expected item, exif, date, name or off, got '\(v)'")
             }
             s.caption = c
         },

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import FoundationEssentials
 import Glibc
 import KioskCore
 import KioskImaging
@@ -14,8 +15,24 @@ public enum CaptionSource: String, CaseIterable, Sendable {
     case exif
     /// The item's `caption`, else when the photo was taken (``CaptureCaption``).
     case date
+    /// The item's `caption`, else its file name without the extension (``title(of:)``):
+    /// `/photos/Lake Bled.jpg` is captioned "Lake Bled".
+    case name
     /// No captions at all.
     case off
+
+    /// The `--caption name` words of `source` (a path or an http(s) URL): its last path
+    /// component, percent-decoded for a URL (its query and fragment left out), without the
+    /// extension after its last dot (a name starting with its only dot, `.hidden`, kept whole);
+    /// nil when there is no name (`https://cdn.example/`).
+    public static func title(of source: String) -> String? {
+        var last = source.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? source
+        if source.hasPrefix("http://") || source.hasPrefix("https://"), let url = URL(string: source) {
+            last = url.lastPathComponent
+        }
+        if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }
+        return last.isEmpty || last == "/" ? nil : last
+    }
 }
 
 /// The `--caption date` words: when a photo was taken, through a strftime(3) format
@@ -98,6 +115,7 @@ extension SlotPreparer {
         case .off: return nil
         case .item: return job.caption
         case .exif: return job.caption ?? ImageDescription.read(path: job.path)
+        case .name: return job.caption ?? CaptionSource.title(of: job.source)
         case .date:
             if let own = job.caption { return own }
             var now = time_t(time(nil)), parts = tm()

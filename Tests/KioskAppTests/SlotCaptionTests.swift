@@ -61,6 +61,37 @@ import Testing
         #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 3, item: 0, path: path, caption: "x"))))[5, 355] == 0xFF80_8080)
     }
 
+    @Test func captionSourceNameCaptionsAPlainFolderByItsFileNames() throws {
+        let dir = NSTemporaryDirectory() + "kc-caption-name-\(getpid())"
+        mkdir(dir, 0o755)
+        let path = dir + "/Lake Bled.png"
+        defer { unlink(path); rmdir(dir) }
+        try PNGWriter.write(Bitmap(width: 64, height: 36, fill: 0xFF80_8080), to: path)
+        let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20,
+                                        memoryCacheBytes: 0)
+        preparer.captions = CaptionPainter(renderer: try TextRenderer(library: try FontLibrary()))
+        preparer.captionSource = .name
+        let named = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))))
+        let written = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 2, item: 0, path: path,
+                                                                caption: "Lake Bled"))))
+        #expect(named[5, 355] == 0xFF39_3939)
+        #expect(memcmp(named.pixels, written.pixels, named.width * named.height * 4) == 0,
+                "the file name's words, as if the item said them")
+        preparer.captionSource = .item
+        #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 3, item: 0, path: path))))[5, 355]
+                == 0xFF80_8080)
+    }
+
+    @Test func theTitleOfASourceIsItsFileNameWithoutTheExtension() {
+        #expect(CaptionSource.title(of: "/photos/Lake Bled.jpg") == "Lake Bled")
+        #expect(CaptionSource.title(of: "/photos/archive.2019.06.jpeg") == "archive.2019.06")
+        #expect(CaptionSource.title(of: "/photos/README") == "README")
+        #expect(CaptionSource.title(of: "/photos/.hidden") == ".hidden")
+        #expect(CaptionSource.title(of: "https://cdn.example/menu/Spring%20menu.jpg?v=3#x") == "Spring menu")
+        #expect(CaptionSource.title(of: "/photos/.jpg") == ".jpg")
+        #expect(CaptionSource.title(of: "https://cdn.example/") == nil)
+    }
+
     /// An image description with BEL and ESC in it (a camera's or a script's) is drawn as the
     /// same words without them: the same frame as the clean caption, no box.
     @Test func controlCharactersInAnImageDescriptionDrawNothing() throws {

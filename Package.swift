@@ -37,7 +37,8 @@ let version: String = {
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 64)
     guard fgets(&line, Int32(line.count), file) != nil else { return "unknown" }
-    return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
+    return line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        .split(whereSeparator: { $0 == "\n" || $0 == "\r" }).first.map(String.init) ?? "unknown"
 }()
 
 /// FreeType's, HarfBuzz's and FriBidi's header folders on Debian (`pkg-config --cflags freetype2
@@ -123,9 +124,11 @@ let package = Package(
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibJPEG", "CLibPNG",
                                                      "CLibWebP", "CLibHeif", "CLibGif", "CKioskColour"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
-        .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys", "CKioskDRM"]),
+        .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys",
+                                                     "CKioskDRM"]),
         .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CLibGpiod"]),
-        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl", "CKioskCurl"]),
+        .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl",
+                                                     "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),
         .target(name: "KioskApp", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay",
                                                  "KioskInput", "KioskContent", "KioskText", "KioskMQTT"]),
@@ -135,7 +138,8 @@ let package = Package(
         // Writes deploy/kiosk-carousel.1 from its template and the option table (not installed).
         .executableTarget(name: "kiosk-man", dependencies: ["KioskApp", "KioskSystem"]),
         .executableTarget(name: "kiosk-bench",
-                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent", "KioskText", "KioskApp"],
+                          dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "KioskDisplay", "KioskContent",
+                                         "KioskText", "KioskApp"],
                           exclude: ["reference"]),
 
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),

@@ -55,7 +55,8 @@ public enum JSONValue: Equatable, Sendable {
     /// the text is read again with `JSON_DECODE_INT_AS_REAL`; every number of that text is then
     /// a `Double`, exact up to 2^53, mapped back to ``int(_:)`` when it is whole).
     /// - Throws: ``SyntaxError`` for text that is not JSON, or a number out of `Double`'s range.
-    public static func parse<Bytes: Sequence>(_ bytes: Bytes) throws(SyntaxError) -> JSONValue where Bytes.Element == UInt8 {
+    public static func parse<Bytes: Sequence>(_ bytes: Bytes) throws(SyntaxError) -> JSONValue
+    where Bytes.Element == UInt8 {
         let text = Array(bytes)
         let flags = Int(JSON_DECODE_ANY | JSON_REJECT_DUPLICATES)
         var error = json_error_t()
@@ -76,7 +77,8 @@ public enum JSONValue: Equatable, Sendable {
         }
         guard let root else {
             if exceeded != 0 {
-                throw SyntaxError(message: "too large to read: its JSON tree would take more than \(maxTreeBytes >> 20) MiB"
+                throw SyntaxError(message: "too large to read: its JSON tree would take more than "
+                                  + "\(maxTreeBytes >> 20) MiB"
                                   + " (\(text.count) bytes of text)", line: 0, column: 0, position: 0)
             }
             throw syntaxError(&error, in: text)
@@ -147,10 +149,12 @@ public enum JSONValue: Equatable, Sendable {
         switch json_error_code(&error) {
         case json_error_invalid_syntax:
             // jansson stopped just past the closing bracket: is the byte before it a comma?
-            if position > 0, let close = text[position - 1] as UInt8?, close == UInt8(ascii: "]") || close == UInt8(ascii: "}"),
+            if position > 0, let close = text[position - 1] as UInt8?,
+               close == UInt8(ascii: "]") || close == UInt8(ascii: "}"),
                text[..<(position - 1)].last(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: ",") {
                 let kind = close == UInt8(ascii: "]") ? "array" : "object"
-                message = "trailing comma before '\(Character(Unicode.Scalar(close)))' (RFC 8259 allows none after the last \(kind) member)"
+                message = "trailing comma before '\(Character(Unicode.Scalar(close)))' (RFC 8259 allows none"
+                    + " after the last \(kind) member)"
             }
         case json_error_null_character:
             message = "a string holds \\u0000 (NUL), which is refused"
@@ -162,7 +166,8 @@ public enum JSONValue: Equatable, Sendable {
             break
         }
         if message.count > 200 { message = String(message.prefix(200)) + "…" }
-        return SyntaxError(message: message, line: max(0, Int(error.line)), column: max(0, Int(error.column)), position: position)
+        return SyntaxError(message: message, line: max(0, Int(error.line)), column: max(0, Int(error.column)),
+                           position: position)
     }
 
     /// The value as compact JSON text, UTF-8: keys sorted, no spaces, `/` not escaped,
@@ -178,7 +183,9 @@ public enum JSONValue: Equatable, Sendable {
         let size = json_dumpb(json, nil, 0, flags)
         guard size > 0 else { return Array("null".utf8) }
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = buffer.baseAddress.map { $0.withMemoryRebound(to: CChar.self, capacity: size) { json_dumpb(json, $0, size, flags) } } ?? 0
+            count = buffer.baseAddress.map {
+                $0.withMemoryRebound(to: CChar.self, capacity: size) { json_dumpb(json, $0, size, flags) }
+            } ?? 0
         }
     }
 

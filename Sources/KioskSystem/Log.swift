@@ -8,13 +8,15 @@ public enum Log {
 
     /// Writes one line. `what` is a short fixed phrase ("image skipped", "display opened");
     /// `path` the file or device concerned; `reason` the error's description.
-    public static func write(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil, reason: String? = nil) {
+    public static func write(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil,
+                             reason: String? = nil) {
         let text = line(level, what, path: path, detail: detail, reason: reason) + "\n"
         _ = text.withCString { fputs($0, stderr) }
     }
 
     /// The log line (without the newline) that ``write(_:_:path:detail:reason:)`` writes.
-    public static func line(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil, reason: String? = nil) -> String {
+    public static func line(_ level: Level, _ what: String, path: String? = nil, detail: String? = nil,
+                            reason: String? = nil) -> String {
         // `what` may carry text from outside (a manifest's error): control characters are
         // escaped there too, and every field is cut at 4096 characters, so no line can be forged
         // or flood the journal.
@@ -39,7 +41,9 @@ public enum Log {
         var out = ""
         var i = 0
         while i < c.count {
-            guard i + 2 < c.count, c[i] == ":", c[i + 1] == "/", c[i + 2] == "/" else { out.append(c[i]); i += 1; continue }
+            guard i + 2 < c.count, c[i] == ":", c[i + 1] == "/", c[i + 2] == "/" else {
+                out.append(c[i]); i += 1; continue
+            }
             out += "://"
             i += 3
             // The authority ends at the first "/", "?", "#", space or quote.
@@ -80,10 +84,14 @@ public enum Log {
         func flush() {
             defer { word = "" }
             // A path (`/srv/12:30@2x.jpg`, `./a:b@c.png`) is not a URL.
-            guard !word.contains("://"), word.first != "/", word.first != ".", let at = word.firstIndex(of: "@") else { out += word; return }
+            guard !word.contains("://"), word.first != "/", word.first != ".", let at = word.firstIndex(of: "@") else {
+                out += word; return
+            }
             let prefix = word[..<at]
             let start = prefix.lastIndex(of: "/").map { prefix.index(after: $0) } ?? prefix.startIndex
-            guard let colon = prefix[start...].firstIndex(of: ":"), prefix.index(after: colon) < at else { out += word; return }
+            guard let colon = prefix[start...].firstIndex(of: ":"), prefix.index(after: colon) < at else {
+                out += word; return
+            }
             out += String(word[...colon]) + "***" + String(word[at...])
         }
         for ch in s {
@@ -121,9 +129,15 @@ public enum Log {
         return String(q.dropFirst().dropLast())
     }
 
-    public static func info(_ what: String, path: String? = nil, detail: String? = nil) { write(.info, what, path: path, detail: detail) }
-    public static func warning(_ what: String, path: String? = nil, reason: String? = nil) { write(.warning, what, path: path, reason: reason) }
-    public static func error(_ what: String, path: String? = nil, reason: String? = nil) { write(.error, what, path: path, reason: reason) }
+    public static func info(_ what: String, path: String? = nil, detail: String? = nil) {
+        write(.info, what, path: path, detail: detail)
+    }
+    public static func warning(_ what: String, path: String? = nil, reason: String? = nil) {
+        write(.warning, what, path: path, reason: reason)
+    }
+    public static func error(_ what: String, path: String? = nil, reason: String? = nil) {
+        write(.error, what, path: path, reason: reason)
+    }
 
     private static func quoteIfNeeded(_ s: String) -> String {
         s.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || isEscaped($0) }) ? quote(s) : s

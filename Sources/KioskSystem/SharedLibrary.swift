@@ -58,9 +58,11 @@ public struct SharedLibrary: @unchecked Sendable {
     /// argument and returns a C string (`heif_get_version`, `hb_version_string`,
     /// `de265_get_version`): a ``LibraryVersion`` named `name`, with `builtWith`, the file
     /// mapped, or why it is not installed.
-    public static func stringVersion(_ name: String, soname: String, function: String, builtWith: String?) -> LibraryVersion {
+    public static func stringVersion(_ name: String, soname: String, function: String,
+                                     builtWith: String?) -> LibraryVersion {
         version(name, soname: soname, builtWith: builtWith) { library in
-            library.function(function, (@convention(c) () -> UnsafePointer<CChar>?).self).flatMap { $0() }.map { String(cString: $0) }
+            library.function(function, (@convention(c) () -> UnsafePointer<CChar>?).self)
+                .flatMap { $0() }.map { String(cString: $0) }
         }
     }
 
@@ -71,7 +73,8 @@ public struct SharedLibrary: @unchecked Sendable {
                                ask: (SharedLibrary) -> String?) -> LibraryVersion {
         switch open(soname) {
         case .failure(let failure):
-            return LibraryVersion(name: name, running: nil, builtWith: builtWith, loadedFile: nil, notInstalled: failure.message)
+            return LibraryVersion(name: name, running: nil, builtWith: builtWith, loadedFile: nil,
+                                  notInstalled: failure.message)
         case .success(let library):
             let stem = soname.firstRange(of: ".so").map { String(soname[..<$0.upperBound]) } ?? soname
             return LibraryVersion(name: name, running: ask(library), builtWith: builtWith, loadedFile: loadedFile(stem))

@@ -105,7 +105,8 @@ public final class FileDescriptor: @unchecked Sendable {
     public init(rawValue: Int32, path: String) { self.rawValue = rawValue; self.path = path }
 
     /// `open(2)` with `O_CLOEXEC` added. Throws ``SystemError`` (`open PATH: … (errno N)`).
-    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+    public static func open(_ path: String, _ flags: Int32,
+                            mode: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
         let fd = try syscall("open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
         return FileDescriptor(rawValue: fd, path: path)
     }

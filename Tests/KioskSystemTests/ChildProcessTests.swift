@@ -20,7 +20,8 @@ private func waitForExit(_ child: ChildProcess) -> Int32? {
     let dir = scratchDirectory()
     // A hostile file name: if it were spliced into a shell line, it would create `pwned`.
     let source = "\(dir)/a;b $(touch \(dir)/pwned) `touch \(dir)/pwned2`.jpg"
-    let child = try ChildProcess(arguments: ["/bin/sh", "-c", "printf '%s|%s' \"$KIOSK_INDEX\" \"$KIOSK_SRC\" > \"$OUT\""],
+    let child = try ChildProcess(arguments: ["/bin/sh", "-c",
+                                             "printf '%s|%s' \"$KIOSK_INDEX\" \"$KIOSK_SRC\" > \"$OUT\""],
                                  environment: ["KIOSK_INDEX": "7", "KIOSK_SRC": source, "OUT": "\(dir)/out"])
     #expect(waitForExit(child) == 0)
     let out = String(decoding: try readRegularFile("\(dir)/out", limit: 1 << 16), as: UTF8.self)

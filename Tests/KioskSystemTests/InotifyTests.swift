@@ -36,7 +36,8 @@ private func name(_ e: InotifyEvent) -> String { String(decoding: e.name, as: UT
     let got = events(reader) { $0.contains { $0.has(IN_MOVED_TO) } }
     #expect(got.allSatisfy { $0.watch == watch })
     let summary = got.map { e -> String in
-        let kind = e.has(IN_CREATE) ? "create" : e.has(IN_CLOSE_WRITE) ? "close-write" : e.has(IN_MOVED_FROM) ? "moved-from" : "moved-to"
+        let kind = e.has(IN_CREATE) ? "create" : e.has(IN_CLOSE_WRITE) ? "close-write"
+            : e.has(IN_MOVED_FROM) ? "moved-from" : "moved-to"
         return "\(kind) \(name(e))"
     }
     #expect(summary == ["create a.jpg", "close-write a.jpg", "moved-from a.jpg", "moved-to b.jpg"])

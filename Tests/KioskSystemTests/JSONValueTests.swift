@@ -12,7 +12,8 @@ private func parse(_ text: String) throws(JSONValue.SyntaxError) -> JSONValue { 
     #expect(try parse("9223372036854775808") == .double(9223372036854775808), "past Int64: a Double")
     #expect(try parse("[18446744073709551616, 3]") == .array([.double(18446744073709551616), .int(3)]))
     #expect(try parse("9223372036854775807") == .int(.max), "Int64 exactly")
-    #expect(try parse("[2.0, 2e0, -0.0, 1e2]") == .array([.int(2), .int(2), .int(0), .int(100)]), "whole numbers are ints however written")
+    #expect(try parse("[2.0, 2e0, -0.0, 1e2]") == .array([.int(2), .int(2), .int(0), .int(100)]),
+            "whole numbers are ints however written")
     #expect(try parse(#""caf\u00e9 \ud83d\ude00""#) == .string("café 😀"))
     #expect(try parse("2").number == 2)
     #expect(try parse("2.5").number == 2.5)
@@ -35,9 +36,11 @@ private func parse(_ text: String) throws(JSONValue.SyntaxError) -> JSONValue { 
     func reason(_ text: String) -> String {
         do { _ = try parse(text); return "read" } catch { return error.reason }
     }
-    #expect(reason("[1,2,]") == "trailing comma before ']' (RFC 8259 allows none after the last array member) (line 1, column 6)")
+    #expect(reason("[1,2,]")
+            == "trailing comma before ']' (RFC 8259 allows none after the last array member) (line 1, column 6)")
     #expect(reason(#"{"a":[1,2,],}"#).hasPrefix("trailing comma before ']'"))
-    #expect(reason(#"{"a":1,}"#) == "trailing comma before '}' (RFC 8259 allows none after the last object member) (line 1, column 8)")
+    #expect(reason(#"{"a":1,}"#)
+            == "trailing comma before '}' (RFC 8259 allows none after the last object member) (line 1, column 8)")
     #expect(reason("{\"a\":1,\n\t}").hasSuffix("(line 2, column 2)"))
     #expect(reason("[,]").hasPrefix("unexpected token"), "a lone comma is not a trailing one")
     #expect(reason(#"{"a":1,"a":2}"#).contains("repeats a key"))
@@ -61,9 +64,11 @@ private func parse(_ text: String) throws(JSONValue.SyntaxError) -> JSONValue { 
     #expect(try JSONValue.parse(value.serialized()) == value)
     #expect(JSONValue.string("a\"b").text == #""a\"b""#)
     #expect(JSONValue.string("a/b é\n\u{1}").text == #""a/b é\n\u0001""#)
-    #expect(JSONValue.array([.double(0.1), .double(1.5), .double(-2.5e-7), .double(1e300), .double(.nan), .double(.infinity)]).text
+    #expect(JSONValue.array([.double(0.1), .double(1.5), .double(-2.5e-7), .double(1e300), .double(.nan),
+                             .double(.infinity)]).text
             == "[0.1,1.5,-2.5e-7,1e300,null,null]", "shortest digits; JSON has no NaN")
-    let doubles = JSONValue.array([.double(0.1), .double(123456.789), .double(.leastNonzeroMagnitude), .double(1.7976931348623157e308), .double(2.0 / 3)])
+    let doubles = JSONValue.array([.double(0.1), .double(123456.789), .double(.leastNonzeroMagnitude),
+                                   .double(1.7976931348623157e308), .double(2.0 / 3)])
     #expect(try JSONValue.parse(doubles.serialized()) == doubles)
     #expect(JSONValue.int(.min).text == "-9223372036854775808")
 }
@@ -75,11 +80,14 @@ private func parse(_ text: String) throws(JSONValue.SyntaxError) -> JSONValue { 
     for _ in 0..<(4 << 20) - 1 { text += [UInt8(ascii: "0"), UInt8(ascii: ",")] }
     text += [UInt8(ascii: "0"), UInt8(ascii: "]")]
     do { _ = try JSONValue.parse(text); Issue.record("4 million values read") } catch {
-        #expect(error.reason.hasPrefix("too large to read: its JSON tree would take more than 64 MiB"), "\(error.reason)")
+        #expect(error.reason.hasPrefix("too large to read: its JSON tree would take more than 64 MiB"),
+                "\(error.reason)")
     }
     // The budget is per parse: the next text is read as usual, a large one within it too.
     #expect(try parse(#"{"a":[1,2]}"#) == .object(["a": .array([.int(1), .int(2)])]))
-    let tenThousand = "[" + Array(repeating: #"{"src":"https://cdn.example/a.jpg","duration":5}"#, count: 10_000).joined(separator: ",") + "]"
+    let tenThousand = "["
+        + Array(repeating: #"{"src":"https://cdn.example/a.jpg","duration":5}"#, count: 10_000).joined(separator: ",")
+        + "]"
     guard case .array(let items) = try parse(tenThousand) else { Issue.record("not an array"); return }
     #expect(items.count == 10_000)
 }

@@ -49,13 +49,15 @@ public final class CaptionPainter {
             let row = frame.row(y)
             for x in 0..<frame.width {
                 let v = row[x]
-                let r = (((v >> 16) & 0xFF) * keep) >> 8, g = (((v >> 8) & 0xFF) * keep) >> 8, b = ((v & 0xFF) * keep) >> 8
+                let r = (((v >> 16) & 0xFF) * keep) >> 8, g = (((v >> 8) & 0xFF) * keep) >> 8,
+                    b = ((v & 0xFF) * keep) >> 8
                 row[x] = 0xFF00_0000 | r << 16 | g << 8 | b
             }
         }
         let textTop = top + size / 2
         let shadow = max(1, size / 20)
-        renderer.draw(layout, into: frame, x: shadow, y: textTop + shadow, width: frame.width, color: .black, opacity: 160)
+        renderer.draw(layout, into: frame, x: shadow, y: textTop + shadow, width: frame.width, color: .black,
+                      opacity: 160)
         renderer.draw(layout, into: frame, x: 0, y: textTop, width: frame.width, color: .white)
         return layout
     }

@@ -82,7 +82,8 @@ public final class ClockOverlay: FrameOverlay {
         let scratch = Bitmap(width: w, height: h, fill: 0xFF00_0000)
         renderer.draw(layout, into: scratch, x: pad, y: pad, color: .white)
         textMask = (0..<scratch.pixelCount).map { UInt8((scratch.pixels[$0] >> 8) & 0xFF) }
-        outlineMask = Self.outline(textMask, width: w, height: h, radius: radius).map { UInt8(UInt32($0) * Self.outlineOpacity / 255) }
+        outlineMask = Self.outline(textMask, width: w, height: h, radius: radius)
+            .map { UInt8(UInt32($0) * Self.outlineOpacity / 255) }
     }
 
     /// The dilation of a coverage mask (`width` x `height`, one byte a pixel) by a disc of
@@ -142,7 +143,8 @@ public final class ClockOverlay: FrameOverlay {
                         var v = row[x]
                         if s != 0 {
                             let k = 255 &- s
-                            v = ((((v >> 16) & 0xFF) &* k / 255) << 16) | ((((v >> 8) & 0xFF) &* k / 255) << 8) | ((v & 0xFF) &* k / 255)
+                            v = ((((v >> 16) & 0xFF) &* k / 255) << 16) | ((((v >> 8) & 0xFF) &* k / 255) << 8)
+                                | ((v & 0xFF) &* k / 255)
                         }
                         if t != 0 {
                             let k = 255 &- t

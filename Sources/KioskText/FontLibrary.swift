@@ -53,7 +53,9 @@ public final class FontLibrary: @unchecked Sendable {
         let api = try TextLibraries.load()
         self.api = api
         let fc = api.pointee
-        guard fc.FcInit() == FcTrue, let pattern = fc.FcNameParse(family) else { throw TextError.noFont(family: family) }
+        guard fc.FcInit() == FcTrue, let pattern = fc.FcNameParse(family) else {
+            throw TextError.noFont(family: family)
+        }
         defer { fc.FcPatternDestroy(pattern) }
         _ = fc.FcConfigSubstitute(nil, pattern, FcMatchPattern)
         fc.FcDefaultSubstitute(pattern)

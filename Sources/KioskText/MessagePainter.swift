@@ -30,6 +30,7 @@ public final class MessagePainter: TextPainter {
         let size = pixelSize(for: text, width: frame.width, height: frame.height)
         let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
         let layout = renderer.layout(text, pixelSize: size, maxWidth: .max, maxLines: lineCount)
-        renderer.draw(layout, into: frame, x: 0, y: (frame.height - layout.height) / 2, width: frame.width, color: color)
+        renderer.draw(layout, into: frame, x: 0, y: (frame.height - layout.height) / 2, width: frame.width,
+                      color: color)
     }
 }

@@ -93,7 +93,9 @@ public final class TextRenderer {
         self.api = api
         var lib: FT_Library?
         let err = api.pointee.FT_Init_FreeType(&lib)
-        guard err == 0, lib != nil else { throw TextError.freetype(operation: "FT_Init_FreeType", path: nil, code: err) }
+        guard err == 0, lib != nil else {
+            throw TextError.freetype(operation: "FT_Init_FreeType", path: nil, code: err)
+        }
         freetype = lib
         buffer = api.pointee.hb_buffer_create()!  // never NULL: HarfBuzz returns its empty buffer on failure
     }
@@ -116,12 +118,16 @@ public final class TextRenderer {
         var ftFace: FT_Face?
         let err = api.pointee.FT_New_Face(freetype, info.path, info.index, &ftFace)
         guard err == 0, let ftFace else {
-            Log.warning("cannot open font", path: info.path, reason: TextError.freetype(operation: "FT_New_Face", path: nil, code: err).description)
+            Log.warning("cannot open font", path: info.path,
+                        reason: TextError.freetype(operation: "FT_New_Face", path: nil, code: err).description)
             return nil
         }
         _ = api.pointee.FT_Set_Pixel_Sizes(ftFace, 0, FT_UInt(size))
-        guard let hb = api.pointee.hb_ft_font_create_referenced(ftFace) else { _ = api.pointee.FT_Done_Face(ftFace); return nil }
-        api.pointee.hb_ft_font_set_load_flags(hb, hintedAdvances ? Self.loadFlags : Self.loadFlags | 2)  // 2: FT_LOAD_NO_HINTING
+        guard let hb = api.pointee.hb_ft_font_create_referenced(ftFace) else {
+            _ = api.pointee.FT_Done_Face(ftFace); return nil
+        }
+        // 2: FT_LOAD_NO_HINTING
+        api.pointee.hb_ft_font_set_load_flags(hb, hintedAdvances ? Self.loadFlags : Self.loadFlags | 2)
         let f = Face(id: nextFaceID, face: ftFace, hbFont: hb, api: api)
         nextFaceID += 1
         faces[key] = f
@@ -257,7 +263,8 @@ public final class TextRenderer {
                       let pos = api.pointee.hb_buffer_get_glyph_positions(buffer, &count) else { continue }
                 for g in 0..<Int(count) {
                     let p = pos[g]
-                    out.glyphs.append(PlacedGlyph(face: f.id, glyph: infos[g].codepoint, x: pen + p.x_offset, y: p.y_offset))
+                    out.glyphs.append(PlacedGlyph(face: f.id, glyph: infos[g].codepoint, x: pen + p.x_offset,
+                                                  y: p.y_offset))
                     let cluster = Int(infos[g].cluster)
                     if cluster < out.advances.count { out.advances[cluster] += p.x_advance }
                     pen += p.x_advance
@@ -275,8 +282,13 @@ public final class TextRenderer {
     private func missing(_ scalar: Unicode.Scalar) -> Int {
         if reportedMissing.count < 256, reportedMissing.insert(scalar.value).inserted {
             let hex = String(scalar.value, radix: 16, uppercase: true)
+            let code = "U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex)"
+            let fonts = library.fonts.count == 1
+                ? "is not in the one font" : "is in none of the \(library.fonts.count) fonts"
             Log.warning("no installed font covers a character of the text; it is drawn as a box",
-                        reason: "U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex) \(library.fonts.count == 1 ? "is not in the one font" : "is in none of the \(library.fonts.count) fonts") fontconfig lists for \"\(library.family)\" (for Chinese, Japanese or Korean install fonts-wqy-microhei; for other scripts a Noto font such as fonts-noto-core)")
+                        reason: "\(code) \(fonts) fontconfig lists for \"\(library.family)\""
+                            + " (for Chinese, Japanese or Korean install fonts-wqy-microhei;"
+                            + " for other scripts a Noto font such as fonts-noto-core)")
         }
         return 0
     }
@@ -339,7 +351,8 @@ public final class TextRenderer {
             if lines.count >= maxLines, p < paragraphs.count - 1 { truncated = true; break }
         }
         while let last = lines.last, last.glyphs.isEmpty, lines.count > 1 { lines.removeLast() }
-        return Layout(lines: lines, ascender: ascender, descender: descender, lineHeight: lineHeight, truncated: truncated)
+        return Layout(lines: lines, ascender: ascender, descender: descender, lineHeight: lineHeight,
+                      truncated: truncated)
     }
 
     private static func isCJK(_ cp: UInt32) -> Bool {
@@ -367,8 +380,12 @@ public final class TextRenderer {
         let s = text.scalars
         let ellipsis = shape(bidi([0x2026]), size: size).width
         var width: Int32 = 0, end = start
-        while end < s.count, width + shaped.advances[end] + ellipsis <= limit { width += shaped.advances[end]; end += 1 }
-        if force { end = s.count; while end > start, shaped.advances[start..<end].reduce(0, +) + ellipsis > limit { end -= 1 } }
+        while end < s.count, width + shaped.advances[end] + ellipsis <= limit {
+            width += shaped.advances[end]; end += 1
+        }
+        if force {
+            end = s.count; while end > start, shaped.advances[start..<end].reduce(0, +) + ellipsis > limit { end -= 1 }
+        }
         while end > start, s[end - 1] == 32 { end -= 1 }
         return line(appending(0x2026, to: text[start..<end]), size: size)
     }
@@ -441,7 +458,8 @@ public final class TextRenderer {
         if let src = bm.buffer, bm.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) {
             for y in 0..<h { for x in 0..<w { coverage[y * w + x] = src[y * pitch + x] } }
         }
-        let glyph = GlyphCache.Glyph(left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top), width: w, height: h, coverage: coverage)
+        let glyph = GlyphCache.Glyph(left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top),
+                                     width: w, height: h, coverage: coverage)
         cache.insert(glyph, for: key)
         return glyph
     }

@@ -12,10 +12,11 @@ import KioskSystem
 public enum TextVersions {
     public static var versions: [LibraryVersion] {
         [
-            SharedLibrary.version("FreeType", soname: KC_FREETYPE_SONAME, builtWith: "\(FREETYPE_MAJOR).\(FREETYPE_MINOR).\(FREETYPE_PATCH)") { library in
+            SharedLibrary.version("FreeType", soname: KC_FREETYPE_SONAME,
+                                  builtWith: "\(FREETYPE_MAJOR).\(FREETYPE_MINOR).\(FREETYPE_PATCH)") { library in
                 typealias Init = @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Int32
-                typealias Version = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?,
-                                                    UnsafeMutablePointer<Int32>?) -> Void
+                typealias Version = @convention(c) (OpaquePointer?, UnsafeMutablePointer<Int32>?,
+                                                    UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) -> Void
                 typealias Done = @convention(c) (OpaquePointer?) -> Int32
                 guard let initialise = library.function("FT_Init_FreeType", Init.self),
                       let version = library.function("FT_Library_Version", Version.self),
@@ -27,9 +28,13 @@ public enum TextVersions {
                 version(handle, &major, &minor, &patch)
                 return "\(major).\(minor).\(patch)"
             },
-            SharedLibrary.stringVersion("HarfBuzz", soname: KC_HARFBUZZ_SONAME, function: "hb_version_string", builtWith: HB_VERSION_STRING),
-            SharedLibrary.version("fontconfig", soname: KC_FONTCONFIG_SONAME, builtWith: "\(FC_MAJOR).\(FC_MINOR).\(FC_REVISION)") { library in
-                guard let version = library.function("FcGetVersion", (@convention(c) () -> Int32).self)?() else { return nil }
+            SharedLibrary.stringVersion("HarfBuzz", soname: KC_HARFBUZZ_SONAME, function: "hb_version_string",
+                                        builtWith: HB_VERSION_STRING),
+            SharedLibrary.version("fontconfig", soname: KC_FONTCONFIG_SONAME,
+                                  builtWith: "\(FC_MAJOR).\(FC_MINOR).\(FC_REVISION)") { library in
+                guard let version = library.function("FcGetVersion", (@convention(c) () -> Int32).self)?() else {
+                    return nil
+                }
                 return "\(version / 10000).\(version / 100 % 100).\(version % 100)"
             },
             SharedLibrary.version("FriBidi", soname: KC_FRIBIDI_SONAME, builtWith: FRIBIDI_VERSION) { library in

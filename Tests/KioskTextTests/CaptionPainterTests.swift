@@ -10,7 +10,10 @@ import Testing
     @Test func aBandAtTheBottomDarkensThePictureUnderWhiteText() throws {
         let painter = CaptionPainter(renderer: try Fonts.renderer())
         let frame = grey()
-        let layout = try #require(painter.draw("The harbour at dusk, seen from the old lighthouse on the northern breakwater, with the last ferry of the day coming in past the pier and the fishing boats moored along the quay, where the lamps are being lit one by one", into: frame))
+        let caption = "The harbour at dusk, seen from the old lighthouse on the northern breakwater, with the last"
+            + " ferry of the day coming in past the pier and the fishing boats moored along the quay, where the"
+            + " lamps are being lit one by one"
+        let layout = try #require(painter.draw(caption, into: frame))
         #expect(layout.lines.count == 2 && layout.truncated)
         #expect(CaptionPainter.pixelSize(height: 1080) == 40)
         let top = CaptionPainter.bandTop(height: 1080, layout: layout, pixelSize: 40)
@@ -20,7 +23,11 @@ import Testing
         #expect(frame[5, 1079] == 0xFF39_3939 && frame[5, top] == 0xFF39_3939)
         // White text inside the band, within 90 % of the width.
         var minX = Int.max, maxX = 0, minY = Int.max
-        for y in top..<1080 { for x in 0..<1920 where frame[x, y] == 0xFFFF_FFFF { minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y) } }
+        for y in top..<1080 {
+            for x in 0..<1920 where frame[x, y] == 0xFFFF_FFFF {
+                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y)
+            }
+        }
         #expect(minY > top && minX >= 96 && maxX < 1920 - 96, "\(minX)...\(maxX) from row \(minY)")
     }
 
@@ -58,7 +65,8 @@ import Testing
         for text in ["Line one\r\nLine two", "Line one\rLine two", "\n\nLine one\n\n\nLine two\n"] {
             let frame = Bitmap(width: 1920, height: 1080, fill: 0xFF80_8080)
             let layout = try #require(painter.draw(text, into: frame))
-            #expect(layout.lines.map(\.text) == ["Line one", "Line two"], "\(text.debugDescription): \(layout.lines.map(\.text))")
+            #expect(layout.lines.map(\.text) == ["Line one", "Line two"],
+                    "\(text.debugDescription): \(layout.lines.map(\.text))")
             #expect(!layout.truncated)
         }
     }

@@ -16,7 +16,8 @@ import Testing
     }
 
     func overlay() throws -> ClockOverlay {
-        ClockOverlay(format: ClockOverlay.Kind.clock.defaultFormat, renderer: try Fonts.renderer(), frameWidth: 1920, frameHeight: 1080)
+        ClockOverlay(format: ClockOverlay.Kind.clock.defaultFormat, renderer: try Fonts.renderer(),
+                     frameWidth: 1920, frameHeight: 1080)
     }
 
     @Test func aMinuteBoundaryChangesTheTextOnceAtItsDeadline() throws {
@@ -55,7 +56,9 @@ import Testing
         let o = try overlay()
         o.update(epochSeconds: 1_792_890_000)
         let picture = Bitmap(width: 1920, height: 1080)
-        for i in 0..<picture.pixelCount { picture.pixels[i] = 0xFF00_0000 | UInt32(truncatingIfNeeded: i &* 2_654_435_761) & 0xFF_FFFF }
+        for i in 0..<picture.pixelCount {
+            picture.pixels[i] = 0xFF00_0000 | UInt32(truncatingIfNeeded: i &* 2_654_435_761) & 0xFF_FFFF
+        }
         let blended = picture.copy()
         o.blend(into: blended)
         guard case .layer(let layer) = o.layer else { Issue.record("no layer"); return }
@@ -65,7 +68,8 @@ import Testing
         var worst = 0
         for i in 0..<picture.pixelCount {
             for shift in [0, 8, 16] as [UInt32] {
-                worst = max(worst, abs(Int((blended.pixels[i] >> shift) & 0xFF) - Int((stacked.pixels[i] >> shift) & 0xFF)))
+                worst = max(worst, abs(Int((blended.pixels[i] >> shift) & 0xFF)
+                                       - Int((stacked.pixels[i] >> shift) & 0xFF)))
             }
         }
         #expect(worst <= 2)
@@ -112,7 +116,8 @@ import Testing
         let dark = white.joined().filter { $0 <= 0x40 }.count
         // A row crossing a glyph: dark (outline), near-white (the stroke), dark again.
         let framed = white.filter { row in
-            guard let stroke = row.indices.first(where: { i in row[i] >= 0xF0 && row[..<i].contains { $0 <= 0x40 } }) else { return false }
+            guard let stroke = row.indices.first(where: { i in row[i] >= 0xF0 && row[..<i].contains { $0 <= 0x40 } })
+            else { return false }
             return row[stroke...].contains { $0 <= 0x40 }
         }.count
         #expect(dark > 500, "dark pixels on white: \(dark)")

@@ -18,9 +18,11 @@ import Testing
         let font = Fonts.library.fonts[0].path
         let (w, h, x, base) = (size * text.count, size * 2, 10, size * 3 / 2)
         let mine = ours(r, text, size: size, width: w, height: h, x: x, baseline: base)
-        let pillow = try PillowText.render(font: font, size: size, width: w, height: h, x: x, baseline: base, text: text)
+        let pillow = try PillowText.render(font: font, size: size, width: w, height: h, x: x, baseline: base,
+                                           text: text)
         let a = try #require(boundingBox(mine, width: w)), b = try #require(boundingBox(pillow, width: w))
-        #expect(abs(a.0 - b.0) <= 2 && abs(a.1 - b.1) <= 2 && abs(a.2 - b.2) <= 2 && abs(a.3 - b.3) <= 2, "ours \(a), Pillow \(b)")
+        #expect(abs(a.0 - b.0) <= 2 && abs(a.1 - b.1) <= 2 && abs(a.2 - b.2) <= 2 && abs(a.3 - b.3) <= 2,
+                "ours \(a), Pillow \(b)")
         // The text band: the rows and columns either rendering touches.
         let (x0, y0, x1, y1) = (min(a.0, b.0), min(a.1, b.1), max(a.2, b.2), max(a.3, b.3))
         var bandA: [UInt8] = [], bandB: [UInt8] = []
@@ -38,7 +40,8 @@ import Testing
         let (w, h, size) = (600, 80, 40)
         let mine = ours(r, text, size: size, width: w, height: h, x: 10, baseline: 55)
         // Pillow with the CJK font alone draws the same Han glyphs at the same place.
-        let pillow = try PillowText.render(font: Fonts.library.fonts[cjk].path, size: size, width: w, height: h, x: 10, baseline: 55, text: "港口灯光")
+        let pillow = try PillowText.render(font: Fonts.library.fonts[cjk].path, size: size, width: w, height: h,
+                                           x: 10, baseline: 55, text: "港口灯光")
         let a = try #require(boundingBox(Array(mine), width: w)), b = try #require(boundingBox(pillow, width: w))
         #expect(abs(a.0 - b.0) <= 2 && abs(a.1 - b.1) <= 2, "ours \(a), Pillow \(b)")
         let cut = b.2 + 1
@@ -57,9 +60,12 @@ import Testing
         let pillow = try PillowText.render(font: Fonts.library.fonts[font].path, size: size, width: w, height: h, x: 10,
                                            baseline: 55, layout: "raqm", text: text)
         let a = try #require(boundingBox(mine, width: w)), b = try #require(boundingBox(pillow, width: w))
-        #expect(abs(a.0 - b.0) <= 2 && abs(a.1 - b.1) <= 2 && abs(a.2 - b.2) <= 2 && abs(a.3 - b.3) <= 2, "ours \(a), Pillow \(b)")
+        #expect(abs(a.0 - b.0) <= 2 && abs(a.1 - b.1) <= 2 && abs(a.2 - b.2) <= 2 && abs(a.3 - b.3) <= 2,
+                "ours \(a), Pillow \(b)")
         var bandA: [UInt8] = [], bandB: [UInt8] = []
-        for y in min(a.1, b.1)...max(a.3, b.3) { for x in min(a.0, b.0)...max(a.2, b.2) { bandA.append(mine[y * w + x]); bandB.append(pillow[y * w + x]) } }
+        for y in min(a.1, b.1)...max(a.3, b.3) {
+            for x in min(a.0, b.0)...max(a.2, b.2) { bandA.append(mine[y * w + x]); bandB.append(pillow[y * w + x]) }
+        }
         #expect(psnr(bandA, bandB) >= 30)
         // Unshaped (isolated forms) or left-to-right letters would not match Pillow's; the
         // isolated forms of a word's letters are also wider than the joined word.
@@ -71,7 +77,8 @@ import Testing
 
     @Test func longTextWrapsToTwoLinesAndEndsInAnEllipsis() throws {
         let r = try Fonts.renderer()
-        let text = "The harbour at dusk, seen from the old lighthouse on the northern breakwater, with the ferry coming in"
+        let text = "The harbour at dusk, seen from the old lighthouse on the northern breakwater,"
+            + " with the ferry coming in"
         let l = r.layout(text, pixelSize: 30, maxWidth: 500, maxLines: 2)
         #expect(l.lines.count == 2)
         #expect(l.truncated)
@@ -89,7 +96,8 @@ import Testing
         let r = try Fonts.renderer(cacheBytes: 16 << 10)
         let frame = Bitmap(width: 800, height: 200, fill: 0xFF00_0000)
         for size in [40, 60] {
-            let l = r.layout("ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789", pixelSize: size, maxWidth: 100_000, maxLines: 1)
+            let l = r.layout("ABCDEFGHIJKLMNOPQRSTUVWXYZ abcdefghijklmnopqrstuvwxyz 0123456789", pixelSize: size,
+                             maxWidth: 100_000, maxLines: 1)
             r.draw(l, into: frame, x: 0, y: 0, color: .white)
             #expect(r.glyphCacheBytes <= 16 << 10)
         }

@@ -17,7 +17,8 @@ enum Fonts {
 /// Pillow's rendering of a line of text (see pil_text.py), as 8-bit coverage.
 enum PillowText {
     struct Failure: Error, CustomStringConvertible { var description: String }
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pil_text.py").path
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("pil_text.py").path
 
     static func render(font: String, size: Int, width: Int, height: Int, x: Int, baseline: Int,
                        layout: String = "basic", text: String) throws -> [UInt8] {
@@ -32,7 +33,8 @@ enum PillowText {
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0, data.count == width * height else {
-            throw Failure(description: "pil_text.py exited with \(process.terminationStatus), \(data.count) bytes: \(errText) (Debian package python3-pil)")
+            throw Failure(description: "pil_text.py exited with \(process.terminationStatus), "
+                          + "\(data.count) bytes: \(errText) (Debian package python3-pil)")
         }
         return data
     }

@@ -44,7 +44,9 @@ if args.count >= 4 && args[1] == "--fetch" {
         print(line)
         let status = (try? readRegularFile("/proc/self/status", limit: 1 << 16)) ?? []
         let peak = String(decoding: status, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        print(peak.map { "VmHWM " + ($0.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "unknown") } ?? "VmHWM unknown")
+        print(peak.map {
+            "VmHWM " + ($0.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "unknown")
+        } ?? "VmHWM unknown")
         exit(0)
     } catch {
         fputs("kiosk-cache-writer: \(error)\n", stderr)
@@ -65,7 +67,9 @@ do {
     var offset = 0
     while offset < total {
         let end = min(total, offset + chunk)
-        try body[offset..<end].withUnsafeBytes { raw in Result { () throws(ContentError) in try writer.append(raw) } }.get()
+        try body[offset..<end].withUnsafeBytes { raw in
+            Result { () throws(ContentError) in try writer.append(raw) }
+        }.get()
         if offset == 0 { print("started \(writer.temporaryPath)") }
         offset = end
         usleep(delay * 1000)

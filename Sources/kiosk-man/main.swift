@@ -39,7 +39,9 @@ do {
 }
 let current = (try? readRegularFile(pagePath, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
 if check {
-    guard current == page else { fail("\(pagePath) is not what \(templatePath) and the option table give: run 'swift run kiosk-man'") }
+    guard current == page else {
+        fail("\(pagePath) is not what \(templatePath) and the option table give: run 'swift run kiosk-man'")
+    }
     print("\(pagePath) is up to date")
     exit(0)
 }

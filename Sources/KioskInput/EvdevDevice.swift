@@ -60,7 +60,9 @@ final class EvdevDevice {
     /// Timestamps on `CLOCK_MONOTONIC` from now on (`EVIOCSCLOCKID`; the kernel drops events
     /// already queued on the old clock and queues a `SYN_DROPPED`, which libevdev resolves).
     func useMonotonicClock() throws(InputError) {
-        do { try negativeErrnoCall("ioctl EVIOCSCLOCKID", path: path) { libevdev_set_clock_id(dev, CLOCK_MONOTONIC) } } catch {
+        do {
+            try negativeErrnoCall("ioctl EVIOCSCLOCKID", path: path) { libevdev_set_clock_id(dev, CLOCK_MONOTONIC) }
+        } catch {
             throw .system(error)
         }
     }
@@ -75,7 +77,9 @@ final class EvdevDevice {
 
     /// Keys down now (libevdev's state, read at open).
     func keysDown(among keys: [UInt16]) -> Set<UInt16> {
-        Set(keys.filter { capabilities.keys.contains($0) && libevdev_get_event_value(dev, UInt32(Evdev.EV_KEY), UInt32($0)) != 0 })
+        Set(keys.filter {
+            capabilities.keys.contains($0) && libevdev_get_event_value(dev, UInt32(Evdev.EV_KEY), UInt32($0)) != 0
+        })
     }
 
     /// Protocol B slot contents now (libevdev's state, read at open); empty without slots.

@@ -24,8 +24,11 @@ public struct EvdevEvent: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         let (s, a) = time.components
         let micro = a / 1_000_000_000_000
-        let hex = { (v: UInt16) -> String in let t = String(v, radix: 16); return String(repeating: "0", count: max(0, 4 - t.count)) + t }
-        return "\(s).\(String(repeating: "0", count: 6 - String(micro).count))\(micro) \(hex(type)) \(hex(code)) \(value)"
+        let hex = { (v: UInt16) -> String in
+            let t = String(v, radix: 16); return String(repeating: "0", count: max(0, 4 - t.count)) + t
+        }
+        return "\(s).\(String(repeating: "0", count: 6 - String(micro).count))\(micro) "
+            + "\(hex(type)) \(hex(code)) \(value)"
     }
 }
 

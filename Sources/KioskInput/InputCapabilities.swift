@@ -15,7 +15,8 @@ public struct AbsoluteAxis: Equatable, Sendable, CustomStringConvertible {
     /// Units per millimetre for position axes (0: not reported).
     public var resolution: Int32
 
-    public init(minimum: Int32, maximum: Int32, value: Int32 = 0, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0) {
+    public init(minimum: Int32, maximum: Int32, value: Int32 = 0, fuzz: Int32 = 0, flat: Int32 = 0,
+                resolution: Int32 = 0) {
         self.value = value; self.minimum = minimum; self.maximum = maximum
         self.fuzz = fuzz; self.flat = flat; self.resolution = resolution
     }
@@ -58,7 +59,8 @@ public struct InputCapabilities: Equatable, Sendable {
 
     public init(properties: Set<UInt16> = [], keys: Set<UInt16> = [], absoluteAxes: [UInt16: AbsoluteAxis] = [:],
                 relativeAxes: Set<UInt16> = []) {
-        self.properties = properties; self.keys = keys; self.absoluteAxes = absoluteAxes; self.relativeAxes = relativeAxes
+        self.properties = properties; self.keys = keys
+        self.absoluteAxes = absoluteAxes; self.relativeAxes = relativeAxes
     }
 
     /// Whether a device with these capabilities is a touchscreen (docs/touch.md), a pure decision:

@@ -181,7 +181,11 @@ public struct TouchDecoder: Sendable {
         for event in frame {
             if applyKey(event) { continue }
             guard event.type == Evdev.EV_ABS else { continue }
-            if event.code == Evdev.ABS_X { singleX = event.value } else if event.code == Evdev.ABS_Y { singleY = event.value }
+            if event.code == Evdev.ABS_X {
+                singleX = event.value
+            } else if event.code == Evdev.ABS_Y {
+                singleY = event.value
+            }
         }
     }
 
@@ -273,7 +277,8 @@ public struct TouchDecoder: Sendable {
             return [Contact(serial: serial, x: singleX, y: singleY)]
         case .multitouchB:
             return slots.indices.compactMap { i in
-                slots[i].trackingID >= 0 && slotSerials[i] >= 0 ? Contact(serial: slotSerials[i], x: slots[i].x, y: slots[i].y) : nil
+                slots[i].trackingID >= 0 && slotSerials[i] >= 0
+                    ? Contact(serial: slotSerials[i], x: slots[i].x, y: slots[i].y) : nil
             }
         case .multitouchA:
             return previousA
@@ -285,7 +290,8 @@ public struct TouchDecoder: Sendable {
         var out: [TouchSample] = []
         if let d = driver {
             if let c = contacts.first(where: { $0.serial == d.serial }) {
-                let x = Self.resolve(c.x, mapping.xAxis, previous: d.x), y = Self.resolve(c.y, mapping.yAxis, previous: d.y)
+                let x = Self.resolve(c.x, mapping.xAxis, previous: d.x),
+                    y = Self.resolve(c.y, mapping.yAxis, previous: d.y)
                 if x != d.x || y != d.y {
                     driver = Driver(serial: d.serial, x: x, y: y)
                     out.append(sample(.move, x, y, time))
@@ -297,7 +303,8 @@ public struct TouchDecoder: Sendable {
         }
         if driver == nil, let first = contacts.first,
            !contacts.contains(where: { previousSerials.contains($0.serial) }) {
-            let x = Self.resolve(first.x, mapping.xAxis, previous: nil), y = Self.resolve(first.y, mapping.yAxis, previous: nil)
+            let x = Self.resolve(first.x, mapping.xAxis, previous: nil),
+                y = Self.resolve(first.y, mapping.yAxis, previous: nil)
             driver = Driver(serial: first.serial, x: x, y: y)
             out.append(sample(.down, x, y, time))
         }

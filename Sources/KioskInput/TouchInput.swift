@@ -31,7 +31,9 @@ public struct TouchProblem: Hashable, Sendable, CustomStringConvertible {
     public var path: String?
     /// Why, when there is more to say (the error's description).
     public var reason: String?
-    public init(_ what: String, path: String? = nil, reason: String? = nil) { self.what = what; self.path = path; self.reason = reason }
+    public init(_ what: String, path: String? = nil, reason: String? = nil) {
+        self.what = what; self.path = path; self.reason = reason
+    }
     /// `WHAT path=PATH: REASON`, for tests and messages.
     public var description: String { what + (path.map { " path=\($0)" } ?? "") + (reason.map { ": \($0)" } ?? "") }
 }
@@ -82,8 +84,10 @@ public struct TouchInputConfiguration: Sendable {
     public var grab: Bool
 
     public init(devicePath: String? = nil, directory: String = "/dev/input", panelWidth: Int, panelHeight: Int,
-                rotation: Rotation = .none, calibration: TouchCalibration = .identity, showStart: Duration, grab: Bool = true) {
-        self.devicePath = devicePath; self.directory = directory; self.panelWidth = panelWidth; self.panelHeight = panelHeight
+                rotation: Rotation = .none, calibration: TouchCalibration = .identity, showStart: Duration,
+                grab: Bool = true) {
+        self.devicePath = devicePath; self.directory = directory
+        self.panelWidth = panelWidth; self.panelHeight = panelHeight
         self.rotation = rotation; self.calibration = calibration; self.showStart = showStart; self.grab = grab
     }
 }
@@ -172,14 +176,17 @@ public final class TouchInput: @unchecked Sendable {
 
     private func run() {
         var inotify: InotifyReader?
-        do { inotify = try InotifyReader() } catch { problem("touchscreens plugged in later are not noticed", reason: error.description) }
+        do { inotify = try InotifyReader() } catch {
+            problem("touchscreens plugged in later are not noticed", reason: error.description)
+        }
         var watch: Int32 = -1
         var needScan = true
         var retry = false
         while true {
             if let inotify, watch < 0 {
                 do {
-                    watch = try inotify.addWatch(watchDirectory, mask: UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
+                    watch = try inotify.addWatch(watchDirectory,
+                                                 mask: UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO))
                 } catch {
                     problem("touchscreens plugged in later are not noticed", reason: error.description)
                 }
@@ -259,7 +266,8 @@ public final class TouchInput: @unchecked Sendable {
                     return true
                 }
                 if case .system(let e) = error, e.errno == ENOTTY {
-                    problem("not an evdev input device (--input), touch is off", reason: e.description)  // names the path
+                    // names the path
+                    problem("not an evdev input device (--input), touch is off", reason: e.description)
                     return true
                 }
                 problem("touchscreen not opened (--input), trying again", reason: error.description)
@@ -284,7 +292,9 @@ public final class TouchInput: @unchecked Sendable {
                 }
                 guard opened.capabilities.isTouchscreen, opened.capabilities.touchProtocol != nil else { continue }
                 let direct = opened.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT)
-                if best == nil || (direct && !best!.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT)) { best = opened }
+                if best == nil || (direct && !best!.capabilities.properties.contains(Evdev.INPUT_PROP_DIRECT)) {
+                    best = opened
+                }
                 if direct { break }
             }
             guard let best else {
@@ -311,10 +321,11 @@ public final class TouchInput: @unchecked Sendable {
             }
         }
         let size = panel.withLock { $0 }
-        let mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, calibration: config.calibration, rotation: config.rotation,
-                                   panelWidth: size.width, panelHeight: size.height)
+        let mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, calibration: config.calibration,
+                                   rotation: config.rotation, panelWidth: size.width, panelHeight: size.height)
         decoder = TouchDecoder(capabilities: device.capabilities, mapping: mapping, showStart: config.showStart,
-                               keysDown: device.keysDown(among: [Evdev.BTN_TOUCH, Evdev.BTN_LEFT]), slots: device.slotStates())
+                               keysDown: device.keysDown(among: [Evdev.BTN_TOUCH, Evdev.BTN_LEFT]),
+                               slots: device.slotStates())
         self.device = device
         reportedProblems.removeAll()
         post([.attached(TouchDeviceInfo(path: device.path, name: device.name, touchProtocol: decoder!.touchProtocol,
@@ -340,7 +351,11 @@ public final class TouchInput: @unchecked Sendable {
         } catch {
             post(out)
             let reason: String
-            if case .system(let e) = error, e.errno == ENODEV { reason = "device removed" } else { reason = error.description }
+            if case .system(let e) = error, e.errno == ENODEV {
+                reason = "device removed"
+            } else {
+                reason = error.description
+            }
             detach(reason: reason)
         }
     }

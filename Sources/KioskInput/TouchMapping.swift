@@ -51,7 +51,8 @@ public struct TouchMapping: Equatable, Sendable {
             let top = Double(max(size, 1)).nextDown
             return v.isNaN ? 0 : min(max(v, 0), top)
         }
-        return (clamp(logical.x * Double(logicalWidth), logicalWidth), clamp(logical.y * Double(logicalHeight), logicalHeight))
+        return (clamp(logical.x * Double(logicalWidth), logicalWidth),
+                clamp(logical.y * Double(logicalHeight), logicalHeight))
     }
 
     /// Screen pixels per millimetre of finger travel, from the x axis resolution (device units per

@@ -62,7 +62,9 @@ struct EvemuDevice {
                 }
                 offsets[-1, default: 0] += fields.count - 1
             case "B:":
-                guard fields.count >= 2, let type = Int(fields[1], radix: 16) else { throw EvemuError("bad B: \(line)") }
+                guard fields.count >= 2, let type = Int(fields[1], radix: 16) else {
+                    throw EvemuError("bad B: \(line)")
+                }
                 let start = offsets[type, default: 0]
                 for (i, hex) in fields.dropFirst(2).enumerated() {
                     guard let byte = UInt8(hex, radix: 16) else { throw EvemuError("bad B: \(line)") }
@@ -82,10 +84,12 @@ struct EvemuDevice {
                 offsets[type] = start + fields.count - 2
             case "A:":
                 guard fields.count >= 6, let code = UInt16(fields[1], radix: 16),
-                      let lo = Int32(fields[2]), let hi = Int32(fields[3]), let fuzz = Int32(fields[4]), let flat = Int32(fields[5])
+                      let lo = Int32(fields[2]), let hi = Int32(fields[3]), let fuzz = Int32(fields[4]),
+                      let flat = Int32(fields[5])
                 else { throw EvemuError("bad A: \(line)") }
                 let res = fields.count >= 7 ? Int32(fields[6]) ?? 0 : 0
-                capabilities.absoluteAxes[code] = AbsoluteAxis(minimum: lo, maximum: hi, fuzz: fuzz, flat: flat, resolution: res)
+                capabilities.absoluteAxes[code] = AbsoluteAxis(minimum: lo, maximum: hi, fuzz: fuzz, flat: flat,
+                                                               resolution: res)
             default:
                 continue
             }
@@ -103,7 +107,8 @@ func parseEvemuEvents(_ text: String) throws -> [EvdevEvent] {
         guard fields.count >= 5 else { throw EvemuError("bad E: \(line)") }
         let parts = fields[1].split(separator: ".")
         guard parts.count == 2, let sec = Int64(parts[0]), let usec = Int64(parts[1]),
-              let type = UInt16(fields[2], radix: 16), let code = UInt16(fields[3], radix: 16), let value = Int32(fields[4])
+              let type = UInt16(fields[2], radix: 16), let code = UInt16(fields[3], radix: 16),
+              let value = Int32(fields[4])
         else { throw EvemuError("bad E: \(line)") }
         events.append(EvdevEvent(time: .seconds(sec) + .microseconds(usec), type: type, code: code, value: value))
     }
@@ -123,7 +128,8 @@ struct Replay {
         device = try EvemuDevice(parsing: Evemu.text(try Evemu.descriptionName(forRecording: recording)))
         events = try parseEvemuEvents(Evemu.text(recording))
         guard let axes = device.capabilities.positionAxes else { throw EvemuError("\(recording): no position axes") }
-        mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, rotation: rotation, panelWidth: panelWidth, panelHeight: panelHeight)
+        mapping = TouchMapping(xAxis: axes.x, yAxis: axes.y, rotation: rotation, panelWidth: panelWidth,
+                               panelHeight: panelHeight)
         guard var decoder = TouchDecoder(capabilities: device.capabilities, mapping: mapping,
                                          showStart: events.first?.time ?? .zero) else { throw EvemuError("no decoder") }
         frames = []
@@ -151,9 +157,15 @@ struct StreamBuilder {
     var time: Duration = .seconds(100)
     var events: [EvdevEvent] = []
 
-    mutating func abs(_ code: UInt16, _ value: Int32) { events.append(.init(time: time, type: Evdev.EV_ABS, code: code, value: value)) }
-    mutating func key(_ code: UInt16, _ value: Int32) { events.append(.init(time: time, type: Evdev.EV_KEY, code: code, value: value)) }
-    mutating func mtReport() { events.append(.init(time: time, type: Evdev.EV_SYN, code: Evdev.SYN_MT_REPORT, value: 0)) }
+    mutating func abs(_ code: UInt16, _ value: Int32) {
+        events.append(.init(time: time, type: Evdev.EV_ABS, code: code, value: value))
+    }
+    mutating func key(_ code: UInt16, _ value: Int32) {
+        events.append(.init(time: time, type: Evdev.EV_KEY, code: code, value: value))
+    }
+    mutating func mtReport() {
+        events.append(.init(time: time, type: Evdev.EV_SYN, code: Evdev.SYN_MT_REPORT, value: 0))
+    }
     mutating func dropped() { events.append(.init(time: time, type: Evdev.EV_SYN, code: Evdev.SYN_DROPPED, value: 0)) }
     /// Ends the frame; returns its events and starts the next 10 ms later.
     mutating func report() -> [EvdevEvent] {

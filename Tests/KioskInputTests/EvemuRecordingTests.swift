@@ -6,7 +6,9 @@ import KioskInput
 /// Real recordings (whot/evemu-devices) replayed through the decoder with each device's own
 /// ranges, onto a 1280x800 screen.
 @Suite struct EvemuRecordingTests {
-    func distance(_ a: TouchSample, _ b: TouchSample) -> Double { ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot() }
+    func distance(_ a: TouchSample, _ b: TouchSample) -> Double {
+        ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+    }
 
     @Test func atmelFastTapsAreNineShortTouches() throws {
         let replay = try Replay("Atmel maXTouch Touchscreen.1-finger-fast-taps.events")
@@ -76,7 +78,8 @@ import KioskInput
             #expect(replay.samples.count > 0, "\(name)")
             // A finger covers at most ~100 px of this screen in one 10-20 ms report.
             #expect(maxStep < 120, "\(name): step of \(maxStep) px")
-            report.append("\(name): \(replay.touches.count) touches, \(replay.samples.count) samples, max step \(Int(maxStep)) px")
+            report.append("\(name): \(replay.touches.count) touches, \(replay.samples.count) samples, "
+                          + "max step \(Int(maxStep)) px")
         }
         print(report.joined(separator: "\n"))
     }
@@ -85,7 +88,8 @@ import KioskInput
     /// `.down`/`.move` sits exactly on the first finger's own slot position, while other fingers
     /// are on the glass far enough away that a switch to them would show.
     @Test(arguments: ["Atmel maXTouch Touchscreen.4-finger-drag-down.events", "EP0430M09.4-finger-drag-down.events",
-                      "EP0430M09.2-finger-scroll-down.events", "Atmel maXTouch Touchscreen.2-fingers-touch-release.events",
+                      "EP0430M09.2-finger-scroll-down.events",
+                      "Atmel maXTouch Touchscreen.2-fingers-touch-release.events",
                       "EP0430M09.2-fingers-touch-release.events"])
     func protocolBSamplesSitOnTheFirstFinger(_ name: String) throws {
         let replay = try Replay(name)
@@ -114,7 +118,8 @@ import KioskInput
                 }
                 for (other, _) in active where other != firstSlot {
                     let q = replay.mapping.logicalPoint(deviceX: Double(xs[other]!), deviceY: Double(ys[other]!))
-                    farthestOther = max(farthestOther, ((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y)).squareRoot())
+                    farthestOther = max(farthestOther,
+                                        ((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y)).squareRoot())
                 }
             } else {
                 // The first finger is gone: only its .up may come, and nothing after it.
@@ -131,7 +136,8 @@ import KioskInput
     /// kernel's pointer emulation (ABS_X/ABS_Y) follows; check against the slot contents directly.
     @Test func multiFingerRecordingsFollowTheFirstFinger() throws {
         for name in ["Atmel maXTouch Touchscreen.4-finger-drag-down.events", "EP0430M09.4-finger-drag-down.events",
-                     "EP0430M09.2-finger-scroll-down.events", "Atmel maXTouch Touchscreen.2-fingers-touch-release.events",
+                     "EP0430M09.2-finger-scroll-down.events",
+                     "Atmel maXTouch Touchscreen.2-fingers-touch-release.events",
                      "EP0430M09.2-fingers-touch-release.events", "N-Trig MultiTouch.2-fingers-touch-release.events"] {
             let replay = try Replay(name)
             let downs = replay.samples.filter { $0.phase == .down }.count

@@ -12,13 +12,16 @@ import KioskInput
             let device = try EvemuDevice(parsing: Evemu.text(name))
             let c = device.capabilities
             #expect(InputCapabilities.isTouchscreen(properties: c.properties, keys: c.keys,
-                                                    absAxes: Set(c.absoluteAxes.keys), relAxes: c.relativeAxes), "\(name)")
+                                                    absAxes: Set(c.absoluteAxes.keys), relAxes: c.relativeAxes),
+                    "\(name)")
             #expect(c.touchProtocol != nil, "\(name)")
         }
     }
 
     @Test func protocolsOfTheRecordedDevices() throws {
-        func proto(_ name: String) throws -> TouchProtocol? { try EvemuDevice(parsing: Evemu.text(name + ".desc")).capabilities.touchProtocol }
+        func proto(_ name: String) throws -> TouchProtocol? {
+            try EvemuDevice(parsing: Evemu.text(name + ".desc")).capabilities.touchProtocol
+        }
         #expect(try proto("Atmel maXTouch Touchscreen") == .multitouchB(slots: 10))
         #expect(try proto("EP0430M09") == .multitouchB(slots: 5))
         #expect(try proto("Beijing IRTOUCHSYSTEMS Co.,LtD IRTOUCH InfraRed USB TouchScreen") == .multitouchB(slots: 2))
@@ -42,7 +45,8 @@ import KioskInput
                                                  absAxes: [], relAxes: [Evdev.REL_X, Evdev.REL_Y, 0x08]))
         // A mouse that also claims absolute axes (some vendor receivers) is still a mouse.
         #expect(!InputCapabilities.isTouchscreen(properties: [], keys: [Evdev.BTN_LEFT],
-                                                 absAxes: [Evdev.ABS_X, Evdev.ABS_Y], relAxes: [Evdev.REL_X, Evdev.REL_Y]))
+                                                 absAxes: [Evdev.ABS_X, Evdev.ABS_Y],
+                                                 relAxes: [Evdev.REL_X, Evdev.REL_Y]))
     }
 
     @Test func qemuTabletsAre() {
@@ -60,25 +64,29 @@ import KioskInput
     }
 
     @Test func touchpadIsNot() {
-        let axes: Set<UInt16> = [Evdev.ABS_X, Evdev.ABS_Y, Evdev.ABS_MT_SLOT, Evdev.ABS_MT_POSITION_X, Evdev.ABS_MT_POSITION_Y,
-                                 Evdev.ABS_MT_TRACKING_ID]
+        let axes: Set<UInt16> = [Evdev.ABS_X, Evdev.ABS_Y, Evdev.ABS_MT_SLOT, Evdev.ABS_MT_POSITION_X,
+                                 Evdev.ABS_MT_POSITION_Y, Evdev.ABS_MT_TRACKING_ID]
         let keys: Set<UInt16> = [Evdev.BTN_LEFT, Evdev.BTN_TOUCH, Evdev.BTN_TOOL_FINGER, 0x14d, 0x14e]
-        #expect(!InputCapabilities.isTouchscreen(properties: [INPUT_PROP_POINTER, 2], keys: keys, absAxes: axes, relAxes: []))
+        #expect(!InputCapabilities.isTouchscreen(properties: [INPUT_PROP_POINTER, 2], keys: keys, absAxes: axes,
+                                                 relAxes: []))
         // An old kernel without properties: BTN_TOOL_FINGER without a pen still says touchpad.
         #expect(!InputCapabilities.isTouchscreen(properties: [], keys: keys, absAxes: axes, relAxes: []))
         // The same axes on a screen (INPUT_PROP_DIRECT) are a touchscreen.
-        #expect(InputCapabilities.isTouchscreen(properties: [Evdev.INPUT_PROP_DIRECT], keys: keys, absAxes: axes, relAxes: []))
+        #expect(InputCapabilities.isTouchscreen(properties: [Evdev.INPUT_PROP_DIRECT], keys: keys, absAxes: axes,
+                                                relAxes: []))
     }
 
     @Test func joystickIsNot() {
-        #expect(!InputCapabilities.isTouchscreen(properties: [], keys: [0x120, 0x121], absAxes: [Evdev.ABS_X, Evdev.ABS_Y, 0x05],
-                                                 relAxes: []))
+        #expect(!InputCapabilities.isTouchscreen(properties: [], keys: [0x120, 0x121],
+                                                 absAxes: [Evdev.ABS_X, Evdev.ABS_Y, 0x05], relAxes: []))
     }
 
     @Test func multitouchOnlyWithoutKeysIs() {
-        let axes: Set<UInt16> = [Evdev.ABS_MT_SLOT, Evdev.ABS_MT_POSITION_X, Evdev.ABS_MT_POSITION_Y, Evdev.ABS_MT_TRACKING_ID]
+        let axes: Set<UInt16> = [Evdev.ABS_MT_SLOT, Evdev.ABS_MT_POSITION_X, Evdev.ABS_MT_POSITION_Y,
+                                 Evdev.ABS_MT_TRACKING_ID]
         #expect(InputCapabilities.isTouchscreen(properties: [], keys: [], absAxes: axes, relAxes: []))
-        #expect(InputCapabilities.isTouchscreen(properties: [Evdev.INPUT_PROP_DIRECT], keys: [], absAxes: axes, relAxes: []))
+        #expect(InputCapabilities.isTouchscreen(properties: [Evdev.INPUT_PROP_DIRECT], keys: [], absAxes: axes,
+                                                relAxes: []))
     }
 
     @Test func singleTouchWithoutAnyKeyCannotBeRead() {

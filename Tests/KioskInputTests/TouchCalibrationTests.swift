@@ -3,7 +3,9 @@ import Testing
 import KioskInput
 
 @Suite struct TouchCalibrationTests {
-    func close(_ p: (x: Double, y: Double), _ x: Double, _ y: Double) -> Bool { abs(p.x - x) < 1e-12 && abs(p.y - y) < 1e-12 }
+    func close(_ p: (x: Double, y: Double), _ x: Double, _ y: Double) -> Bool {
+        abs(p.x - x) < 1e-12 && abs(p.y - y) < 1e-12
+    }
 
     @Test func matrixAsLibinputWritesIt() throws {
         // LIBINPUT_CALIBRATION_MATRIX for a panel turned 90 degrees clockwise (libinput's docs).
@@ -57,8 +59,8 @@ import KioskInput
         } throws: { error in
             guard let error = error as? InputError, case .invalidCalibration(let v, let r) = error else { return false }
             let text = error.description
-            return v == value && r.contains(reason) && text.contains("'\(value)'") && text.contains("--touch-calibration")
-                && text.contains("swap-xy")
+            return v == value && r.contains(reason) && text.contains("'\(value)'")
+                && text.contains("--touch-calibration") && text.contains("swap-xy")
         }
     }
 }

@@ -15,7 +15,8 @@ import KioskInput
                        Evdev.ABS_MT_POSITION_X: axis, Evdev.ABS_MT_POSITION_Y: axis,
                        Evdev.ABS_MT_TRACKING_ID: AbsoluteAxis(minimum: 0, maximum: 65535)])
 
-    func decoder(_ caps: InputCapabilities, rotation: Rotation = .none, keysDown: Set<UInt16> = []) throws -> TouchDecoder {
+    func decoder(_ caps: InputCapabilities, rotation: Rotation = .none,
+                 keysDown: Set<UInt16> = []) throws -> TouchDecoder {
         let axes = try #require(caps.positionAxes)
         let m = TouchMapping(xAxis: axes.x, yAxis: axes.y, rotation: rotation, panelWidth: 1024, panelHeight: 1024)
         return try #require(TouchDecoder(capabilities: caps, mapping: m, showStart: .seconds(100), keysDown: keysDown))
@@ -33,7 +34,8 @@ import KioskInput
     @Test func btnLeftOnlyAbsoluteDevice() throws {
         // QEMU usb-tablet / virtio-tablet / eGalax: no BTN_TOUCH, the left button says "touching".
         let caps = InputCapabilities(keys: [Evdev.BTN_LEFT, 0x111, 0x112],
-                                     absoluteAxes: [Evdev.ABS_X: Self.axis, Evdev.ABS_Y: Self.axis], relativeAxes: [0x08])
+                                     absoluteAxes: [Evdev.ABS_X: Self.axis, Evdev.ABS_Y: Self.axis],
+                                     relativeAxes: [0x08])
         var d = try decoder(caps)
         var b = StreamBuilder()
         b.abs(Evdev.ABS_X, 100); b.abs(Evdev.ABS_Y, 200)
@@ -55,7 +57,8 @@ import KioskInput
     }
 
     @Test func singleTouchBtnTouch() throws {
-        let caps = InputCapabilities(keys: [Evdev.BTN_TOUCH], absoluteAxes: [Evdev.ABS_X: Self.axis, Evdev.ABS_Y: Self.axis])
+        let caps = InputCapabilities(keys: [Evdev.BTN_TOUCH],
+                                     absoluteAxes: [Evdev.ABS_X: Self.axis, Evdev.ABS_Y: Self.axis])
         var d = try decoder(caps)
         var b = StreamBuilder()
         b.key(Evdev.BTN_TOUCH, 1); b.abs(Evdev.ABS_X, 10); b.abs(Evdev.ABS_Y, 20)
@@ -221,8 +224,8 @@ import KioskInput
     @Test func fingersAlreadyDownAtStartAreWaitedOut() throws {
         let axes = try #require(Self.protocolB.positionAxes)
         let m = TouchMapping(xAxis: axes.x, yAxis: axes.y, panelWidth: 1024, panelHeight: 1024)
-        var d = try #require(TouchDecoder(capabilities: Self.protocolB, mapping: m, showStart: .zero, keysDown: [Evdev.BTN_TOUCH],
-                                          slots: [SlotState(trackingID: 3, x: 10, y: 10)]))
+        var d = try #require(TouchDecoder(capabilities: Self.protocolB, mapping: m, showStart: .zero,
+                                          keysDown: [Evdev.BTN_TOUCH], slots: [SlotState(trackingID: 3, x: 10, y: 10)]))
         var b = StreamBuilder()
         b.abs(Evdev.ABS_MT_POSITION_X, 20)
         #expect(d.feed(b.report()).isEmpty)
@@ -249,7 +252,8 @@ import KioskInput
 
     static let protocolA = InputCapabilities(
         keys: [Evdev.BTN_TOUCH, 0x14d],
-        absoluteAxes: [Evdev.ABS_X: axis, Evdev.ABS_Y: axis, Evdev.ABS_MT_POSITION_X: axis, Evdev.ABS_MT_POSITION_Y: axis])
+        absoluteAxes: [Evdev.ABS_X: axis, Evdev.ABS_Y: axis, Evdev.ABS_MT_POSITION_X: axis,
+                       Evdev.ABS_MT_POSITION_Y: axis])
 
     func contact(_ b: inout StreamBuilder, _ x: Int32, _ y: Int32) {
         b.abs(Evdev.ABS_MT_POSITION_X, x); b.abs(Evdev.ABS_MT_POSITION_Y, y); b.mtReport()
@@ -302,7 +306,8 @@ import KioskInput
     func swipeLeftOnEveryRotation(_ rotation: Rotation, _ from: (Int32, Int32), _ to: (Int32, Int32)) throws {
         var d = try decoder(Self.protocolB, rotation: rotation)
         var b = StreamBuilder()
-        b.abs(Evdev.ABS_MT_TRACKING_ID, 77); b.abs(Evdev.ABS_MT_POSITION_X, from.0); b.abs(Evdev.ABS_MT_POSITION_Y, from.1)
+        b.abs(Evdev.ABS_MT_TRACKING_ID, 77)
+        b.abs(Evdev.ABS_MT_POSITION_X, from.0); b.abs(Evdev.ABS_MT_POSITION_Y, from.1)
         b.key(Evdev.BTN_TOUCH, 1)
         var samples = d.feed(b.report())
         for step in 1 ... 10 {

@@ -27,8 +27,8 @@ import KioskInput
         let dir = NSTemporaryDirectory() + "kc-input-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let input = try TouchInput(configuration: TouchInputConfiguration(directory: dir, panelWidth: 800, panelHeight: 480,
-                                                                          showStart: .zero))
+        let input = try TouchInput(configuration: TouchInputConfiguration(directory: dir, panelWidth: 800,
+                                                                          panelHeight: 480, showStart: .zero))
         try input.start()
         let first = waitForEvents(input) { !problems($0).isEmpty }
         #expect(problems(first) == [TouchProblem("no touchscreen found", path: dir)])
@@ -47,8 +47,8 @@ import KioskInput
 
     @Test func explicitPathThatIsMissing() throws {
         let path = NSTemporaryDirectory() + "kc-input-missing-\(UUID().uuidString)/event0"
-        let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: path, panelWidth: 800, panelHeight: 480,
-                                                                          showStart: .zero))
+        let input = try TouchInput(configuration: TouchInputConfiguration(devicePath: path, panelWidth: 800,
+                                                                          panelHeight: 480, showStart: .zero))
         try input.start()
         let wanted = TouchProblem("touchscreen not found (--input), waiting for it to appear", path: path)
         let events = waitForEvents(input) { problems($0).contains(wanted) }

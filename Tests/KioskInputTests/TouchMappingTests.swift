@@ -15,7 +15,8 @@ import KioskInput
             let axes = try #require(caps.positionAxes)
             let m = TouchMapping(xAxis: axes.x, yAxis: axes.y, rotation: rotation, panelWidth: 1920, panelHeight: 1080)
             let w = Double(m.logicalWidth), h = Double(m.logicalHeight)
-            let lo = (Double(axes.x.minimum), Double(axes.y.minimum)), hi = (Double(axes.x.maximum), Double(axes.y.maximum))
+            let lo = (Double(axes.x.minimum), Double(axes.y.minimum)),
+                hi = (Double(axes.x.maximum), Double(axes.y.maximum))
             // Panel corners in logical coordinates: 0 or the far edge (w.nextDown, within the last pixel).
             func at(_ dx: Double, _ dy: Double) -> (x: Double, y: Double) { m.logicalPoint(deviceX: dx, deviceY: dy) }
             let corners = [at(lo.0, lo.1), at(hi.0, lo.1), at(hi.0, hi.1), at(lo.0, hi.1)]  // panel TL, TR, BR, BL
@@ -27,7 +28,8 @@ import KioskInput
             case .clockwise270: expected = [(w, 0), (w, h), (0, h), (0, 0)]
             }
             for (got, want) in zip(corners, expected) {
-                #expect(abs(got.x - want.0) < 1e-6 && abs(got.y - want.1) < 1e-6, "\(name) \(rotation): \(got) != \(want)")
+                #expect(abs(got.x - want.0) < 1e-6 && abs(got.y - want.1) < 1e-6,
+                        "\(name) \(rotation): \(got) != \(want)")
                 #expect(got.x >= 0 && got.x < w && got.y >= 0 && got.y < h)
             }
             // The centre stays the centre.

@@ -53,7 +53,8 @@ public final class ConsoleGuard {
     /// Returns nil when there is no VT to switch: not started on a VT and /dev/tty0 cannot be
     /// opened (ssh session, container, service without a TTY), or KDSETMODE is not permitted.
     /// That is not an error, but worth a log line: `note` receives one line saying why, e.g.
-    /// `console not switched to graphics mode: /dev/tty: No such device or address (errno 6); /dev/tty0: Permission denied (errno 13)`.
+    /// `console not switched to graphics mode: /dev/tty: No such device or address (errno 6);
+    /// /dev/tty0: Permission denied (errno 13)`.
     /// - Parameter candidates: the terminals to try, in order (tests pass their own).
     public static func enterGraphics(candidates: [String] = [controllingVT() ?? "/dev/tty", "/dev/tty0"],
                                      note: ((String) -> Void)? = nil) -> ConsoleGuard? {
@@ -145,8 +146,8 @@ public final class ConsoleGuard {
         return try syscall("ioctl VT_GETSTATE", path: path) { kc_vt_active(raw) }
     }
 
-    /// Puts VT_AUTO back when VT_PROCESS was set, then ``restoreMode`` (KD_TEXT), and closes the VT. Idempotent; a failure
-    /// is returned for the log (the program is on its way out anyway), nil on success.
+    /// Puts VT_AUTO back when VT_PROCESS was set, then ``restoreMode`` (KD_TEXT), and closes the VT.
+    /// Idempotent; a failure is returned for the log (the program is on its way out anyway), nil on success.
     @discardableResult
     public func restore() -> SystemError? {
         guard !restored else { return nil }

@@ -37,8 +37,9 @@ struct DRMObjectProperties {
             ids[name] = id
             values[name] = props.pointee.prop_values[i]
             if prop.pointee.flags & UInt32(DRM_MODE_PROP_IMMUTABLE) != 0 { immutable.insert(name) }
+            // DRM_MODE_PROP_SIGNED_RANGE = DRM_MODE_PROP_TYPE(2), drm_mode.h
             let isRange = prop.pointee.flags & UInt32(DRM_MODE_PROP_RANGE) != 0
-                || prop.pointee.flags & UInt32(DRM_MODE_PROP_EXTENDED_TYPE) == 0x80  // DRM_MODE_PROP_SIGNED_RANGE = DRM_MODE_PROP_TYPE(2), drm_mode.h
+                || prop.pointee.flags & UInt32(DRM_MODE_PROP_EXTENDED_TYPE) == 0x80
             if isRange, prop.pointee.count_values >= 2 {
                 let lo = prop.pointee.values[0], hi = prop.pointee.values[1]
                 if lo <= hi { ranges[name] = lo...hi }
@@ -81,7 +82,8 @@ public struct DRMPlaneInfo: Sendable, CustomStringConvertible {
     /// `plane 31 overlay, alpha, zpos 2, 5 formats`.
     public var description: String {
         "plane \(id) \(kind.rawValue)" + (alphaRange == nil ? "" : ", alpha")
-            + (zpos.map { ", zpos \($0)" + (zposMutable ? "" : " fixed") } ?? "") + ", \(counted(formats.count, "format"))"
+            + (zpos.map { ", zpos \($0)" + (zposMutable ? "" : " fixed") } ?? "")
+            + ", \(counted(formats.count, "format"))"
     }
 }
 
@@ -123,7 +125,8 @@ final class DRMAtomicOutput {
         path = device.path
         self.crtcID = crtcID
         self.connectorID = connectorID
-        guard let connector = DRMObjectProperties(fd: fd, objectID: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)),
+        guard let connector = DRMObjectProperties(fd: fd, objectID: connectorID,
+                                                  type: UInt32(DRM_MODE_OBJECT_CONNECTOR)),
               let crtc = DRMObjectProperties(fd: fd, objectID: crtcID, type: UInt32(DRM_MODE_OBJECT_CRTC)),
               connector["CRTC_ID"] != nil, crtc["MODE_ID"] != nil, crtc["ACTIVE"] != nil else {
             _ = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 0)
@@ -135,7 +138,8 @@ final class DRMAtomicOutput {
         let needed = ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H", "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"]
         let usable = planes.filter { p in needed.allSatisfy { p.props[$0] != nil } }
         // The primary plane already on this CRTC, else the first primary that can feed it.
-        guard let primary = usable.first(where: { $0.info.kind == .primary && $0.props.values["CRTC_ID"] == UInt64(crtcID) })
+        guard let primary
+                = usable.first(where: { $0.info.kind == .primary && $0.props.values["CRTC_ID"] == UInt64(crtcID) })
                 ?? usable.first(where: { $0.info.kind == .primary }) else {
             _ = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 0)
             return nil
@@ -143,7 +147,10 @@ final class DRMAtomicOutput {
         self.primary = primary
         // Overlays stack in zpos order where the driver says it, else in the kernel's plane order.
         overlays = usable.enumerated().filter { $0.element.info.kind == .overlay }
-            .sorted { ($0.element.info.zpos ?? UInt64($0.offset), $0.offset) < ($1.element.info.zpos ?? UInt64($1.offset), $1.offset) }
+            .sorted {
+                ($0.element.info.zpos ?? UInt64($0.offset), $0.offset)
+                    < ($1.element.info.zpos ?? UInt64($1.offset), $1.offset)
+            }
             .map(\.element)
         writeback = Self.writebackConnector(fd: fd, crtcIndex: crtcIndex)
         var m = mode
@@ -167,11 +174,14 @@ final class DRMAtomicOutput {
         for i in 0..<Int(res.pointee.count_planes) {
             let id = res.pointee.planes[i]
             guard let plane = drmModeGetPlane(fd, id) else { continue }
-            let formats = Array(UnsafeBufferPointer(start: plane.pointee.formats, count: Int(plane.pointee.count_formats)))
+            let formats = Array(UnsafeBufferPointer(start: plane.pointee.formats,
+                                                    count: Int(plane.pointee.count_formats)))
             let possible = plane.pointee.possible_crtcs
             drmModeFreePlane(plane)
             guard crtcIndex < 32, possible & (1 << UInt32(crtcIndex)) != 0,
-                  let props = DRMObjectProperties(fd: fd, objectID: id, type: UInt32(DRM_MODE_OBJECT_PLANE)) else { continue }
+                  let props = DRMObjectProperties(fd: fd, objectID: id, type: UInt32(DRM_MODE_OBJECT_PLANE)) else {
+                continue
+            }
             let kind: DRMPlaneInfo.Kind
             switch props.values["type"].map(Int32.init(truncatingIfNeeded:)) {
             case DRM_PLANE_TYPE_PRIMARY: kind = .primary
@@ -240,8 +250,8 @@ final class DRMAtomicOutput {
     /// a modeset or a writeback capture.
     /// Throws ``SystemError`` (`drmModeAtomicCommit`: EINVAL or ERANGE for a state the driver
     /// refuses, EBUSY while a commit is pending, EACCES without DRM master).
-    func commit(primary primaryState: PlaneState, overlays states: [PlaneState?], switchOff: Set<Int>, extras: Extras = Extras(),
-                test: Bool, event: UnsafeMutablePointer<Int32>?) throws(SystemError) {
+    func commit(primary primaryState: PlaneState, overlays states: [PlaneState?], switchOff: Set<Int>,
+                extras: Extras = Extras(), test: Bool, event: UnsafeMutablePointer<Int32>?) throws(SystemError) {
         guard let req = drmModeAtomicAlloc() else {
             throw SystemError(operation: "drmModeAtomicAlloc", path: path, errno: ENOMEM)
         }
@@ -263,7 +273,8 @@ final class DRMAtomicOutput {
             if let alpha = s.alpha, plane["alpha"] != nil { add(plane, "alpha", UInt64(alpha)) }
             if let zpos = s.zpos, plane["zpos"] != nil, !plane.immutable.contains("zpos") { add(plane, "zpos", zpos) }
         }
-        var flags: UInt32 = test ? UInt32(DRM_MODE_ATOMIC_TEST_ONLY) : UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT)
+        var flags: UInt32 = test
+            ? UInt32(DRM_MODE_ATOMIC_TEST_ONLY) : UInt32(DRM_MODE_ATOMIC_NONBLOCK) | UInt32(DRM_MODE_PAGE_FLIP_EVENT)
         if extras.modeset {
             add(connector, "CRTC_ID", UInt64(crtcID))
             add(crtc, "MODE_ID", UInt64(modeBlob))
@@ -289,7 +300,8 @@ final class DRMAtomicOutput {
         let fd = self.fd
         let userData = test ? nil : UnsafeMutableRawPointer(event)
         if !test { event?.pointee = 0 }   // set to 1 by the flip event of this commit (kc_drm.c)
-        try negativeErrnoCall("drmModeAtomicCommit" + (test ? " (TEST_ONLY)" : ""), path: path, minusOneSetsErrno: true) {
+        try negativeErrnoCall("drmModeAtomicCommit" + (test ? " (TEST_ONLY)" : ""), path: path,
+                              minusOneSetsErrno: true) {
             drmModeAtomicCommit(fd, req, flags, userData)
         }
     }

@@ -113,7 +113,8 @@ final class DRMDevice {
         }
         defer { drmModeFreeResources(res) }
         let crtcs = Array(UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)))
-        let connectors = Array(UnsafeBufferPointer(start: res.pointee.connectors, count: Int(res.pointee.count_connectors)))
+        let connectors = Array(UnsafeBufferPointer(start: res.pointee.connectors,
+                                                   count: Int(res.pointee.count_connectors)))
         let device = DRMDevice(path: path, fd: fd, crtcIDs: crtcs, connectorIDs: connectors, driverName: driver)
         try device.becomeMaster()
         openDevices = openDevices.filter { $0.value.device != nil }
@@ -200,12 +201,14 @@ final class DRMDevice {
     func connectors(probe: Bool = true) throws(DisplayError) -> [Connector] {
         var out: [Connector] = []
         for id in connectorIDs {
-            guard let c = probe ? drmModeGetConnector(fd.rawValue, id) : drmModeGetConnectorCurrent(fd.rawValue, id) else {
+            guard let c = probe ? drmModeGetConnector(fd.rawValue, id)
+                                : drmModeGetConnectorCurrent(fd.rawValue, id) else {
                 throw .system(SystemError(operation: "drmModeGetConnector \(id)", path: path, errno: Glibc.errno))
             }
             defer { drmModeFreeConnector(c) }
             let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
-            let typeName = drmModeGetConnectorTypeName(c.pointee.connector_type).map { String(cString: $0) } ?? "Unknown"
+            let typeName = drmModeGetConnectorTypeName(c.pointee.connector_type).map { String(cString: $0) }
+                ?? "Unknown"
             let status: DRMConnectorStatus
             switch c.pointee.connection {
             case DRM_MODE_CONNECTED: status = .connected
@@ -215,7 +218,8 @@ final class DRMDevice {
             let info = DRMConnectorInfo(id: id, name: "\(typeName)-\(c.pointee.connector_type_id)",
                                         status: status, modes: raw.map(Self.mode))
             let encoders = Array(UnsafeBufferPointer(start: c.pointee.encoders, count: Int(c.pointee.count_encoders)))
-            out.append(Connector(info: info, rawModes: raw, currentEncoderID: c.pointee.encoder_id, encoderIDs: encoders))
+            out.append(Connector(info: info, rawModes: raw, currentEncoderID: c.pointee.encoder_id,
+                                 encoderIDs: encoders))
         }
         return out
     }

@@ -66,11 +66,13 @@ extension DRMDisplay {
         var more = extras
         more.modeset = modeset
         do {
-            try atomic.commit(primary: primary, overlays: overlays, switchOff: off, extras: more, test: false, event: flipDone)
+            try atomic.commit(primary: primary, overlays: overlays, switchOff: off, extras: more, test: false,
+                              event: flipDone)
         } catch where error.errno == EBUSY {
             flipPending = true
             try waitForFlipOrCount()
-            try atomic.commit(primary: primary, overlays: overlays, switchOff: off, extras: more, test: false, event: flipDone)
+            try atomic.commit(primary: primary, overlays: overlays, switchOff: off, extras: more, test: false,
+                              event: flipDone)
         }
         enabledOverlays = used
         if modeset { crtcSet = true; layersOnScreen = nil }
@@ -90,7 +92,9 @@ extension DRMDisplay {
     /// framebuffer), before the CRTC is handed back or to another display.
     func switchOverlaysOff() {
         guard let atomic else { return }
-        if flipPending { _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false
+        }
         for i in enabledOverlays where i < atomic.overlays.count {
             _ = drmModeSetPlane(device.fd.rawValue, atomic.overlays[i].info.id, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         }
@@ -131,7 +135,8 @@ extension DRMDisplay {
             if backdropColour[index] != background.xrgb {
                 let b = buffers[index]
                 for y in 0..<mode.height {
-                    (b.map + y * b.pitch).assumingMemoryBound(to: UInt32.self).update(repeating: background.xrgb, count: mode.width)
+                    (b.map + y * b.pitch).assumingMemoryBound(to: UInt32.self)
+                        .update(repeating: background.xrgb, count: mode.width)
                 }
                 backdropColour[index] = background.xrgb
             }
@@ -151,7 +156,8 @@ extension DRMDisplay {
                                 x: layer.x, y: layer.y, width: layer.width, height: layer.height,
                                 alpha: plane.alphaRange.map { Self.planeAlpha(layer.alpha, range: $0) },
                                 zpos: plane.zposMutable ? UInt64(i + 1) : nil))
-            let inside = layer.x >= 0 && layer.y >= 0 && layer.x + layer.width <= mode.width && layer.y + layer.height <= mode.height
+            let inside = layer.x >= 0 && layer.y >= 0 && layer.x + layer.width <= mode.width
+                && layer.y + layer.height <= mode.height
             shape += "|\(i):\(layer.premultiplied ? "A" : "X")\(layer.bitmap.width)x\(layer.bitmap.height)"
                 + "->\(layer.width)x\(layer.height)\(inside ? "" : "~")\(layer.alpha == FrameLayer.opaque ? "" : "a")"
         }
@@ -204,7 +210,8 @@ extension DRMDisplay {
         if let atomic, atomic.writeback != nil {
             do { return try writebackImage() } catch {
                 if writebackFailure != error.description {
-                    Log.warning("writeback failed", path: devicePath, reason: "\(error); the layers are composed for the screenshot")
+                    Log.warning("writeback failed", path: devicePath,
+                                reason: "\(error); the layers are composed for the screenshot")
                 }
                 writebackFailure = error.description
             }
@@ -216,7 +223,9 @@ extension DRMDisplay {
 
     /// One writeback capture of the planes as last committed (DRM writeback, drm_writeback.c).
     private func writebackImage() throws(SystemError) -> Bitmap {
-        guard let atomic, let layers = layersOnScreen else { throw SystemError(operation: "writeback", path: devicePath, errno: ENODEV) }
+        guard let atomic, let layers = layersOnScreen else {
+            throw SystemError(operation: "writeback", path: devicePath, errno: ENODEV)
+        }
         let target: DumbBuffer
         do { target = try DumbBuffer(device: device, width: mode.width, height: mode.height) } catch {
             throw SystemError(operation: "writeback buffer", path: devicePath, errno: ENOMEM)
@@ -238,7 +247,8 @@ extension DRMDisplay {
             let plane = atomic.overlays[i].info
             states.append(.init(fbID: fb, srcWidth: layer.bitmap.width, srcHeight: layer.bitmap.height,
                                 x: layer.x, y: layer.y, width: layer.width, height: layer.height,
-                                alpha: plane.alphaRange.map { Self.planeAlpha(layer.alpha, range: $0) }, zpos: plane.zposMutable ? UInt64(i + 1) : nil))
+                                alpha: plane.alphaRange.map { Self.planeAlpha(layer.alpha, range: $0) },
+                                zpos: plane.zposMutable ? UInt64(i + 1) : nil))
         }
         let fence = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         fence.initialize(to: -1)
@@ -246,11 +256,15 @@ extension DRMDisplay {
         try atomicShow(primary: primary, overlays: states, modeset: false,
                        extras: .init(writebackFB: target.fbID, writebackFence: fence))
         var p = pollfd(fd: fence.pointee, events: Int16(POLLIN), revents: 0)
-        let ready = try syscall("poll (writeback out-fence)", path: devicePath) { poll(&p, 1, Int32(Self.flipTimeoutMilliseconds)) }
+        let ready = try syscall("poll (writeback out-fence)", path: devicePath) {
+            poll(&p, 1, Int32(Self.flipTimeoutMilliseconds))
+        }
         // The writeback connector stays on the CRTC, without a framebuffer (it costs nothing
         // then): detaching it would be one more modeset per screenshot. restore()'s
         // drmModeSetCrtc with our connector alone takes it off.
-        guard ready == 1 else { throw SystemError(operation: "writeback out-fence", path: devicePath, errno: ETIMEDOUT) }
+        guard ready == 1 else {
+            throw SystemError(operation: "writeback out-fence", path: devicePath, errno: ETIMEDOUT)
+        }
         return ScanoutReader.read(from: UnsafeRawPointer(target.map), stride: target.pitch, format: .xrgb8888,
                                   width: mode.width, height: mode.height)
     }

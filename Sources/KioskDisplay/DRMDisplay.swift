@@ -47,7 +47,8 @@ public final class DRMDisplay: Display, PixelDimmable {
     public var pacesFrames: Bool { true }
     /// `DRM /dev/dri/card0 (bochs-drm) Virtual-1 1280x800@60 XRGB8888, 2 dumb buffers, page flips`.
     public var summary: String {
-        "DRM \(devicePath) (\(device.driverName)) \(connectorName) \(mode) XRGB8888, pitch \(buffers.first?.pitch ?? 0) bytes, "
+        "DRM \(devicePath) (\(device.driverName)) \(connectorName) \(mode) XRGB8888, "
+            + "pitch \(buffers.first?.pitch ?? 0) bytes, "
             + "2 dumb buffers, " + (atomic == nil ? "page flips" : "atomic commits") + planeSummary
             + (rotation == .none ? "" : ", rotated \(rotation.rawValue)°")
     }
@@ -140,8 +141,8 @@ public final class DRMDisplay: Display, PixelDimmable {
         let (device, connector) = try findOutput(device: path, connector: name)
         let index = try chooseMode(request, of: connector, on: device, preferredIfMissing: preferredIfMissing)
         let crtcID = try device.crtc(for: connector)
-        return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
-                              options: options)
+        return try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID,
+                              rotation: rotation, options: options)
     }
 
     /// Every other usable connector of `display`'s card (connected, with modes, not named in
@@ -153,10 +154,13 @@ public final class DRMDisplay: Display, PixelDimmable {
     public static func otherOutputs(of display: DRMDisplay, taken: [String], mode request: ModeRequest?,
                                     probe: Bool = true) -> [DRMDisplay] {
         let device = display.device
-        guard !display.restored, !device.isGone, let connectors = try? device.connectors(probe: probe) else { return [] }
+        guard !display.restored, !device.isGone, let connectors = try? device.connectors(probe: probe) else {
+            return []
+        }
         let takenNames = Set(taken.map { $0.lowercased() } + [display.connectorName.lowercased()])
         var opened: [DRMDisplay] = []
-        for connector in connectors where connector.info.isUsable && !takenNames.contains(connector.info.name.lowercased()) {
+        for connector in connectors
+        where connector.info.isUsable && !takenNames.contains(connector.info.name.lowercased()) {
             do {
                 let index = try chooseMode(request, of: connector, on: device, preferredIfMissing: true)
                 let crtcID = try device.crtc(for: connector)
@@ -175,15 +179,17 @@ public final class DRMDisplay: Display, PixelDimmable {
     static func chooseMode(_ request: ModeRequest?, of connector: DRMDevice.Connector, on device: DRMDevice,
                            preferredIfMissing: Bool) throws(DisplayError) -> Int {
         let label = "\(device.path) \(connector.info.name)"
-        if preferredIfMissing { return try DRMModeChoice.chooseOnReturn(request, from: connector.info.modes, connector: label) }
+        if preferredIfMissing {
+            return try DRMModeChoice.chooseOnReturn(request, from: connector.info.modes, connector: label)
+        }
         return try DRMModeChoice.choose(request, from: connector.info.modes, connector: label)
     }
 
     /// The device and connector to use: the named device, or the first card in `cardDirectory`
     /// that has a usable connector. Cards passed over on the way (a render-only GPU, a card with
     /// nothing plugged in) are logged, each with the reason, once one is found.
-    static func findOutput(device path: String?, connector name: String?,
-                           cardDirectory: String = "/dev/dri") throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
+    static func findOutput(device path: String?, connector name: String?, cardDirectory: String = "/dev/dri")
+        throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
         if let path {
             let device = try DRMDevice.open(path)
             return (device, try device.connector(named: name))
@@ -210,7 +216,8 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// `inheritedCrtc`: the CRTC state to put back on ``restore()`` when a display on the same
     /// card hands over to this one (``withModeChosenAgain(_:)``); nil: read now (drmModeGetCrtc).
     private init(device: DRMDevice, connector: DRMDevice.Connector, modeIndex: Int, crtcID: UInt32,
-                 rotation: Rotation, options: DRMOptions, inheritedCrtc: UnsafeMutablePointer<drmModeCrtc>? = nil) throws(DisplayError) {
+                 rotation: Rotation, options: DRMOptions,
+                 inheritedCrtc: UnsafeMutablePointer<drmModeCrtc>? = nil) throws(DisplayError) {
         self.options = options
         self.device = device
         self.devicePath = device.path
@@ -286,10 +293,13 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// while released, powered off or before the first frame.
     public func screenImage() throws(DisplayError) -> Bitmap {
         if isReleased {
-            throw .nothingToReadBack(device: devicePath, reason: "the VT is switched away: nothing of ours is on the screen")
+            throw .nothingToReadBack(device: devicePath,
+                                     reason: "the VT is switched away: nothing of ours is on the screen")
         }
         if isPoweredOff { throw .nothingToReadBack(device: devicePath, reason: "the screen is off") }
-        guard crtcSet, !restored else { throw .nothingToReadBack(device: devicePath, reason: "no frame was presented yet") }
+        guard crtcSet, !restored else {
+            throw .nothingToReadBack(device: devicePath, reason: "no frame was presented yet")
+        }
         if let layers = layersOnScreen { return try planeScreenImage(layers) }
         let shown = buffers[front]
         return ScanoutReader.read(from: UnsafeRawPointer(shown.map), stride: shown.pitch, format: .xrgb8888,
@@ -310,7 +320,9 @@ public final class DRMDisplay: Display, PixelDimmable {
         var connector = connectorID
         var m = rawMode
         let fd = device.fd.rawValue, crtc = crtcID, fb = buffer.fbID
-        try negativeErrnoCall("drmModeSetCrtc", path: devicePath, minusOneSetsErrno: true) { drmModeSetCrtc(fd, crtc, fb, 0, 0, &connector, 1, &m) }
+        try negativeErrnoCall("drmModeSetCrtc", path: devicePath, minusOneSetsErrno: true) {
+            drmModeSetCrtc(fd, crtc, fb, 0, 0, &connector, 1, &m)
+        }
         crtcSet = true
         flipPending = false
     }
@@ -368,7 +380,9 @@ public final class DRMDisplay: Display, PixelDimmable {
         guard dirtySupported else { return }
         let fd = device.fd.rawValue, fb = buffer.fbID
         do {
-            try negativeErrnoCall("drmModeDirtyFB", path: devicePath, minusOneSetsErrno: true) { drmModeDirtyFB(fd, fb, nil, 0) }
+            try negativeErrnoCall("drmModeDirtyFB", path: devicePath, minusOneSetsErrno: true) {
+                drmModeDirtyFB(fd, fb, nil, 0)
+            }
         } catch where [ENOSYS, EINVAL, EOPNOTSUPP].contains(error.errno) {
             dirtySupported = false
         } catch {
@@ -399,7 +413,9 @@ public final class DRMDisplay: Display, PixelDimmable {
                     }
                 } else {
                     let crtc = crtcID
-                    try negativeErrnoCall("drmModeSetCrtc (off)", path: devicePath, minusOneSetsErrno: true) { drmModeSetCrtc(fd, crtc, 0, 0, 0, nil, 0, nil) }
+                    try negativeErrnoCall("drmModeSetCrtc (off)", path: devicePath, minusOneSetsErrno: true) {
+                        drmModeSetCrtc(fd, crtc, 0, 0, 0, nil, 0, nil)
+                    }
                 }
             } catch {
                 restoreError = error.description
@@ -488,12 +504,14 @@ public final class DRMDisplay: Display, PixelDimmable {
               connector.info.isUsable else { return nil }
         let index = try Self.chooseMode(request, of: connector, on: device, preferredIfMissing: true)
         let chosen = connector.rawModes[index]
-        if chosen.hdisplay == rawMode.hdisplay, chosen.vdisplay == rawMode.vdisplay, chosen.vrefresh == rawMode.vrefresh,
-           chosen.flags == rawMode.flags { return nil }
-        if flipPending { _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false }
+        if chosen.hdisplay == rawMode.hdisplay, chosen.vdisplay == rawMode.vdisplay,
+           chosen.vrefresh == rawMode.vrefresh, chosen.flags == rawMode.flags { return nil }
+        if flipPending {
+            _ = kc_drm_wait_page_flip(device.fd.rawValue, Self.flipTimeoutMilliseconds, flipDone); flipPending = false
+        }
         switchOverlaysOff()
-        let next = try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID, rotation: rotation,
-                                  options: options, inheritedCrtc: savedCrtc)
+        let next = try DRMDisplay(device: device, connector: connector, modeIndex: index, crtcID: crtcID,
+                                  rotation: rotation, options: options, inheritedCrtc: savedCrtc)
         next.dpmsPropertyID = dpmsPropertyID
         next.rows = rows
         savedCrtc = nil
@@ -517,9 +535,12 @@ public final class DRMDisplay: Display, PixelDimmable {
         let raw = Array(UnsafeBufferPointer(start: c.pointee.modes, count: Int(c.pointee.count_modes)))
         let modes = raw.map(DRMDevice.mode)
         let label = "\(devicePath) \(connectorName)"
-        guard let index = try? DRMModeChoice.chooseOnReturn(request, from: modes, connector: label) else { return false }
+        guard let index = try? DRMModeChoice.chooseOnReturn(request, from: modes, connector: label) else {
+            return false
+        }
         let m = raw[index]
-        return m.hdisplay != rawMode.hdisplay || m.vdisplay != rawMode.vdisplay || m.vrefresh != rawMode.vrefresh || m.flags != rawMode.flags
+        return m.hdisplay != rawMode.hdisplay || m.vdisplay != rawMode.vdisplay || m.vrefresh != rawMode.vrefresh
+            || m.flags != rawMode.flags
     }
 
     /// The connector's status: as the kernel last probed it (`probe` false:
@@ -529,7 +550,10 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// its own display event, as virtio-gpu in Linux 6.1). Nil when it cannot be read.
     public func connectorStatus(probe: Bool) -> DRMConnectorStatus? {
         let fd = device.fd.rawValue
-        guard !restored, let c = probe ? drmModeGetConnector(fd, connectorID) : drmModeGetConnectorCurrent(fd, connectorID) else { return nil }
+        guard !restored,
+              let c = probe ? drmModeGetConnector(fd, connectorID) : drmModeGetConnectorCurrent(fd, connectorID) else {
+            return nil
+        }
         defer { drmModeFreeConnector(c) }
         switch c.pointee.connection {
         case DRM_MODE_CONNECTED: return .connected
@@ -554,7 +578,9 @@ public final class DRMDisplay: Display, PixelDimmable {
     /// The connector's DPMS property value now (DRM_MODE_DPMS_ON = 0 ... OFF = 3), nil when unknown.
     public var powerState: DisplayPowerState? {
         guard let id = try? dpmsProperty(),
-              let value = device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else { return nil }
+              let value = device.propertyValue(id, object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else {
+            return nil
+        }
         return DisplayPowerState(rawValue: min(value, 3))
     }
 
@@ -571,8 +597,10 @@ public final class DRMDisplay: Display, PixelDimmable {
 
     private func dpmsProperty() throws(SystemError) -> UInt32 {
         if dpmsPropertyID == 0 {
-            guard let id = device.propertyID(named: "DPMS", object: connectorID, type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else {
-                throw SystemError(operation: "connector \(connectorName) has no DPMS property", path: devicePath, errno: ENOTSUP)
+            guard let id = device.propertyID(named: "DPMS", object: connectorID,
+                                             type: UInt32(DRM_MODE_OBJECT_CONNECTOR)) else {
+                throw SystemError(operation: "connector \(connectorName) has no DPMS property", path: devicePath,
+                                  errno: ENOTSUP)
             }
             dpmsPropertyID = id
         }
@@ -583,7 +611,8 @@ public final class DRMDisplay: Display, PixelDimmable {
         let id = try dpmsProperty()
         let fd = device.fd.rawValue, connector = connectorID
         let value = UInt64(on ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
-        try negativeErrnoCall("drmModeConnectorSetProperty DPMS \(on ? "On" : "Off")", path: devicePath, minusOneSetsErrno: true) {
+        try negativeErrnoCall("drmModeConnectorSetProperty DPMS \(on ? "On" : "Off")", path: devicePath,
+                              minusOneSetsErrno: true) {
             drmModeConnectorSetProperty(fd, connector, id, value)
         }
     }
@@ -618,7 +647,8 @@ struct DumbBuffer {
         let fd = device.fd.rawValue, path = device.path
         var handle: UInt32 = 0, pitch: UInt32 = 0, size: UInt64 = 0
         do {
-            try negativeErrnoCall("DRM_IOCTL_MODE_CREATE_DUMB \(width)x\(height)x32", path: path, minusOneSetsErrno: true) {
+            try negativeErrnoCall("DRM_IOCTL_MODE_CREATE_DUMB \(width)x\(height)x32", path: path,
+                                  minusOneSetsErrno: true) {
                 drmModeCreateDumbBuffer(fd, UInt32(width), UInt32(height), 32, 0, &handle, &pitch, &size)
             }
         } catch { throw .system(error) }
@@ -633,9 +663,12 @@ struct DumbBuffer {
             }
             added = true
             var offset: UInt64 = 0
-            try negativeErrnoCall("DRM_IOCTL_MODE_MAP_DUMB", path: path, minusOneSetsErrno: true) { drmModeMapDumbBuffer(fd, handle, &offset) }
+            try negativeErrnoCall("DRM_IOCTL_MODE_MAP_DUMB", path: path, minusOneSetsErrno: true) {
+                drmModeMapDumbBuffer(fd, handle, &offset)
+            }
             let address = try syscall("mmap dumb buffer", path: path) {
-                Int(bitPattern: mmap(nil, Int(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(Int64(bitPattern: offset))))
+                Int(bitPattern: mmap(nil, Int(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                                     off_t(Int64(bitPattern: offset))))
             }
             map = UnsafeMutableRawPointer(bitPattern: address)!
         } catch {

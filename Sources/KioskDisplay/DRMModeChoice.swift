@@ -62,7 +62,9 @@ public struct ModeRequest: Equatable, Hashable, Sendable, CustomStringConvertibl
     }
 
     private static func positive(_ s: some StringProtocol) -> Int? {
-        guard !s.isEmpty, s.count <= 6, s.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(s), v > 0 else { return nil }
+        guard !s.isEmpty, s.count <= 6, s.allSatisfy({ $0.isASCII && $0.isNumber }), let v = Int(s), v > 0 else {
+            return nil
+        }
         return v
     }
 
@@ -84,8 +86,10 @@ public enum DRMModeChoice {
     /// - Parameter connector: the connector's name (e.g. `HDMI-A-1`), only for the message.
     /// - Throws: ``DisplayError/noModes(connector:)`` when the connector reports no modes,
     ///   ``DisplayError/modeNotAvailable(connector:requested:available:)`` when the requested one
-    ///   is not among them; its description lists the available modes, e.g. `mode 1024x768 is not available; available: 1920x1080@60 (preferred), 1280x720@60`.
-    public static func choose(_ request: ModeRequest?, from modes: [DRMMode], connector: String) throws(DisplayError) -> Int {
+    ///   is not among them; its description lists the available modes, e.g. `mode 1024x768 is not
+    ///   available; available: 1920x1080@60 (preferred), 1280x720@60`.
+    public static func choose(_ request: ModeRequest?, from modes: [DRMMode],
+                              connector: String) throws(DisplayError) -> Int {
         guard !modes.isEmpty else {
             throw .noModes(connector: connector)
         }
@@ -109,7 +113,8 @@ public enum DRMModeChoice {
     /// it (as ``choose(_:from:connector:)``), else the mode chosen with no request (the
     /// preferred one): the show goes on at whatever size the display has.
     /// - Throws: ``DisplayError/noModes(connector:)`` when the connector reports no modes.
-    public static func chooseOnReturn(_ request: ModeRequest?, from modes: [DRMMode], connector: String) throws(DisplayError) -> Int {
+    public static func chooseOnReturn(_ request: ModeRequest?, from modes: [DRMMode],
+                                      connector: String) throws(DisplayError) -> Int {
         if let request, let i = try? choose(request, from: modes, connector: connector) { return i }
         return try choose(nil, from: modes, connector: connector)
     }

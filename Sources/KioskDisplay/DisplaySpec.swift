@@ -18,8 +18,8 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
     case offscreen(directory: String)
 
     /// The accepted forms, for messages and `--help`.
-    public static let syntax = "auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]][,planes=off][,atomic=off]"
-        + " | offscreen:DIR"
+    public static let syntax = "auto | fbdev[:PATH] | drm[:DEVICE][,connector=NAME][,mode=WxH[@HZ]][,planes=off]"
+        + "[,atomic=off] | offscreen:DIR"
 
     /// Parses a `--display` value.
     ///
@@ -34,7 +34,9 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
             return .auto
         case "fbdev":
             guard let argument else { return .fbdev(path: nil) }
-            guard !argument.isEmpty else { throw .missingArgument(backend: "fbdev", what: "a device path after 'fbdev:', e.g. fbdev:/dev/fb1") }
+            guard !argument.isEmpty else {
+                throw .missingArgument(backend: "fbdev", what: "a device path after 'fbdev:', e.g. fbdev:/dev/fb1")
+            }
             return .fbdev(path: argument.contains("/") ? argument : "/dev/\(argument)")
         case "offscreen":
             guard let argument, !argument.isEmpty else {
@@ -46,18 +48,22 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
         default:
             // "drm,mode=..." without a device: the keyword ends at the first comma
             let (keyword, _) = split(text, at: ",")
-            if keyword.lowercased() == "drm" { return try parseDRM(nil, options: String(text.dropFirst(keyword.count + 1))) }
+            if keyword.lowercased() == "drm" {
+                return try parseDRM(nil, options: String(text.dropFirst(keyword.count + 1)))
+            }
             throw .unknownBackend(head.isEmpty ? text : head)
         }
     }
 
-    private static func parseDRM(_ argument: String?, options given: String? = nil) throws(DisplaySpecError) -> DisplaySpec {
+    private static func parseDRM(_ argument: String?,
+                                 options given: String? = nil) throws(DisplaySpecError) -> DisplaySpec {
         var device: String?
         var optionText = given
         if let argument {
             let (dev, rest) = split(argument, at: ",")
             guard !dev.isEmpty else {
-                throw .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")
+                throw .missingArgument(backend: "drm",
+                                       what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")
             }
             device = dev.contains("/") ? dev : "/dev/dri/\(dev)"
             optionText = rest
@@ -69,11 +75,17 @@ public enum DisplaySpec: Equatable, Sendable, CustomStringConvertible {
                 let (key, value) = split(String(option), at: "=")
                 switch key.lowercased() {
                 case "connector":
-                    guard let value, !value.isEmpty else { throw .missingArgument(backend: "drm", what: "a name after 'connector=', e.g. connector=HDMI-A-1") }
+                    guard let value, !value.isEmpty else {
+                        throw .missingArgument(backend: "drm",
+                                               what: "a name after 'connector=', e.g. connector=HDMI-A-1")
+                    }
                     guard connector == nil else { throw .duplicateOption(String(option)) }
                     connector = value
                 case "mode":
-                    guard let value, !value.isEmpty else { throw .missingArgument(backend: "drm", what: "a mode after 'mode=', e.g. mode=1920x1080 or mode=800x480@60") }
+                    guard let value, !value.isEmpty else {
+                        throw .missingArgument(backend: "drm",
+                                               what: "a mode after 'mode=', e.g. mode=1920x1080 or mode=800x480@60")
+                    }
                     guard mode == nil else { throw .duplicateOption(String(option)) }
                     guard let m = ModeRequest(parsing: value) else { throw .badMode(value) }
                     mode = m
@@ -208,7 +220,9 @@ public func openDisplay(_ spec: DisplaySpec, rotation: Rotation, swapRedBlue: Bo
         } catch {
             fbdevFailure = error
         }
-        if drmFailure.isFailedCall || fbdevFailure.isFailedCall { throw .unusable(drm: drmFailure, fbdev: fbdevFailure) }
+        if drmFailure.isFailedCall || fbdevFailure.isFailedCall {
+            throw .unusable(drm: drmFailure, fbdev: fbdevFailure)
+        }
         throw .noDisplay(drm: drmFailure, fbdev: fbdevFailure)
     }
 }

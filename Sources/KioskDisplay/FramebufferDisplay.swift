@@ -105,7 +105,8 @@ public final class FramebufferDisplay: Display, PixelDimmable {
         }
         guard variable.grayscale == 0 else {
             throw .unsupportedFormat(device: path, reason: variable.grayscale == 1
-                               ? "grayscale framebuffers are not supported" : "FOURCC framebuffer modes are not supported")
+                               ? "grayscale framebuffers are not supported"
+                               : "FOURCC framebuffer modes are not supported")
         }
         guard fixed.visual == FB_VISUAL_TRUECOLOR else {
             let name = [0: "MONO01", 1: "MONO10", 3: "PSEUDOCOLOR", 4: "DIRECTCOLOR", 5: "STATIC_PSEUDOCOLOR",
@@ -147,7 +148,8 @@ public final class FramebufferDisplay: Display, PixelDimmable {
     }
 
     private init(fd: FileDescriptor, geometry: FramebufferGeometry, isCharacterDevice: Bool, pageOffset: Int,
-                 panInfo: fb_var_screeninfo?, rotation: Rotation, swapRedBlue: Bool, dither: Bool) throws(DisplayError) {
+                 panInfo: fb_var_screeninfo?, rotation: Rotation, swapRedBlue: Bool,
+                 dither: Bool) throws(DisplayError) {
         try geometry.validate(device: fd.path)
         let length = pageOffset + geometry.memoryLength
         let address: Int
@@ -268,7 +270,9 @@ public final class FramebufferDisplay: Display, PixelDimmable {
     /// the picture's). Throws ``DisplayError/nothingToReadBack(device:reason:)`` while released, blanked
     /// or after ``restore()``.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        if isReleased { throw .nothingToReadBack(device: path, reason: "the VT is switched away: nothing of ours is on the screen") }
+        if isReleased {
+            throw .nothingToReadBack(device: path, reason: "the VT is switched away: nothing of ours is on the screen")
+        }
         if isPoweredOff { throw .nothingToReadBack(device: path, reason: "the screen is off") }
         guard mapping != nil else { throw .nothingToReadBack(device: path, reason: "the framebuffer was given back") }
         let base = memory + visibleYOffset * geometry.lineLength + geometry.xoffset * (geometry.bitsPerPixel / 8)

@@ -55,7 +55,9 @@ public struct FramebufferGeometry: Equatable, Sendable {
 
     /// The geometry a driver reports (FBIOGET_VSCREENINFO and FBIOGET_FSCREENINFO results).
     public init(variable v: fb_var_screeninfo, fixed f: fb_fix_screeninfo) {
-        func bitfield(_ b: fb_bitfield) -> ScanoutFormat.Bitfield { .init(offset: Int(b.offset), length: Int(b.length)) }
+        func bitfield(_ b: fb_bitfield) -> ScanoutFormat.Bitfield {
+            .init(offset: Int(b.offset), length: Int(b.length))
+        }
         xres = Int(v.xres); yres = Int(v.yres)
         xresVirtual = Int(v.xres_virtual); yresVirtual = Int(v.yres_virtual)
         xoffset = Int(v.xoffset); yoffset = Int(v.yoffset)
@@ -81,8 +83,9 @@ public struct FramebufferGeometry: Equatable, Sendable {
 
     /// Checks that the geometry describes memory the display can draw into.
     /// - Throws: ``DisplayError/badGeometry(device:reason:)`` naming the bad value (or
-    ///   ``DisplayError/unsupportedFormat(device:reason:)`` for the pixel format, see ``ScanoutFormat/validate(device:)``), an empty screen, a visible window outside the
-    ///   virtual screen, a `lineLength` shorter than a row, or memory too small for the rows shown.
+    ///   ``DisplayError/unsupportedFormat(device:reason:)`` for the pixel format, see
+    ///   ``ScanoutFormat/validate(device:)``), an empty screen, a visible window outside the virtual
+    ///   screen, a `lineLength` shorter than a row, or memory too small for the rows shown.
     public func validate(device: String) throws(DisplayError) {
         try format.validate(device: device)
         let bpp = bitsPerPixel / 8

@@ -110,7 +110,9 @@ public final class MirroredDisplay: Display, OutputSet, ReconnectingDisplay, Pix
     /// mirrored on Virtual-2 800x480`.
     public var summary: String {
         guard outputs.count > 1 else { return primary.summary }
-        let others = outputs.dropFirst().map { Self.name(of: $0) + " \($0.width)x\($0.height)" + (Self.lost($0) ? " (lost)" : "") }
+        let others = outputs.dropFirst().map {
+            Self.name(of: $0) + " \($0.width)x\($0.height)" + (Self.lost($0) ? " (lost)" : "")
+        }
         return primary.summary + "; mirrored on " + others.joined(separator: ", ")
     }
 
@@ -147,7 +149,9 @@ public final class MirroredDisplay: Display, OutputSet, ReconnectingDisplay, Pix
         var queued: [any Display] = []
         var failure: DisplayError?
         for output in outputs {
-            guard let frame = frames.first(where: { $0.width == output.width && $0.height == output.height }) else { continue }
+            guard let frame = frames.first(where: { $0.width == output.width && $0.height == output.height }) else {
+                continue
+            }
             do {
                 if let drm = output as? DRMDisplay {
                     try drm.queue(frame, showTime: showTime)
@@ -253,7 +257,8 @@ public final class MirroredDisplay: Display, OutputSet, ReconnectingDisplay, Pix
     public var wakeDescriptor: Int32? { outputs.lazy.compactMap { $0.reconnection?.wakeDescriptor }.first }
 
     public var retryAt: Duration? {
-        (outputs.compactMap { $0.reconnection?.retryAt } + [discover == nil ? nil : nextDiscovery].compactMap { $0 }).min()
+        (outputs.compactMap { $0.reconnection?.retryAt }
+            + [discover == nil ? nil : nextDiscovery].compactMap { $0 }).min()
     }
 
     /// Every output lost.

@@ -49,7 +49,8 @@ public final class OffscreenDisplay: Display, FrameFiles, PixelDimmable {
     ///   (`mkdir /x/y: Permission denied (errno 13)`) or the path exists and is not a directory.
     public init(directory: String, width: Int, height: Int, rotation: Rotation = .none) throws(DisplayError) {
         guard width > 0, height > 0 else {
-            throw .badGeometry(device: "offscreen \(directory)", reason: "frame size \(width)x\(height) is not positive")
+            throw .badGeometry(device: "offscreen \(directory)",
+                               reason: "frame size \(width)x\(height) is not positive")
         }
         self.width = width
         self.height = height
@@ -112,7 +113,8 @@ public final class OffscreenDisplay: Display, FrameFiles, PixelDimmable {
             throw .nothingToReadBack(device: device, reason: "the last frame written cannot be read back: \(error)")
         }
         guard image.bitmap.width == width, image.bitmap.height == height else {
-            throw .nothingToReadBack(device: device, reason: "the last frame written, \(lastFramePath), is \(image.bitmap.width)x\(image.bitmap.height), not \(width)x\(height)")
+            throw .nothingToReadBack(device: device, reason: "the last frame written, \(lastFramePath), is "
+                                     + "\(image.bitmap.width)x\(image.bitmap.height), not \(width)x\(height)")
         }
         return image.bitmap
     }

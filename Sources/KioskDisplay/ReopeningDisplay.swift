@@ -192,7 +192,8 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
             do {
                 if let next = try display.withModeChosenAgain(mode) {
                     adopt(next)
-                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) offers other modes, mode chosen again"))
+                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) offers other "
+                                             + "modes, mode chosen again"))
                 }
             } catch {
                 lose(reason: "setting a new mode on \(display.connectorName) failed: \(error)")
@@ -204,10 +205,12 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
                 // Chosen again as at start: a monitor plugged in may be another one.
                 if let next = try display.withModeChosenAgain(mode) {
                     adopt(next)
-                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) connected again, mode chosen again"))
+                    pending.append(.reopened(summary: "\(next.summary); connector \(next.connectorName) connected "
+                                             + "again, mode chosen again"))
                 } else {
                     try display.setModeAgain()
-                    pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) connected again, mode set again"))
+                    pending.append(.reopened(summary: "\(display.summary); connector \(display.connectorName) "
+                                             + "connected again, mode set again"))
                 }
             } catch {
                 lose(reason: "setting the mode again on \(display.connectorName) failed: \(error)")
@@ -236,8 +239,8 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
                                          preferredIfMissing: true, options: options)
         } catch {
             if case .scanoutFormatRefused(let format, let e) = error {
-                throw .unsupportedFormat(device: e.path, reason: "the display that appeared cannot scan out \(format) (\(e)):"
-                                         + " the show cannot draw on it")
+                throw .unsupportedFormat(device: e.path, reason: "the display that appeared cannot scan out "
+                                         + "\(format) (\(e)): the show cannot draw on it")
             }
             nextTry = now + retryInterval
             return
@@ -287,7 +290,9 @@ public final class ReopeningDRMDisplay: ReconnectingDisplay, PixelDimmable {
 
     /// ``DRMDisplay/screenImage()``; throws ``DisplayError/nothingToReadBack(device:reason:)`` while lost.
     public func screenImage() throws(DisplayError) -> Bitmap {
-        guard let current else { throw .nothingToReadBack(device: summary, reason: "the display is lost; waiting for one") }
+        guard let current else {
+            throw .nothingToReadBack(device: summary, reason: "the display is lost; waiting for one")
+        }
         return try current.screenImage()
     }
 }

@@ -80,12 +80,14 @@ public struct ScanoutFormat: Equatable, Sendable, CustomStringConvertible {
         for (index, (name, field)) in fields.enumerated() {
             if name == "transp" && field.length == 0 { continue }
             guard (1...8).contains(field.length), field.offset >= 0, field.offset + field.length <= bitsPerPixel else {
-                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
-                                   + " does not fit a \(bitsPerPixel)-bit pixel with 1 to 8 bits per channel")
+                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) "
+                                   + "length \(field.length) does not fit a \(bitsPerPixel)-bit pixel with 1 to 8 bits"
+                                   + " per channel")
             }
             if let (other, earlier) = fields[..<index].first(where: { $0.1.mask & field.mask != 0 }) {
-                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) length \(field.length)"
-                                   + " overlaps \(other) (offset \(earlier.offset) length \(earlier.length))")
+                throw .unsupportedFormat(device: device, reason: "\(name) bitfield offset \(field.offset) "
+                                   + "length \(field.length) overlaps \(other) "
+                                   + "(offset \(earlier.offset) length \(earlier.length))")
             }
         }
     }

@@ -190,7 +190,11 @@ private enum Kernel {
                 Self.or32(src, step: step, dst, count, alpha)
             }
         case .xbgr8888(let alpha):
-            if step == 1 { Self.swap32(src, step: 1, dst, count, alpha) } else { Self.swap32(src, step: step, dst, count, alpha) }
+            if step == 1 {
+                Self.swap32(src, step: 1, dst, count, alpha)
+            } else {
+                Self.swap32(src, step: step, dst, count, alpha)
+            }
         case .rgb565(let redHigh):
             switch (redHigh, step == 1) {
             case (true, true): Self.to565(src, step: 1, dst, count, redHigh: true)
@@ -221,14 +225,16 @@ private enum Kernel {
     // with a constant `step` / `redHigh`, so that the unit-stride case is vectorised like C -O3.
 
     @inline(__always)
-    static func or32(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int, _ alpha: UInt32) {
+    static func or32(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int,
+                     _ alpha: UInt32) {
         let d = dst.assumingMemoryBound(to: UInt32.self)
         var i = 0
         while i < n { d[i] = src[i &* step] | alpha; i &+= 1 }
     }
 
     @inline(__always)
-    static func swap32(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int, _ alpha: UInt32) {
+    static func swap32(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int,
+                       _ alpha: UInt32) {
         let d = dst.assumingMemoryBound(to: UInt32.self)
         var i = 0
         while i < n {
@@ -239,7 +245,8 @@ private enum Kernel {
     }
 
     @inline(__always)
-    static func to565(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int, redHigh: Bool) {
+    static func to565(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int,
+                      redHigh: Bool) {
         let d = dst.assumingMemoryBound(to: UInt16.self)
         var i = 0
         while i < n {
@@ -288,7 +295,8 @@ private enum Kernel {
     }
 
     @inline(__always)
-    static func to888(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int, redHigh: Bool) {
+    static func to888(_ src: UnsafePointer<UInt32>, step: Int, _ dst: UnsafeMutableRawPointer, _ n: Int,
+                      redHigh: Bool) {
         let d = dst.assumingMemoryBound(to: UInt8.self)
         var i = 0
         var o = 0

@@ -11,14 +11,16 @@ import CKioskSys
         var note = ""
         let guardian = ConsoleGuard.enterGraphics(candidates: ["/nonexistent/tty0"], note: { note = $0 })
         #expect(guardian == nil)
-        #expect(note == "console not switched to graphics mode: open /nonexistent/tty0: No such file or directory (errno 2)")
+        #expect(note == "console not switched to graphics mode: open /nonexistent/tty0: No such file or directory"
+                + " (errno 2)")
     }
 
     @Test func aFileThatIsNotAVirtualTerminalIsSkipped() {
         var note = ""
         let guardian = ConsoleGuard.enterGraphics(candidates: ["/dev/null", "/nonexistent"], note: { note = $0 })
         #expect(guardian == nil)
-        #expect(note.hasPrefix("console not switched to graphics mode: /dev/null: not a virtual terminal; open /nonexistent:"))
+        #expect(note.hasPrefix("console not switched to graphics mode: /dev/null: not a virtual terminal; "
+                               + "open /nonexistent:"))
     }
 
     @Test func signalRestoreRunsOnceAndOnlyWhenRegistered() {

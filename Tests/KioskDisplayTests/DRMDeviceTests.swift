@@ -49,7 +49,8 @@ import KioskSystem
         let group = chown(path, getuid(), video) == 0 ? "video" : String(cString: getgrgid(getegid())!.pointee.gr_name)
         let error = DRMDevice.openError(SystemError(operation: "open", path: path, errno: EACCES), path: path)
         #expect(error.description.hasPrefix(
-            "open \(path): Permission denied (errno 13); the user needs to be in the '\(group)' group, which owns \(path)"))
+            "open \(path): Permission denied (errno 13); the user needs to be in the '\(group)' group, "
+                + "which owns \(path)"))
         #expect(DRMDevice.owningGroup(of: path) == group)
         #expect(DRMDevice.owningGroup(of: "\(dir)/missing") == nil)
     }

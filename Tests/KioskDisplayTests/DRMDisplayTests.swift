@@ -37,7 +37,9 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
             try DRMDisplay.findOutput(device: nil, connector: nil, cardDirectory: dir)
         } throws: { error in
             guard case .noUsableCard(let failures) = error as? DisplayError, failures.count == 2,
-                  case .notKMS(let first, _, _) = failures[0], case .notKMS(let second, _, _) = failures[1] else { return false }
+                  case .notKMS(let first, _, _) = failures[0], case .notKMS(let second, _, _) = failures[1] else {
+                return false
+            }
             return first == "\(dir)/card0" && second == "\(dir)/card1"
                 && "\(error)".hasPrefix("no usable DRM device: \(dir)/card0: not a KMS")
         }
@@ -48,12 +50,15 @@ func drmModeModeInfoForTest(width: Int, height: Int, refresh: Int, name: String)
     /// (EACCES) or a refused mode is not a lost card.
     @Test func onlyAGoneCardCountsAsLost() {
         let gone = DisplayError.system(SystemError(operation: "drmModePageFlip", path: "/dev/dri/card0", errno: ENODEV))
-        let vanished = DisplayError.system(SystemError(operation: "drmModeDirtyFB", path: "/dev/dri/card0", errno: ENXIO))
-        let notMaster = DisplayError.system(SystemError(operation: "drmModeSetCrtc", path: "/dev/dri/card0", errno: EACCES))
+        let vanished = DisplayError.system(SystemError(operation: "drmModeDirtyFB", path: "/dev/dri/card0",
+                                                       errno: ENXIO))
+        let notMaster = DisplayError.system(SystemError(operation: "drmModeSetCrtc", path: "/dev/dri/card0",
+                                                        errno: EACCES))
         #expect(ReopeningDRMDisplay.meansGone(gone) && ReopeningDRMDisplay.meansGone(vanished))
         #expect(!ReopeningDRMDisplay.meansGone(notMaster))
         #expect(!ReopeningDRMDisplay.meansGone(.modeNotAvailable(connector: "/dev/dri/card0 HDMI-A-1",
-                                                                   requested: ModeRequest(width: 800, height: 480), available: [])))
+                                                                   requested: ModeRequest(width: 800, height: 480),
+                                                                   available: [])))
     }
 
     @Test func aNamedDeviceThatDoesNotExistSaysWhich() {

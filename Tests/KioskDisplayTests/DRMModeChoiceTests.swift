@@ -36,9 +36,11 @@ private let monitor: [DRMMode] = [
     }
 
     @Test func sizeAndRefreshTakesThatExactMode() throws {
-        let i = try DRMModeChoice.choose(ModeRequest(width: 1920, height: 1080, refresh: 50), from: monitor, connector: "X")
+        let i = try DRMModeChoice.choose(ModeRequest(width: 1920, height: 1080, refresh: 50), from: monitor,
+                                         connector: "X")
         #expect(i == 1)
-        let j = try DRMModeChoice.choose(ModeRequest(width: 800, height: 480, refresh: 60), from: monitor, connector: "X")
+        let j = try DRMModeChoice.choose(ModeRequest(width: 800, height: 480, refresh: 60), from: monitor,
+                                         connector: "X")
         #expect(j == 6)
     }
 
@@ -59,14 +61,16 @@ private let monitor: [DRMMode] = [
 
     @Test func unavailableSizeListsTheAvailableModes() {
         #expect {
-            try DRMModeChoice.choose(ModeRequest(width: 1024, height: 768), from: monitor, connector: "/dev/dri/card0 HDMI-A-1")
+            try DRMModeChoice.choose(ModeRequest(width: 1024, height: 768), from: monitor,
+                                     connector: "/dev/dri/card0 HDMI-A-1")
         } throws: { error in
             guard case .modeNotAvailable(let connector, let requested, let available) = error as? DisplayError,
                   connector == "/dev/dri/card0 HDMI-A-1", requested == ModeRequest(width: 1024, height: 768),
                   available == monitor else { return false }
             let text = "\(error)"
             return text.hasPrefix("/dev/dri/card0 HDMI-A-1: mode 1024x768 is not available; available: ")
-                && text.contains("1920x1080@60 (preferred), 1920x1080@50, 1920x1080@75, 1920x1080i@60, 1280x720@60, 1280x720@50, 800x480@60")
+                && text.contains("1920x1080@60 (preferred), 1920x1080@50, 1920x1080@75, 1920x1080i@60, 1280x720@60, "
+                                 + "1280x720@50, 800x480@60")
         }
     }
 
@@ -95,7 +99,8 @@ private let monitor: [DRMMode] = [
         var i = try DRMModeChoice.chooseOnReturn(asked, from: monitor, connector: "HDMI-A-1")
         #expect(monitor[i].width == 1280 && monitor[i].refresh == 60)
         // Another monitor without it: its preferred mode, not an error (at start it is one).
-        let other = [DRMMode(width: 1024, height: 768, refresh: 60, type: preferred), DRMMode(width: 800, height: 600, refresh: 60)]
+        let other = [DRMMode(width: 1024, height: 768, refresh: 60, type: preferred),
+                     DRMMode(width: 800, height: 600, refresh: 60)]
         #expect(throws: DisplayError.self) { try DRMModeChoice.choose(asked, from: other, connector: "HDMI-A-1") }
         i = try DRMModeChoice.chooseOnReturn(asked, from: other, connector: "HDMI-A-1")
         #expect(other[i].width == 1024 && other[i].height == 768)

@@ -26,7 +26,8 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
          .drm(device: "/dev/dri/card0", connector: "eDP-1", mode: ModeRequest(width: 1280, height: 720))),
         ("drm,planes=off", .drm(device: nil, connector: nil, mode: nil, options: DRMOptions(planes: false))),
         ("drm:card0,planes=OFF,mode=800x480",
-         .drm(device: "/dev/dri/card0", connector: nil, mode: ModeRequest(width: 800, height: 480), options: DRMOptions(planes: false))),
+         .drm(device: "/dev/dri/card0", connector: nil, mode: ModeRequest(width: 800, height: 480),
+              options: DRMOptions(planes: false))),
         ("drm,atomic=off", .drm(device: nil, connector: nil, mode: nil, options: DRMOptions(atomic: false))),
         ("drm,planes=on,atomic=auto", .drm(device: nil, connector: nil, mode: nil)),
     ])
@@ -44,10 +45,12 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
         ("offscreen:", .missingArgument(backend: "offscreen", what: "a directory for the frames: offscreen:DIR")),
         ("fbdev:", .missingArgument(backend: "fbdev", what: "a device path after 'fbdev:', e.g. fbdev:/dev/fb1")),
         ("drm:", .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")),
-        ("drm:,mode=800x480", .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")),
+        ("drm:,mode=800x480",
+         .missingArgument(backend: "drm", what: "a device after 'drm:', e.g. drm:/dev/dri/card1 or drm:card1")),
         ("drm,mode=800", .badMode("800")),
         ("drm:card0,mode=800x480@fast", .badMode("800x480@fast")),
-        ("drm,mode=", .missingArgument(backend: "drm", what: "a mode after 'mode=', e.g. mode=1920x1080 or mode=800x480@60")),
+        ("drm,mode=",
+         .missingArgument(backend: "drm", what: "a mode after 'mode=', e.g. mode=1920x1080 or mode=800x480@60")),
         ("drm,connector", .missingArgument(backend: "drm", what: "a name after 'connector=', e.g. connector=HDMI-A-1")),
         ("drm,rotate=90", .unknownOption("rotate=90")),
         ("drm:card0,", .unknownOption("")),
@@ -80,10 +83,12 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
 
     @Test func openDisplayPassesTheNamedDeviceThrough() {
         #expect {
-            try openDisplay(.parse("drm:card97"), rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
+            try openDisplay(.parse("drm:card97"), rotation: .none, swapRedBlue: false,
+                            offscreenSize: (width: 64, height: 48))
         } throws: { "\($0)" == "open /dev/dri/card97: No such file or directory (errno 2)" }
         #expect {
-            try openDisplay(.parse("fbdev:/nonexistent/fb9"), rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
+            try openDisplay(.parse("fbdev:/nonexistent/fb9"), rotation: .none, swapRedBlue: false,
+                            offscreenSize: (width: 64, height: 48))
         } throws: { "\($0)".contains("/nonexistent/fb9") }
     }
 
@@ -92,7 +97,8 @@ private let noDisplayHardware = DRMDevice.cardPaths().isEmpty && access("/dev/fb
         #expect {
             try openDisplay(.auto, rotation: .none, swapRedBlue: false, offscreenSize: (width: 64, height: 48))
         } throws: { error in
-            guard case .noDisplay(drm: .noCard(let directory), fbdev: .noFramebuffer(let fbdev)) = error as? DisplayError
+            guard case .noDisplay(drm: .noCard(let directory), fbdev: .noFramebuffer(let fbdev))
+                    = error as? DisplayError
             else { return false }
             return directory == "/dev/dri" && fbdev.path == "/dev/fb0" && fbdev.operation == "open"
                 && "\(error)".hasPrefix("no display: DRM: no /dev/dri/card* device")

@@ -47,8 +47,11 @@ private func verify(_ bytes: [UInt8], _ g: FramebufferGeometry, frame: Bitmap, f
             let inside = column < (x0 + g.xres) * bpp && x >= 0 && x < g.xres && y >= 0 && y < g.yres
             if !inside && bytes[row * g.lineLength + column] != 0xAA { badOutside += 1 }
             if inside && column % bpp == 0 {
-                let want = expectedScanoutPixel(frame[x, y], format, threshold: dither ? bayerMatrix[y & 3][x & 3] : nil)
-                if littleEndianPixel(bytes, at: row * g.lineLength + column, bytesPerPixel: bpp) != want { badPixels += 1 }
+                let want = expectedScanoutPixel(frame[x, y], format,
+                                                threshold: dither ? bayerMatrix[y & 3][x & 3] : nil)
+                if littleEndianPixel(bytes, at: row * g.lineLength + column, bytesPerPixel: bpp) != want {
+                    badPixels += 1
+                }
             }
         }
     }
@@ -141,14 +144,17 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
         var bytes = fileBytes(path)
         let single = FramebufferGeometry(xres: 40, yres: 30, format: .rgb565, lineLength: 96)
         #expect(bytes[0 ..< page].allSatisfy { $0 == 0xAA })
-        #expect(verify(Array(bytes[page...]), single, frame: first, format: .rgb565, x0: 0, y0: 0, dither: false) == (0, 0))
+        #expect(verify(Array(bytes[page...]), single, frame: first, format: .rgb565, x0: 0, y0: 0,
+                       dither: false) == (0, 0))
 
         let second = patternFrame(width: 40, height: 30, seed: 12)
         try display.present(second, showTime: 16)
         #expect(display.visibleYOffset == 0)
         bytes = fileBytes(path)
-        #expect(verify(Array(bytes[..<page]), single, frame: second, format: .rgb565, x0: 0, y0: 0, dither: false) == (0, 0))
-        #expect(verify(Array(bytes[page...]), single, frame: first, format: .rgb565, x0: 0, y0: 0, dither: false) == (0, 0))
+        #expect(verify(Array(bytes[..<page]), single, frame: second, format: .rgb565, x0: 0, y0: 0,
+                       dither: false) == (0, 0))
+        #expect(verify(Array(bytes[page...]), single, frame: first, format: .rgb565, x0: 0, y0: 0,
+                       dither: false) == (0, 0))
 
         try display.present(first, showTime: 32)
         #expect(display.visibleYOffset == 30)
@@ -169,7 +175,8 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
         let bytes = fileBytes(path)
         #expect(bytes[(8 * 64)...].allSatisfy { $0 == 0xAA })
         let single = FramebufferGeometry(xres: 16, yres: 8, format: .xrgb8888, lineLength: 64)
-        #expect(verify(Array(bytes[..<(8 * 64)]), single, frame: frame, format: .xrgb8888, x0: 0, y0: 0, dither: false) == (0, 0))
+        #expect(verify(Array(bytes[..<(8 * 64)]), single, frame: frame, format: .xrgb8888, x0: 0, y0: 0,
+                       dither: false) == (0, 0))
         display.restore()
         #expect(display.visibleYOffset == 8)
     }
@@ -184,7 +191,8 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
         try display.present(patternFrame(width: 32, height: 16), showTime: 0)
         #expect(!display.isPageFlipping)
         #expect(display.visibleYOffset == 0)
-        #expect(display.panFailure.map { "\($0)" } == "ioctl FBIOGET_VSCREENINFO /dev/zero: Inappropriate ioctl for device (errno 25)")
+        #expect(display.panFailure.map { "\($0)" }
+                == "ioctl FBIOGET_VSCREENINFO /dev/zero: Inappropriate ioctl for device (errno 25)")
         try display.present(patternFrame(width: 32, height: 16), showTime: 16)
         #expect(display.visibleYOffset == 0)
         display.restore()
@@ -220,7 +228,8 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
         #expect { try FramebufferDisplay.open(path: "/dev/fb-kiosk-test-missing", rotation: .none, swapRedBlue: false) }
             throws: { error in
                 guard case .noFramebuffer(let failed) = error as? DisplayError else { return false }
-                return failed.errno == ENOENT && "\(error)" == "open /dev/fb-kiosk-test-missing: No such file or directory (errno 2)"
+                return failed.errno == ENOENT
+                    && "\(error)" == "open /dev/fb-kiosk-test-missing: No such file or directory (errno 2)"
             }
     }
 
@@ -246,21 +255,27 @@ private let xrgbNoAlpha = ScanoutFormat.xrgb8888
         var g = FramebufferGeometry(xres: 8, yres: 8, format: .rgb565, lineLength: 16)
         g.bitsPerPixel = 8
         let path = fakeFramebuffer(size: g.memoryLength)
-        #expect { try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true) }
+        #expect {
+            try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true)
+        }
             throws: { "\($0)" == "\(path): 8 bits per pixel is not supported (16, 24 and 32 are)" }
     }
 
     @Test func fileShorterThanTheGeometryIsRefused() {
         let g = FramebufferGeometry(xres: 480, yres: 800, format: .rgb565, lineLength: 1024)
         let path = fakeFramebuffer(size: 1024 * 799)
-        #expect { try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true) }
+        #expect {
+            try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true)
+        }
             throws: { "\($0)" == "\(path): file is 818176 bytes, the geometry needs 819200" }
     }
 
     @Test func lineLengthShorterThanARowIsRefused() {
         let g = FramebufferGeometry(xres: 1366, yres: 768, format: .rgb565, lineLength: 2700)
         let path = fakeFramebuffer(size: g.memoryLength)
-        #expect { try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true) }
+        #expect {
+            try FramebufferDisplay.open(path: path, geometry: g, rotation: .none, swapRedBlue: false, dither: true)
+        }
             throws: { "\($0)" == "\(path): line_length 2700 bytes is shorter than 1366 pixels of 16 bits" }
     }
 }

@@ -29,7 +29,9 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         let decoded = try ImageDecoder.decode(path: path).bitmap
         #expect(decoded.width == 61 && decoded.height == 37)
         var mismatches = 0
-        for y in 0 ..< 37 { for x in 0 ..< 61 where decoded[x, y] & 0xFF_FFFF != frame[x, y] & 0xFF_FFFF { mismatches += 1 } }
+        for y in 0 ..< 37 {
+            for x in 0 ..< 61 where decoded[x, y] & 0xFF_FFFF != frame[x, y] & 0xFF_FFFF { mismatches += 1 }
+        }
         #expect(mismatches == 0)
     }
 
@@ -75,7 +77,9 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
         let expected = patternFrame(width: 23, height: 11, seed: 2)
         #expect(screen.width == 23 && screen.height == 11)
         var mismatches = 0
-        for y in 0 ..< 11 { for x in 0 ..< 23 where screen[x, y] & 0xFF_FFFF != expected[x, y] & 0xFF_FFFF { mismatches += 1 } }
+        for y in 0 ..< 11 {
+            for x in 0 ..< 23 where screen[x, y] & 0xFF_FFFF != expected[x, y] & 0xFF_FFFF { mismatches += 1 }
+        }
         #expect(mismatches == 0)
         unlink(display.path(showTime: 40))
         #expect { try display.screenImage() } throws: { "\($0)".contains("the last frame written cannot be read back") }
@@ -135,13 +139,16 @@ private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
     }
 
     @Test func sizeMustBePositive() {
-        #expect(throws: DisplayError.self) { try OffscreenDisplay(directory: temporaryDirectory(), width: 0, height: 10) }
+        #expect(throws: DisplayError.self) {
+            try OffscreenDisplay(directory: temporaryDirectory(), width: 0, height: 10)
+        }
     }
 }
 
 @Test func framesOfAnEarlierRunAreRemovedAndNothingElse() throws {
     let dir = temporaryDirectory()
-    for name in ["frame-00000000.png", "frame-00012345.png", "frame-123.png", "frame-0000000x.png", "notes.txt", "photo.png"] {
+    for name in ["frame-00000000.png", "frame-00012345.png", "frame-123.png", "frame-0000000x.png",
+                 "notes.txt", "photo.png"] {
         let fd = open("\(dir)/\(name)", O_CREAT | O_WRONLY, 0o644)
         close(fd)
     }

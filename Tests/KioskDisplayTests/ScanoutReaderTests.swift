@@ -15,7 +15,9 @@ import KioskCore
             ScanoutWriter.copy(frame, to: raw.baseAddress!, stride: stride, format: format, rotation: .none,
                                dither: false, swapRedBlue: false)
         }
-        let read = memory.withUnsafeBytes { ScanoutReader.read(from: $0.baseAddress!, stride: stride, format: format, width: 37, height: 11) }
+        let read = memory.withUnsafeBytes {
+            ScanoutReader.read(from: $0.baseAddress!, stride: stride, format: format, width: 37, height: 11)
+        }
         #expect(read.width == 37 && read.height == 11)
         for y in 0..<11 {
             for x in 0..<37 {
@@ -27,14 +29,18 @@ import KioskCore
                     let widened = field.length == 8 ? top : top | top >> UInt32(field.length)
                     expected |= (widened & 0xFF) << UInt32(shift)
                 }
-                #expect(read[x, y] == expected, "\(format) (\(x), \(y)): \(String(read[x, y], radix: 16)) vs \(String(expected, radix: 16))")
+                #expect(read[x, y] == expected,
+                        "\(format) (\(x), \(y)): \(String(read[x, y], radix: 16)) vs \(String(expected, radix: 16))")
             }
         }
     }
 
     @Test func fullAndEmptyChannelsStayFullAndEmpty() {
         var pixels: [UInt16] = [0xFFFF, 0x0000, 0xF800, 0x07E0]  // RGB565: white, black, red, green
-        let read = pixels.withUnsafeMutableBytes { ScanoutReader.read(from: $0.baseAddress!, stride: 8, format: .rgb565, width: 4, height: 1) }
-        #expect([read[0, 0], read[1, 0], read[2, 0], read[3, 0]] == [0xFFFF_FFFF, 0xFF00_0000, 0xFFFF_0000, 0xFF00_FF00])
+        let read = pixels.withUnsafeMutableBytes {
+            ScanoutReader.read(from: $0.baseAddress!, stride: 8, format: .rgb565, width: 4, height: 1)
+        }
+        #expect([read[0, 0], read[1, 0], read[2, 0], read[3, 0]]
+                == [0xFFFF_FFFF, 0xFF00_0000, 0xFFFF_0000, 0xFF00_FF00])
     }
 }

@@ -62,7 +62,8 @@ private func render(_ frame: Bitmap, _ format: ScanoutFormat, rotation: Rotation
 }
 
 /// The panel's pixels, row by row.
-private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFormat, width: Int, height: Int) -> [[UInt32]] {
+private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFormat,
+                         width: Int, height: Int) -> [[UInt32]] {
     (0 ..< height).map { y in
         (0 ..< width).map { x in littleEndianPixel(r.bytes, at: y * r.stride + x * format.bytesPerPixel,
                                                    bytesPerPixel: format.bytesPerPixel) }
@@ -102,19 +103,24 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
     }
 
     @Test func nonsenseLayoutsAreRefusedWithTheValue() {
-        #expect { try ScanoutFormat(bitsPerPixel: 8, red: .init(offset: 5, length: 3), green: .init(offset: 2, length: 3),
+        #expect { try ScanoutFormat(bitsPerPixel: 8, red: .init(offset: 5, length: 3),
+                                    green: .init(offset: 2, length: 3),
                                     blue: .init(offset: 0, length: 2)).validate(device: "/dev/fb0") }
             throws: { "\($0)" == "/dev/fb0: 8 bits per pixel is not supported (16, 24 and 32 are)" }
-        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 11, length: 5), green: .init(offset: 4, length: 6),
+        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 11, length: 5),
+                                    green: .init(offset: 4, length: 6),
                                     blue: .init(offset: 0, length: 5)).validate(device: "fb") }
             throws: { "\($0)" == "fb: blue bitfield offset 0 length 5 overlaps green (offset 4 length 6)" }
-        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 12, length: 5), green: .init(offset: 5, length: 6),
+        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 12, length: 5),
+                                    green: .init(offset: 5, length: 6),
                                     blue: .init(offset: 0, length: 5)).validate(device: "fb") }
             throws: { "\($0)".contains("red bitfield offset 12 length 5 does not fit a 16-bit pixel") }
-        #expect { try ScanoutFormat(bitsPerPixel: 32, red: .init(offset: 20, length: 10), green: .init(offset: 10, length: 10),
+        #expect { try ScanoutFormat(bitsPerPixel: 32, red: .init(offset: 20, length: 10),
+                                    green: .init(offset: 10, length: 10),
                                     blue: .init(offset: 0, length: 10)).validate(device: "fb") }
             throws: { "\($0)".contains("1 to 8 bits per channel") }
-        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 11, length: 5), green: .init(offset: 5, length: 0),
+        #expect { try ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 11, length: 5),
+                                    green: .init(offset: 5, length: 0),
                                     blue: .init(offset: 0, length: 5)).validate(device: "fb") }
             throws: { "\($0)".contains("green bitfield offset 5 length 0") }
     }
@@ -122,11 +128,14 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
     /// Every fast path against the field-by-field model, on a frame with every pixel different,
     /// a padded stride whose padding must stay untouched, dithering on and off.
     @Test(arguments: [ScanoutFormat.rgb565, .bgr565, .rgb888, .bgr888, .xrgb8888, .xbgr8888, .argb8888,
-                      ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 10, length: 5), green: .init(offset: 5, length: 5),
+                      ScanoutFormat(bitsPerPixel: 16, red: .init(offset: 10, length: 5),
+                                    green: .init(offset: 5, length: 5),
                                     blue: .init(offset: 0, length: 5)),
-                      ScanoutFormat(bitsPerPixel: 32, red: .init(offset: 24, length: 8), green: .init(offset: 16, length: 8),
+                      ScanoutFormat(bitsPerPixel: 32, red: .init(offset: 24, length: 8),
+                                    green: .init(offset: 16, length: 8),
                                     blue: .init(offset: 8, length: 8), transp: .init(offset: 0, length: 8)),
-                      ScanoutFormat(bitsPerPixel: 24, red: .init(offset: 16, length: 6), green: .init(offset: 8, length: 6),
+                      ScanoutFormat(bitsPerPixel: 24, red: .init(offset: 16, length: 6),
+                                    green: .init(offset: 8, length: 6),
                                     blue: .init(offset: 0, length: 6))],
           [false, true])
     func wholeFrameMatchesTheModel(format: ScanoutFormat, dither: Bool) {
@@ -138,7 +147,8 @@ private func panelPixels(_ r: (bytes: [UInt8], stride: Int), _ format: ScanoutFo
                 let threshold = dither ? bayerMatrix[y & 3][x & 3] : nil
                 let got = littleEndianPixel(r.bytes, at: y * r.stride + x * format.bytesPerPixel,
                                             bytesPerPixel: format.bytesPerPixel)
-                #expect(got == expectedScanoutPixel(frame[x, y], format, threshold: threshold), "\(format) at \(x),\(y)")
+                #expect(got == expectedScanoutPixel(frame[x, y], format, threshold: threshold),
+                        "\(format) at \(x),\(y)")
             }
             #expect(r.bytes[y * r.stride + rowBytes ..< (y + 1) * r.stride].allSatisfy { $0 == 0xAA })
         }

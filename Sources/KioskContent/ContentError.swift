@@ -5,7 +5,8 @@ import KioskSystem
 /// Why a manifest was refused, a download failed or a cache operation failed. Every case
 /// carries what a person needs to see (the URL or path, where in the manifest, the HTTP status,
 /// byte counts); ``description`` is the log line, e.g.
-/// `http://10.0.0.5/show.json: items[3].src: "file:///etc/passwd" is not an http or https URL (a remote manifest may only name http(s) URLs)`.
+/// `http://10.0.0.5/show.json: items[3].src: "file:///etc/passwd" is not an http or https URL
+/// (a remote manifest may only name http(s) URLs)`.
 public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     // MARK: Manifest
 
@@ -72,9 +73,10 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
     public var subject: String {
         switch self {
         case .manifestEncoding(let s, _), .manifestSyntax(let s, _), .manifestInvalid(let s, _, _): return s
-        case .httpStatus(let u, _, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _), .tooManyRedirects(let u, _, _, _),
-             .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _), .notAnImage(let u, _), .hashMismatch(let u, _, _),
-             .unsupportedURL(let u, _), .redirectRefused(let u, _), .hostRefused(let u, _, _), .downgradeRefused(let u, _),
+        case .httpStatus(let u, _, _, _), .transport(let u, _, _), .timedOut(let u, _, _, _),
+             .tooManyRedirects(let u, _, _, _), .bodyTooLarge(let u, _, _, _), .truncated(let u, _, _),
+             .notAnImage(let u, _), .hashMismatch(let u, _, _), .unsupportedURL(let u, _), .redirectRefused(let u, _),
+             .hostRefused(let u, _, _), .downgradeRefused(let u, _),
              .cancelled(let u):
             return u
         case .system(let e): return e.path
@@ -119,8 +121,10 @@ public enum ContentError: Error, Equatable, Sendable, CustomStringConvertible {
             let limit = s == s.rounded() ? String(Int(s)) : String(s)
             switch phase {
             case "connect": return "no response within the connect timeout of \(limit) s"
-            case "low-speed": return "body slower than the low-speed limit for \(limit) s (\(counted(n, "byte")) received)"
-            default: return "transfer not finished within the total timeout of \(limit) s (\(counted(n, "byte")) received)"
+            case "low-speed":
+                return "body slower than the low-speed limit for \(limit) s (\(counted(n, "byte")) received)"
+            default:
+                return "transfer not finished within the total timeout of \(limit) s (\(counted(n, "byte")) received)"
             }
         case .tooManyRedirects(_, let chain, let limit, let loop):
             let path = chain.joined(separator: " -> ")

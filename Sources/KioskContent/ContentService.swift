@@ -137,7 +137,8 @@ public final class ContentService {
     public var missingSources: [MissingSource] {
         sources.compactMap { source in
             guard case .missing(let path, let code, _) = source else { return nil }
-            return MissingSource(path: path, errno: code, isImageFile: DirectoryWatch.isImageName(String(path.split(separator: "/").last ?? "")))
+            return MissingSource(path: path, errno: code,
+                                 isImageFile: DirectoryWatch.isImageName(String(path.split(separator: "/").last ?? "")))
         }
     }
     private var started = false
@@ -160,7 +161,9 @@ public final class ContentService {
         // playlist that names one (a `.json` playlist has the manifest's format).
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
             || local.contains { source in
-                if case .playlist(_, let manifest?) = source { return manifest.items.contains { ManifestItem.isRemote($0.src) } }
+                if case .playlist(_, let manifest?) = source {
+                    return manifest.items.contains { ManifestItem.isRemote($0.src) }
+                }
                 return false
             }
         if remote {
@@ -201,7 +204,8 @@ public final class ContentService {
             do {
                 store = try ManifestStore(directory: settings.stateDirectory)
             } catch {
-                Log.warning("manifest not kept across restarts", path: settings.stateDirectory, reason: error.description)
+                Log.warning("manifest not kept across restarts", path: settings.stateDirectory,
+                            reason: error.description)
                 store = nil
             }
             // Offline first: the stored manifest, read now, is the show until the server answers
@@ -209,7 +213,8 @@ public final class ContentService {
             // the old show).
             var stored: Manifest?
             if let store {
-                switch ManifestPoller.loadStored(from: store, for: url, allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS) {
+                switch ManifestPoller.loadStored(from: store, for: url,
+                                                 allowHTTPFromHTTPS: settings.allowHTTPFromHTTPS) {
                 case .none: break
                 case .usable(let manifest, let saved):
                     stored = manifest
@@ -427,8 +432,9 @@ public final class ContentService {
     /// to 0700. One that is not (another user's, in a shared /tmp) is never used: a new
     /// `mkdtemp(3)` folder beside it is, and failing that the name itself (the cache then
     /// fails with its own clear error).
-    static func privateTemporaryDirectory(_ name: String,
-                                          in folder: String = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") -> String {
+    static func privateTemporaryDirectory(
+        _ name: String, in folder: String = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    ) -> String {
         let base = folder + "/" + name
         do {
             try syscall("mkdir", path: base) { mkdir(base, 0o700) }
@@ -450,12 +456,14 @@ public final class ContentService {
     static func missingSource(_ path: String, errno code: Int32) -> Source {
         let watch: MissingSourceWatch?
         do { watch = try MissingSourceWatch(path: path) } catch {
-            Log.warning("source missing", path: path, reason: SystemError(operation: "stat", path: path, errno: code).description
-                        + "; not watched (\(error)): looked for again on SIGHUP")
+            Log.warning("source missing", path: path,
+                        reason: SystemError(operation: "stat", path: path, errno: code).description
+                            + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
-        Log.warning("source missing", path: path, reason: SystemError(operation: "stat", path: path, errno: code).description
-                    + "; the show takes it up when it appears")
+        Log.warning("source missing", path: path,
+                    reason: SystemError(operation: "stat", path: path, errno: code).description
+                        + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)
     }
 
@@ -465,10 +473,11 @@ public final class ContentService {
         func add(_ manifest: Manifest) {
             for item in manifest.items {
                 out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit,
-                                        sha256: item.sha256, schedule: item.schedule, fallback: item.fallback, caption: item.caption))
+                                        sha256: item.sha256, schedule: item.schedule, fallback: item.fallback,
+                                        caption: item.caption))
             }
-            settings = ShowSettings(interval: manifest.interval ?? settings.interval, fade: manifest.fade ?? settings.fade,
-                                    fit: manifest.fit ?? settings.fit)
+            settings = ShowSettings(interval: manifest.interval ?? settings.interval,
+                                    fade: manifest.fade ?? settings.fade, fit: manifest.fit ?? settings.fit)
             settings.brightness = manifest.brightness ?? settings.brightness
             settings.presenceTimeout = manifest.presenceTimeout ?? settings.presenceTimeout
             settings.order = manifest.order ?? settings.order

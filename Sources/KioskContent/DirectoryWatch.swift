@@ -123,7 +123,9 @@ public final class DirectoryWatch: @unchecked Sendable {
             let nameBytes = event.name
             if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 { return .gone }
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                complete = Set(((try? Self.imageNames(in: path)) ?? []).filter { !Self.linkLeaving($0, in: path, realPath: realPath) })
+                complete = Set(((try? Self.imageNames(in: path)) ?? []).filter {
+                    !Self.linkLeaving($0, in: path, realPath: realPath)
+                })
                 writing.removeAll()
                 result = .changed
                 continue
@@ -139,7 +141,8 @@ public final class DirectoryWatch: @unchecked Sendable {
             guard Self.isImageName(name) else {
                 // Not an image by its name: listed once in the log when it is complete, so "why
                 // is my photo not shown?" has an answer.
-                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, !name.hasPrefix("."), skipped.insert(name).inserted {
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, !name.hasPrefix("."),
+                   skipped.insert(name).inserted {
                     Self.logSkipped(name, in: path)
                 }
                 if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { skipped.remove(name) }
@@ -187,7 +190,8 @@ public final class DirectoryWatch: @unchecked Sendable {
         let entries = try listDirectory(path)
         let real = resolved(path) ?? path
         let names = entries.compactMap { entry -> String? in
-            guard !entry.isDirectory, let name = entry.name, isImageName(name), !linkLeaving(name, in: path, realPath: real) else {
+            guard !entry.isDirectory, let name = entry.name, isImageName(name),
+                  !linkLeaving(name, in: path, realPath: real) else {
                 return nil
             }
             return name
@@ -208,7 +212,8 @@ public final class DirectoryWatch: @unchecked Sendable {
         }
         guard !target.hasPrefix(realPath == "/" ? "/" : realPath + "/") else { return false }
         Log.info("file skipped", path: full,
-                 detail: "not shown: a symbolic link to \(target), outside the folder (only links within it are followed)")
+                 detail: "not shown: a symbolic link to \(target), outside the folder "
+                     + "(only links within it are followed)")
         return true
     }
 
@@ -238,7 +243,9 @@ public final class DirectoryWatch: @unchecked Sendable {
     /// The files of `path` that are not images by their names (hidden ones left out).
     static func skippedNames(in path: String) throws(SystemError) -> [String] {
         try listDirectory(path).compactMap { entry in
-            guard !entry.isDirectory, let name = entry.name, !name.hasPrefix("."), !isImageName(name) else { return nil }
+            guard !entry.isDirectory, let name = entry.name, !name.hasPrefix("."), !isImageName(name) else {
+                return nil
+            }
             return name
         }
     }

@@ -109,7 +109,8 @@ public final class DiskCache: @unchecked Sendable {
             }
             guard parts.count == 2, parts[0].utf8.count == 64, let length = Int(parts[1]) else { continue }
             let path = directory + "/" + name
-            guard let st = try? fileStatus(path, followLinks: false) else { continue }   // a symlink is never followed out of the cache
+            // a symlink is never followed out of the cache
+            guard let st = try? fileStatus(path, followLinks: false) else { continue }
             guard (st.st_mode & S_IFMT) == S_IFREG, Int(st.st_size) == length else {
                 unlink(path)  // torn, tampered with, or a link: not an entry
                 continue
@@ -130,9 +131,11 @@ public final class DiskCache: @unchecked Sendable {
         }
         for key in sidecars {
             let path = configuration.directory + "/" + key + "." + Self.validatorsSuffix
-            guard let entry = index[key], let st = try? fileStatus(path, followLinks: false), st.st_mode & S_IFMT == S_IFREG,
+            guard let entry = index[key], let st = try? fileStatus(path, followLinks: false),
+                  st.st_mode & S_IFMT == S_IFREG,
                   let bytes = try? AtomicFile.read(path, limit: 64 << 10),
-                  let stored = try? JSONDecoder().decode(StoredValidators.self, from: Data(bytes)), stored.length == entry.length
+                  let stored = try? JSONDecoder().decode(StoredValidators.self, from: Data(bytes)),
+                  stored.length == entry.length
             else {
                 unlink(path)  // no entry, or one of another body: never sent for this one
                 continue
@@ -255,19 +258,23 @@ public final class DiskCache: @unchecked Sendable {
     fileprivate func commit(_ writer: CacheWriter, validators: ManifestValidators?) throws(ContentError) -> Entry {
         let length = writer.bytesWritten
         guard length <= configuration.maxBytes else {
-            throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil, receivedBytes: length)
+            throw .bodyTooLarge(url: writer.url, limit: configuration.maxBytes, declaredBytes: nil,
+                                receivedBytes: length)
         }
         let now = configuration.now()
         let sidecar = writer.key + "." + Self.validatorsSuffix
         let sidecarBytes: [UInt8]? = validators.flatMap { v in
             guard v.etag != nil || v.lastModified != nil else { return nil }
-            return try? Array(JSONEncoder().encode(StoredValidators(length: length, etag: v.etag, lastModified: v.lastModified)))
+            return try? Array(JSONEncoder().encode(StoredValidators(length: length, etag: v.etag,
+                                                                    lastModified: v.lastModified)))
         }
         if let same = sameEntry(writer) {
             writer.fd.close()
             unlink(writer.fd.path)
             lock.withLock { _ in removeSidecarLocked(writer.key) }
-            if let sidecarBytes { try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now) }
+            if let sidecarBytes {
+                try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now)
+            }
             if let fd = try? FileDescriptor.open(same.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
                 try? AtomicFile.setModificationTime(fd.rawValue, path: same.path, now)  // a use, as a write is
                 fd.close()
@@ -309,7 +316,8 @@ public final class DiskCache: @unchecked Sendable {
             return entry
         }
         writer.keptEarlierFile = false
-        if let sidecarBytes, (try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now)) != nil {
+        if let sidecarBytes,
+           (try? AtomicFile.write(sidecarBytes, directory: directory, name: sidecar, modified: now)) != nil {
             entry.validators = validators
             lock.withLock { _ in if index[writer.key]?.path == path { index[writer.key]?.validators = validators } }
         }
@@ -403,7 +411,9 @@ public final class DiskCache: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var offset = 0
         while true {
-            guard let n = try? buffer.withUnsafeMutableBytes({ raw throws(SystemError) in try fd.read(into: raw, at: offset) })
+            guard let n = try? buffer.withUnsafeMutableBytes({ raw throws(SystemError) in
+                try fd.read(into: raw, at: offset)
+            })
             else { return nil }
             if n == 0 { return hasher.finalizeHex() }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
@@ -455,7 +465,8 @@ public final class CacheWriter: @unchecked Sendable {
     /// and differs, ``ContentError/system(_:)`` on I/O failure; the temporary file is deleted on
     /// any failure.
     @discardableResult
-    public func commit(expectedSHA256: String? = nil, validators: ManifestValidators? = nil) throws(ContentError) -> DiskCache.Entry {
+    public func commit(expectedSHA256: String? = nil,
+                       validators: ManifestValidators? = nil) throws(ContentError) -> DiskCache.Entry {
         precondition(!finished, "CacheWriter used after commit or abort")
         finished = true
         sha256 = hasher.finalizeHex()

@@ -101,7 +101,8 @@ final class FetchJob {
         if !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { return true }
             let name = line[..<colon].lowercased()
-            if ["location", "etag", "last-modified", "content-length", "content-encoding", "retry-after"].contains(name) {
+            if ["location", "etag", "last-modified", "content-length", "content-encoding", "retry-after"]
+                .contains(name) {
                 fields[name] = line[line.index(after: colon)...].trimmingASCIISpaces()
             }
             return true
@@ -125,12 +126,14 @@ final class FetchJob {
             // https one's came from the server through a tunnel).
             let last = chain[chain.count - 1]
             let proxy = last.startsWithScheme("http:") ? proxies.proxy(for: last)?.description : nil
-            outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"]), proxy: proxy))
+            outcome = .failure(.httpStatus(url: url, status: status, retryAfter: Self.retryAfter(fields["retry-after"]),
+                                           proxy: proxy))
             return false
         }
         if let encoding = fields["content-encoding"]?.lowercased(), encoding != "identity" {
             // We asked for identity; an inflated body would escape the byte cap.
-            outcome = .failure(.transport(url: url, reason: "the server sent a \(encoding)-encoded body although only identity was accepted",
+            outcome = .failure(.transport(url: url, reason: "the server sent a \(encoding)-encoded body although"
+                                          + " only identity was accepted",
                                           receivedBytes: 0))
             return false
         }
@@ -200,8 +203,9 @@ final class FetchJob {
             return .hostRefused(url: url, host: host, reason: redirect + reason)
         case .needsAddress:
             guard let proxy = proxies.proxy(for: target) else { return nil }
-            return .hostRefused(url: url, host: host, reason: redirect + "\(host) is not among --allow-hosts by name, and "
-                                + "through \(proxy) the address it resolves to cannot be checked against its ranges")
+            return .hostRefused(url: url, host: host, reason: redirect + "\(host) is not among --allow-hosts by name, "
+                                + "and through \(proxy) the address it resolves to cannot be checked"
+                                + " against its ranges")
         }
     }
 
@@ -264,17 +268,22 @@ final class FetchJob {
         }
         let host = hostOf(chain[chain.count - 1])
         // Before any response the failure may be the proxy's: say so, and which one.
-        if code != CURLE_OK, code != CURLE_OPERATION_TIMEDOUT, !gotHeaders, let proxy = proxies.proxy(for: chain[chain.count - 1]) {
+        if code != CURLE_OK, code != CURLE_OPERATION_TIMEDOUT, !gotHeaders,
+           let proxy = proxies.proxy(for: chain[chain.count - 1]) {
             let said = "\(curlMessage(code)) (libcurl error \(code.rawValue))"
             if let problem = proxy.problem {
-                return .failure(.transport(url: url, reason: "\(proxy) is not usable: \(problem); libcurl said: \(said)", receivedBytes: received))
+                return .failure(.transport(url: url, reason: "\(proxy) is not usable: \(problem); "
+                                           + "libcurl said: \(said)", receivedBytes: received))
             }
             switch code {
             case CURLE_COULDNT_RESOLVE_PROXY:
-                return .failure(.transport(url: url, reason: "cannot resolve \(proxy) (DNS): \(said)", receivedBytes: received))
+                return .failure(.transport(url: url, reason: "cannot resolve \(proxy) (DNS): \(said)",
+                                           receivedBytes: received))
             case CURLE_COULDNT_CONNECT:
-                return .failure(.transport(url: url, reason: "cannot connect to \(proxy): \(said)", receivedBytes: received))
-            case CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR,
+                return .failure(.transport(url: url, reason: "cannot connect to \(proxy): \(said)",
+                                           receivedBytes: received))
+            case CURLE_COULDNT_RESOLVE_HOST, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+                 CURLE_SSL_CONNECT_ERROR,
                  CURLE_SSL_CERTPROBLEM:
                 break  // the server's name or certificate, below (the proxy resolves the name for http)
             default:
@@ -289,12 +298,14 @@ final class FetchJob {
             // (100 KiB, curl/curl.h) and fails a longer one with CURLE_OUT_OF_MEMORY (libcurl
             // 7.88's dynbuf; CURLE_TOO_LARGE from 8.6 on), with no message of its own.
             let said = String(cString: errorBuffer)
-            return .failure(.transport(url: url, reason: "response header too large: a header line over libcurl's limit of "
-                                       + "\(Self.maxHeaderLine / 1024) KiB (CURL_MAX_HTTP_HEADER)" + (said.isEmpty ? "" : ": \(said)"),
+            return .failure(.transport(url: url, reason: "response header too large: a header line over "
+                                       + "libcurl's limit of \(Self.maxHeaderLine / 1024) KiB (CURL_MAX_HTTP_HEADER)"
+                                       + (said.isEmpty ? "" : ": \(said)"),
                                        receivedBytes: received))
         case CURLE_OPERATION_TIMEDOUT:
             return gotHeaders
-                ? .failure(.timedOut(url: url, phase: "low-speed", seconds: seconds(lowSpeedTime), receivedBytes: received))
+                ? .failure(.timedOut(url: url, phase: "low-speed", seconds: seconds(lowSpeedTime),
+                                     receivedBytes: received))
                 : .failure(.timedOut(url: url, phase: "connect", seconds: seconds(connectTimeout), receivedBytes: 0))
         case CURLE_FILESIZE_EXCEEDED:
             // libcurl checks CURLOPT_MAXFILESIZE_LARGE as the Content-Length line arrives.
@@ -305,14 +316,19 @@ final class FetchJob {
         case CURLE_UNSUPPORTED_PROTOCOL where chain.count > 1 || status != 0:
             return .failure(.redirectRefused(url: url, location: fields["location"] ?? curlMessage(code)))
         case CURLE_COULDNT_RESOLVE_HOST:
-            return .failure(.transport(url: url, reason: "cannot resolve host \(host) (DNS): \(curlMessage(code))", receivedBytes: received))
+            return .failure(.transport(url: url, reason: "cannot resolve host \(host) (DNS): \(curlMessage(code))",
+                                       receivedBytes: received))
         case CURLE_COULDNT_RESOLVE_PROXY:
-            return .failure(.transport(url: url, reason: "cannot resolve the proxy (DNS): \(curlMessage(code))", receivedBytes: received))
+            return .failure(.transport(url: url, reason: "cannot resolve the proxy (DNS): \(curlMessage(code))",
+                                       receivedBytes: received))
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM:
-            return .failure(.transport(url: url, reason: "TLS with \(host) failed, certificate not accepted: \(curlMessage(code))",
+            return .failure(.transport(url: url,
+                                       reason: "TLS with \(host) failed, certificate not accepted: "
+                                           + "\(curlMessage(code))",
                                        receivedBytes: received))
         default:
-            return .failure(.transport(url: url, reason: "\(curlMessage(code)) (libcurl error \(code.rawValue))", receivedBytes: received))
+            return .failure(.transport(url: url, reason: "\(curlMessage(code)) (libcurl error \(code.rawValue))",
+                                       receivedBytes: received))
         }
     }
 
@@ -325,7 +341,9 @@ final class FetchJob {
         switch kind {
         case .manifest:
             var effective: UnsafeMutablePointer<CChar>?
-            let final = easy.flatMap { kc_curl_getinfo_string($0, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK ? effective : nil }
+            let final = easy.flatMap {
+                kc_curl_getinfo_string($0, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK ? effective : nil
+            }
                 .map { String(cString: $0) } ?? chain[chain.count - 1]
             guard let finalURL = URL(string: final) ?? URL(string: chain[chain.count - 1]) else {
                 return .failure(.unsupportedURL(url: final))

@@ -150,7 +150,8 @@ public final class Fetcher: @unchecked Sendable {
                 engine.callbackQueue.async { completion(.success(entry)) }
                 return
             }
-            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256), urgent: urgent) { [weak self] result in
+            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: sha256),
+                           urgent: urgent) { [weak self] result in
                 switch result {
                 case .success(.entry(let entry, _)): completion(.success(entry))
                 case .success(.unchanged):
@@ -175,7 +176,8 @@ public final class Fetcher: @unchecked Sendable {
                                 completion: @escaping @Sendable (Result<Bool, ContentError>) -> Void) {
         workQueue.async { [engine, cache] in
             let conditional = validators.flatMap { $0.etag != nil || $0.lastModified != nil ? $0 : nil }
-            engine.enqueue(key: "image " + url, url: url, kind: .image(sha256: nil, validators: conditional)) { result in
+            engine.enqueue(key: "image " + url, url: url,
+                           kind: .image(sha256: nil, validators: conditional)) { result in
                 switch result {
                 case .success(.entry(_, let changed)): completion(.success(changed))
                 case .success(.unchanged):
@@ -196,7 +198,9 @@ public final class Fetcher: @unchecked Sendable {
         workQueue.async { [engine] in
             let key = "manifest \(url.absoluteString) \(validators?.etag ?? "") \(validators?.lastModified ?? "")"
             engine.enqueue(key: key, url: url.absoluteString, kind: .manifest(validators)) { result in
-                completion(result.map { if case .manifest(let m) = $0 { return m }; fatalError("manifest job gave an image") })
+                completion(result.map {
+                    if case .manifest(let m) = $0 { return m }; fatalError("manifest job gave an image")
+                })
             }
         }
     }
@@ -308,7 +312,8 @@ final class FetchEngine: @unchecked Sendable {
         return nil
     }
 
-    func enqueue(key: String, url: String, kind: FetchJob.Kind, urgent: Bool = false, completion: @escaping FetchJob.Completion) {
+    func enqueue(key: String, url: String, kind: FetchJob.Kind, urgent: Bool = false,
+                 completion: @escaping FetchJob.Completion) {
         if let problem = HTTPURL.problem(url) {
             callbackQueue.async { completion(.failure(.unsupportedURL(url: url, reason: problem))) }
             return
@@ -334,7 +339,8 @@ final class FetchEngine: @unchecked Sendable {
             if case .image = kind { isImage = true } else { isImage = false }
             let job = FetchJob(key: key, url: url, kind: kind,
                                cap: isImage ? configuration.maxImageBytes : configuration.maxManifestBytes,
-                               maxRedirects: configuration.maxRedirects, proxies: proxies, policy: configuration.hostPolicy,
+                               maxRedirects: configuration.maxRedirects, proxies: proxies,
+                               policy: configuration.hostPolicy,
                                allowDowngrade: configuration.allowHTTPFromHTTPS)
             job.completions.append(completion)
             state.jobs[key] = job
@@ -425,9 +431,11 @@ final class FetchEngine: @unchecked Sendable {
             var nearest = now + .seconds(1)
             for job in active {
                 if !job.gotHeaders && now >= job.connectDeadline {
-                    end(job, .failure(.timedOut(url: job.url, phase: "connect", seconds: seconds(configuration.connectTimeout), receivedBytes: 0)))
+                    end(job, .failure(.timedOut(url: job.url, phase: "connect",
+                                                seconds: seconds(configuration.connectTimeout), receivedBytes: 0)))
                 } else if now >= job.totalDeadline {
-                    end(job, .failure(.timedOut(url: job.url, phase: "total", seconds: seconds(configuration.totalTimeout),
+                    end(job, .failure(.timedOut(url: job.url, phase: "total",
+                                                seconds: seconds(configuration.totalTimeout),
                                                 receivedBytes: job.received)))
                 } else {
                     if !job.gotHeaders { nearest = min(nearest, job.connectDeadline) }
@@ -505,7 +513,8 @@ final class FetchEngine: @unchecked Sendable {
         set(kc_curl_setopt_callback(easy, CURLOPT_HEADERFUNCTION, { data, size, count, context in
             let job = Unmanaged<FetchJob>.fromOpaque(context!).takeUnretainedValue()
             let n = size * count
-            return job.header(UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self), count: n)) ? n : 0
+            return job.header(UnsafeBufferPointer(start: UnsafeRawPointer(data)?.assumingMemoryBound(to: UInt8.self),
+                                                  count: n)) ? n : 0
         }))
         set(kc_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
         set(kc_curl_setopt_callback(easy, CURLOPT_WRITEFUNCTION, { data, size, count, context in
@@ -531,7 +540,8 @@ final class FetchEngine: @unchecked Sendable {
         set(kc_curl_setopt_long(easy, CURLOPT_QUICK_EXIT, 1))
         active.append(job)
         if !ok || kc_curl_multi_add_handle(multi, easy) != CURLM_OK {
-            end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options (\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",
+            end(job, .failure(.transport(url: job.url, reason: "libcurl refused the request's options "
+                                         + "(\(c.proxy ?? "no proxy"), \(c.caFile ?? "system CA store"))",
                                          receivedBytes: 0)))
         }
     }

@@ -29,8 +29,10 @@ public enum HTTPURL {
                 }
                 // Leading zeros are allowed (RFC 3986 section 3.2.3: port = *DIGIT): 000080 is 80.
                 let digits = port.drop(while: { $0 == "0" })
-                guard digits.utf8.count <= 5, let n = Int(digits.isEmpty ? "0" : String(digits)), portRange.contains(n) else {
-                    return "\(shown): port \(port) is out of range (a TCP port is \(portRange.lowerBound)...\(portRange.upperBound))"
+                guard digits.utf8.count <= 5, let n = Int(digits.isEmpty ? "0" : String(digits)),
+                      portRange.contains(n) else {
+                    return "\(shown): port \(port) is out of range (a TCP port is "
+                        + "\(portRange.lowerBound)...\(portRange.upperBound))"
                 }
             }
         }
@@ -44,30 +46,38 @@ public enum HTTPURL {
     /// names the character and never quotes the URL.
     static func userInfoProblem(_ text: String) -> String? {
         let chars = Array(text)
-        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) else { return nil }
+        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) })
+        else { return nil }
         var authority = chars[(mark + 3)...]
         if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
-        guard let at = authority.lastIndex(of: "@"), let name = disallowedInUserInfo(authority[..<at]) else { return nil }
-        return "a URL's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
+        guard let at = authority.lastIndex(of: "@"), let name = disallowedInUserInfo(authority[..<at]) else {
+            return nil
+        }
+        return "a URL's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there:"
+            + " percent-encode it (not shown, as it may be a password)"
     }
 
     /// RFC 3986 section 3.2.1's `userinfo` characters: unreserved, percent-encodings,
     /// sub-delims and `:`.
-    static let userInfoCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+,;=:")
+    static let userInfoCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                        + "-._~%!$&'()*+,;=:")
 
     /// The first character of `userInfo` that is not a `userinfo` character, named for a
     /// message that must not quote it (`a space`, `'/'`, `a control or non-ASCII character`),
     /// or nil.
     static func disallowedInUserInfo(_ userInfo: ArraySlice<Character>) -> String? {
         guard let bad = userInfo.first(where: { !userInfoCharacters.contains($0) }) else { return nil }
-        return bad == " " ? "a space" : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'" : "a control or non-ASCII character"
+        return bad == " " ? "a space"
+            : bad.isASCII && bad.asciiValue! >= 0x21 && bad.asciiValue! < 0x7F ? "'\(bad)'"
+            : "a control or non-ASCII character"
     }
 
     /// The text after the authority's port colon (`99999` in `http://u:p@host:99999/x`,
     /// `8080` in `http://[::1]:8080`), "" for `host:`, nil when there is no port.
     static func portText(_ text: String) -> String? {
         let chars = Array(text)
-        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) else { return nil }
+        guard let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) })
+        else { return nil }
         var authority = chars[(mark + 3)...]
         if let end = authority.firstIndex(where: { "/?#".contains($0) }) { authority = authority[..<end] }
         if let at = authority.lastIndex(of: "@") { authority = authority[(at + 1)...] }

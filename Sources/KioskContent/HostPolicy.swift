@@ -157,7 +157,9 @@ public struct IPRange: Hashable, Sendable, CustomStringConvertible {
     /// `10.0.0.0/8`, `2001:db8::/32`, or one address (a /32 or /128); nil otherwise.
     public init?(parsing text: String) {
         let pieces = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard pieces.count <= 2, case .address(let address) = IPAddress.parse(host: String(pieces[0])) else { return nil }
+        guard pieces.count <= 2, case .address(let address) = IPAddress.parse(host: String(pieces[0])) else {
+            return nil
+        }
         let bits = address.bytes.count * 8
         var length = bits
         if pieces.count == 2 {
@@ -241,7 +243,8 @@ public struct HostPolicy: Equatable, Sendable {
 
     /// Names of cloud metadata services, refused unless trusted or named in ``allowed``
     /// (through a proxy the address they resolve to cannot be checked).
-    public static let refusedNames: Set<String> = ["metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"]
+    public static let refusedNames: Set<String> = ["metadata.google.internal", "metadata.goog",
+                                                   "instance-data.ec2.internal"]
 
     /// The decision on a URL's host.
     public enum Decision: Equatable, Sendable {
@@ -306,7 +309,9 @@ public struct HostPolicy: Equatable, Sendable {
         }
         guard allowed != nil else { return nil }
         let normal = Self.normalise(host)
-        if case .name = IPAddress.parse(host: host), allowed!.contains(where: { Self.matches($0, name: normal) }) { return nil }
+        if case .name = IPAddress.parse(host: host), allowed!.contains(where: { Self.matches($0, name: normal) }) {
+            return nil
+        }
         return notAllowed(address.description)
     }
 
@@ -334,14 +339,19 @@ public struct HostPolicy: Equatable, Sendable {
             if entry.contains("/") || entry.contains(":") {
                 let unbracketed = entry.replacingBrackets()
                 guard let range = IPRange(parsing: unbracketed) else {
-                    throw HostPatternError(entry: entry, reason: "not an address or CIDR range (10.0.0.0/8, 2001:db8::/32)")
+                    throw HostPatternError(entry: entry,
+                                           reason: "not an address or CIDR range (10.0.0.0/8, 2001:db8::/32)")
                 }
                 patterns.append(.range(range))
                 continue
             }
             var name = entry.lowercased()
             var domain = false
-            if name.hasPrefix("*.") { name.removeFirst(2); domain = true } else if name.hasPrefix(".") { name.removeFirst(); domain = true }
+            if name.hasPrefix("*.") {
+                name.removeFirst(2); domain = true
+            } else if name.hasPrefix(".") {
+                name.removeFirst(); domain = true
+            }
             while name.count > 1, name.hasSuffix(".") { name.removeLast() }
             switch IPAddress.parse(host: name) {
             case .address(let address) where !domain:
@@ -357,7 +367,8 @@ public struct HostPolicy: Equatable, Sendable {
                     || c == UInt8(ascii: "_")
             }
             guard !name.isEmpty, allowedCharacters, !name.hasPrefix("."), !name.contains("..") else {
-                throw HostPatternError(entry: entry, reason: "not a host name (letters, digits, '-', '.'; IDNs in their xn-- form)")
+                throw HostPatternError(entry: entry,
+                                       reason: "not a host name (letters, digits, '-', '.'; IDNs in their xn-- form)")
             }
             patterns.append(domain ? .domain(name) : .name(name))
         }

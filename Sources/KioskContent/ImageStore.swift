@@ -58,8 +58,10 @@ public final class ImageStore: @unchecked Sendable {
     /// `failureMemory` is how long a failed download is answered from memory.
     public convenience init(cache: DiskCache, configuration: Fetcher.Configuration = Fetcher.Configuration(),
                             failureMemory: Duration = ImageStore.defaultFailureMemory,
-                            requestsPerRound: Int = ImageStore.defaultRequestsPerRound, revalidateAfter: Duration = .seconds(30)) {
-        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration), failureMemory: failureMemory,
+                            requestsPerRound: Int = ImageStore.defaultRequestsPerRound,
+                            revalidateAfter: Duration = .seconds(30)) {
+        self.init(cache: cache, fetcher: Fetcher(cache: cache, configuration: configuration),
+                  failureMemory: failureMemory,
                   requestsPerRound: requestsPerRound, revalidateAfter: revalidateAfter)
     }
 
@@ -148,7 +150,9 @@ public final class ImageStore: @unchecked Sendable {
             for item in items where ManifestItem.isRemote(item.source) && seen.insert(item.source).inserted
                 && recentFailure(item.source) == nil {
                 if let entry = cache.entry(for: item.source, sha256: item.sha256) {
-                    if item.sha256 == nil && now - entry.validated >= revalidateAfter { cached.append((item.source, entry)) }
+                    if item.sha256 == nil && now - entry.validated >= revalidateAfter {
+                        cached.append((item.source, entry))
+                    }
                 } else {
                     missing.append(item)
                 }

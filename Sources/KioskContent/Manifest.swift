@@ -123,7 +123,8 @@ public struct Manifest: Equatable, Sendable {
     ///   ``ContentError/manifestInvalid(source:path:reason:)`` with the place (`items[3].src`)
     ///   for a wrong type, an out-of-range number, an unknown fit, an empty `src`, a `src` that
     ///   is not http(s) in a remote manifest, or too many items.
-    public static func parse(_ bytes: [UInt8], origin: ManifestOrigin, maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
+    public static func parse(_ bytes: [UInt8], origin: ManifestOrigin,
+                             maxItems: Int = defaultMaxItems) throws(ContentError) -> Manifest {
         let source = origin.name
         let body = try utf8Body(bytes, source: source)
         let root: JSONValue
@@ -171,7 +172,8 @@ public struct Manifest: Equatable, Sendable {
         var body = bytes[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
         if let nul = body.firstIndex(of: 0) {
-            throw .manifestEncoding(source: source, reason: "NUL byte at offset \(nul) (UTF-16 or UTF-32 without a byte-order mark?)")
+            throw .manifestEncoding(source: source,
+                                    reason: "NUL byte at offset \(nul) (UTF-16 or UTF-32 without a byte-order mark?)")
         }
         if String(validating: body, as: UTF8.self) == nil {
             throw .manifestEncoding(source: source, reason: "invalid UTF-8 byte sequence")
@@ -218,7 +220,8 @@ private struct Reader {
     func fit(_ value: JSONValue?, _ path: String) throws(ContentError) -> FitMode? {
         guard let s = try string(value, path) else { return nil }
         guard let mode = FitMode(rawValue: s) else {
-            throw fail(path, "\"\(s)\" is not a fit mode (one of \(FitMode.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw fail(path, "\"\(s)\" is not a fit mode "
+                       + "(one of \(FitMode.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         return mode
     }
@@ -241,7 +244,8 @@ private struct Reader {
         }
         var manifest = Manifest(format: format, items: [])
         if format == .items {
-            if let s = try number(top["interval"], "interval", CarouselConfig.intervalRange, excludingLower: false, unit: "seconds") {
+            if let s = try number(top["interval"], "interval", CarouselConfig.intervalRange, excludingLower: false,
+                                  unit: "seconds") {
                 manifest.interval = .milliseconds(Int64((s * 1000).rounded()))
             }
             if let ms = try number(top["fade"], "fade", 0...60000, excludingLower: false, unit: "ms") {
@@ -274,10 +278,12 @@ private struct Reader {
             let fields = try object(entry, path)
             guard let raw = try string(fields["src"], path + ".src") else { throw fail(path + ".src", "missing") }
             // Blank: only tabs and space separators (Unicode Zs), as CharacterSet.whitespaces.
-            guard !raw.unicodeScalars.allSatisfy({ $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }) else { throw fail(path + ".src", "empty") }
+            guard !raw.unicodeScalars.allSatisfy({ $0 == "\t" || $0.properties.generalCategory == .spaceSeparator })
+            else { throw fail(path + ".src", "empty") }
             var item = ManifestItem(src: try resolve(raw, path + ".src"))
             if format == .items {
-                if let s = try number(fields["duration"], path + ".duration", CarouselConfig.intervalRange, excludingLower: false, unit: "seconds") {
+                if let s = try number(fields["duration"], path + ".duration", CarouselConfig.intervalRange,
+                                      excludingLower: false, unit: "seconds") {
                     item.duration = .milliseconds(Int64((s * 1000).rounded()))
                 }
                 item.fit = try fit(fields["fit"], path + ".fit")
@@ -285,7 +291,8 @@ private struct Reader {
                 item.caption = try string(fields["caption"], path + ".caption")
                 if let h = try string(fields["sha256"], path + ".sha256") {
                     let lower = h.lowercased()
-                    guard lower.utf8.count == 64, lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                    guard lower.utf8.count == 64,
+                          lower.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
                         throw fail(path + ".sha256", "\"\(h)\" is not 64 hex digits")
                     }
                     item.sha256 = lower
@@ -310,7 +317,8 @@ private struct Reader {
             }
             let scheme = url.scheme?.lowercased() ?? ""
             guard scheme == "http" || scheme == "https" else {
-                throw fail(path, "\"\(raw)\" is not an http or https URL (a remote manifest may only name http(s) URLs)")
+                throw fail(path, "\"\(raw)\" is not an http or https URL "
+                           + "(a remote manifest may only name http(s) URLs)")
             }
             guard let host = url.host, !host.isEmpty else { throw fail(path, "\"\(raw)\" has no host") }
             if let problem = HTTPURL.problem(url.absoluteString) { throw fail(path, problem) }
@@ -318,7 +326,8 @@ private struct Reader {
         case .local(let manifestPath):
             // A URL starts with a scheme (RFC 3986 section 3.1: a letter, then letters, digits,
             // "+", "-", "."): `/srv/12:00://a.jpg` is a path with a colon in it.
-            if let colon = raw.firstIndex(of: ":"), raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:"),
+            if let colon = raw.firstIndex(of: ":"),
+               raw[colon...].hasPrefix("://") || raw.lowercased().hasPrefix("file:"),
                raw.first!.isASCII && raw.first!.isLetter,
                raw[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) {
                 let scheme = raw[..<colon].lowercased()
@@ -335,7 +344,9 @@ private struct Reader {
                     // `file:a.jpg` has the relative path `a.jpg` (RFC 8089 section 2 allows only
                     // absolute ones); `%0A` decodes to a control character.
                     let decoded = url.path
-                    guard decoded.hasPrefix("/") else { throw fail(path, "\"\(raw)\" is not an absolute file URL (file:///PATH)") }
+                    guard decoded.hasPrefix("/") else {
+                        throw fail(path, "\"\(raw)\" is not an absolute file URL (file:///PATH)")
+                    }
                     if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                         throw fail(path, "\"\(raw)\" decodes to a path with a control character")
                     }

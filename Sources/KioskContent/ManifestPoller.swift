@@ -73,7 +73,8 @@ public final class ManifestPoller: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             if let store {
-                switch Self.loadStored(from: store, for: url, maxItems: maxItems, allowHTTPFromHTTPS: allowHTTPFromHTTPS) {
+                switch Self.loadStored(from: store, for: url, maxItems: maxItems,
+                                       allowHTTPFromHTTPS: allowHTTPFromHTTPS) {
                 case .none:
                     break
                 case .usable(let manifest, let stored):
@@ -107,9 +108,12 @@ public final class ManifestPoller: @unchecked Sendable {
         do {
             guard let stored = try store.load(), !stored.url.isEmpty else { return .none }
             guard stored.isFor(url) else {
-                return .refused("it was stored for \(Log.hidingPasswords(stored.requested ?? stored.url)), not this manifest")
+                return .refused("it was stored for \(Log.hidingPasswords(stored.requested ?? stored.url)), "
+                                + "not this manifest")
             }
-            guard let base = URL(string: stored.url) else { return .refused("its URL \(Log.hidingPasswords(stored.url)) is not a URL") }
+            guard let base = URL(string: stored.url) else {
+                return .refused("its URL \(Log.hidingPasswords(stored.url)) is not a URL")
+            }
             let manifest = try Manifest.parse(Array(stored.body), origin: .remote(base), maxItems: maxItems)
             if !allowHTTPFromHTTPS, let problem = manifest.downgradeProblem(base: base) {
                 return .refused(reason(problem, beside: url))
@@ -189,7 +193,8 @@ public final class ManifestPoller: @unchecked Sendable {
                         try store.save(StoredManifest(url: download.url.absoluteString, requested: url.absoluteString,
                                                       body: download.body, validators: download.validators))
                     } catch {
-                        events.post(.log("last good manifest not stored", reason: Self.reason(error, beside: url), warning: true))
+                        events.post(.log("last good manifest not stored", reason: Self.reason(error, beside: url),
+                                         warning: true))
                     }
                 }
                 hasManifest = true
@@ -207,7 +212,8 @@ public final class ManifestPoller: @unchecked Sendable {
             if case .unreachable = note { warning = true } else { warning = false }
             var what = note.what
             if case .unreachable(_, true) = note, !hasManifest {
-                what = "manifest unreachable at start and none stored yet: nothing to show until it is fetched; retrying in the background (logged once)"
+                what = "manifest unreachable at start and none stored yet: nothing to show until it is fetched;"
+                    + " retrying in the background (logged once)"
             }
             events.post(.log(what, reason: note.error.map { Self.reason($0, beside: url) }, warning: warning))
         }

@@ -25,7 +25,8 @@ enum ManifestSchedule {
         // writes it for "no schedule" may as well mean a schedule it failed to write, and an
         // item must not be shown all the time by mistake. Leave `schedule` out instead.
         guard case .object(let fields) = value else {
-            throw fail(path, "expected an object, found \(value.typeName) (leave schedule out for an item always in the rotation)")
+            throw fail(path, "expected an object, found \(value.typeName) "
+                       + "(leave schedule out for an item always in the rotation)")
         }
         for key in fields.keys.sorted() where !["from", "until", "days", "times"].contains(key) {
             throw fail(path + "." + key, "unknown schedule field (from, until, days, times)")
@@ -37,8 +38,12 @@ enum ManifestSchedule {
         }
         func list(_ key: String) throws(ContentError) -> [(String, String)]? {
             guard let v = fields[key] else { return nil }
-            guard case .array(let entries) = v else { throw fail(path + "." + key, "expected an array, found \(v.typeName)") }
-            guard !entries.isEmpty else { throw fail(path + "." + key, "empty (leave it out to mean every day, all day)") }
+            guard case .array(let entries) = v else {
+                throw fail(path + "." + key, "expected an array, found \(v.typeName)")
+            }
+            guard !entries.isEmpty else {
+                throw fail(path + "." + key, "empty (leave it out to mean every day, all day)")
+            }
             // A day has 7 names and no one needs more than a few dozen windows a day; each
             // window is looked at on every look at the schedules.
             guard entries.count <= Self.maxEntries else {
@@ -63,7 +68,8 @@ enum ManifestSchedule {
                 let day: Int
                 do { day = try ItemSchedule.parseDay(d) } catch { throw fail(p, error.description) }
                 if let earlier = first[day] {
-                    throw fail(p, "\"\(d)\" is the same day as \(path).days[\(earlier)] \"\(days[earlier].0)\" (each day once)")
+                    throw fail(p, "\"\(d)\" is the same day as \(path).days[\(earlier)] \"\(days[earlier].0)\""
+                               + " (each day once)")
                 }
                 first[day] = i
             }
@@ -82,7 +88,8 @@ enum ManifestSchedule {
     }
 
     /// Reads `fallback` (true or false; absent: false; `null` refused as for `schedule`).
-    static func fallback(_ value: JSONValue?, path: String, fail: (String, String) -> ContentError) throws(ContentError) -> Bool {
+    static func fallback(_ value: JSONValue?, path: String,
+                         fail: (String, String) -> ContentError) throws(ContentError) -> Bool {
         switch value {
         case nil: return false
         case .bool(let b)?: return b

@@ -33,7 +33,8 @@ public struct PollSchedule: Sendable {
         public var backoffCap: Duration = .seconds(300)
         public init(interval: Duration = .seconds(60), jitter: Double = 0.1, backoffStart: Duration = .seconds(1),
                     backoffCap: Duration = .seconds(300)) {
-            self.interval = interval; self.jitter = jitter; self.backoffStart = backoffStart; self.backoffCap = backoffCap
+            self.interval = interval; self.jitter = jitter
+            self.backoffStart = backoffStart; self.backoffCap = backoffCap
         }
     }
 
@@ -50,7 +51,8 @@ public struct PollSchedule: Sendable {
         public var what: String {
             switch self {
             case .unreachable(_, true):
-                return "manifest unreachable at start, showing the cached show; retrying in the background (logged once)"
+                return "manifest unreachable at start, showing the cached show; retrying in the background"
+                    + " (logged once)"
             case .unreachable(_, false):
                 return "manifest unreachable, the current show goes on; retrying in the background (logged once)"
             case .reachableAgain(let failures):
@@ -109,7 +111,9 @@ public struct PollSchedule: Sendable {
     public mutating func failed(at now: Duration, error: ContentError) -> PollNote? {
         consecutiveFailures += 1
         var delay = jittered(backoff(afterFailures: consecutiveFailures))
-        if case .httpStatus(_, _, let retryAfter?, _) = error { delay = max(delay, min(retryAfter, configuration.backoffCap)) }
+        if case .httpStatus(_, _, let retryAfter?, _) = error {
+            delay = max(delay, min(retryAfter, configuration.backoffCap))
+        }
         nextPoll = now + delay
         return consecutiveFailures == 1 ? .unreachable(error: error, atBoot: !hasSucceeded) : nil
     }

@@ -37,16 +37,19 @@ public struct ProxyChoice: Equatable, Sendable {
             // A user name or password with a character RFC 3986 (section 3.2.1) does not allow
             // there (a space, a quote, "/", "?", "#"): named, never quoted, since the part of
             // the text log lines hide could end at it.
-            let start = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }).map { $0 + 3 } ?? 0
+            let start = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) })
+                .map { $0 + 3 } ?? 0
             if let at = chars[start...].lastIndex(of: "@"), let name = HTTPURL.disallowedInUserInfo(chars[start..<at]) {
-                return "the proxy's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not allow there: percent-encode it (not shown, as it may be a password)"
+                return "the proxy's user name or password holds \(name), which RFC 3986 (section 3.2.1) does not"
+                    + " allow there: percent-encode it (not shown, as it may be a password)"
             }
             let shown = "'\(Log.hidingPasswords(value))'"
             var rest = Substring(value)
             if let mark = chars.indices.first(where: { chars[$0...].starts(with: [":", "/", "/"] as [Character]) }) {
                 let scheme = String(chars[..<mark]).lowercased()
                 guard ProxyChoice.schemes.contains(scheme) else {
-                    return "\(shown): \(scheme): is not a proxy scheme libcurl has (\(ProxyChoice.schemes.joined(separator: ", ")))"
+                    return "\(shown): \(scheme): is not a proxy scheme libcurl has "
+                        + "(\(ProxyChoice.schemes.joined(separator: ", ")))"
                 }
                 rest = Substring(String(chars[(mark + 3)...]))
             }
@@ -55,10 +58,16 @@ public struct ProxyChoice: Equatable, Sendable {
             var host = rest
             var port: Substring?
             if rest.first == "[" {
-                guard let close = rest.firstIndex(of: "]") else { return "\(shown): the IPv6 address has no closing ']'" }
+                guard let close = rest.firstIndex(of: "]") else {
+                    return "\(shown): the IPv6 address has no closing ']'"
+                }
                 host = rest[...close]
                 let after = rest[rest.index(after: close)...]
-                if after.first == ":" { port = after.dropFirst() } else if !after.isEmpty { return "\(shown): '\(after)' after the IPv6 address" }
+                if after.first == ":" {
+                    port = after.dropFirst()
+                } else if !after.isEmpty {
+                    return "\(shown): '\(after)' after the IPv6 address"
+                }
             } else if let colon = rest.lastIndex(of: ":") {
                 host = rest[..<colon]
                 port = rest[rest.index(after: colon)...]
@@ -68,10 +77,14 @@ public struct ProxyChoice: Equatable, Sendable {
             // hardly what was meant.
             if port?.isEmpty == true { return "\(shown): no port after the ':' (libcurl would use 1080)" }
             if let port, !port.isEmpty {
-                guard port.utf8.allSatisfy({ (48...57).contains($0) }) else { return "\(shown): port '\(port)' is not a number" }
+                guard port.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                    return "\(shown): port '\(port)' is not a number"
+                }
                 let digits = port.drop(while: { $0 == "0" })
-                guard digits.utf8.count <= 5, let n = Int(digits.isEmpty ? "0" : String(digits)), HTTPURL.portRange.contains(n) else {
-                    return "\(shown): port \(port) is out of range (a TCP port is \(HTTPURL.portRange.lowerBound)...\(HTTPURL.portRange.upperBound))"
+                guard digits.utf8.count <= 5, let n = Int(digits.isEmpty ? "0" : String(digits)),
+                      HTTPURL.portRange.contains(n) else {
+                    return "\(shown): port \(port) is out of range (a TCP port is "
+                        + "\(HTTPURL.portRange.lowerBound)...\(HTTPURL.portRange.upperBound))"
                 }
             }
             return nil

@@ -36,7 +36,8 @@ import Testing
 @Test func aManifestNeverHadLeavesTheShowWaitingAndAStoredOneEndsIt() throws {
     let dir = makeTempDirectory("content-waiting")
     let closed = try #require(URL(string: "http://127.0.0.1:\(freePort())/show.json"))
-    let offline = try ContentService(configuration: .init(manifest: closed, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    let offline = try ContentService(configuration: .init(manifest: closed, cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
     offline.start()
     offline.waitForFirstAnswer(timeout: .seconds(20))
     #expect(!offline.awaitingFirstAnswer, "the refused poll is an answer")
@@ -48,7 +49,8 @@ import Testing
     try nginx.put("/show.json", Array(#"{"items": [{"src": "a.jpg"}]}"#.utf8))
     try nginx.put("/a.jpg", jpegBytes(200))
     let url = try #require(URL(string: nginx.base + "/show.json"))
-    let online = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    let online = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache",
+                                                         stateDirectory: dir + "/state"))
     #expect(online.waitingForManifest, "nothing stored yet")
     online.start()
     online.waitForFirstAnswer(timeout: .seconds(20))
@@ -57,7 +59,8 @@ import Testing
     online.stop()
     nginx.stop()
 
-    let restarted = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    let restarted = try ContentService(configuration: .init(manifest: url, cacheDirectory: dir + "/cache",
+                                                            stateDirectory: dir + "/state"))
     defer { restarted.stop() }
     #expect(!restarted.waitingForManifest, "the stored manifest is the show")
     #expect(restarted.items.count == 1)
@@ -86,7 +89,8 @@ import Testing
     let dir = makeTempDirectory("content-missing")
     let folder = dir + "/photos/today"
     let service = try ContentService(configuration: .init(sources: [folder, dir + "/gone.jpg"],
-                                                          cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+                                                          cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
     defer { service.stop() }
     #expect(service.items.isEmpty)
     #expect(service.missingSources == [.init(path: folder, errno: ENOENT, isImageFile: false),
@@ -124,7 +128,8 @@ import Testing
     let dir = makeTempDirectory("content-file-folder")
     let path = dir + "/later"
     try writeFile(path, Array("x\n".utf8))
-    let service = try ContentService(configuration: .init(sources: [path], cacheDirectory: dir + "/cache", stateDirectory: dir + "/state"))
+    let service = try ContentService(configuration: .init(sources: [path], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
     defer { service.stop() }
     #expect(service.items == [PlaylistItem(source: path)], "a file SOURCE")
     #expect(unlink(path) == 0 && mkdir(path, 0o755) == 0)
@@ -171,7 +176,8 @@ import Testing
     let made = ContentService.privateTemporaryDirectory("cache-a", in: dir)
     #expect(made == dir + "/cache-a" && mode(made) == 0o700)
     #expect(mkdir(dir + "/cache-b", 0o777) == 0 && chmod(dir + "/cache-b", 0o777) == 0)
-    #expect(ContentService.privateTemporaryDirectory("cache-b", in: dir) == dir + "/cache-b" && mode(dir + "/cache-b") == 0o700)
+    #expect(ContentService.privateTemporaryDirectory("cache-b", in: dir) == dir + "/cache-b"
+            && mode(dir + "/cache-b") == 0o700)
     #expect(symlink(dir + "/cache-a", dir + "/cache-c") == 0)
     let besideLink = ContentService.privateTemporaryDirectory("cache-c", in: dir)
     #expect(besideLink.hasPrefix(dir + "/cache-c-") && mode(besideLink) == 0o700, "\(besideLink)")

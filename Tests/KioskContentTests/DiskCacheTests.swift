@@ -25,8 +25,8 @@ private func files(_ dir: String) -> [String] {
     let dir = makeTempDirectory("cache")
     let clock = TestClock()
     let cache = try openCache(dir, clock: clock)
-    let urls = ["http://a.example/one/photo.jpg", "http://a.example/two/photo.jpg", "http://a.example/one/photo.jpg?v=2",
-                "http://b.example/one/photo.jpg"]
+    let urls = ["http://a.example/one/photo.jpg", "http://a.example/two/photo.jpg",
+                "http://a.example/one/photo.jpg?v=2", "http://b.example/one/photo.jpg"]
     for (i, url) in urls.enumerated() { try cache.store(url: url, bytes: jpegBytes(100 + i, seed: i)) }
     #expect(cache.count == 4)
     for (i, url) in urls.enumerated() {
@@ -133,9 +133,11 @@ private func files(_ dir: String) -> [String] {
     let store = try ManifestStore(directory: dir)
     #expect(try store.load() == nil)
     let first = StoredManifest(url: "http://x/show.json", body: Array(#"{"items":[]}"#.utf8),
-                               validators: ManifestValidators(etag: "\"abc\"", lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"))
+                               validators: ManifestValidators(etag: "\"abc\"",
+                                                              lastModified: "Sun, 06 Nov 1994 08:49:37 GMT"))
     try store.save(first)
-    let second = StoredManifest(url: "http://x/show.json", body: [0xEF, 0xBB, 0xBF, 0x7B, 0x7D], validators: ManifestValidators(etag: "W/\"2\""))
+    let second = StoredManifest(url: "http://x/show.json", body: [0xEF, 0xBB, 0xBF, 0x7B, 0x7D],
+                                validators: ManifestValidators(etag: "W/\"2\""))
     try store.save(second)
     try writeFile(dir + "/.tmp-manifest.json-9-9", Array("{\"url\":".utf8))  // a crash's leftover
     let reopened = try ManifestStore(directory: dir)
@@ -226,7 +228,8 @@ private func files(_ dir: String) -> [String] {
 @Test func aManifestAtTheCapIsReadBackAfterARestart() throws {
     let dir = makeTempDirectory("state-cap")
     let body = Array(repeating: UInt8(ascii: " "), count: 8 << 20)
-    try ManifestStore(directory: dir).save(StoredManifest(url: "http://x/show.json", body: body, validators: ManifestValidators(etag: "\"big\"")))
+    try ManifestStore(directory: dir).save(StoredManifest(url: "http://x/show.json", body: body,
+                                                          validators: ManifestValidators(etag: "\"big\"")))
     let stored = try ManifestStore(directory: dir).load()
     #expect(stored?.body.count == 8 << 20)
     #expect(stored?.etag == "\"big\"")

@@ -145,17 +145,20 @@ import Testing
             #expect((second.t - first.t) % 2000 == 0, "not at an interval: \(context)")
             #expect(second.at > changedAt[i] && second.at < changedAt[i] + 4.5, "\(context)")
             let frames = try analyzeFrames(s.show.frames)
-            #expect(frames.first?.centerIs(Swatch.red) == true, "\(frames.first.map(String.init(describing:)) ?? "no frame"): \(context)")
+            #expect(frames.first?.centerIs(Swatch.red) == true,
+                    "\(frames.first.map(String.init(describing:)) ?? "no frame"): \(context)")
             // Blue when shown: the frame of that moment, or, on a loaded machine where the last
             // frame of the fade is drawn a little late, the first one after it.
             #expect(frames.last { $0.ms <= second.t }?.centerIs(Swatch.blue) == true
                     || frames.first { $0.ms > second.t }?.centerIs(Swatch.blue) == true, "\(context)")
             // Red until the fade before that mark starts, then blended frames, then blue.
             #expect(!frames.contains { $0.ms < second.t - 300 && !$0.centerIs(Swatch.red) }, "\(context)")
-            #expect(frames.contains { $0.ms > second.t - 300 && $0.ms < second.t && !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) },
-                    "no blended frame: \(context)")
+            #expect(frames.contains {
+                $0.ms > second.t - 300 && $0.ms < second.t && !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue)
+            }, "no blended frame: \(context)")
             expectNoCut(frames, context)
-            print("one image, \(s.kind) \(s.change): changed at \(String(format: "%.2f", changedAt[i])) s, new picture shown at t=\(second.t) ms")
+            print("one image, \(s.kind) \(s.change): changed at \(String(format: "%.2f", changedAt[i])) s, "
+                  + "new picture shown at t=\(second.t) ms")
         }
     }
 
@@ -187,8 +190,9 @@ import Testing
             // Every frame is the red picture, the blue one, or a blend of the two: none is the
             // black "No images" screen or the placeholder.
             #expect(frames.last?.centerIs(Swatch.blue) == true, "\(context)")
-            #expect(!frames.contains { !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) && $0.ms < (s.show.shown.last?.t ?? 0) - 300 },
-                    "a frame that is neither picture before the fade: \(context)")
+            #expect(!frames.contains {
+                !$0.centerIs(Swatch.red) && !$0.centerIs(Swatch.blue) && $0.ms < (s.show.shown.last?.t ?? 0) - 300
+            }, "a frame that is neither picture before the fade: \(context)")
             expectNoCut(frames, context)
         }
     }
@@ -214,7 +218,8 @@ import Testing
         var changedAt: [Double] = []
         for s in shows {
             for change in Change.allCases {
-                try replace(s.dir + "/\(s.kind.rawValue)/\(change.rawValue).png", with: solidPNG(Swatch.blue), by: change)
+                try replace(s.dir + "/\(s.kind.rawValue)/\(change.rawValue).png", with: solidPNG(Swatch.blue),
+                            by: change)
             }
             changedAt.append(s.show.elapsed)
         }
@@ -228,13 +233,15 @@ import Testing
             #expect(Set(later.map(\.src)).count == 3, "\(context)")
             for event in later {
                 let frame = frames.last { $0.ms <= event.t }
-                #expect(frame?.centerIs(Swatch.blue) == true, "\(event) \(frame.map(String.init(describing:)) ?? "no frame"): \(context)")
+                #expect(frame?.centerIs(Swatch.blue) == true,
+                        "\(event) \(frame.map(String.init(describing:)) ?? "no frame"): \(context)")
             }
             // Before the change, all red.
             let changedT = shown.last { $0.at <= changedAt[i] }.map { $0.t + Int((changedAt[i] - $0.at) * 1000) } ?? 0
             #expect(!frames.contains { $0.ms < changedT - 200 && !$0.centerIs(Swatch.red) }, "\(context)")
             expectNoCut(frames, context)
-            print("three images, \(s.kind): changed at t≈\(changedT) ms; \(later.count) shown events from t=\(later.first?.t ?? -1) ms")
+            print("three images, \(s.kind): changed at t≈\(changedT) ms; \(later.count) shown events "
+                  + "from t=\(later.first?.t ?? -1) ms")
         }
     }
 
@@ -263,7 +270,8 @@ import Testing
             let lines = show.logLines(containing: "file skipped").filter { $0.contains("path=\(dir)/\(name) ") }
             #expect(lines.count == 1, "\(name): \(show.transcript)")
         }
-        #expect(show.logLines(containing: "\(dir)/d.png").filter { $0.contains("image skipped") }.count == 1, "\(show.transcript)")
+        #expect(show.logLines(containing: "\(dir)/d.png").filter { $0.contains("image skipped") }.count == 1,
+                "\(show.transcript)")
         #expect(show.logLines(containing: "hidden").isEmpty, "\(show.transcript)")
         #expect(show.logLines(containing: "file skipped").count == 4, "\(show.transcript)")
     }
@@ -305,9 +313,11 @@ import Testing
             let lines = show.logLines(containing: "file skipped").filter { $0.contains("path=\(dir)/\(name) ") }
             #expect(lines.count == 1 && lines.first?.contains("outside the folder") == true, "\(name): \(log)")
         }
-        #expect(!show.shown.contains { $0.src.hasSuffix("/env.jpg") || $0.src.hasSuffix("/secret.png") || $0.src.hasSuffix("/host.jpg") },
-                "\(show.transcript)")
-        #expect(show.shown.contains { $0.src.hasSuffix("/b.png") }, "a link within the folder is followed: \(show.transcript)")
+        #expect(!show.shown.contains {
+            $0.src.hasSuffix("/env.jpg") || $0.src.hasSuffix("/secret.png") || $0.src.hasSuffix("/host.jpg")
+        }, "\(show.transcript)")
+        #expect(show.shown.contains { $0.src.hasSuffix("/b.png") },
+                "a link within the folder is followed: \(show.transcript)")
         // Escaped, never written raw.
         #expect(!log.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(log)")
         #expect(log.contains(#"c\u009b2J\u202egpj.txt""#), "\(log)")

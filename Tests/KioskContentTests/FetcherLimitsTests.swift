@@ -19,7 +19,8 @@ private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache
 }
 
 /// Runs `tool` with `arguments` and `environment` (nothing inherited), returns its stdout.
-private func run(_ tool: String, _ arguments: [String], environment: [String: String] = ["PATH": "/usr/bin:/bin"]) throws -> String {
+private func run(_ tool: String, _ arguments: [String],
+                 environment: [String: String] = ["PATH": "/usr/bin:/bin"]) throws -> String {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: tool)
     p.arguments = arguments
@@ -35,8 +36,10 @@ private func run(_ tool: String, _ arguments: [String], environment: [String: St
 
 /// One image fetched by the Fetcher in a process of its own (`kiosk-cache-writer --fetch`):
 /// its result line (`ok LENGTH` / `failed KIND: ...`) and its peak RSS in KiB.
-private func fetchInChild(_ url: String, _ options: [String] = [], environment: [String: String] = [:]) throws -> (line: String, peakKiB: Int) {
-    let text = try run(builtExecutable("kiosk-cache-writer"), ["--fetch", makeTempDirectory("child-cache"), url] + options,
+private func fetchInChild(_ url: String, _ options: [String] = [],
+                          environment: [String: String] = [:]) throws -> (line: String, peakKiB: Int) {
+    let text = try run(builtExecutable("kiosk-cache-writer"),
+                       ["--fetch", makeTempDirectory("child-cache"), url] + options,
                        environment: environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
     let lines = text.split(separator: "\n").map(String.init)
     guard lines.count == 2, lines[1].hasPrefix("VmHWM "), let peak = Int(lines[1].dropFirst(6)) else {
@@ -78,10 +81,12 @@ private func fetchInChild(_ url: String, _ options: [String] = [], environment: 
     defer { faults.stop() }
     let fetcher = try makeFetcher()
     let file = try image(fetcher, faults.base + "/go?file:///etc/passwd")
-    #expect(file == .failure(.redirectRefused(url: faults.base + "/go?file:///etc/passwd", location: "file:///etc/passwd")))
+    #expect(file == .failure(.redirectRefused(url: faults.base + "/go?file:///etc/passwd",
+                                              location: "file:///etc/passwd")))
     #expect(file.failureDescription.contains("redirect to file:///etc/passwd refused"), "\(file.failureDescription)")
     let ftp = try image(fetcher, faults.base + "/go?ftp://127.0.0.1:21/photo.jpg")
-    #expect(ftp == .failure(.redirectRefused(url: faults.base + "/go?ftp://127.0.0.1:21/photo.jpg", location: "ftp://127.0.0.1:21/photo.jpg")))
+    #expect(ftp == .failure(.redirectRefused(url: faults.base + "/go?ftp://127.0.0.1:21/photo.jpg",
+                                             location: "ftp://127.0.0.1:21/photo.jpg")))
     let loop = try image(fetcher, faults.base + "/loop/b")
     guard case .failure(.tooManyRedirects(_, let chain, 5, true)) = loop else { Issue.record("\(loop)"); return }
     #expect(chain == [faults.base + "/loop/b", faults.base + "/loop/a", faults.base + "/loop/b"])
@@ -97,7 +102,8 @@ private final class TinyProxy {
     init() throws {
         let binary = "/usr/bin/tinyproxy"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw Failure("tinyproxy is not installed (\(binary)): run `apt-get install tinyproxy` (deploy/apt-deps.sh --tests)")
+            throw Failure("tinyproxy is not installed (\(binary)): run `apt-get install tinyproxy` "
+                          + "(deploy/apt-deps.sh --tests)")
         }
         let conf = """
         Port \(port)
@@ -141,27 +147,34 @@ private final class TinyProxy {
     let down = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": dead])
     #expect(down.line.hasPrefix("failed transport:"), "\(down.line)")
     // The failure names the proxy, where it was set and libcurl's reason, not the server.
-    #expect(down.line.hasPrefix("failed transport: \(nginx.base)/dead.jpg: cannot connect to the proxy \(dead) (http_proxy): "), "\(down.line)")
+    #expect(down.line.hasPrefix("failed transport: \(nginx.base)/dead.jpg: cannot connect to the proxy \(dead) "
+                                + "(http_proxy): "), "\(down.line)")
     #expect(down.line.contains("(libcurl error 7)"), "\(down.line)")
     let deadPort = String(dead.split(separator: ":").last!)
     let secret = try fetchInChild(nginx.base + "/dead.jpg", ["--proxy", "http://u:pw-1234@127.0.0.1:\(deadPort)"])
-    #expect(secret.line.contains("cannot connect to the proxy http://u:***@127.0.0.1:\(deadPort) (--proxy): "), "\(secret.line)")
+    #expect(secret.line.contains("cannot connect to the proxy http://u:***@127.0.0.1:\(deadPort) (--proxy): "),
+            "\(secret.line)")
     #expect(!secret.line.contains("pw-1234"), "\(secret.line)")
     let all = try fetchInChild(nginx.base + "/dead.jpg", environment: ["all_proxy": "127.0.0.1:\(deadPort)"])
     #expect(all.line.contains("cannot connect to the proxy 127.0.0.1:\(deadPort) (all_proxy): "), "\(all.line)")
     // A value libcurl cannot use is named as such (libcurl calls it a DNS failure).
-    for (value, problem) in [("http://127.0.0.1:99999", "'http://127.0.0.1:99999': port 99999 is out of range (a TCP port is 1...65535)"),
+    for (value, problem) in [("http://127.0.0.1:99999",
+                              "'http://127.0.0.1:99999': port 99999 is out of range (a TCP port is 1...65535)"),
                              ("http://proxy:abc", "'http://proxy:abc': port 'abc' is not a number")] {
         let bad = try fetchInChild(nginx.base + "/dead.jpg", environment: ["http_proxy": value])
-        #expect(bad.line.contains("the proxy \(value) (http_proxy) is not usable: \(problem); libcurl said: "), "\(bad.line)")
+        #expect(bad.line.contains("the proxy \(value) (http_proxy) is not usable: \(problem); libcurl said: "),
+                "\(bad.line)")
     }
     // The proxy is up, the server is not: the proxy's answer says which proxy it came through.
     let upstream = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url])
-    #expect(upstream.line.hasPrefix("failed http-status: http://127.0.0.1:\(deadPort)/x.jpg: HTTP status 5"), "\(upstream.line)")
+    #expect(upstream.line.hasPrefix("failed http-status: http://127.0.0.1:\(deadPort)/x.jpg: HTTP status 5"),
+            "\(upstream.line)")
     #expect(upstream.line.hasSuffix(" through the proxy \(proxy.url) (http_proxy)"), "\(upstream.line)")
     // Direct (no_proxy names the host): a refused server is the server's failure.
-    let direct = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg", environment: ["http_proxy": proxy.url, "no_proxy": "localhost, 127.0.0.0/8"])
-    #expect(direct.line.hasPrefix("failed transport: http://127.0.0.1:\(deadPort)/x.jpg: ") && !direct.line.contains("proxy"), "\(direct.line)")
+    let direct = try fetchInChild("http://127.0.0.1:\(deadPort)/x.jpg",
+                                  environment: ["http_proxy": proxy.url, "no_proxy": "localhost, 127.0.0.0/8"])
+    #expect(direct.line.hasPrefix("failed transport: http://127.0.0.1:\(deadPort)/x.jpg: ")
+            && !direct.line.contains("proxy"), "\(direct.line)")
     let bypass = try fetchInChild(nginx.base + "/bypass.jpg", ["--proxy", dead], environment: ["no_proxy": "127.0.0.1"])
     #expect(bypass.line == "ok 3000", "\(bypass.line)")
     #expect(!proxy.log.contains("/bypass.jpg"))
@@ -176,7 +189,8 @@ private final class TinyProxy {
     _ = try run(openssl, ["req", "-x509"] + curve + ["-keyout", dir + "/ca.key", "-out", dir + "/ca.pem", "-days", "2",
                 "-subj", "/CN=kiosk-carousel test CA", "-addext", "basicConstraints=critical,CA:TRUE",
                 "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
-    _ = try run(openssl, ["req"] + curve + ["-keyout", dir + "/server.key", "-out", dir + "/server.csr", "-subj", "/CN=127.0.0.1"])
+    _ = try run(openssl, ["req"] + curve + ["-keyout", dir + "/server.key", "-out", dir + "/server.csr",
+                                            "-subj", "/CN=127.0.0.1"])
     try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: dir + "/ext.cnf", atomically: true, encoding: .utf8)
     _ = try run(openssl, ["x509", "-req", "-in", dir + "/server.csr", "-CA", dir + "/ca.pem", "-CAkey", dir + "/ca.key",
                           "-CAcreateserial", "-out", dir + "/server.pem", "-days", "2", "-extfile", dir + "/ext.cnf"])
@@ -195,7 +209,8 @@ private final class TinyProxy {
     // Through https_proxy: a CONNECT tunnel, TLS end to end with nginx.
     let proxy = try TinyProxy()
     defer { proxy.stop() }
-    let tunnelled = try fetchInChild(nginx.base + "/secure.jpg", ["--ca-file", dir + "/ca.pem"], environment: ["https_proxy": proxy.url])
+    let tunnelled = try fetchInChild(nginx.base + "/secure.jpg", ["--ca-file", dir + "/ca.pem"],
+                                     environment: ["https_proxy": proxy.url])
     #expect(tunnelled.line == "ok 4000", "\(tunnelled.line)")
     usleep(100_000)
     #expect(proxy.log.contains("CONNECT 127.0.0.1:\(nginx.port)"), "\(proxy.log)")
@@ -229,7 +244,9 @@ private final class TinyProxy {
     let faults = try FaultServer()
     defer { faults.stop() }
     let fetcher = try makeFetcher { $0.maxManifestBytes = 100_000 }
-    let r: Result<ManifestResponse, ContentError> = try waitFor { done in fetcher.fetchManifest(URL(string: faults.base + "/big")!) { done($0) } }
+    let r: Result<ManifestResponse, ContentError> = try waitFor { done in
+        fetcher.fetchManifest(URL(string: faults.base + "/big")!) { done($0) }
+    }
     guard case .failure(.bodyTooLarge(_, 100_000, nil, let received)) = r else { Issue.record("\(r)"); return }
     #expect(received <= 100_000)
 }
@@ -238,7 +255,8 @@ private final class TinyProxy {
 @Test func aHostThatDoesNotResolveSaysSo() throws {
     let r = try image(try makeFetcher(), "http://kiosk-carousel-test.invalid/a.jpg")
     #expect(r.failureKind == "transport", "\(r)")
-    #expect(r.failureDescription.contains("cannot resolve host kiosk-carousel-test.invalid (DNS)"), "\(r.failureDescription)")
+    #expect(r.failureDescription.contains("cannot resolve host kiosk-carousel-test.invalid (DNS)"),
+            "\(r.failureDescription)")
 }
 
 /// A 200 KB response header line: libcurl 7.88 ends the transfer with CURLE_OUT_OF_MEMORY and
@@ -249,7 +267,8 @@ private final class TinyProxy {
     defer { faults.stop() }
     let r = try image(try makeFetcher(), faults.base + "/bigheader")
     guard case .failure(.transport(_, let reason, _)) = r else { Issue.record("\(r)"); return }
-    #expect(reason.hasPrefix("response header too large: a header line over libcurl's limit of 100 KiB (CURL_MAX_HTTP_HEADER)"),
+    #expect(reason.hasPrefix("response header too large: a header line over libcurl's limit of 100 KiB "
+                             + "(CURL_MAX_HTTP_HEADER)"),
             "\(reason)")
     #expect(!reason.contains("Out of memory"), "\(reason)")
 }
@@ -260,8 +279,10 @@ private final class TinyProxy {
     let fetcher = try makeFetcher()
     for (url, reason) in [("http://127.0.0.1:99999/a.jpg", "port 99999 is out of range (a TCP port is 1...65535)"),
                           ("http://127.0.0.1:0/a.jpg", "port 0 is out of range"),
-                          ("http://127.0.0.1:123456789012345678901/a.jpg", "port 123456789012345678901 is out of range"),
-                          ("http://u:pw@[::1]:65536/a.jpg", "'http://u:***@[::1]:65536/a.jpg': port 65536 is out of range")] {
+                          ("http://127.0.0.1:123456789012345678901/a.jpg",
+                           "port 123456789012345678901 is out of range"),
+                          ("http://u:pw@[::1]:65536/a.jpg",
+                           "'http://u:***@[::1]:65536/a.jpg': port 65536 is out of range")] {
         let r = try image(fetcher, url)
         guard case .failure(.unsupportedURL(url, let said?)) = r else { Issue.record("\(url): \(r)"); continue }
         #expect(said.contains(reason), "\(said)")
@@ -311,10 +332,12 @@ private func kiosk(_ arguments: [String], environment: [String: String]) throws 
     let manifest = ["--manifest", "http://127.0.0.1:\(freePort())/show.json"]
     let port = try kiosk(manifest, environment: ["http_proxy": "http://127.0.0.1:99999"])
     #expect(port.code == 64, "\(port.stderr)")
-    #expect(port.stderr.contains("http_proxy: expected a proxy URL such as http://proxy.lan:3128: 'http://127.0.0.1:99999': "
+    #expect(port.stderr.contains("http_proxy: expected a proxy URL such as http://proxy.lan:3128: "
+                                 + "'http://127.0.0.1:99999': "
                                  + "port 99999 is out of range (a TCP port is 1...65535)"), "\(port.stderr)")
     let word = try kiosk(manifest, environment: ["HTTPS_PROXY": "http://u:pw-1234@proxy:abc"])
-    #expect(word.code == 64 && word.stderr.contains("HTTPS_PROXY: expected a proxy URL") && word.stderr.contains("port 'abc' is not a number"),
+    #expect(word.code == 64 && word.stderr.contains("HTTPS_PROXY: expected a proxy URL")
+            && word.stderr.contains("port 'abc' is not a number"),
             "\(word.stderr)")
     #expect(!word.stderr.contains("pw-1234"), "\(word.stderr)")
     let local = try kiosk([samplePhoto("grey-1920x1200.jpg")], environment: ["http_proxy": "http://127.0.0.1:99999"])
@@ -323,7 +346,7 @@ private func kiosk(_ arguments: [String], environment: [String: String]) throws 
     let replaced = try kiosk(manifest + ["--proxy", dead], environment: ["http_proxy": "http://127.0.0.1:99999"])
     #expect(replaced.code == 0, "\(replaced.stderr)")
     let line = replaced.stderr.split(separator: "\n").first { $0.contains("manifest unreachable") }.map(String.init)
-    expectDocumentedLine(line, "warning manifest unreachable at start and none stored yet: nothing to show until it is fetched; "
-                         + "retrying in the background (logged once)", path: manifest[1])
+    expectDocumentedLine(line, "warning manifest unreachable at start and none stored yet: nothing to show until it "
+                         + "is fetched; retrying in the background (logged once)", path: manifest[1])
     #expect(line?.contains(#"reason="cannot connect to the proxy \#(dead) (--proxy): "#) == true, "\(replaced.stderr)")
 }

@@ -12,11 +12,13 @@ private func makeFetcher(_ configure: (inout Fetcher.Configuration) -> Void = { 
     return (Fetcher(cache: cache, configuration: config), cache)
 }
 
-private func image(_ fetcher: Fetcher, _ url: String, sha256: String? = nil) throws -> Result<DiskCache.Entry, ContentError> {
+private func image(_ fetcher: Fetcher, _ url: String,
+                   sha256: String? = nil) throws -> Result<DiskCache.Entry, ContentError> {
     try waitFor { done in fetcher.fetchImage(url, sha256: sha256) { done($0) } }
 }
 
-private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestValidators? = nil) throws -> Result<ManifestResponse, ContentError> {
+private func manifest(_ fetcher: Fetcher, _ url: String,
+                      _ validators: ManifestValidators? = nil) throws -> Result<ManifestResponse, ContentError> {
     try waitFor { done in fetcher.fetchManifest(URL(string: url)!, validators: validators) { done($0) } }
 }
 
@@ -25,7 +27,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
 @Test func firstFetchThenA304RepollThenAChange() throws {
     let nginx = try Nginx()
     defer { nginx.stop() }
-    try nginx.put("shows/show.json", Array(#"{"interval":8,"items":[{"src":"img/a.jpg"},{"src":"../b.jpg?v=2"},{"src":"/c.png"}]}"#.utf8))
+    try nginx.put("shows/show.json",
+                  Array(#"{"interval":8,"items":[{"src":"img/a.jpg"},{"src":"../b.jpg?v=2"},{"src":"/c.png"}]}"#.utf8))
     let (fetcher, _) = try makeFetcher()
     guard case .success(.modified(let first)) = try manifest(fetcher, nginx.base + "/shows/show.json") else {
         Issue.record("first fetch failed"); return
@@ -33,7 +36,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     #expect(first.validators.etag?.hasPrefix("\"") == true, "nginx sends an ETag")
     #expect(first.validators.lastModified != nil)
     let parsed = try Manifest.parse(first.body, origin: .remote(first.url))
-    #expect(parsed.items.map(\.src) == [nginx.base + "/shows/img/a.jpg", nginx.base + "/b.jpg?v=2", nginx.base + "/c.png"])
+    #expect(parsed.items.map(\.src)
+            == [nginx.base + "/shows/img/a.jpg", nginx.base + "/b.jpg?v=2", nginx.base + "/c.png"])
     #expect(parsed.interval == .seconds(8))
 
     let again = try manifest(fetcher, nginx.base + "/shows/show.json", first.validators)
@@ -45,11 +49,13 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
 
     usleep(1_100_000)  // a new mtime second, so nginx's ETag changes
     try nginx.put("shows/show.json", Array(#"{"imgs":[{"src":"/static/a.jpg"}]}"#.utf8))
-    guard case .success(.modified(let changed)) = try manifest(fetcher, nginx.base + "/shows/show.json", first.validators) else {
+    guard case .success(.modified(let changed)) = try manifest(fetcher, nginx.base + "/shows/show.json",
+                                                               first.validators) else {
         Issue.record("changed manifest not fetched"); return
     }
     #expect(changed.validators.etag != first.validators.etag)
-    #expect(try Manifest.parse(changed.body, origin: .remote(changed.url)).items.map(\.src) == [nginx.base + "/static/a.jpg"])
+    #expect(try Manifest.parse(changed.body, origin: .remote(changed.url)).items.map(\.src)
+            == [nginx.base + "/static/a.jpg"])
     #expect(nginx.accessLog().last?.hasPrefix("GET /shows/show.json 200 ") == true)
 }
 
@@ -59,7 +65,9 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     defer { nginx.stop() }
     try nginx.put("show.json", Array(#"{"items":[{"src":"a.jpg"}]}"#.utf8))
     let (fetcher, _) = try makeFetcher()
-    guard case .success(.modified(let m)) = try manifest(fetcher, nginx.base + "/moved.json") else { Issue.record("failed"); return }
+    guard case .success(.modified(let m)) = try manifest(fetcher, nginx.base + "/moved.json") else {
+        Issue.record("failed"); return
+    }
     #expect(m.url.absoluteString == nginx.base + "/show.json")
 }
 
@@ -94,7 +102,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     let nginx = try Nginx()
     defer { nginx.stop() }
     let (fetcher, cache) = try makeFetcher()
-    #expect(try image(fetcher, nginx.base + "/missing.jpg") == .failure(.httpStatus(url: nginx.base + "/missing.jpg", status: 404)))
+    #expect(try image(fetcher, nginx.base + "/missing.jpg")
+            == .failure(.httpStatus(url: nginx.base + "/missing.jpg", status: 404)))
     // A directory without an index is nginx's 403 (the 500 comes from the fault server below).
     let dir = try image(fetcher, nginx.base + "/")
     #expect(dir == .failure(.httpStatus(url: nginx.base + "/", status: 403)))
@@ -152,13 +161,17 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     let (fetcher, cache) = try makeFetcher { $0.maxImageBytes = 1_000_000 }
     let start = ContinuousClock.now
     let streamed = try image(fetcher, faults.base + "/big")
-    guard case .failure(.bodyTooLarge(_, 1_000_000, nil, let received)) = streamed else { Issue.record("\(streamed)"); return }
+    guard case .failure(.bodyTooLarge(_, 1_000_000, nil, let received)) = streamed else {
+        Issue.record("\(streamed)"); return
+    }
     #expect(received <= 1_000_000 && received > 900_000)
     let declared = try image(fetcher, faults.base + "/big-declared")
-    #expect(declared == .failure(.bodyTooLarge(url: faults.base + "/big-declared", limit: 1_000_000, declaredBytes: 60_000_000, receivedBytes: 0)))
+    #expect(declared == .failure(.bodyTooLarge(url: faults.base + "/big-declared", limit: 1_000_000,
+                                                declaredBytes: 60_000_000, receivedBytes: 0)))
     #expect(ContinuousClock.now - start < .seconds(5), "cut while streaming, not after 200 MB")
     #expect(cache.count == 0)
-    #expect(!((try? FileManager.default.contentsOfDirectory(atPath: cache.directory)) ?? []).contains { $0.hasPrefix(".tmp-") })
+    #expect(!((try? FileManager.default.contentsOfDirectory(atPath: cache.directory)) ?? [])
+        .contains { $0.hasPrefix(".tmp-") })
 }
 
 @Test func aBodyCutOffHalfWayIsNotCached() throws {
@@ -185,7 +198,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
     #expect(dripTime >= .milliseconds(1500) && dripTime < .milliseconds(2500), "\(dripTime)")
     let stallStart = ContinuousClock.now
     let stall = try image(fetcher, faults.base + "/stall")
-    #expect(stall == .failure(.timedOut(url: faults.base + "/stall", phase: "connect", seconds: 0.7, receivedBytes: 0)), "\(stall)")
+    #expect(stall == .failure(.timedOut(url: faults.base + "/stall", phase: "connect", seconds: 0.7, receivedBytes: 0)),
+            "\(stall)")
     #expect(ContinuousClock.now - stallStart < .milliseconds(1400))
 }
 
@@ -220,7 +234,8 @@ private func manifest(_ fetcher: Fetcher, _ url: String, _ validators: ManifestV
 @Test func aFileURLIsNeverFetched() throws {
     let (fetcher, _) = try makeFetcher()
     #expect(try image(fetcher, "file:///etc/passwd")
-             == .failure(.unsupportedURL(url: "file:///etc/passwd", reason: "'file:///etc/passwd' is not an http or https URL")))
+             == .failure(.unsupportedURL(url: "file:///etc/passwd",
+                                         reason: "'file:///etc/passwd' is not an http or https URL")))
 }
 
 extension Result where Failure == ContentError {
@@ -240,7 +255,8 @@ extension Result where Failure == ContentError {
     // The top-level VERSION file is the one source of the version (docs/building.md "The Debian package").
     let versionFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../VERSION").standardized
-    let version = try String(contentsOf: versionFile, encoding: .utf8).split(separator: "\n").first.map(String.init) ?? ""
+    let version = try String(contentsOf: versionFile, encoding: .utf8).split(separator: "\n").first
+        .map(String.init) ?? ""
     #expect(!version.isEmpty)
     #expect(json["user-agent"] as? String == "kiosk-carousel/\(version)")
     #expect(json["accept-encoding"] as? String == "identity")

@@ -16,7 +16,8 @@ private func address(_ host: String) -> String? {
                  "0x7f.0.0.1", "0x7f.1", "127.0.0.1.", "017700000001"] {
         #expect(address(form) == "127.0.0.1", "\(form)")
     }
-    for form in ["169.254.169.254", "0xa9fea9fe", "2852039166", "0251.0376.0251.0376", "169.16689662", "0xa9.0xfe.0xa9fe"] {
+    for form in ["169.254.169.254", "0xa9fea9fe", "2852039166", "0251.0376.0251.0376", "169.16689662",
+                 "0xa9.0xfe.0xa9fe"] {
         #expect(address(form) == "169.254.169.254", "\(form)")
     }
     #expect(address("[::1]") == "::1")
@@ -25,8 +26,8 @@ private func address(_ host: String) -> String? {
     #expect(address("[::ffff:169.254.169.254]") == "::ffff:169.254.169.254")
     #expect(address("0x") == "0.0.0.0")
     // Ends in a number but is no address: refused rather than given to a resolver.
-    for bad in ["1.2.3.999", "256.1.1.1", "1.2.3.4.5", "0x100000000", "4294967296", "1.2.3.08", "99999999999999999999999", "[::g]", "[]",
-                "1..2"] {
+    for bad in ["1.2.3.999", "256.1.1.1", "1.2.3.4.5", "0x100000000", "4294967296", "1.2.3.08",
+                "99999999999999999999999", "[::g]", "[]", "1..2"] {
         #expect(IPAddress.parse(host: bad) == .invalid, "\(bad)")
     }
     // Normalising is idempotent: a host with several trailing dots (the fuzz target's
@@ -40,7 +41,8 @@ private func address(_ host: String) -> String? {
         Issue.record("169.254.169.254.. allowed")
         return
     }
-    for name in ["example.com", "cdn.example.com.", "1.2.3.example", "0x7f.example", "localhost", "a1", "1a", "1.2.0x1g"] {
+    for name in ["example.com", "cdn.example.com.", "1.2.3.example", "0x7f.example", "localhost", "a1", "1a",
+                 "1.2.0x1g"] {
         #expect(IPAddress.parse(host: name) == .name, "\(name)")
     }
 }
@@ -74,12 +76,14 @@ private func address(_ host: String) -> String? {
 }
 
 @Test func allowHostsPatternsParseAndBadOnesAreNamed() throws {
-    let patterns = try HostPolicy.parsePatterns("cdn.example.com, .media.example.org,*.example.net,10.0.0.0/8,[2001:db8::]/32,192.0.2.7,CAPS.Example")
+    let patterns = try HostPolicy.parsePatterns("cdn.example.com, .media.example.org,*.example.net,10.0.0.0/8,"
+                                                + "[2001:db8::]/32,192.0.2.7,CAPS.Example")
     #expect(patterns == [.name("cdn.example.com"), .domain("media.example.org"), .domain("example.net"),
                          .range(IPRange(parsing: "10.0.0.0/8")!), .range(IPRange(parsing: "2001:db8::/32")!),
                          .range(IPRange(parsing: "192.0.2.7/32")!), .name("caps.example")])
     for (bad, says) in [("", "empty"), ("a,,b", "empty"), ("10.0.0.0/40", "CIDR"), ("exa mple.com", "host name"),
-                        ("1.2.3.999", "address"), ("*.10.0.0.1", "address"), ("a..b", "host name"), ("ex/ample", "CIDR")] {
+                        ("1.2.3.999", "address"), ("*.10.0.0.1", "address"), ("a..b", "host name"),
+                        ("ex/ample", "CIDR")] {
         do {
             _ = try HostPolicy.parsePatterns(bad)
             Issue.record("\(bad) accepted")
@@ -92,9 +96,10 @@ private func address(_ host: String) -> String? {
 @Test func refusedRangesAndNamesWithoutAllowHosts() throws {
     let policy = HostPolicy()
     func refused(_ host: String) -> Bool { if case .refused = policy.decide(host: host) { return true }; return false }
-    for host in ["169.254.169.254", "0xa9fea9fe", "2852039166", "169.254.170.2", "[fe80::1]", "[fe80::1%25eth0]", "[fd00:ec2::254]",
-                 "100.100.100.200", "192.0.0.192", "0.0.0.0", "0", "[::]", "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]",
-                 "[64:ff9b::a9fe:a9fe]", "[2002:a9fe:a9fe::]", "metadata.google.internal", "METADATA.GOOGLE.INTERNAL.",
+    for host in ["169.254.169.254", "0xa9fea9fe", "2852039166", "169.254.170.2", "[fe80::1]", "[fe80::1%25eth0]",
+                 "[fd00:ec2::254]", "100.100.100.200", "192.0.0.192", "0.0.0.0", "0", "[::]",
+                 "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]", "[2002:a9fe:a9fe::]",
+                 "metadata.google.internal", "METADATA.GOOGLE.INTERNAL.",
                  "1.2.3.999"] {
         #expect(refused(host), "\(host)")
     }
@@ -123,7 +128,9 @@ private func address(_ host: String) -> String? {
     #expect(policy.decide(host: "other.example.com") == .needsAddress)
     #expect(policy.decide(host: "notmedia.example.org") == .needsAddress)
     for host in ["127.0.0.1", "2130706433", "11.0.0.1", "[::1]", "169.254.169.254"] {
-        guard case .refused(let reason) = policy.decide(host: host) else { Issue.record("\(host): \(policy.decide(host: host))"); continue }
+        guard case .refused(let reason) = policy.decide(host: host) else {
+            Issue.record("\(host): \(policy.decide(host: host))"); continue
+        }
         #expect(reason.contains("--allow-hosts") || reason.contains("link-local"), "\(host): \(reason)")
     }
     let ten = try #require(IPAddress(bytes: [10, 1, 1, 1]))
@@ -178,18 +185,24 @@ private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache
     // --allow-hosts: the configured host always, others only by name or by the address they
     // connect to (a name only a range admits is checked as libcurl connects).
     let locked = try makeFetcher {
-        $0.hostPolicy = HostPolicy(allowed: try! HostPolicy.parsePatterns("cdn.example.com,10.0.0.0/8"), trustedHosts: ["127.0.0.1"])
+        $0.hostPolicy = HostPolicy(allowed: try! HostPolicy.parsePatterns("cdn.example.com,10.0.0.0/8"),
+                                   trustedHosts: ["127.0.0.1"])
     }
     defer { locked.shutdown() }
     #expect(try image(locked, nginx.base + "/a.jpg").map(\.length) == .success(3000))
     let otherForm = try image(locked, "http://2130706433:\(nginx.port)/a.jpg")
     #expect(otherForm.map(\.length) == .success(3000), "the trusted host in another numeric form: \(otherForm)")
     let byName = try image(locked, "http://localhost:\(nginx.port)/a.jpg")
-    guard case .failure(.hostRefused(_, "localhost", let connectReason)) = byName else { Issue.record("\(byName)"); return }
-    #expect(connectReason.contains("localhost resolved to 127.0.0.1") || connectReason.contains("localhost resolved to ::1"),
+    guard case .failure(.hostRefused(_, "localhost", let connectReason)) = byName else {
+        Issue.record("\(byName)"); return
+    }
+    #expect(connectReason.contains("localhost resolved to 127.0.0.1")
+            || connectReason.contains("localhost resolved to ::1"),
             "\(byName)")
     #expect(!nginx.accessLog().contains { $0.contains("localhost") })
-    let loopbackRange = try makeFetcher { $0.hostPolicy = HostPolicy(allowed: try! HostPolicy.parsePatterns("127.0.0.0/8,::1")) }
+    let loopbackRange = try makeFetcher {
+        $0.hostPolicy = HostPolicy(allowed: try! HostPolicy.parsePatterns("127.0.0.0/8,::1"))
+    }
     defer { loopbackRange.shutdown() }
     #expect(try image(loopbackRange, "http://localhost:\(nginx.port)/a.jpg").map(\.length) == .success(3000))
 }
@@ -217,7 +230,8 @@ private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache
     let manifest = try Manifest.parse(Array(#"{"items":[{"src":"a.jpg"},{"src":"http://cdn.example/b.jpg"}]}"#.utf8),
                                       origin: .remote(URL(string: "https://signs.example/show.json")!))
     let problem = try #require(manifest.downgradeProblem(base: URL(string: "https://signs.example/show.json")!))
-    #expect(problem.description.contains("items[1].src") && problem.description.contains("--allow-http-from-https"), "\(problem)")
+    #expect(problem.description.contains("items[1].src") && problem.description.contains("--allow-http-from-https"),
+            "\(problem)")
     #expect(manifest.downgradeProblem(base: URL(string: "http://signs.example/show.json")!) == nil)
     // A combining mark after the colon: no URL with a host, refused as an item.
     #expect(throws: ContentError.self) {
@@ -241,7 +255,8 @@ private func image(_ fetcher: Fetcher, _ url: String) throws -> Result<DiskCache
 
 /// The address check of a connection refuses a name that resolves to a refused address.
 @Test func aNameThatResolvesToARefusedAddressIsRefusedAtTheConnection() throws {
-    let job = FetchJob(key: "k", url: "http://innocent.example/a.jpg", kind: .image(sha256: nil), cap: 1000, maxRedirects: 5)
+    let job = FetchJob(key: "k", url: "http://innocent.example/a.jpg", kind: .image(sha256: nil), cap: 1000,
+                       maxRedirects: 5)
     #expect(!job.mayConnect(to: IPAddress(bytes: [169, 254, 169, 254])!))
     let refused = try #require(job.refusedConnection)
     #expect(refused.description.contains("innocent.example resolved to 169.254.169.254"), "\(refused)")

@@ -89,7 +89,8 @@ private func accessLog(_ nginx: Nginx, atLeast count: Int) -> [String] {
         try nginx.put("many/\(i).jpg", jpegBytes(200, seed: i))
         return PlaylistItem(source: nginx.base + "/many/\(i).jpg")
     }
-    let store = ImageStore(cache: try DiskCache(.init(directory: makeTempDirectory("store-bound"))), requestsPerRound: 50)
+    let store = ImageStore(cache: try DiskCache(.init(directory: makeTempDirectory("store-bound"))),
+                           requestsPerRound: 50)
     defer { store.shutdown() }
     let first: ImageStore.Round = try waitFor { done in store.prefetch(items) { done($0) } }
     #expect(first.downloads == 50 && first.revalidations == 0 && first.deferred == 250, "\(first)")

@@ -40,8 +40,8 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     let stateDir = makeTempDirectory("poll-state")
     let store = try ManifestStore(directory: stateDir)
     let poller = try ManifestPoller(url: URL(string: nginx.base + "/show.json")!, fetcher: fetcher, store: store,
-                                    schedule: .init(interval: .milliseconds(300), jitter: 0, backoffStart: .milliseconds(100),
-                                                    backoffCap: .milliseconds(400)))
+                                    schedule: .init(interval: .milliseconds(300), jitter: 0,
+                                                    backoffStart: .milliseconds(100), backoffCap: .milliseconds(400)))
     poller.start()
     let firstPoll = poller.events.wait(timeout: .seconds(5)) + { usleep(100_000); return poller.events.take() }()
     #expect(srcs(meaningful(firstPoll).first) == [nginx.base + "/a.jpg"])
@@ -68,20 +68,24 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     #expect(reason?.hasPrefix("manifest is not valid JSON: trailing comma") == true, "\(String(describing: reason))")
     usleep(800_000)
     #expect(take(poller).isEmpty, "the same bad version is not logged again")
-    #expect(try store.load().map { String(decoding: $0.body, as: UTF8.self) } == #"{"items":[{"src":"b.jpg"},{"src":"a.jpg"}]}"#)
+    #expect(try store.load().map { String(decoding: $0.body, as: UTF8.self) }
+            == #"{"items":[{"src":"b.jpg"},{"src":"a.jpg"}]}"#)
 
     nginx.stop()
     usleep(1_500_000)  // several failed polls
     let down = take(poller)
     #expect(down.count == 1, "\(down)")
     guard case .log(let text, let reason, true)? = down.first else { Issue.record("\(down)"); return }
-    #expect(text == "manifest unreachable, the current show goes on; retrying in the background (logged once)", "\(text)")
+    #expect(text == "manifest unreachable, the current show goes on; retrying in the background (logged once)",
+            "\(text)")
     #expect(reason.map { !$0.isEmpty && !$0.contains(nginx.base) } == true, "\(String(describing: reason))")
     #expect(poller.consecutiveFailures >= 3)
     try nginx.put("show.json", Array(#"{"items":[{"src":"c.jpg"}]}"#.utf8))
     nginx = try Nginx(restarting: nginx)
     let back = wait(poller, timeout: .seconds(3)) + { usleep(300_000); return take(poller) }()
-    #expect(back.contains(where: { if case .log(let t, nil, false) = $0 { return t.hasPrefix("manifest reachable again after ") }; return false }), "\(back)")
+    #expect(back.contains(where: {
+        if case .log(let t, nil, false) = $0 { return t.hasPrefix("manifest reachable again after ") }; return false
+    }), "\(back)")
     #expect(back.contains(where: { srcs($0) == [nginx.base + "/c.jpg"] }), "\(back)")
     poller.stop()
 }
@@ -92,11 +96,14 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     let stateDir = makeTempDirectory("boot-state")
     let port = freePort()
     let url = "http://127.0.0.1:\(port)/show.json"
-    try ManifestStore(directory: stateDir).save(StoredManifest(url: url, body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: url,
+                                                               body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
                                                                validators: ManifestValidators(etag: "\"1\"")))
     let cache = try DiskCache(.init(directory: makeTempDirectory("boot-cache")))
-    let poller = try ManifestPoller(url: URL(string: url)!, fetcher: Fetcher(cache: cache), store: try ManifestStore(directory: stateDir),
-                                    schedule: .init(interval: .seconds(60), backoffStart: .milliseconds(50), backoffCap: .milliseconds(200)))
+    let poller = try ManifestPoller(url: URL(string: url)!, fetcher: Fetcher(cache: cache),
+                                    store: try ManifestStore(directory: stateDir),
+                                    schedule: .init(interval: .seconds(60), backoffStart: .milliseconds(50),
+                                                    backoffCap: .milliseconds(200)))
     let start = ContinuousClock.now
     poller.start()
     let first = wait(poller, timeout: .seconds(2))
@@ -108,7 +115,8 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     #expect(logs.count == 1, "\(logs)")
     guard case .log(let text, let reason, true)? = logs.first else { Issue.record("\(logs)"); return }
     #expect(text.hasPrefix("manifest unreachable at start, showing the cached show"), "\(text)")
-    #expect(!text.contains(url) && reason?.contains(url) == false && reason?.isEmpty == false, "\(text) \(String(describing: reason))")
+    #expect(!text.contains(url) && reason?.contains(url) == false && reason?.isEmpty == false,
+            "\(text) \(String(describing: reason))")
     #expect(poller.consecutiveFailures >= 4)
     poller.stop()
 }
@@ -120,16 +128,20 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     let stateDir = makeTempDirectory("other-state")
     let port = freePort()
     let old = "http://127.0.0.1:\(port)/old-show.json", new = "http://127.0.0.1:\(port)/new-show.json"
-    try ManifestStore(directory: stateDir).save(StoredManifest(url: old, body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: old,
+                                                               body: Array(#"{"items":[{"src":"x.jpg"}]}"#.utf8),
                                                                validators: ManifestValidators(etag: "\"1\"")))
     let cache = try DiskCache(.init(directory: makeTempDirectory("other-cache")))
-    let schedule = PollSchedule.Configuration(interval: .seconds(60), backoffStart: .seconds(30), backoffCap: .seconds(30))
-    let poller = try ManifestPoller(url: URL(string: new)!, fetcher: Fetcher(cache: cache), store: try ManifestStore(directory: stateDir),
+    let schedule = PollSchedule.Configuration(interval: .seconds(60), backoffStart: .seconds(30),
+                                              backoffCap: .seconds(30))
+    let poller = try ManifestPoller(url: URL(string: new)!, fetcher: Fetcher(cache: cache),
+                                    store: try ManifestStore(directory: stateDir),
                                     schedule: schedule)
     poller.start()
     var events = wait(poller, timeout: .seconds(5))
     let deadline = ContinuousClock.now + .seconds(10)
-    while !events.contains(where: { if case .polled = $0 { return true }; return false }), ContinuousClock.now < deadline {
+    while !events.contains(where: { if case .polled = $0 { return true }; return false }),
+          ContinuousClock.now < deadline {
         events += wait(poller, timeout: .seconds(1))
     }
     poller.stop()
@@ -140,9 +152,11 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     }, "\(events)")
 
     // Stored for this URL (the body came from where it redirected to): used.
-    try ManifestStore(directory: stateDir).save(StoredManifest(url: old, requested: new, body: Array(#"{"items":[{"src":"y.jpg"}]}"#.utf8),
+    try ManifestStore(directory: stateDir).save(StoredManifest(url: old, requested: new,
+                                                               body: Array(#"{"items":[{"src":"y.jpg"}]}"#.utf8),
                                                                validators: ManifestValidators()))
-    guard case .usable(let manifest, _) = ManifestPoller.loadStored(from: try ManifestStore(directory: stateDir), for: URL(string: new)!)
+    guard case .usable(let manifest, _) = ManifestPoller.loadStored(from: try ManifestStore(directory: stateDir),
+                                                                     for: URL(string: new)!)
     else { Issue.record("not usable"); return }
     #expect(manifest.items.map(\.src) == ["http://127.0.0.1:\(port)/y.jpg"])
 }

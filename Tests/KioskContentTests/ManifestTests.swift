@@ -6,11 +6,13 @@ import Testing
 
 private let remote = ManifestOrigin.remote(URL(string: "http://kiosk.example/shows/lobby/show.json?v=3")!)
 
-private func parse(_ text: String, _ origin: ManifestOrigin = remote, maxItems: Int = Manifest.defaultMaxItems) throws(ContentError) -> Manifest {
+private func parse(_ text: String, _ origin: ManifestOrigin = remote,
+                   maxItems: Int = Manifest.defaultMaxItems) throws(ContentError) -> Manifest {
     try Manifest.parse(Array(text.utf8), origin: origin, maxItems: maxItems)
 }
 
-private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: Int = Manifest.defaultMaxItems) -> ContentError? {
+private func error(_ text: String, _ origin: ManifestOrigin = remote,
+                   maxItems: Int = Manifest.defaultMaxItems) -> ContentError? {
     do { _ = try parse(text, origin, maxItems: maxItems); return nil } catch { return error }
 }
 
@@ -33,7 +35,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 }
 
 @Test func fitBlurShowWideAndPerItem() throws {
-    let m = try parse(#"{"fit":"blur","items":[{"src":"a.jpg"},{"src":"b.jpg","fit":"blur"},{"src":"c.jpg","fit":"fill"}]}"#)
+    let m = try parse(#"{"fit":"blur","items":[{"src":"a.jpg"},{"src":"b.jpg","fit":"blur"},"#
+                      + #"{"src":"c.jpg","fit":"fill"}]}"#)
     #expect(m.fit == .blur)
     #expect(m.items.map(\.fit) == [nil, .blur, .fill])
 }
@@ -52,24 +55,30 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     let examples: [(String, String)] = [
         ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"), ("/g", "http://a/g"),
         ("//g", "http://g"), ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"), ("#s", "http://a/b/c/d;p?q#s"),
-        ("g#s", "http://a/b/c/g#s"), ("g?y#s", "http://a/b/c/g?y#s"), (";x", "http://a/b/c/;x"), ("g;x", "http://a/b/c/g;x"),
-        ("g;x?y#s", "http://a/b/c/g;x?y#s"), (".", "http://a/b/c/"), ("./", "http://a/b/c/"),
+        ("g#s", "http://a/b/c/g#s"), ("g?y#s", "http://a/b/c/g?y#s"), (";x", "http://a/b/c/;x"),
+        ("g;x", "http://a/b/c/g;x"), ("g;x?y#s", "http://a/b/c/g;x?y#s"), (".", "http://a/b/c/"),
+        ("./", "http://a/b/c/"),
         ("..", "http://a/b/"), ("../", "http://a/b/"), ("../g", "http://a/b/g"), ("../..", "http://a/"),
         ("../../", "http://a/"), ("../../g", "http://a/g"),
         // 5.4.2 abnormal
         ("../../../g", "http://a/g"), ("../../../../g", "http://a/g"), ("/./g", "http://a/g"), ("/../g", "http://a/g"),
         ("g.", "http://a/b/c/g."), (".g", "http://a/b/c/.g"), ("g..", "http://a/b/c/g.."), ("..g", "http://a/b/c/..g"),
-        ("./../g", "http://a/b/g"), ("./g/.", "http://a/b/c/g/"), ("g/./h", "http://a/b/c/g/h"), ("g/../h", "http://a/b/c/h"),
-        ("g;x=1/./y", "http://a/b/c/g;x=1/y"), ("g;x=1/../y", "http://a/b/c/y"), ("g?y/./x", "http://a/b/c/g?y/./x"),
-        ("g?y/../x", "http://a/b/c/g?y/../x"), ("g#s/./x", "http://a/b/c/g#s/./x"), ("g#s/../x", "http://a/b/c/g#s/../x"),
-        ("http:g", "http://a/b/c/g"),  // §5.4.2: "http:g" -> "http:g" (strict) or "http://a/b/c/g" (for backward compatibility)
+        ("./../g", "http://a/b/g"), ("./g/.", "http://a/b/c/g/"), ("g/./h", "http://a/b/c/g/h"),
+        ("g/../h", "http://a/b/c/h"), ("g;x=1/./y", "http://a/b/c/g;x=1/y"), ("g;x=1/../y", "http://a/b/c/y"),
+        ("g?y/./x", "http://a/b/c/g?y/./x"),
+        ("g?y/../x", "http://a/b/c/g?y/../x"), ("g#s/./x", "http://a/b/c/g#s/./x"),
+        ("g#s/../x", "http://a/b/c/g#s/../x"),
+        // §5.4.2: "http:g" -> "http:g" (strict) or "http://a/b/c/g" (for backward compatibility)
+        ("http:g", "http://a/b/c/g"),
     ]
     var wrong: [String] = []
     for (reference, expected) in examples {
         let json = #"{"items":[{"src":"\#(reference)"}]}"#
         do {
             let got = try Manifest.parse(Array(json.utf8), origin: base).items[0].src
-            if got != expected && !(reference == "http:g" && got == "http:g") { wrong.append("\(reference) -> \(got), expected \(expected)") }
+            if got != expected && !(reference == "http:g" && got == "http:g") {
+                wrong.append("\(reference) -> \(got), expected \(expected)")
+            }
         } catch {
             if reference != "http:g" { wrong.append("\(reference) -> \(error)") }
         }
@@ -92,8 +101,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
     let utf16NoBOM: [UInt8] = text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
     let utf32: [UInt8] = [0xFF, 0xFE, 0x00, 0x00] + text.unicodeScalars.flatMap { [UInt8($0.value & 0xFF), 0, 0, 0] }
     let latin1: [UInt8] = Array(#"{"items":[{"src":""#.utf8) + [0xE4] + Array(#".jpg"}]}"#.utf8)
-    for (bytes, words) in [(utf16le, "UTF-16 byte-order mark"), (utf16be, "UTF-16 byte-order mark"), (utf16NoBOM, "NUL byte"),
-                           (utf32, "UTF-32 byte-order mark"), (latin1, "invalid UTF-8")] {
+    for (bytes, words) in [(utf16le, "UTF-16 byte-order mark"), (utf16be, "UTF-16 byte-order mark"),
+                           (utf16NoBOM, "NUL byte"), (utf32, "UTF-32 byte-order mark"), (latin1, "invalid UTF-8")] {
         do {
             _ = try Manifest.parse(bytes, origin: remote)
             Issue.record("accepted \(words)")
@@ -135,7 +144,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"[1,2]"#, "(root): expected an object, found an array"),
         (#"{"items":{}}"#, "items: expected an array, found an object"),
         (#"{"other":[]}"#, "(root): neither \"items\" nor \"imgs\""),
-        (#"{"items":[{"src":"a.jpg"},{"src":"b.jpg"},{"src":"c.jpg"},{"src":42}]}"#, "items[3].src: expected a string, found a number"),
+        (#"{"items":[{"src":"a.jpg"},{"src":"b.jpg"},{"src":"c.jpg"},{"src":42}]}"#,
+         "items[3].src: expected a string, found a number"),
         (#"{"items":[{"src":""}]}"#, "items[0].src: empty"),
         (#"{"items":[{"src":"   "}]}"#, "items[0].src: empty"),
         (#"{"items":[{"duration":3}]}"#, "items[0].src: missing"),
@@ -149,7 +159,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
         (#"{"items":[{"src":"a.jpg","duration":0.0001}]}"#, "items[0].duration: 0.0001 seconds is out of range"),
         (#"{"fade":-1,"items":[]}"#, "fade: -1 ms is out of range"),
         (#"{"fit":"cover","items":[]}"#, "fit: \"cover\" is not a fit mode (one of fit, fill, stretch, blur)"),
-        (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#, "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),
+        (#"{"items":[{"src":"a.jpg","duration":1e999}]}"#,
+         "manifest is not valid JSON: a number out of range: real number overflow near '1e999' (line 1, column 41)"),
         (#"{"items":[{"src":"a.jpg","id":7}]}"#, "items[0].id: expected a string, found a number"),
         (#"{"items":[{"src":"a.jpg","sha256":"abc"}]}"#, "items[0].sha256: \"abc\" is not 64 hex digits"),
         (#"{"imgs":[{"src":"a.jpg"},{"href":"b.jpg"}]}"#, "imgs[1].src: missing"),
@@ -161,7 +172,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 }
 
 @Test func aRemoteManifestMayOnlyNameHTTPURLs() {
-    for src in ["file:///etc/passwd", "FILE:/etc/passwd", "ftp://kiosk.example/a.jpg", "data:image/png;base64,AAAA", "javascript:x"] {
+    for src in ["file:///etc/passwd", "FILE:/etc/passwd", "ftp://kiosk.example/a.jpg", "data:image/png;base64,AAAA",
+                "javascript:x"] {
         let e = error(#"{"items":[{"src":"a.jpg"},{"src":"\#(src)"}]}"#)
         #expect(e?.description.contains("items[1].src") == true, "\(src): \(String(describing: e))")
         #expect(e?.description.contains("not an http or https URL") == true, "\(src): \(String(describing: e))")
@@ -179,16 +191,19 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 }
 
 @Test func aLocalPlaylistMayNameFilesAndURLs() throws {
-    let m = try parse(#"{"items":[{"src":"a.jpg"},{"src":"/srv/b.png"},{"src":"file:///srv/c%20d.jpg"},{"src":"https://x.example/e.jpg"},{"src":"sub/f.jpg"}]}"#,
+    let m = try parse(#"{"items":[{"src":"a.jpg"},{"src":"/srv/b.png"},{"src":"file:///srv/c%20d.jpg"},"#
+                      + #"{"src":"https://x.example/e.jpg"},{"src":"sub/f.jpg"}]}"#,
                       .local(path: "/etc/kiosk/show.json"))
-    #expect(m.items.map(\.src) == ["/etc/kiosk/a.jpg", "/srv/b.png", "/srv/c d.jpg", "https://x.example/e.jpg", "/etc/kiosk/sub/f.jpg"])
+    #expect(m.items.map(\.src)
+            == ["/etc/kiosk/a.jpg", "/srv/b.png", "/srv/c d.jpg", "https://x.example/e.jpg", "/etc/kiosk/sub/f.jpg"])
     #expect(m.items.map(\.isRemote) == [false, false, false, true, false])
     #expect(error(#"{"items":[{"src":"ftp://x/a.jpg"}]}"#, .local(path: "/etc/kiosk/show.json")) != nil)
 }
 
 @Test func aLocalPlaylistFileIsReadFromDisk() throws {
     let dir = makeTempDirectory("playlist")
-    try writeFile(dir + "/show.json", [0xEF, 0xBB, 0xBF] + Array(#"{"fade":0,"items":[{"src":"a.jpg","duration":3}]}"#.utf8))
+    try writeFile(dir + "/show.json",
+                  [0xEF, 0xBB, 0xBF] + Array(#"{"fade":0,"items":[{"src":"a.jpg","duration":3}]}"#.utf8))
     let m = try Manifest.load(path: dir + "/show.json")
     #expect(m.items == [ManifestItem(src: dir + "/a.jpg", duration: .seconds(3))])
     #expect(m.fade == .zero)
@@ -198,10 +213,12 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 }
 
 @Test func cacheAndStateDirectoriesFollowSystemdThenXDG() {
-    #expect(ContentDirectories.cache(environment: ["CACHE_DIRECTORY": "/var/cache/kiosk-carousel:/other", "HOME": "/root"])
+    #expect(ContentDirectories.cache(environment: ["CACHE_DIRECTORY": "/var/cache/kiosk-carousel:/other",
+                                                   "HOME": "/root"])
             == "/var/cache/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["STATE_DIRECTORY": "/var/lib/kiosk"]) == "/var/lib/kiosk")
-    #expect(ContentDirectories.cache(environment: ["XDG_CACHE_HOME": "/home/k/.c", "HOME": "/home/k"]) == "/home/k/.c/kiosk-carousel")
+    #expect(ContentDirectories.cache(environment: ["XDG_CACHE_HOME": "/home/k/.c", "HOME": "/home/k"])
+            == "/home/k/.c/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["HOME": "/home/k"]) == "/home/k/.local/state/kiosk-carousel")
     #expect(ContentDirectories.cache(environment: [:]) == "/var/cache/kiosk-carousel")
     #expect(ContentDirectories.state(environment: ["HOME": "/"]) == "/var/lib/kiosk-carousel")
@@ -225,7 +242,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
             #expect(error.description.contains(place) && error.description.contains(reason), "\(name): \(error)")
         }
     }
-    let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#, .local(path: "/etc/kiosk/show.json"))
+    let m = try parse(#"{"items":[{"src":"file:///srv/a.jpg"},{"src":"file://localhost/srv/b%20c.jpg"}]}"#,
+                      .local(path: "/etc/kiosk/show.json"))
     #expect(m.items.map(\.src) == ["/srv/a.jpg", "/srv/b c.jpg"])
 }
 
@@ -235,7 +253,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
 /// with a colon in it is a path, and the resolved `src` reads back as itself.
 @Test func aPathWithColonSlashSlashIsAPath() throws {
     let local = ManifestOrigin.local(path: "/etc/kiosk/show.json")
-    let bytes = try #require(FileManager.default.contents(atPath: contentFixtures + "/../fuzz/manifest/file-url-with-colon-slash-slash-in-its-path.json"))
+    let bytes = try #require(FileManager.default.contents(
+        atPath: contentFixtures + "/../fuzz/manifest/file-url-with-colon-slash-slash-in-its-path.json"))
     let first = try Manifest.parse(Array(bytes), origin: local)
     #expect(first.items.map(\.src) == ["/srv/show/a://b.gif"])
     let again = try parse(#"{"items":[{"src":"/srv/show/a://b.gif"},{"src":"sub/12:00://c.png"}]}"#, local)
@@ -252,8 +271,8 @@ private func error(_ text: String, _ origin: ManifestOrigin = remote, maxItems: 
             _ = try Manifest.parse(Array(json.utf8), origin: origin)
             Issue.record("accepted")
         } catch {
-            #expect(error.description.hasSuffix("items[1].src: 'http://u:***@cdn.example:99999/b.jpg': port 99999 is out of "
-                                                + "range (a TCP port is 1...65535)"), "\(error.description)")
+            #expect(error.description.hasSuffix("items[1].src: 'http://u:***@cdn.example:99999/b.jpg': port 99999 "
+                                                + "is out of range (a TCP port is 1...65535)"), "\(error.description)")
         }
     }
     // A relative src inherits the manifest's port; one in range is kept.

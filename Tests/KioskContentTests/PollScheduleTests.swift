@@ -9,7 +9,8 @@ private final class FixedRandom: @unchecked Sendable {
     func next() -> Double { defer { i += 1 }; return values[i % values.count] }
 }
 
-private let down = ContentError.transport(url: "http://x/show.json", reason: "Couldn't connect to server", receivedBytes: 0)
+private let down = ContentError.transport(url: "http://x/show.json", reason: "Couldn't connect to server",
+                                          receivedBytes: 0)
 
 @Test func pollsEveryIntervalWithTenPercentJitter() {
     let rng = FixedRandom([0.5, 0.0, 0.5, 0.999999])
@@ -92,7 +93,9 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
 /// one, or on a transport error, the backoff is as before.
 @Test func retryAfterIsWaitedForUpToTheCap() {
     var s = PollSchedule(now: .zero, random: { 0.5 })
-    let busy = { (seconds: Int64) in ContentError.httpStatus(url: "http://x/show.json", status: 503, retryAfter: .seconds(seconds)) }
+    let busy = { (seconds: Int64) in
+        ContentError.httpStatus(url: "http://x/show.json", status: 503, retryAfter: .seconds(seconds))
+    }
     _ = s.failed(at: .zero, error: busy(120))
     #expect(s.nextPoll == .seconds(120))
     _ = s.failed(at: .seconds(120), error: busy(1))  // shorter than the backoff (2 s): the backoff
@@ -113,7 +116,8 @@ private let down = ContentError.transport(url: "http://x/show.json", reason: "Co
         now = s.nextPoll
     }
     #expect(notes == [.unreachable(error: down, atBoot: true)])
-    #expect(notes[0].what == "manifest unreachable at start, showing the cached show; retrying in the background (logged once)")
+    #expect(notes[0].what
+            == "manifest unreachable at start, showing the cached show; retrying in the background (logged once)")
     #expect(notes[0].error == down)
     #expect(s.succeeded(at: now) == .reachableAgain(failures: 20))
     #expect(s.succeeded(at: now) == nil)

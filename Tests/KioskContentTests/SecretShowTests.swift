@@ -18,7 +18,9 @@ private func controlRequest(_ path: String, _ request: String) throws -> [String
     address.sun_family = sa_family_t(AF_UNIX)
     withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
     let rc = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
     guard rc == 0 else { throw Failure("connect \(path): errno \(errno)") }
     let bytes = Array((request + "\n").utf8)
@@ -30,7 +32,9 @@ private func controlRequest(_ path: String, _ request: String) throws -> [String
         while let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
             let line = Data(pending[..<nl])
             pending.removeSubrange(...nl)
-            if let obj = try JSONSerialization.jsonObject(with: line) as? [String: Any], obj["error"] != nil { return obj }
+            if let obj = try JSONSerialization.jsonObject(with: line) as? [String: Any], obj["error"] != nil {
+                return obj
+            }
         }
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&p, 1, 200) > 0 else { continue }
@@ -107,7 +111,8 @@ private func output(_ show: KioskShow) -> String {
     }
     let proxy = try run(["--proxy", "http://u:pw-1234@[::1", "--manifest", "http://127.0.0.1:9/m.json"])
     #expect(proxy.code == 64, "\(proxy.stderr)")
-    #expect(proxy.stderr.contains("--proxy: expected an http:// or https:// URL: 'http://u:***@[::1' is not a URL"), "\(proxy.stderr)")
+    #expect(proxy.stderr.contains("--proxy: expected an http:// or https:// URL: 'http://u:***@[::1' is not a URL"),
+            "\(proxy.stderr)")
     #expect(!proxy.stderr.contains("pw-1234"))
     let port = try run(["--manifest", "http://u:pw-1234@127.0.0.1:99999/m.json"])
     #expect(port.code == 64, "\(port.stderr)")

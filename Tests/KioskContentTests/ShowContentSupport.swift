@@ -199,7 +199,9 @@ private func crc32(_ bytes: [UInt8]) -> UInt32 {
     return c ^ 0xFFFF_FFFF
 }
 
-private func bigEndian(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)] }
+private func bigEndian(_ v: UInt32) -> [UInt8] {
+    [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+}
 
 /// A solid-colour RGB PNG (zlib stream of stored blocks: no compressor needed).
 func solidPNG(width: Int = 160, height: Int = 100, _ rgb: (UInt8, UInt8, UInt8)) -> [UInt8] {

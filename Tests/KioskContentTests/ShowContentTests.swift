@@ -94,8 +94,8 @@ import Testing
         let u = { (n: String) in nginx.base + "/img/\(n).png" }
         try publish(nginx, "show.json", json: itemsManifest([u("a"), u("b")]))
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "2", "--fade", "300",
-                                         "--run-for", "7.5"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "2",
+                                         "--fade", "300", "--run-for", "7.5"]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
         // a is on screen; the new list still has it, at index 1, between c and d.
@@ -148,8 +148,8 @@ import Testing
         try publish(nginx, "img/menu.png", solidPNG(Swatch.red))
         try publish(nginx, "show.json", json: itemsManifest([nginx.base + "/img/menu.png"]))
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "2", "--fade", "200",
-                                         "--run-for", "30"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "2",
+                                         "--fade", "200", "--run-for", "30"]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
         usleep(2_500_000)  // polls answered 304 for the image meanwhile
@@ -184,7 +184,8 @@ import Testing
         try publish(nginx, "shows/lobby/show.json", body)
         let show = try KioskShow(common(nginx.base + "/shows/lobby/show.json", ["--interval", "1", "--fade", "200"]))
         #expect(show.waitForExit(timeout: 60) == 0, "\(show.transcript)")
-        let resolved = [nginx.base + "/shows/lobby/img/a.png", nginx.base + "/shows/common/b.png", nginx.base + "/top/c.png"]
+        let resolved = [nginx.base + "/shows/lobby/img/a.png", nginx.base + "/shows/common/b.png",
+                        nginx.base + "/top/c.png"]
         #expect(show.shown.map(\.src) == resolved + [resolved[0]], "\(show.transcript)")
         let frames = try analyzeFrames(show.frames)
         for (t, colour) in [(0, Swatch.red), (1000, Swatch.green), (2000, Swatch.blue)] {
@@ -217,8 +218,8 @@ import Testing
         let good = itemsManifest([u("a"), u("b")])
         try publish(nginx, "show.json", json: good)
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1", "--fade", "200",
-                                         "--run-for", "60"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1",
+                                         "--fade", "200", "--run-for", "60"]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
 
@@ -274,7 +275,8 @@ import Testing
         #expect(refused.count == 1, "\(show.transcript)")
         #expect(refused.first?.contains("trailing comma before ']'") == true, "\(refused)")
         #expect(refused.first?.contains("(line 2, column 21)") == true, "\(refused)")
-        expectDocumentedLine(refused.first, "warning manifest refused, the previous one stays in force", path: nginx.base + "/show.json")
+        expectDocumentedLine(refused.first, "warning manifest refused, the previous one stays in force",
+                             path: nginx.base + "/show.json")
         #expect(show.shown.map(\.src) == [u("a"), u("b"), u("a")], "\(show.transcript)")
         #expect(requestCount(nginx, "/img/c.png") == 0, "c fetched from a refused manifest: \(nginx.accessLog())")
     }
@@ -294,12 +296,13 @@ import Testing
         #expect(!canConnect(nginx.port))
 
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1", "--fade", "200",
-                                         "--run-for", "4"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1",
+                                         "--fade", "200", "--run-for", "4"]))
         #expect(show.waitForExit(timeout: 20) == 0, "\(show.transcript)")
         let shown = show.shown
         let firstAt = shown.first?.at ?? .infinity
-        print("ShowContentTests: warm cache, server down: first `shown` line \(Int(firstAt * 1000)) ms after spawn (debug build, 320x200)")
+        print("ShowContentTests: warm cache, server down: first `shown` line \(Int(firstAt * 1000)) ms after spawn "
+              + "(debug build, 320x200)")
         #expect(firstAt < 1.0, "first shown \(firstAt) s after spawn: \(show.transcript)")
         #expect(shown.first?.t ?? 9999 <= 300, "\(show.transcript)")
         #expect(Array(shown.map(\.src).prefix(4)) == [urls[0], urls[1], urls[0], urls[1]], "\(show.transcript)")
@@ -307,7 +310,8 @@ import Testing
         let outage = show.logLines(containing: "unreachable")
         #expect(outage.count == 1, "\(show.transcript)")
         #expect(outage.first?.contains("at start") == true, "\(outage)")
-        expectDocumentedLine(outage.first, "warning manifest unreachable at start, showing the cached show; retrying in the background (logged once)",
+        expectDocumentedLine(outage.first, "warning manifest unreachable at start, showing the cached show; "
+                             + "retrying in the background (logged once)",
                              path: nginx.base + "/show.json")
         #expect(show.logLines(containing: "image skipped").isEmpty, "\(show.transcript)")
         #expect(show.logLines(containing: "stored manifest loaded").count == 1, "\(show.transcript)")
@@ -334,13 +338,15 @@ import Testing
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = in_port_t(UInt16(nginx.port).bigEndian)
         let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(bound == 0 && listen(fd, 16) == 0, "cannot listen on \(nginx.port)")
 
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1", "--fade", "200",
-                                         "--run-for", "2.5"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1",
+                                         "--fade", "200", "--run-for", "2.5"]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
         let firstAt = show.shown.first?.at ?? .infinity
@@ -363,8 +369,8 @@ import Testing
         #expect(!canConnect(nginx.port))
 
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1", "--fade", "200",
-                                         "--run-for", "60"]))
+                                        ["--clock", "real", "--manifest-interval", "1", "--interval", "1",
+                                         "--fade", "200", "--run-for", "60"]))
         defer { show.stop() }
         #expect(show.waitUntil(5) { !$0.logLines(containing: "unreachable").isEmpty }, "\(show.transcript)")
         usleep(1_500_000)
@@ -388,8 +394,9 @@ import Testing
         // One clear line for the outage (beside the start-up "no images to show").
         let outage = show.logLines(containing: "unreachable")
         #expect(outage.count == 1, "\(show.transcript)")
-        expectDocumentedLine(outage.first, "warning manifest unreachable at start and none stored yet: nothing to show until it is fetched; "
-                             + "retrying in the background (logged once)", path: nginx.base + "/show.json")
+        expectDocumentedLine(outage.first, "warning manifest unreachable at start and none stored yet: nothing to "
+                             + "show until it is fetched; retrying in the background (logged once)",
+                             path: nginx.base + "/show.json")
         #expect(warningsWhileDown.count <= 2, "log while the server was down: \(warningsWhileDown)")
         #expect(show.logLines(containing: "reachable again").count == 1, "\(show.transcript)")
         #expect(show.shown.first.map { $0.at > upAt } == true, "\(show.transcript)")
@@ -419,7 +426,8 @@ import Testing
         #expect(skipped404.allSatisfy { $0.contains("warning") } && skipped500.allSatisfy { $0.contains("warning") })
         // Nothing cached for the failures: the two images and their validators.
         #expect(directoryNames(cache).count == 4, "cache: \(directoryNames(cache))")
-        #expect(directoryNames(cache).filter { $0.hasSuffix(".validators") }.count == 2, "cache: \(directoryNames(cache))")
+        #expect(directoryNames(cache).filter { $0.hasSuffix(".validators") }.count == 2,
+                "cache: \(directoryNames(cache))")
     }
 
     // MARK: 6. A watched directory
@@ -427,7 +435,8 @@ import Testing
     @Test func aWatchedDirectoryFollowsFilesAddedSlowlyRenamedAndRemoved() throws {
         let dir = makeTempDirectory("show-dir")
         try writeFile(dir + "/a.png", solidPNG(Swatch.red))
-        let show = try KioskShow(common(nil, ["--clock", "real", "--interval", "1", "--fade", "200", "--run-for", "60", dir]))
+        let show = try KioskShow(common(nil, ["--clock", "real", "--interval", "1", "--fade", "200",
+                                              "--run-for", "60", dir]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
 
@@ -482,8 +491,8 @@ import Testing
         let u = { (n: String) in nginx.base + "/img/\(n).png" }
         try publish(nginx, "show.json", json: itemsManifest([u("a"), u("b")]))
         let show = try KioskShow(common(nginx.base + "/show.json",
-                                        ["--clock", "real", "--manifest-interval", "600", "--interval", "1", "--fade", "200",
-                                         "--run-for", "60"]))
+                                        ["--clock", "real", "--manifest-interval", "600", "--interval", "1",
+                                         "--fade", "200", "--run-for", "60"]))
         defer { show.stop() }
         #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
         try publish(nginx, "show.json", json: itemsManifest([u("c"), u("d")]))
@@ -502,18 +511,21 @@ import Testing
         #expect(polls.map(\.status) == [200, 200], "\(polls)")
         // After the new list arrived, only its items.
         if let c = firstC {
-            #expect(show.shown.filter { $0.at > c.at }.allSatisfy { $0.src == u("c") || $0.src == u("d") }, "\(show.transcript)")
+            #expect(show.shown.filter { $0.at > c.at }.allSatisfy { $0.src == u("c") || $0.src == u("d") },
+                    "\(show.transcript)")
         }
     }
 }
 
 /// `line` has docs/events-and-logs.md's form `kiosk-carousel: LEVEL WHAT path=PATH reason="…"`:
 /// the phrase, the URL once in `path=`, and a non-empty reason that does not repeat it.
-func expectDocumentedLine(_ line: String?, _ what: String, path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+func expectDocumentedLine(_ line: String?, _ what: String, path: String,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
     let head = "kiosk-carousel: \(what) path=\(path) reason=\""
     guard let line, line.hasPrefix(head), line.hasSuffix("\""), line.count > head.count + 1 else {
         Issue.record("not `\(head)…\"`: \(line ?? "no line")", sourceLocation: sourceLocation)
         return
     }
-    #expect(line.components(separatedBy: path).count == 2, "the URL more than once: \(line)", sourceLocation: sourceLocation)
+    #expect(line.components(separatedBy: path).count == 2, "the URL more than once: \(line)",
+            sourceLocation: sourceLocation)
 }

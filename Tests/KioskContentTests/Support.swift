@@ -54,7 +54,9 @@ func freePort() -> Int {
     addr.sin_port = 0
     var len = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    _ = withUnsafeMutablePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+    }
     return Int(UInt16(bigEndian: addr.sin_port))
 }
 
@@ -67,7 +69,9 @@ func canConnect(_ port: Int) -> Bool {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     return withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     } == 0
 }
 
@@ -89,7 +93,8 @@ final class Nginx {
         self.tls = tls != nil
         let binary = "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw Failure("nginx is not installed (\(binary)): run `apt-get install nginx-light` (deploy/apt-deps.sh --tests)")
+            throw Failure("nginx is not installed (\(binary)): run `apt-get install nginx-light` "
+                          + "(deploy/apt-deps.sh --tests)")
         }
         prefix = previous?.prefix ?? makeTempDirectory("nginx")
         mkdir(prefix + "/www", 0o755)
@@ -277,7 +282,8 @@ final class TestClock: @unchecked Sendable {
 /// Starts `path` with `arguments`, stdin from /dev/null, stdout and stderr on the given
 /// descriptors (inherited when nil), with every signal unblocked and at its default: the test
 /// runner's threads block some signals, and a child inheriting that mask would ignore SIGTERM.
-func spawnResettingSignals(_ path: String, _ arguments: [String], stdout: Int32? = nil, stderr: Int32? = nil) throws -> pid_t {
+func spawnResettingSignals(_ path: String, _ arguments: [String], stdout: Int32? = nil,
+                           stderr: Int32? = nil) throws -> pid_t {
     var attr = posix_spawnattr_t()
     posix_spawnattr_init(&attr)
     defer { posix_spawnattr_destroy(&attr) }

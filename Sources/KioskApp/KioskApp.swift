@@ -43,6 +43,22 @@ public enum KioskApp {
         }
         // A reader that goes away (a closed pipe on stdout) must not kill the show.
         signal(SIGPIPE, SIG_IGN)
+        // One kiosk per state directory, when the show writes there (a shuffle round, a stored
+        // manifest, the MQTT outbox): a second one would overwrite the first's.
+        var stateLock: FolderLock?
+        if settings.order == .shuffle || settings.manifest != nil || settings.mqtt.url != nil {
+            do {
+                stateLock = try FolderLock.lock(folder: settings.stateDirectory)
+            } catch .held(let path, let pid) {
+                Log.error("state directory in use", path: settings.stateDirectory,
+                          reason: "\(path) is locked by another kiosk-carousel" + (pid.map { " (PID \($0))" } ?? "")
+                              + "; give each kiosk its own --state-dir (and --cache-dir)")
+                return exitUnavailable
+            } catch {
+                Log.warning("state directory not locked", path: settings.stateDirectory, reason: error.description)
+            }
+        }
+        defer { withExtendedLifetime(stateLock) {} }
 
         guard let display = openTheDisplay(displaySpec, settings: settings) else { return stoppedWhileWaiting ? 0 : exitUnavailable }
         StartupTrace.shared.mark(.displayOpened)

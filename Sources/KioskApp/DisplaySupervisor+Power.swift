@@ -66,9 +66,9 @@ public final class PowerControl {
     /// `--brightness`, and the manifest's `brightness` (which wins).
     public var commandLineTiers: BrightnessTiers? { didSet { brightnessDue = true } }
     var manifestTiers: BrightnessTiers? { didSet { brightnessDue = true } }
-    /// `brightness PCT` on the control socket: per mille, and the tier in force then (it holds
-    /// until the tier changes, as `display on|off` does with the schedule).
-    var brightnessOverride: (permille: Int, tier: BrightnessTiers.Tier?)?
+    /// `brightness PCT` on the control socket or MQTT: per mille, the tier in force then (it
+    /// holds until the tier changes, as `display on|off` does with the schedule), and who asked.
+    var brightnessOverride: (permille: Int, tier: BrightnessTiers.Tier?, origin: String)?
     var ramp = BrightnessRamp(level: 1000)
     /// Where the level goes.
     public var sink: BrightnessSink = .none
@@ -291,8 +291,7 @@ extension DisplaySupervisor {
         pc.applied = level
         if first || !pc.ramp.isChanging(at: clock.now) {
             Log.info("brightness", detail: "\(level / 10)." + "\(level % 10) % by the \(pc.sink.name)"
-                    + (pc.brightnessOverride != nil
-                        ? " (control socket)" : pc.tiers.map { " (--brightness \($0))" } ?? ""))
+                    + (pc.brightnessOverride.map { " (\($0.origin))" } ?? pc.tiers.map { " (--brightness \($0))" } ?? ""))
         }
         return effects
     }
@@ -300,11 +299,12 @@ extension DisplaySupervisor {
     // MARK: Control socket and manifest
 
     /// `brightness PCT` (nil: `auto`, back to the tiers) on the control socket
-    /// (docs/control-socket.md): it holds until the tier in force changes.
-    func setBrightness(percent: Int?) -> [Effect] {
+    /// (docs/control-socket.md) or MQTT (`origin`, for the log): it holds until the tier in
+    /// force changes.
+    func setBrightness(percent: Int?, origin: String = "control socket") -> [Effect] {
         let pc = power
         if let percent {
-            pc.brightnessOverride = (percent * 10, pc.tiers?.tier(atMinute: localMinute().minute))
+            pc.brightnessOverride = (percent * 10, pc.tiers?.tier(atMinute: localMinute().minute), origin)
         } else {
             pc.brightnessOverride = nil
         }
@@ -314,11 +314,11 @@ extension DisplaySupervisor {
 
     /// `presence_timeout SECONDS` on the control socket (0: presence off); it wins over the
     /// manifest's and the command line's. The screen follows at the next turn.
-    func setPresenceTimeout(seconds: Int) -> [Effect] {
+    func setPresenceTimeout(seconds: Int, origin: String = "control socket") -> [Effect] {
         power.controlTimeout = .seconds(seconds)
         Log.info("presence timeout",
-                 detail: seconds == 0 ? "off (control socket): the screen follows the schedule alone"
-                                      : "\(seconds) s (control socket)")
+                 detail: seconds == 0 ? "off (\(origin)): the screen follows the schedule alone"
+                                      : "\(seconds) s (\(origin))")
         return serviceBrightness(at: clock.now)
     }
 

@@ -9,8 +9,9 @@ import KioskSystem
 // carousel, the policy and the display supervision meet, so they live with the loop.
 
 extension FrameLoop {
-    /// One control command, now. `data` is nil for commands that only act.
-    func perform(_ command: ControlCommand) -> Result<JSONValue?, ControlFailure> {
+    /// One control command, now. `data` is nil for commands that only act. `origin` names who
+    /// asked in the log lines the command causes: `control socket` or `MQTT`.
+    func perform(_ command: ControlCommand, from origin: String = "control socket") -> Result<JSONValue?, ControlFailure> {
         let now = clock.now
         func fail(_ message: String) -> Result<JSONValue?, ControlFailure> {
             .failure(ControlFailure(id: nil, message: message))
@@ -52,15 +53,15 @@ extension FrameLoop {
         case .status:
             return .success(statusData(at: now))
         case .display(let on):
-            setDisplayPower(on: on, reason: "control socket")
+            setDisplayPower(on: on, reason: origin)
             return .success(nil)
         case .screenshot:
             return fail("screenshot: written off the loop (ControlPort), not here")
         case .brightness(let percent):  // DisplaySupervisor+Power.swift
-            apply(supervisor.setBrightness(percent: percent))
+            apply(supervisor.setBrightness(percent: percent, origin: origin))
             return .success(nil)
         case .presenceTimeout(let seconds):
-            apply(supervisor.setPresenceTimeout(seconds: seconds))
+            apply(supervisor.setPresenceTimeout(seconds: seconds, origin: origin))
             return .success(nil)
         }
     }

@@ -153,7 +153,7 @@ public final class FrameLoop {
             // presence and brightness), a new playlist.
             for request in takeRequests() { if let signal = perform(request) { return signal } }
             control?.serve(perform: { perform($0) }, screen: screen)
-            mqtt?.serve(perform: { perform($0) })
+            mqtt?.serve(perform: { perform($0, from: $1) })
             apply(supervisor.service(carousel: &carousel))
             apply(try supervisor.serviceDevice(carousel: &carousel))
             takeNewPlaylist()

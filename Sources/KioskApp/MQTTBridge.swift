@@ -64,7 +64,7 @@ final class MQTTPort: ShowEventSink {
 
     /// Carries out the commands received since the last call, oldest first, through `perform`
     /// (the control socket's commands), answers each, then publishes the status. Never blocks.
-    func serve(perform: (ControlCommand) -> Result<JSONValue?, ControlFailure>) {
+    func serve(perform: (ControlCommand, String) -> Result<JSONValue?, ControlFailure>) {
         let requests = client.commands.take()
         guard !requests.isEmpty else { return }
         for request in requests {
@@ -78,7 +78,7 @@ final class MQTTPort: ShowEventSink {
             case .display(let on): command = .display(on: on)
             case .brightness(let percent): command = .brightness(percent: percent)
             }
-            switch perform(command) {
+            switch perform(command, "MQTT") {
             case .success: client.answer(request, error: nil)
             case .failure(let failure): client.answer(request, error: failure.message)
             }

@@ -47,6 +47,8 @@ public final class MQTTClient: @unchecked Sendable {
 
     /// The largest packet the broker may send, bytes (MQTT 5 Maximum Packet Size).
     public static let maxPacketBytes: UInt32 = 64 * 1024
+    /// Most commands waiting for the frame loop; a flood loses the oldest (``commands``).
+    public static let commandBound = 64
     /// Events published and not yet acknowledged, at most.
     public static let eventWindow = 32
     /// Inputs (event lines, statuses, answers) waiting for the client's thread, at most; past it
@@ -73,6 +75,8 @@ public final class MQTTClient: @unchecked Sendable {
         public var droppedBeforeOutbox = 0
         /// Command messages refused (topic, payload, retain flag).
         public var refusedCommands = 0
+        /// Commands dropped unanswered by a flood (more than ``MQTTClient/commandBound`` waiting).
+        public var droppedCommands = 0
         /// Whether the outbox is on disk.
         public var durable = false
     }
@@ -120,6 +124,7 @@ public final class MQTTClient: @unchecked Sendable {
     private var failureLog = LogThrottle(period: .seconds(60))
     private var lastFailure = ""
     private var commandLog = LogThrottle(period: .seconds(1))
+    private var commandDropLog = LogThrottle(period: .seconds(1))
     private var dropLog = LogThrottle(period: .seconds(60))
     private var everConnected = false
 
@@ -133,7 +138,7 @@ public final class MQTTClient: @unchecked Sendable {
         self.configuration = configuration
         topics = configuration.topics
         do {
-            commands = try Mailbox(bound: 64, overflow: .dropOldest)
+            commands = try Mailbox(bound: Self.commandBound, overflow: .dropOldest)
             inbox = try Mailbox(wake: .whenEmpty)
             connectResults = try Mailbox()
             worker = try WorkerThread(name: "mqtt \(configuration.broker)")
@@ -603,6 +608,15 @@ public final class MQTTClient: @unchecked Sendable {
         }
         switch MQTTCommandParser.parse(topic: topic, payload: payload, retained: retained, topics: topics) {
         case .success(let command):
+            // A flood (a script, a slider dragged over a slow link) beyond the bound loses the
+            // oldest waiting commands, never the newest: said, at most once a second.
+            if commands.count >= Self.commandBound {
+                stats.withLock { $0.droppedCommands += 1 }
+                if let n = commandDropLog.note(at: monotonicNow()) {
+                    Log.warning("mqtt commands dropped", reason: "more than \(Self.commandBound) waiting for the show: "
+                                + "\(counted(n, "older command")) not carried out nor answered; the newest are kept")
+                }
+            }
             commands.post(MQTTRequest(command: command, payload: String(decoding: payload, as: UTF8.self)))
         case .failure(let refusal):
             stats.withLock { $0.refusedCommands += 1 }
@@ -610,10 +624,18 @@ public final class MQTTClient: @unchecked Sendable {
                 Log.warning("mqtt command refused",
                             reason: refusal.description + (n > 1 ? " (\(n) refused since the last line)" : ""))
             }
-            if refusal.command != nil {
+            // Answered on the reply topic: a refused command of ours, and a message on a topic of
+            // the device's command level that names no command (`P/command/BRIGHTNESS`), its
+            // name given back when it is short printable ASCII. A foreign topic is not answered.
+            let base = Array((topics.prefix + "/command/").utf8)
+            let name = topic.starts(with: base) ? Array(topic[base.count...]) : nil
+            if refusal.command != nil || name != nil {
                 let shown = payload.count <= MQTTCommandParser.maxPayloadBytes
                     && payload.allSatisfy { (0x20...0x7E).contains($0) }
-                sendReply(nil, command: refusal.command?.rawValue,
+                let asked = refusal.command?.rawValue ?? name.flatMap { n in
+                    n.count <= 64 && n.allSatisfy { (0x21...0x7E).contains($0) } ? String(decoding: n, as: UTF8.self) : nil
+                }
+                sendReply(nil, command: asked,
                           payload: shown ? String(decoding: payload, as: UTF8.self) : nil, error: refusal.reason)
             }
         }

@@ -84,10 +84,19 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     } else {
         Issue.record("no brightness in the status: \(lit)")
     }
+    #expect(waitFor(2) { kiosk.logText.contains(#"info brightness detail="40.0 % by the pixels (MQTT)""#) },
+            "\(kiosk.logText)")
+    // A name under the command level that is no command: answered too, with its name.
+    try publish(broker, "kiosk-carousel/lobby/command/BRIGHTNESS", "40")
+    #expect(waitFor(3) {
+        replies.messages.contains {
+            $0.payload.contains(#""command":"BRIGHTNESS""#) && $0.payload.contains("not one of this device's command topics")
+        }
+    }, "\(replies.messages)")
     // A bad payload, a goto past the end: answered on the reply topic, nothing moves.
     try publish(broker, "kiosk-carousel/lobby/command/goto", "-1")
     try publish(broker, "kiosk-carousel/lobby/command/goto", "9")
-    #expect(waitFor(3) { replies.messages.filter { $0.topic.hasSuffix("/reply") }.count >= 7 })
+    #expect(waitFor(3) { replies.messages.filter { $0.topic.hasSuffix("/reply") }.count >= 8 })
     let answers = replies.messages.filter { $0.topic.hasSuffix("/reply") }.map(\.payload)
     #expect(answers.contains(#"{"command":"next","error":"success","payload":"PRESS"}"#), "\(answers)")
     #expect(

@@ -291,7 +291,8 @@ extension DisplaySupervisor {
         pc.applied = level
         if first || !pc.ramp.isChanging(at: clock.now) {
             Log.info("brightness", detail: "\(level / 10)." + "\(level % 10) % by the \(pc.sink.name)"
-                    + (pc.brightnessOverride.map { " (\($0.origin))" } ?? pc.tiers.map { " (--brightness \($0))" } ?? ""))
+                    + (pc.brightnessOverride.map { " (\($0.origin))" }
+                        ?? pc.tiers.map { " (--brightness \($0))" } ?? ""))
         }
         return effects
     }

@@ -11,7 +11,8 @@ import KioskSystem
 extension FrameLoop {
     /// One control command, now. `data` is nil for commands that only act. `origin` names who
     /// asked in the log lines the command causes: `control socket` or `MQTT`.
-    func perform(_ command: ControlCommand, from origin: String = "control socket") -> Result<JSONValue?, ControlFailure> {
+    func perform(_ command: ControlCommand,
+                 from origin: String = "control socket") -> Result<JSONValue?, ControlFailure> {
         let now = clock.now
         func fail(_ message: String) -> Result<JSONValue?, ControlFailure> {
             .failure(ControlFailure(id: nil, message: message))

@@ -633,7 +633,8 @@ public final class MQTTClient: @unchecked Sendable {
                 let shown = payload.count <= MQTTCommandParser.maxPayloadBytes
                     && payload.allSatisfy { (0x20...0x7E).contains($0) }
                 let asked = refusal.command?.rawValue ?? name.flatMap { n in
-                    n.count <= 64 && n.allSatisfy { (0x21...0x7E).contains($0) } ? String(decoding: n, as: UTF8.self) : nil
+                    n.count <= 64 && n.allSatisfy { (0x21...0x7E).contains($0) }
+                        ? String(decoding: n, as: UTF8.self) : nil
                 }
                 sendReply(nil, command: asked,
                           payload: shown ? String(decoding: payload, as: UTF8.self) : nil, error: refusal.reason)

@@ -90,7 +90,8 @@ func homeAssistantFindsTheKioskAndItsButtonsMoveTheShowWithinASecond() throws {
     try publish(broker, "kiosk-carousel/lobby/command/BRIGHTNESS", "40")
     #expect(waitFor(3) {
         replies.messages.contains {
-            $0.payload.contains(#""command":"BRIGHTNESS""#) && $0.payload.contains("not one of this device's command topics")
+            $0.payload.contains(#""command":"BRIGHTNESS""#)
+                && $0.payload.contains("not one of this device's command topics")
         }
     }, "\(replies.messages)")
     // A bad payload, a goto past the end: answered on the reply topic, nothing moves.

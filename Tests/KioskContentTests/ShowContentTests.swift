@@ -76,8 +76,10 @@ import Testing
             #expect(requestCount(nginx, path, status: 200) == 1, "\(path): \(nginx.accessLog())")
         }
 
-        // The state directory: manifest.json with the URL and the body as served.
-        #expect(directoryNames(state) == ["manifest.json"], "state dir: \(directoryNames(state))")
+        // The state directory: manifest.json with the URL and the body as served, and the lock
+        // that keeps it one kiosk's (docs/content.md).
+        #expect(directoryNames(state) == ["kiosk-carousel.lock", "manifest.json"],
+                "state dir: \(directoryNames(state))")
         let stored = try #require(readFile(state + "/manifest.json"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(stored)) as? [String: Any])
         #expect(json["url"] as? String == nginx.base + "/show.json")

@@ -110,6 +110,7 @@ public enum KioskApp {
         }
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
+        config.transition = settings.transition
         config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
 
         let text: ShowText

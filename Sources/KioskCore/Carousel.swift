@@ -187,11 +187,28 @@ public struct Carousel: Sendable {
     /// How a physical slot stands.
     public func status(ofSlot slot: Int) -> SlotStatus { slots[slot].status }
     /// True while a cross-fade, fade-in or settle runs: the frame loop then draws paced frames.
-    public var isAnimating: Bool { wake == .animating }
+    public var isAnimating: Bool { !isHeld && transition != nil }
     /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
     public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
     var fade: Duration { config.effectiveFade }
+    /// The style of the move under way (or the last one): the style of the item it brings on
+    /// screen, else the show's (docs/carousel.md "Transitions").
+    private(set) var moveStyle: TransitionStyle = .fade
+    /// How long a move of `style` takes: the fade time, or none for a cut.
+    func duration(of style: TransitionStyle) -> Duration { style == .cut ? .zero : fade }
+    /// The style of a move to playlist item `item`.
+    func style(into item: Int?) -> TransitionStyle {
+        item.flatMap { $0 < items.count ? items[$0].transition : nil } ?? config.transition
+    }
+    /// The item a move in `direction` brings on screen (as ``desiredItems()`` places it).
+    private func target(_ direction: Direction) -> Int? {
+        let d = desiredItems()
+        return direction == .forward ? d[Self.nextRole] : d[Self.previousRole]
+    }
+    /// How long before the next picture is fully shown auto-advance starts its move: the
+    /// move's duration (the next `shown` then comes one interval after this one).
+    private var advanceLead: Duration { duration(of: style(into: target(config.direction))) }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
 
     // MARK: Events
@@ -246,7 +263,8 @@ public struct Carousel: Sendable {
         switch t {
         case .held: return nil
         case .settle(let s): return s.start + config.settle
-        case .move(_, _, _, let start), .fadeIn(_, let start): return start + fade
+        case .move(_, _, _, let start): return start + duration(of: moveStyle)
+        case .fadeIn(_, let start): return start + fade
         }
     }
 
@@ -289,7 +307,7 @@ public struct Carousel: Sendable {
     public mutating func resume(at now: Duration) {
         guard isPaused else { return }
         isPaused = false
-        if announced, let item = currentIndex { advanceAt = now + max(.zero, interval(of: item) - fade) }
+        if announced, let item = currentIndex { advanceAt = now + max(.zero, interval(of: item) - advanceLead) }
     }
 
     /// Goes to playlist item `item` (its index in ``items``) with a cross-fade: a neighbour
@@ -417,6 +435,12 @@ public struct Carousel: Sendable {
         switch transition {
         case .held?:
             return actions
+        case .move(let from, _, let direction, let start)? where moveStyle == .slide:
+            // A slide is a settle the show made: the finger holds it where it is, and a release
+            // without a drag lets it glide on to its picture.
+            hold.origin = slideOffset(direction, since: start, now: now)
+            hold.caughtSettleTarget = Double(direction == .forward ? -config.screenWidth : config.screenWidth)
+            hold.picture = Picture(base: from, overlay: nil, weight: 0)
         case .move(let from, let to, _, let start)?:
             hold.picture = Picture(base: from, overlay: to, weight: weight(since: start, now: now))
             hold.caughtFade = CaughtFade(fade: transition!, elapsed: now - start)
@@ -458,7 +482,7 @@ public struct Carousel: Sendable {
     public mutating func touchEnded(velocity: Double?, at now: Duration, cancelled: Bool = false) -> [CarouselAction] {
         guard case .held(let hold) = transition else {
             if transition == nil, advanceAt == nil, announced, let item = currentIndex {
-                advanceAt = now + max(.zero, interval(of: item) - fade)
+                advanceAt = now + max(.zero, interval(of: item) - advanceLead)
             }
             return []
         }
@@ -658,7 +682,7 @@ public struct Carousel: Sendable {
             if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now) }
             return []
         }
-        advanceAt = now + max(.zero, interval(of: item) - fade)
+        advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         return []
     }
 
@@ -667,7 +691,8 @@ public struct Carousel: Sendable {
               let to = roles[direction == .forward ? Self.nextRole : Self.previousRole] else { return [] }
         advanceAt = nil
         transition = .move(from: from, to: to, direction: direction, start: start)
-        if fade == .zero { return tick(at: start) }
+        moveStyle = style(into: slots[to].item)
+        if duration(of: moveStyle) == .zero { return tick(at: start) }
         return []
     }
 
@@ -675,7 +700,7 @@ public struct Carousel: Sendable {
         guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
         everAnnounced = true
-        advanceAt = now + max(.zero, interval(of: item) - fade)
+        advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         return [.shown(item: item, source: items[item].source, at: now)]
     }
 

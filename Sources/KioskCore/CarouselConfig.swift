@@ -26,6 +26,9 @@ public struct CarouselConfig: Equatable, Sendable {
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.
     public var flickVelocity: Double?
+    /// How a move goes (`--transition`): fade, slide or cut; an item's own
+    /// (``PlaylistItem/transition``) wins for the move that brings it on screen.
+    public var transition: TransitionStyle = .fade
 
     public init(interval: Duration = .seconds(5), fade: Duration = .milliseconds(500),
                 direction: Direction = .forward, showDots: Bool = false,

@@ -85,3 +85,23 @@ func slideOffset(_ frame: Bitmap, picture: Bitmap, next: Bitmap) -> Int? {
     let fa = try fitted(a, 160, 100), fb = try fitted(b, 160, 100)
     #expect(frames.count == 3 && same(frames[0].frame, fa) && same(frames[1].frame, fb))
 }
+
+/// A `.json` playlist's items set their own transition over `--transition fade`: a slide to the
+/// second (its frames side by side), a cut to the third (no frame between), the show's fade back
+/// to the first (a frame half-way is the blend of the two).
+@Test func aManifestItemsTransitionTakesEffect() throws {
+    let a = controlTestPhotos[0], b = controlTestPhotos[1], c = controlTestPhotos[2]
+    let dir = controlTestDirectory()
+    try #"{"items":[{"src":"\#(a)"},{"src":"\#(b)","transition":"slide"},{"src":"\#(c)","transition":"cut"}]}"#
+        .write(toFile: "\(dir)/show.json", atomically: true, encoding: .utf8)
+    let frames = try runOffscreenShow(["--interval", "1", "--fade", "500", "--run-for", "3.2", "\(dir)/show.json"])
+    let fa = try fitted(a, 160, 100), fb = try fitted(b, 160, 100), fc = try fitted(c, 160, 100)
+    let slide = frames.filter { $0.ms > 500 && $0.ms < 1000 }
+    #expect(!slide.isEmpty && slide.allSatisfy { slideOffset($0.frame, picture: fa, next: fb) != nil })
+    #expect(frames.filter { $0.ms > 1000 && $0.ms < 2000 }.isEmpty, "a cut to the third")
+    #expect(frames.contains { $0.ms == 2000 && same($0.frame, fc) })
+    let half = try #require(frames.first { $0.ms == 2750 }?.frame, "the fade back half-way")
+    let blend = Bitmap(width: 160, height: 100)
+    Compositor.blend(fc, fa, weight: 128, into: blend)
+    #expect(same(half, blend))
+}

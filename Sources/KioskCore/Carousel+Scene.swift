@@ -34,7 +34,33 @@ extension Carousel {
         return scene
     }
 
-    func layer(_ slot: Int, at now: Duration) -> Scene.Layer { slots[slot].isReady ? .slot(slot) : .placeholder }
+    /// The layer of physical slot `slot` at `now`: its frame, or with ``CarouselConfig/kenBurns``
+    /// its moving view (its item's seed, ``KenBurns/seed(source:)``, and how far its motion has
+    /// come), or the placeholder while it is not ready.
+    func layer(_ slot: Int, at now: Duration) -> Scene.Layer {
+        guard slots[slot].isReady else { return .placeholder }
+        guard config.kenBurns, let item = slots[slot].item, item < items.count else { return .slot(slot) }
+        return .kenBurns(slot: slot, seed: KenBurns.seed(source: items[item].source),
+                         progress: motionProgress(slot, at: now))
+    }
+
+    /// How far the Ken Burns motion of `slot`'s picture has come at `now`, 0...1: linear in
+    /// time over its item's interval and one fade (from the start of the move that brings it
+    /// in to the end of the one that takes it away); 0 before it began.
+    func motionProgress(_ slot: Int, at now: Duration) -> Double {
+        guard let start = slots[slot].motionStart, let item = slots[slot].item, item < items.count else { return 0 }
+        let span = (items[item].duration ?? config.interval) + fade
+        guard span > .zero else { return 1 }
+        let p = Double((now - start).wholeNanoseconds) / Double(span.wholeNanoseconds)
+        return min(1, max(0, p))
+    }
+
+    /// Whether the picture on screen is still in its Ken Burns motion (frames are then drawn
+    /// at the display's rate, ``wake``).
+    var kenBurnsMoving: Bool {
+        guard config.kenBurns, let c = currentSlot, slots[c].isReady else { return false }
+        return slots[c].motionStart != nil && motionProgress(c, at: lastTick) < 1
+    }
 
     /// The offset of a slide move in `direction` at `now`: eased in and out from 0 to a whole
     /// width, to the left going forward (the next picture comes in from the right).

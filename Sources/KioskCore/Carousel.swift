@@ -48,6 +48,10 @@ public struct Carousel: Sendable {
         /// The frame shows an older picture of its item (its file changed while it was on
         /// screen): it stays until it leaves the screen, and no role takes it again.
         var stale = false
+        /// When its picture's Ken Burns motion began (``CarouselConfig/kenBurns``): the start of
+        /// the move or fade-in that brought it on screen, or when it was shown at once; nil
+        /// while it is off screen.
+        var motionStart: Duration?
         var isReady: Bool { if case .ready = status { return true } else { return false } }
     }
 
@@ -130,6 +134,8 @@ public struct Carousel: Sendable {
     /// True once any item has been shown.
     private var everAnnounced = false
     private var nextTicket = 1
+    /// The latest time ticked (what ``wake`` reads the Ken Burns motion at).
+    private(set) var lastTick: Duration = .zero
     private var started = false
     /// The image of a replaced playlist that is still on screen although the new playlist does
     /// not list it: its index in ``items`` (appended after the new items). The next move goes to
@@ -224,6 +230,7 @@ public struct Carousel: Sendable {
     /// Advances the show to `now`: completes and starts fades as their times come. Call it on
     /// every turn of the frame loop before asking for the ``scene(at:)``.
     public mutating func tick(at now: Duration) -> [CarouselAction] {
+        lastTick = max(lastTick, now)
         let actions = passes(at: now)  // first: `settled` must read the state after the passes
         return settled(actions)
     }
@@ -280,6 +287,7 @@ public struct Carousel: Sendable {
             return finishSettle(settle, at: end)
         case .move(let from, _, let direction, _):
             if slots[from].stale { slots[from] = Slot() }   // off screen now: prepared again if wanted
+            slots[from].motionStart = nil
             stepCursor(direction)
             currentSince = end
             announced = false
@@ -521,6 +529,7 @@ public struct Carousel: Sendable {
         let onTimeAtStart = !everAnnounced && now - currentSince <= config.startGrace
         if now > currentSince && !onTimeAtStart {
             transition = .fadeIn(slot: slot, start: now)
+            slots[slot].motionStart = now
             return []
         }
         return announceIfReady(at: now)
@@ -631,10 +640,12 @@ public struct Carousel: Sendable {
 
     /// See ``Wake``. While a finger is down it is `.idle`: the touch drives the frames.
     public var wake: Wake {
-        if isHeld { return .idle }
+        if isHeld { return kenBurnsMoving ? .animating : .idle }
         if transition != nil { return .animating }
-        if let at = advanceAt, canMove, !isPaused, !refreshWaiting { return .at(at) }
-        return .idle
+        if let at = advanceAt, canMove, !isPaused, !refreshWaiting {
+            return kenBurnsMoving ? .animating : .at(at)
+        }
+        return kenBurnsMoving ? .animating : .idle
     }
 
     // MARK: Internals
@@ -656,6 +667,9 @@ public struct Carousel: Sendable {
     /// The picture came to rest at `end`: in place (the show carries on as after a tap) or at
     /// a side (the neighbour is the current image now).
     private mutating func finishSettle(_ s: Settle, at end: Duration) -> [CarouselAction] {
+        // Only the picture that stays keeps its motion; the one that left starts again next time.
+        let staying = s.to == 0 ? s.picture.base : roles[s.to < 0 ? Self.nextRole : Self.previousRole]
+        for slot in slots.indices where slot != staying && slot != s.picture.overlay { slots[slot].motionStart = nil }
         if s.to == 0 {
             return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
         }
@@ -679,7 +693,7 @@ public struct Carousel: Sendable {
         guard let slot = currentSlot, let item = currentIndex else { return [] }
         if !announced {
             // The image arrived while the finger held its placeholder: fade it in now.
-            if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now) }
+            if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now); slots[slot].motionStart = now }
             return []
         }
         advanceAt = now + max(.zero, interval(of: item) - advanceLead)
@@ -692,6 +706,7 @@ public struct Carousel: Sendable {
         advanceAt = nil
         transition = .move(from: from, to: to, direction: direction, start: start)
         moveStyle = style(into: slots[to].item)
+        slots[to].motionStart = start
         if duration(of: moveStyle) == .zero { return tick(at: start) }
         return []
     }
@@ -700,6 +715,7 @@ public struct Carousel: Sendable {
         guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
         everAnnounced = true
+        if slots[slot].motionStart == nil { slots[slot].motionStart = now }
         advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         return [.shown(item: item, source: items[item].source, at: now)]
     }

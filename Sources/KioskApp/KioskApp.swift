@@ -91,13 +91,16 @@ public enum KioskApp {
         }
         preparer.images = content.images
         preparer.colour = settings.colour
+        let kenBurns = settings.kenBurns && kenBurnsFits(display: display)
+        preparer.kenBurns = kenBurns
         if settings.colour != .sRGB {
             Log.info("colours converted", detail: settings.colour.enabled
                      ? "to \(settings.colour.name), \(settings.colour.intent.rawValue)"
                      : "off: stored numbers shown unconverted")
         }
-        // Another order starts elsewhere than the first item (a warmed frame would be wasted).
-        if !display.abilities.isVirtual, settings.order == .name {
+        // Another order starts elsewhere than the first item (a warmed frame would be wasted), and a
+        // Ken Burns source is not kept in the memory cache the warmed frame waits in.
+        if !display.abilities.isVirtual, settings.order == .name, !kenBurns {
             warmFirstImage(items, preparer: preparer, captions: settings.caption)
         }
 
@@ -110,6 +113,8 @@ public enum KioskApp {
         }
 
         var config = CarouselConfig(interval: settings.interval, fade: settings.fade, showDots: settings.dots)
+        config.transition = settings.transition
+        config.kenBurns = kenBurns
         config.applyOverrides(interval: content.showSettings.interval, fade: content.showSettings.fade)
 
         let text: ShowText
@@ -363,6 +368,42 @@ public enum KioskApp {
     /// The "show started" line, after a note when there is nothing to show yet. It counts the
     /// playlist's items, not images shown (an item may still be downloading or never load): the
     /// frame loop says how many were shown once each was tried (ShowPolicy, `playlist round done`).
+    /// Whether `--ken-burns` fits the memory the process may have (its cgroup's `memory.max`, which
+    /// systemd sets from the unit's `MemoryMax=`; ``MemoryLimit/cgroupMax(root:selfCgroup:)``). Over
+    /// it the show runs without the motion and the log says why (``kenBurnsVerdict(sizes:limit:)``).
+    static func kenBurnsFits(display: Display) -> Bool {
+        let sizes = display.outputSet?.frameSizes ?? [FrameSize(width: display.width, height: display.height)]
+        let verdict = kenBurnsVerdict(sizes: sizes, limit: MemoryLimit.cgroupMax())
+        if verdict.fits {
+            if let line = verdict.line { Log.info("ken burns", detail: line) }
+        } else {
+            Log.warning("ken burns off", reason: verdict.line ?? "")
+        }
+        return verdict.fits
+    }
+
+    /// Whether a Ken Burns show on outputs of `sizes` fits `limit` bytes
+    /// (``kenBurnsBytes(width:height:)`` summed; nil: no limit, it fits), and the log's words.
+    static func kenBurnsVerdict(sizes: [FrameSize], limit: Int?) -> (fits: Bool, line: String?) {
+        let need = sizes.reduce(0) { $0 + kenBurnsBytes(width: $1.width, height: $1.height) }
+        guard let limit else { return (true, nil) }
+        let mib = { (bytes: Int) in (bytes + (1 << 20) - 1) >> 20 }
+        let screens = sizes.map { "\($0.width)x\($0.height)" }.joined(separator: " + ")
+        if need > limit {
+            return (false, "a \(screens) show needs about \(mib(need)) MiB with it, over the memory limit of "
+                    + "\(mib(limit)) MiB (MemoryMax); the pictures stand still (docs/limits.md)")
+        }
+        return (true, "about \(mib(need)) MiB of the memory limit's \(mib(limit)) MiB at \(screens)")
+    }
+
+    /// The memory a Ken Burns show needs at `width` x `height`, bytes (docs/limits.md): three
+    /// sources (``KenBurns/sourceBytes(screenWidth:screenHeight:)``), three screen-sized views drawn
+    /// from them, the renderer's two scratch frames and the display's two scanout buffers, and
+    /// 24 MiB for the rest of the process (its floor, the decoder's buffers, the text libraries).
+    static func kenBurnsBytes(width: Int, height: Int) -> Int {
+        3 * KenBurns.sourceBytes(screenWidth: width, screenHeight: height) + 7 * width * height * 4 + (24 << 20)
+    }
+
     static func logShowStart(items: [PlaylistItem], config: CarouselConfig, settings: Settings, awaitingManifest: Bool) {
         if items.isEmpty && awaitingManifest {
             Log.info("waiting for the manifest", path: settings.manifest?.absoluteString,

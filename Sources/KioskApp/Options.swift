@@ -20,6 +20,10 @@ public struct Settings: Sendable {
     /// `--fade`: cross-fade length.
     public var fade: Duration = .milliseconds(500)
     public var fit: FitMode = .fit
+    /// `--transition`: how the show moves to the next picture (docs/carousel.md "Transitions").
+    public var transition: TransitionStyle = .fade
+    /// `--ken-burns`: a slow pan and zoom over each picture (docs/carousel.md "Ken Burns").
+    public var kenBurns = false
     public var background: RGBColor = .black
     public var dots = false
     public var rotation: Rotation = .none
@@ -207,6 +211,18 @@ public enum CommandLineParser {
             }
             s.fit = f
         },
+        OptionSpec(name: "--transition", value: "STYLE",
+                   help: "fade (cross-fade, the default), slide (the next picture scrolls in sideways, the way of the "
+                       + "last swipe) or cut (at once), over the --fade time"
+        ) { s, v throws(UsageError) in
+            guard let t = TransitionStyle(rawValue: v) else {
+                throw UsageError("--transition: expected fade, slide or cut, got '\(v)'")
+            }
+            s.transition = t
+        },
+        OptionSpec(name: "--ken-burns", value: nil,
+                   help: "a slow pan and zoom over each picture while it is shown (it fills the screen)"
+        ) { s, _ throws(UsageError) in s.kenBurns = true },
         OptionSpec(name: "--background", value: "RRGGBB", help: "letterbox and placeholder colour (default 000000)") { s, v throws(UsageError) in
             guard let c = RGBColor(hex: v) else { throw UsageError("--background: expected six hex digits RRGGBB, got '\(v)'") }
             s.background = c

@@ -44,7 +44,10 @@ public final class ScenePresenter {
                 Log.info("frames on planes", detail: "\(layers.count) layers: no pixel composed on the CPU")
             }
             lastOnPlanes = true
-            for case let slot? in slots { display.prepareLayer(slot) }
+            // Screen-sized frames only: a Ken Burns source never goes on a plane.
+            for case let slot? in slots where slot.width == renderer.width && slot.height == renderer.height {
+                display.prepareLayer(slot)
+            }
             return
         }
         try display.present(render(), showTime: showTime)

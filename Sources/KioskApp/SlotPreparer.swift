@@ -173,6 +173,9 @@ public final class SlotPreparer: @unchecked Sendable {
     public var images: ImageStore?
     /// What the pictures' colours are converted to (`--screen-profile`); set before the worker starts.
     public var colour: ColourTarget = .sRGB
+    /// `--ken-burns`: each job makes a Ken Burns source instead of a screen-sized frame
+    /// (``kenBurnsSource(_:width:height:)``); set before the worker starts.
+    public var kenBurns = false
 
     /// Queues a job; a newer job for the same slot makes older ones for it stale (skipped). A
     /// remote image not in the memory cache is fetched first (the disk cache answers at once
@@ -271,6 +274,7 @@ public final class SlotPreparer: @unchecked Sendable {
     /// longer one the preparer makes). Throws ``ImageError``.
     private func frame(_ job: Job, width: Int, height: Int, identity: FileIdentity?,
                        captioned: Bool) throws(ImageError) -> (Bitmap, [String]) {
+        if kenBurns { return try kenBurnsSource(job, width: width, height: height) }
         let fit = job.fit ?? self.fit
         var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
         key.version = identity
@@ -333,5 +337,29 @@ public final class SlotPreparer: @unchecked Sendable {
     public func waitForResults(interrupt: Int32 = -1) -> [Result] {
         waitForAnswers(interrupt: interrupt)
         return takeResults()
+    }
+}
+
+extension SlotPreparer {
+    /// The Ken Burns source of `job` for a `width` x `height` screen (docs/carousel.md "Ken
+    /// Burns"): the picture decoded whole and upright at a DCT scale covering the largest source
+    /// (``DecodeOptions`` with a `fill` target of the screen times ``KenBurns/zoom`` and
+    /// ``KenBurns/maxExtent``), placed as `fill` into a new bitmap of
+    /// ``KenBurns/sourceSize(imageWidth:imageHeight:screenWidth:screenHeight:)`` (XRGB8888,
+    /// alpha flattened over ``background``), its ownership passed to the caller. The item's
+    /// fit does not apply (the picture always covers the screen) and no caption is drawn (it
+    /// would drift and be cropped); the memory cache is not used (its frames are screen-sized).
+    /// Runs on the decode worker. Throws ``ImageError`` as ``ImageDecoder/decode(path:options:)``.
+    func kenBurnsSource(_ job: Job, width: Int, height: Int) throws(ImageError) -> (Bitmap, [String]) {
+        let scale = KenBurns.zoom * KenBurns.maxExtent
+        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: Int((Double(width) * scale).rounded(.up)),
+                                    targetHeight: Int((Double(height) * scale).rounded(.up)), fit: .fill,
+                                    colour: colour)
+        let decoded = try ImageDecoder.decode(path: job.path, options: options)
+        let size = KenBurns.sourceSize(imageWidth: decoded.bitmap.width, imageHeight: decoded.bitmap.height,
+                                       screenWidth: width, screenHeight: height)
+        let source = Bitmap(uninitializedWidth: size.width, height: size.height)  // place writes every pixel
+        Compositor.place(decoded.bitmap, into: source, fit: .fill, background: background)
+        return (source, decoded.warnings)
     }
 }

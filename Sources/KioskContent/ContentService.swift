@@ -474,7 +474,7 @@ public final class ContentService {
             for item in manifest.items {
                 out.append(PlaylistItem(source: item.src, duration: item.duration, fit: item.fit ?? manifest.fit,
                                         sha256: item.sha256, schedule: item.schedule, fallback: item.fallback,
-                                        caption: item.caption))
+                                        caption: item.caption, transition: item.transition ?? manifest.transition))
             }
             settings = ShowSettings(interval: manifest.interval ?? settings.interval,
                                     fade: manifest.fade ?? settings.fade, fit: manifest.fit ?? settings.fit)

@@ -42,6 +42,9 @@ public struct ManifestItem: Equatable, Sendable {
     public var fallback = false
     /// Words drawn at the bottom of the picture (`caption`, a string), if any.
     public var caption: String?
+    /// How the show moves to this item (`transition`: `fade`, `slide` or `cut`); nil: the
+    /// manifest's show-wide `transition`, else the command line's.
+    public var transition: TransitionStyle?
 
     public init(src: String, duration: Duration? = nil, fit: FitMode? = nil, id: String? = nil, sha256: String? = nil,
                 caption: String? = nil) {
@@ -77,8 +80,10 @@ public struct ManifestItem: Equatable, Sendable {
 ///   ``BrightnessTiers``; docs/power.md);
 /// - `presence_timeout`: seconds as `--presence-timeout` (a number, 0 ≤ x ≤ 86400; 0: presence off);
 /// - `order`: the play order as `--order` takes it (``PlaylistOrder``: `name`, `shuffle`, ...);
+/// - `transition`: `fade`, `slide` or `cut` as `--transition` takes it (``TransitionStyle``);
 /// - `items[i].src` (required, non-empty), `duration` (seconds, 0 < x ≤ 86400), `fit`, `id`
-///   (a string), `sha256` (64 hex digits), `caption` (a string), `schedule` and `fallback`
+///   (a string), `sha256` (64 hex digits), `caption` (a string), `transition` (how the show
+///   moves to the item), `schedule` and `fallback`
 ///   (ManifestSchedule.swift). Other keys are ignored.
 ///
 /// and the older banner form `{"imgs":[{"src":"/static/a.jpg"}]}` (only `src` is read).
@@ -102,6 +107,8 @@ public struct Manifest: Equatable, Sendable {
     public var presenceTimeout: Duration?
     /// The play order (`order`), if given (docs/carousel.md "Order").
     public var order: PlaylistOrder?
+    /// How the show moves between its items (`transition`), if given; an item's own wins.
+    public var transition: TransitionStyle?
     public var items: [ManifestItem]
 
     public init(format: Format = .items, interval: Duration? = nil, fade: Duration? = nil, fit: FitMode? = nil,
@@ -217,6 +224,15 @@ private struct Reader {
 
     func format(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d) }
 
+    func transition(_ value: JSONValue?, _ path: String) throws(ContentError) -> TransitionStyle? {
+        guard let text = try string(value, path) else { return nil }
+        guard let style = TransitionStyle(rawValue: text) else {
+            let known = TransitionStyle.allCases.map(\.rawValue).joined(separator: ", ")
+            throw fail(path, "\"\(text)\" is not a transition (one of \(known))")
+        }
+        return style
+    }
+
     func fit(_ value: JSONValue?, _ path: String) throws(ContentError) -> FitMode? {
         guard let s = try string(value, path) else { return nil }
         guard let mode = FitMode(rawValue: s) else {
@@ -252,6 +268,7 @@ private struct Reader {
                 manifest.fade = .milliseconds(Int64(ms.rounded()))
             }
             manifest.fit = try fit(top["fit"], "fit")
+            manifest.transition = try transition(top["transition"], "transition")
             if let text = try string(top["brightness"], "brightness") {
                 do {
                     manifest.brightness = try BrightnessTiers.parse(text)
@@ -289,6 +306,7 @@ private struct Reader {
                 item.fit = try fit(fields["fit"], path + ".fit")
                 item.id = try string(fields["id"], path + ".id")
                 item.caption = try string(fields["caption"], path + ".caption")
+                item.transition = try transition(fields["transition"], path + ".transition")
                 if let h = try string(fields["sha256"], path + ".sha256") {
                     let lower = h.lowercased()
                     guard lower.utf8.count == 64,

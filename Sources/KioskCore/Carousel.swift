@@ -48,6 +48,10 @@ public struct Carousel: Sendable {
         /// The frame shows an older picture of its item (its file changed while it was on
         /// screen): it stays until it leaves the screen, and no role takes it again.
         var stale = false
+        /// When its picture's Ken Burns motion began (``CarouselConfig/kenBurns``): the start of
+        /// the move or fade-in that brought it on screen, or when it was shown at once; nil
+        /// while it is off screen.
+        var motionStart: Duration?
         var isReady: Bool { if case .ready = status { return true } else { return false } }
     }
 
@@ -130,6 +134,8 @@ public struct Carousel: Sendable {
     /// True once any item has been shown.
     private var everAnnounced = false
     private var nextTicket = 1
+    /// The latest time ticked (what ``wake`` reads the Ken Burns motion at).
+    private(set) var lastTick: Duration = .zero
     private var started = false
     /// The image of a replaced playlist that is still on screen although the new playlist does
     /// not list it: its index in ``items`` (appended after the new items). The next move goes to
@@ -187,11 +193,28 @@ public struct Carousel: Sendable {
     /// How a physical slot stands.
     public func status(ofSlot slot: Int) -> SlotStatus { slots[slot].status }
     /// True while a cross-fade, fade-in or settle runs: the frame loop then draws paced frames.
-    public var isAnimating: Bool { wake == .animating }
+    public var isAnimating: Bool { !isHeld && transition != nil }
     /// True while a finger is on the screen (from ``touchBegan(at:)`` to ``touchEnded(velocity:at:)``).
     public var isHeld: Bool { if case .held = transition { return true } else { return false } }
 
     var fade: Duration { config.effectiveFade }
+    /// The style of the move under way (or the last one): the style of the item it brings on
+    /// screen, else the show's (docs/carousel.md "Transitions").
+    private(set) var moveStyle: TransitionStyle = .fade
+    /// How long a move of `style` takes: the fade time, or none for a cut.
+    func duration(of style: TransitionStyle) -> Duration { style == .cut ? .zero : fade }
+    /// The style of a move to playlist item `item`.
+    func style(into item: Int?) -> TransitionStyle {
+        item.flatMap { $0 < items.count ? items[$0].transition : nil } ?? config.transition
+    }
+    /// The item a move in `direction` brings on screen (as ``desiredItems()`` places it).
+    private func target(_ direction: Direction) -> Int? {
+        let d = desiredItems()
+        return direction == .forward ? d[Self.nextRole] : d[Self.previousRole]
+    }
+    /// How long before the next picture is fully shown auto-advance starts its move: the
+    /// move's duration (the next `shown` then comes one interval after this one).
+    private var advanceLead: Duration { duration(of: style(into: target(config.direction))) }
     private func interval(of item: Int) -> Duration { items[item].duration ?? config.interval }
 
     // MARK: Events
@@ -207,6 +230,7 @@ public struct Carousel: Sendable {
     /// Advances the show to `now`: completes and starts fades as their times come. Call it on
     /// every turn of the frame loop before asking for the ``scene(at:)``.
     public mutating func tick(at now: Duration) -> [CarouselAction] {
+        lastTick = max(lastTick, now)
         let actions = passes(at: now)  // first: `settled` must read the state after the passes
         return settled(actions)
     }
@@ -246,7 +270,8 @@ public struct Carousel: Sendable {
         switch t {
         case .held: return nil
         case .settle(let s): return s.start + config.settle
-        case .move(_, _, _, let start), .fadeIn(_, let start): return start + fade
+        case .move(_, _, _, let start): return start + duration(of: moveStyle)
+        case .fadeIn(_, let start): return start + fade
         }
     }
 
@@ -262,6 +287,7 @@ public struct Carousel: Sendable {
             return finishSettle(settle, at: end)
         case .move(let from, _, let direction, _):
             if slots[from].stale { slots[from] = Slot() }   // off screen now: prepared again if wanted
+            slots[from].motionStart = nil
             stepCursor(direction)
             currentSince = end
             announced = false
@@ -289,7 +315,7 @@ public struct Carousel: Sendable {
     public mutating func resume(at now: Duration) {
         guard isPaused else { return }
         isPaused = false
-        if announced, let item = currentIndex { advanceAt = now + max(.zero, interval(of: item) - fade) }
+        if announced, let item = currentIndex { advanceAt = now + max(.zero, interval(of: item) - advanceLead) }
     }
 
     /// Goes to playlist item `item` (its index in ``items``) with a cross-fade: a neighbour
@@ -417,6 +443,12 @@ public struct Carousel: Sendable {
         switch transition {
         case .held?:
             return actions
+        case .move(let from, _, let direction, let start)? where moveStyle == .slide:
+            // A slide is a settle the show made: the finger holds it where it is, and a release
+            // without a drag lets it glide on to its picture.
+            hold.origin = slideOffset(direction, since: start, now: now)
+            hold.caughtSettleTarget = Double(direction == .forward ? -config.screenWidth : config.screenWidth)
+            hold.picture = Picture(base: from, overlay: nil, weight: 0)
         case .move(let from, let to, _, let start)?:
             hold.picture = Picture(base: from, overlay: to, weight: weight(since: start, now: now))
             hold.caughtFade = CaughtFade(fade: transition!, elapsed: now - start)
@@ -458,7 +490,7 @@ public struct Carousel: Sendable {
     public mutating func touchEnded(velocity: Double?, at now: Duration, cancelled: Bool = false) -> [CarouselAction] {
         guard case .held(let hold) = transition else {
             if transition == nil, advanceAt == nil, announced, let item = currentIndex {
-                advanceAt = now + max(.zero, interval(of: item) - fade)
+                advanceAt = now + max(.zero, interval(of: item) - advanceLead)
             }
             return []
         }
@@ -497,6 +529,7 @@ public struct Carousel: Sendable {
         let onTimeAtStart = !everAnnounced && now - currentSince <= config.startGrace
         if now > currentSince && !onTimeAtStart {
             transition = .fadeIn(slot: slot, start: now)
+            slots[slot].motionStart = now
             return []
         }
         return announceIfReady(at: now)
@@ -607,10 +640,12 @@ public struct Carousel: Sendable {
 
     /// See ``Wake``. While a finger is down it is `.idle`: the touch drives the frames.
     public var wake: Wake {
-        if isHeld { return .idle }
+        if isHeld { return kenBurnsMoving ? .animating : .idle }
         if transition != nil { return .animating }
-        if let at = advanceAt, canMove, !isPaused, !refreshWaiting { return .at(at) }
-        return .idle
+        if let at = advanceAt, canMove, !isPaused, !refreshWaiting {
+            return kenBurnsMoving ? .animating : .at(at)
+        }
+        return kenBurnsMoving ? .animating : .idle
     }
 
     // MARK: Internals
@@ -632,6 +667,9 @@ public struct Carousel: Sendable {
     /// The picture came to rest at `end`: in place (the show carries on as after a tap) or at
     /// a side (the neighbour is the current image now).
     private mutating func finishSettle(_ s: Settle, at end: Duration) -> [CarouselAction] {
+        // Only the picture that stays keeps its motion; the one that left starts again next time.
+        let staying = s.to == 0 ? s.picture.base : roles[s.to < 0 ? Self.nextRole : Self.previousRole]
+        for slot in slots.indices where slot != staying && slot != s.picture.overlay { slots[slot].motionStart = nil }
         if s.to == 0 {
             return resume(after: Hold(picture: s.picture, origin: 0, caughtFade: s.caughtFade), at: end)
         }
@@ -655,10 +693,10 @@ public struct Carousel: Sendable {
         guard let slot = currentSlot, let item = currentIndex else { return [] }
         if !announced {
             // The image arrived while the finger held its placeholder: fade it in now.
-            if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now) }
+            if slots[slot].isReady { transition = .fadeIn(slot: slot, start: now); slots[slot].motionStart = now }
             return []
         }
-        advanceAt = now + max(.zero, interval(of: item) - fade)
+        advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         return []
     }
 
@@ -667,7 +705,9 @@ public struct Carousel: Sendable {
               let to = roles[direction == .forward ? Self.nextRole : Self.previousRole] else { return [] }
         advanceAt = nil
         transition = .move(from: from, to: to, direction: direction, start: start)
-        if fade == .zero { return tick(at: start) }
+        moveStyle = style(into: slots[to].item)
+        slots[to].motionStart = start
+        if duration(of: moveStyle) == .zero { return tick(at: start) }
         return []
     }
 
@@ -675,7 +715,8 @@ public struct Carousel: Sendable {
         guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
         everAnnounced = true
-        advanceAt = now + max(.zero, interval(of: item) - fade)
+        if slots[slot].motionStart == nil { slots[slot].motionStart = now }
+        advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         return [.shown(item: item, source: items[item].source, at: now)]
     }
 

@@ -26,6 +26,13 @@ public struct CarouselConfig: Equatable, Sendable {
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.
     public var flickVelocity: Double?
+    /// How a move goes (`--transition`): fade, slide or cut; an item's own
+    /// (``PlaylistItem/transition``) wins for the move that brings it on screen.
+    public var transition: TransitionStyle = .fade
+    /// `--ken-burns`: each picture pans and zooms slowly while it is on screen
+    /// (``KenBurns``, docs/carousel.md "Ken Burns"); the scene then names the moving view of
+    /// each slot (``Scene/Layer/kenBurns(slot:seed:progress:)``).
+    public var kenBurns = false
 
     public init(interval: Duration = .seconds(5), fade: Duration = .milliseconds(500),
                 direction: Direction = .forward, showDots: Bool = false,

@@ -19,6 +19,18 @@ public enum Easing {
         return min(256, max(0, Int((eased * 256).rounded())))
     }
 
+    /// The fraction (0...1) of the way at `elapsed` of a transition lasting `total` (same unit),
+    /// on the curve of ``easeInOutWeight(elapsed:total:)`` (`3p² − 2p³`) unrounded: a slide's
+    /// distance covered (docs/carousel.md "Transitions").
+    ///
+    /// `elapsed <= 0` gives 0; `elapsed >= total` (or `total <= 0`) gives 1.
+    public static func easeInOutFraction(elapsed: Int64, total: Int64) -> Double {
+        if total <= 0 || elapsed >= total { return 1 }
+        if elapsed <= 0 { return 0 }
+        let p = Double(elapsed) / Double(total)
+        return p * p * (3 - 2 * p)
+    }
+
     /// The fraction (0...1) of the distance covered at `elapsed` of a settle lasting `total`
     /// (same unit): the cubic ease-out `1 − (1 − p)³` with `p = elapsed / total` (Robert
     /// Penner's easeOutCubic): it leaves at three times the mean speed, so a released finger's

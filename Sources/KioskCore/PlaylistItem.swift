@@ -18,10 +18,15 @@ public struct PlaylistItem: Equatable, Sendable {
     public var fallback = false
     /// Words drawn in a band at the bottom of the picture (docs/text.md "Captions"); nil: none.
     public var caption: String?
+    /// How the show moves to this item (a manifest's `transition`, docs/manifest.md); nil: the
+    /// show's ``CarouselConfig/transition``.
+    public var transition: TransitionStyle?
 
     public init(source: String, duration: Duration? = nil, fit: FitMode? = nil, sha256: String? = nil,
-                schedule: ItemSchedule? = nil, fallback: Bool = false, caption: String? = nil) {
+                schedule: ItemSchedule? = nil, fallback: Bool = false, caption: String? = nil,
+                transition: TransitionStyle? = nil) {
         self.caption = caption
+        self.transition = transition
         self.source = source
         self.duration = duration
         self.fit = fit

@@ -7,6 +7,9 @@ public struct Scene: Equatable, Sendable {
     public enum Layer: Equatable, Sendable {
         /// The prepared frame in physical slot 0, 1 or 2.
         case slot(Int)
+        /// The Ken Burns view of the source prepared in physical slot `slot` (``KenBurns``):
+        /// the window of the motion with `seed` at `progress` (0...1), resampled to the screen.
+        case kenBurns(slot: Int, seed: UInt64, progress: Double)
         /// The slot's image is not ready yet (decoding, downloading).
         case placeholder
         /// The playlist is empty: a screen that says so.

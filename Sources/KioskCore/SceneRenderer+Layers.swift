@@ -9,7 +9,12 @@ extension SceneRenderer {
     /// layers moved by the offset with the neighbour beside them (the bottom layer then does not
     /// cover the frame: the display puts a backdrop under it); the dots and the overlay come last.
     /// The slot frames are used as they are (borrowed: see ``FrameLayer``).
+    /// A Ken Burns view (``Scene/Layer/kenBurns(slot:seed:progress:)``) is drawn anew every frame
+    /// and cannot be borrowed as a layer: such a scene gives nil (composed on the CPU).
     public func layers(_ scene: Scene, slots: [Bitmap?]) -> [FrameLayer]? {
+        for layer in [scene.base, scene.overlay, scene.neighbour] {
+            if case .kenBurns? = layer { return nil }
+        }
         var extra: FrameLayer?
         if let frameOverlay {
             switch frameOverlay.layer {

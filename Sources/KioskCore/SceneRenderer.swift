@@ -51,6 +51,10 @@ public final class SceneRenderer {
     private var scratch: Bitmap?
     /// Second scratch frame: the blended picture of a slide (a finger caught a cross-fade).
     private var pictureScratch: Bitmap?
+    /// The Ken Burns views drawn for the frame being rendered and the last one, by slot: the
+    /// layer each shows and its screen-sized frame (at most three: a drag shows the picture, a
+    /// fade caught in it and the neighbour).
+    private var kenBurnsViews: [Int: (layer: Scene.Layer, frame: Bitmap)] = [:]
 
     public init(width: Int, height: Int, background: RGBColor, painter: (any TextPainter)? = nil) {
         self.width = width
@@ -104,7 +108,7 @@ public final class SceneRenderer {
 
     /// Frees the scratch frame (the frame loop calls this while nothing animates, to keep the
     /// resident memory down to the slot frames).
-    public func releaseScratch() { scratch = nil; pictureScratch = nil }
+    public func releaseScratch() { scratch = nil; pictureScratch = nil; kenBurnsViews = [:] }
 
     private func pictureFrame() -> Bitmap {
         if let s = pictureScratch { return s }
@@ -125,6 +129,15 @@ public final class SceneRenderer {
         case .slot(let i):
             if i < slots.count, let b = slots[i], b.width == width, b.height == height { return b }
             return placeholder()
+        case .kenBurns(let i, let seed, let progress):
+            guard i < slots.count, let source = slots[i] else { return placeholder() }
+            if let view = kenBurnsViews[i], view.layer == layer { return view.frame }
+            let frame = kenBurnsViews[i]?.frame ?? Bitmap(uninitializedWidth: width, height: height)
+            let window = KenBurns.window(seed: seed, progress: progress, sourceWidth: source.width,
+                                         sourceHeight: source.height, screenWidth: width, screenHeight: height)
+            Compositor.resampleBilinear(source, window: window, into: frame, rows: rows)
+            kenBurnsViews[i] = (layer, frame)
+            return frame
         case .placeholder:
             return placeholder()
         case .noImages:

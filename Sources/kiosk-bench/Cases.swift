@@ -62,6 +62,9 @@ enum ChildCase {
         case "fade-4k":
             // fade-4k [FRAMES] [DEVICE]: a 3840x2160 fade frame on one core and on all; the plane path's CPU time.
             return FadeFourKCase.run(frames: int(0, 120), device: rest.count > 1 ? rest[1] : nil)
+        case "ken-burns":
+            // ken-burns [FRAMES] [PHOTO]: a Ken Burns frame against a plain fade frame (KenBurnsCost.swift).
+            return KenBurnsCostCase.run(frames: int(0, 60), photo: rest.count > 1 ? rest[1] : nil)
         case "scanout-dimmed":
             // scanout-dimmed [N]: the copy to scanout at full brightness and dimmed by the pixels.
             return ScanoutDimmedCase.run(iterations: int(0, 40))
@@ -87,7 +90,7 @@ enum ChildCase {
         fputs("kiosk-bench --case noop | decode PATH | decode-full PATH | decode-warm PATH N | blend N W"
               + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
               + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
-              + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS]\n", stderr)
+              + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS] | ken-burns [FRAMES] [PHOTO]\n", stderr)
         return 64
     }
 

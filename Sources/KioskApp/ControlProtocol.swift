@@ -40,13 +40,16 @@ public enum ControlProtocol {
             return .failure(ControlFailure(id: nil, message: "invalid JSON: \(error.reason)"))
         }
         guard case .object(let fields) = value else {
-            return .failure(ControlFailure(id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
+            return .failure(ControlFailure(
+                id: nil, message: "invalid request: expected a JSON object such as {\"command\":[\"status\"]}"))
         }
         let id = fields["request_id"]
         func fail(_ message: String) -> Result<(id: JSONValue?, command: ControlCommand), ControlFailure> {
             .failure(ControlFailure(id: id, message: message))
         }
-        guard let command = fields["command"] else { return fail("invalid request: no \"command\" (expected {\"command\":[NAME, ARGUMENTS...]})") }
+        guard let command = fields["command"] else {
+            return fail("invalid request: no \"command\" (expected {\"command\":[NAME, ARGUMENTS...]})")
+        }
         guard case .array(let words) = command, let first = words.first else {
             return fail("invalid request: \"command\" must be an array [NAME, ARGUMENTS...], got \(command.text)")
         }
@@ -64,19 +67,23 @@ public enum ControlProtocol {
         case "resume": return noArguments(.resume)
         case "status": return noArguments(.status)
         case "goto":
-            guard arguments.count == 1 else { return fail("goto: expected one argument, the INDEX (a whole number), got \(arguments.count)") }
+            guard arguments.count == 1 else {
+                return fail("goto: expected one argument, the INDEX (a whole number), got \(arguments.count)")
+            }
             guard case .int(let index) = arguments[0], let i = Int(exactly: index) else {
                 return fail("goto: bad index \(arguments[0].text): expected a whole number")
             }
             return .success((id, .goto(i)))
         case "display":
             guard arguments.count == 1, case .string(let state) = arguments[0], state == "on" || state == "off" else {
-                return fail("display: expected \"on\" or \"off\", got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+                return fail("display: expected \"on\" or \"off\", got "
+                            + "\(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
             }
             return .success((id, .display(on: state == "on")))
         case "screenshot":
             guard arguments.count == 1, case .string(let path) = arguments[0], !path.isEmpty else {
-                return fail("screenshot: expected one argument, the PATH of the PNG file to write (a string), got \(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
+                return fail("screenshot: expected one argument, the PATH of the PNG file to write (a string), got "
+                            + "\(arguments.isEmpty ? "nothing" : arguments.map(\.text).joined(separator: ", "))")
             }
             return .success((id, .screenshot(path: path)))
         case "brightness":

@@ -66,7 +66,9 @@ public final class ControlServer: @unchecked Sendable {
             let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             if probe >= 0 {
                 let connected = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
                 close(probe)
                 if connected == 0 { throw SystemError(operation: "bind", path: path, errno: EADDRINUSE) }
@@ -74,12 +76,15 @@ public final class ControlServer: @unchecked Sendable {
             try syscall("unlink", path: path) { unlink(path) }
         }
         let fd = try syscall("socket", path: path) {
-            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
+                   0)
         }
         do {
             try syscall("bind", path: path) {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
             }
             // Not listening yet: nobody can connect before the mode is right.
@@ -212,8 +217,11 @@ public final class ControlServer: @unchecked Sendable {
                     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // (accept4 is not visible from Swift's Glibc)
                     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                     if clients.count >= Self.maxClients {
-                        let line = ControlProtocol.reply(id: nil, error: "too many clients (at most \(Self.maxClients) at a time)")
-                        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                        let line = ControlProtocol.reply(
+                            id: nil, error: "too many clients (at most \(Self.maxClients) at a time)")
+                        _ = line.withUnsafeBytes {
+                            send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                        }
                         close(fd)
                         if let n = refusals.note(at: MonotonicClock.raw()) { logRefused(n) }
                         continue
@@ -349,7 +357,8 @@ extension KioskApp {
         } catch {
             let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
             let hint = error.errno == EEXIST ? "; it is not a socket, so it is left alone"
-                : error.errno == ENOENT ? "; the folder \(folder.isEmpty ? "/" : folder) does not exist (it is not created: make it, or let systemd's RuntimeDirectory= make it)"
+                : error.errno == ENOENT ? "; the folder \(folder.isEmpty ? "/" : folder) does not exist "
+                    + "(it is not created: make it, or let systemd's RuntimeDirectory= make it)"
                 : ""
             Log.error("control socket unavailable", path: path, reason: error.description + hint)
             return nil

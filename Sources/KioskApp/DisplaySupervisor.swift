@@ -9,8 +9,9 @@ import KioskSystem
 /// ``ConsoleGuard/enableProcessSwitching(releaseSignal:acquireSignal:)``), the screen's power
 /// (`--display-off` schedule, `display on|off` on the control socket, a touch waking a screen
 /// the schedule switched off, presence and brightness: DisplaySupervisor+Power.swift) and the
-/// card (lost and reopened, maybe at another size: ``Display/reconnection``). Frames are drawn only while ``canDraw``; the show keeps its time
-/// while the VT is switched away, but pauses while the screen is off or the card is gone.
+/// card (lost and reopened, maybe at another size: ``Display/reconnection``). Frames are drawn
+/// only while ``canDraw``; the show keeps its time while the VT is switched away, but pauses
+/// while the screen is off or the card is gone.
 ///
 /// What the rest of the show must do about it comes back as ``Effect``s: a `display` event, a
 /// redraw, a STATUS= line, a card back (laid out again at its size). The carousel is handed in

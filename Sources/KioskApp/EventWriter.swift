@@ -38,14 +38,17 @@ public final class EventWriter: @unchecked Sendable {
     public var outputNames: (() -> [String])?
 
     /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
-    /// Fields in a fixed order: event, index, src, x, y, outputs or output (``outputNames``), t. The strings are escaped by
-    /// Foundation's JSON encoder (each encoded as a JSON fragment). A password in `source`
-    /// (`https://user:secret@host/...`) is written as `***` (``Log/hidingPasswords(_:)``).
-    public func line(event: String, index: Int, source: String, time: Duration, point: (x: Int, y: Int)? = nil) -> String {
+    /// Fields in a fixed order: event, index, src, x, y, outputs or output (``outputNames``), t.
+    /// The strings are escaped by Foundation's JSON encoder (each encoded as a JSON fragment). A
+    /// password in `source` (`https://user:secret@host/...`) is written as `***`
+    /// (``Log/hidingPasswords(_:)``).
+    public func line(event: String, index: Int, source: String, time: Duration,
+                     point: (x: Int, y: Int)? = nil) -> String {
         var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(Log.hidingPasswords(source)))"
         if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
         if let names = outputNames?(), names.count > 1 {
-            text += point == nil ? ",\"outputs\":[" + names.map(json).joined(separator: ",") + "]" : ",\"output\":\(json(names[0]))"
+            text += point == nil ? ",\"outputs\":[" + names.map(json).joined(separator: ",") + "]"
+                : ",\"output\":\(json(names[0]))"
         }
         return text + ",\"t\":\(time.wholeMilliseconds)}"
     }
@@ -64,7 +67,8 @@ public final class EventWriter: @unchecked Sendable {
     /// `{"event":"display","state":"off","reason":"schedule","t":1234}`; `reason` is `schedule`,
     /// `vt`, `control` or `touch`, `t` the show time in milliseconds.
     public func displayLine(on: Bool, reason: String, time: Duration) -> String {
-        "{\"event\":\"display\",\"state\":\"\(on ? "on" : "off")\",\"reason\":\(json(reason)),\"t\":\(time.wholeMilliseconds)}"
+        "{\"event\":\"display\",\"state\":\"\(on ? "on" : "off")\",\"reason\":\(json(reason)),"
+            + "\"t\":\(time.wholeMilliseconds)}"
     }
 
     /// The line of `event` (without the newline): the one home of every event line, so stdout,

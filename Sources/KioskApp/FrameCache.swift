@@ -64,5 +64,7 @@ struct FrameCache {
     /// Number of frames held.
     var count: Int { entries.count }
 
-    private static func size(_ frame: Bitmap) -> Int { Bitmap.byteCount(width: frame.width, height: frame.height) ?? Int.max }
+    private static func size(_ frame: Bitmap) -> Int {
+        Bitmap.byteCount(width: frame.width, height: frame.height) ?? Int.max
+    }
 }

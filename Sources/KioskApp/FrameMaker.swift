@@ -65,7 +65,9 @@ final class FrameMaker {
     }
 
     /// The sizes of `display`'s other outputs that need frames of their own.
-    static func otherSizes(of display: Display) -> [FrameSize] { Array((display.outputSet?.frameSizes ?? []).dropFirst()) }
+    static func otherSizes(of display: Display) -> [FrameSize] {
+        Array((display.outputSet?.frameSizes ?? []).dropFirst())
+    }
 
     /// Readable when the words have loaded.
     var wakeDescriptor: Int32? { text?.ready.wakeDescriptor }
@@ -201,7 +203,8 @@ final class FrameMaker {
     private func makeOutputClocks() {
         outputClocks = clockOverlay.map { overlay in
             outputRenderers.map {
-                ClockOverlay(format: overlay.format, renderer: overlay.renderer, frameWidth: $0.width, frameHeight: $0.height)
+                ClockOverlay(format: overlay.format, renderer: overlay.renderer, frameWidth: $0.width,
+                             frameHeight: $0.height)
             }
         } ?? []
         for (r, clock) in zip(outputRenderers, outputClocks) { r.frameOverlay = clock }

@@ -45,15 +45,22 @@ public enum ManualPage {
             let number = index + 1
             let text = String(line)
             if let name = directive(text, "@NOTE") {
-                guard open == nil else { throw TemplateError(line: number, message: "a note inside the note of \(open!.name)") }
-                guard known.contains(name) else {
-                    throw TemplateError(line: number, message: "a note for \(name), which the option table does not have")
+                guard open == nil else {
+                    throw TemplateError(line: number, message: "a note inside the note of \(open!.name)")
                 }
-                guard notes[name] == nil else { throw TemplateError(line: number, message: "a second note for \(name)") }
+                guard known.contains(name) else {
+                    throw TemplateError(line: number,
+                                        message: "a note for \(name), which the option table does not have")
+                }
+                guard notes[name] == nil else {
+                    throw TemplateError(line: number, message: "a second note for \(name)")
+                }
                 open = (name, number, [])
             } else if directive(text, "@END") != nil {
                 guard let note = open else { throw TemplateError(line: number, message: "@END without @NOTE") }
-                guard !note.lines.isEmpty else { throw TemplateError(line: number, message: "an empty note for \(note.name)") }
+                guard !note.lines.isEmpty else {
+                    throw TemplateError(line: number, message: "an empty note for \(note.name)")
+                }
                 notes[note.name] = note.lines
                 open = nil
             } else if open != nil {
@@ -69,12 +76,16 @@ public enum ManualPage {
         for (number, text) in body {
             switch text {
             case "@OPTIONS@":
-                guard placed.insert(text).inserted else { throw TemplateError(line: number, message: "a second \(text)") }
+                guard placed.insert(text).inserted else {
+                    throw TemplateError(line: number, message: "a second \(text)")
+                }
                 page.append(#".\" The options: generated from the option table, one .TP paragraph each."#)
                 for option in options { page += entry(option, note: notes[option.name]) }
                 page.append(#".\" End of the generated options."#)
             case "@REST_OF_LINE_OPTIONS@":
-                guard placed.insert(text).inserted else { throw TemplateError(line: number, message: "a second \(text)") }
+                guard placed.insert(text).inserted else {
+                    throw TemplateError(line: number, message: "a second \(text)")
+                }
                 let names = options.map { String($0.name.dropFirst(2)) }.filter(restOfLine.contains)
                 page += wrap(sentenceList(names.map { "\\fB\(escape($0))\\fP" }), width: 78)
             default:

@@ -40,7 +40,9 @@ public final class ScreenshotWriter: @unchecked Sendable {
         public static func parse(_ text: String) -> Limits? {
             let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
             guard parts.count == 3, let files = parts[0], let mb = parts[1], let rate = parts[2],
-                  (1...10_000).contains(files), (1...100_000).contains(mb), (1...10_000).contains(rate) else { return nil }
+                  (1...10_000).contains(files), (1...100_000).contains(mb), (1...10_000).contains(rate) else {
+                return nil
+            }
             var limits = Limits()
             limits.files = files
             limits.bytes = mb * 1_000_000
@@ -95,7 +97,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
         for source in sourceFolders {
             guard let real = Self.realPath(source) else { continue }
             if resolved == real || resolved.hasPrefix(real == "/" ? "/" : real + "/") {
-                throw refuse("\(resolved) is the SOURCE folder \(source) or inside it: a screenshot would replace what the show plays")
+                throw refuse("\(resolved) is the SOURCE folder \(source) or inside it: "
+                             + "a screenshot would replace what the show plays")
             }
         }
         for own in kioskFolders where Self.realPath(own) == resolved {
@@ -131,10 +134,13 @@ public final class ScreenshotWriter: @unchecked Sendable {
     static func forShow(_ settings: Settings, runtimeDirectory: String?) -> ScreenshotWriter? {
         guard settings.screenshots else { return nil }
         guard let path = settings.screenshotDirectory
-                ?? defaultFolder(runtimeDirectory: runtimeDirectory, controlPath: settings.controlPath) else { return nil }
+                ?? defaultFolder(runtimeDirectory: runtimeDirectory, controlPath: settings.controlPath) else {
+            return nil
+        }
         let sources = settings.sources.filter { source in
             var st = stat()
-            return !source.hasPrefix("http:") && !source.hasPrefix("https:") && stat(source, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+            return !source.hasPrefix("http:") && !source.hasPrefix("https:") && stat(source, &st) == 0
+                && st.st_mode & S_IFMT == S_IFDIR
         }
         do {
             return try ScreenshotWriter(folder: path, limits: settings.screenshotLimits, sourceFolders: sources,
@@ -156,12 +162,16 @@ public final class ScreenshotWriter: @unchecked Sendable {
             throw ScreenshotError(description: "expected an absolute path of a folder, got '\(path)'")
         }
         let name = String(trimmed[trimmed.index(after: slash)...])
-        guard name != ".", name != ".." else { throw ScreenshotError(description: "'\(path)' does not end in a folder name") }
+        guard name != ".", name != ".." else {
+            throw ScreenshotError(description: "'\(path)' does not end in a folder name")
+        }
         let parentPath = slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
         guard let parent = realPath(parentPath) else {
             throw ScreenshotError(description: "its parent \(parentPath) cannot be resolved: \(describe(errno))")
         }
-        func failure(_ what: String, _ code: Int32) -> ScreenshotError { ScreenshotError(description: "\(what): \(describe(code))") }
+        func failure(_ what: String, _ code: Int32) -> ScreenshotError {
+            ScreenshotError(description: "\(what): \(describe(code))")
+        }
         let flags = O_DIRECTORY | O_NOFOLLOW | O_RDONLY | O_CLOEXEC
         var fd = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure("open /", errno) }
@@ -184,13 +194,15 @@ public final class ScreenshotWriter: @unchecked Sendable {
         let code = errno
         close(fd)
         guard folder >= 0 else {
-            throw failure("open \(resolved)" + (code == ELOOP || code == ENOTDIR ? " (a symbolic link or not a folder)" : ""), code)
+            throw failure("open \(resolved)"
+                              + (code == ELOOP || code == ENOTDIR ? " (a symbolic link or not a folder)" : ""), code)
         }
         var st = stat()
         guard fstat(folder, &st) == 0 else { let code = errno; close(folder); throw failure("fstat \(resolved)", code) }
         guard st.st_uid == geteuid() else {
             close(folder)
-            throw ScreenshotError(description: "\(resolved) belongs to uid \(st.st_uid), not to this user (uid \(geteuid()))")
+            throw ScreenshotError(description: "\(resolved) belongs to uid \(st.st_uid), "
+                                      + "not to this user (uid \(geteuid()))")
         }
         if st.st_mode & 0o022 != 0, fchmod(folder, st.st_mode & 0o7755) != 0 {
             let code = errno
@@ -221,7 +233,9 @@ public final class ScreenshotWriter: @unchecked Sendable {
         }
         guard !name.isEmpty, name != ".", name != ".." else { return fail("\(path): expected a file name at the end") }
         guard !name.hasPrefix(".") else { return fail("\(path): the file name must not start with '.'") }
-        guard name.lowercased().hasSuffix(".png"), name.count > 4 else { return fail("\(path): the file name must end in .png") }
+        guard name.lowercased().hasSuffix(".png"), name.count > 4 else {
+            return fail("\(path): the file name must end in .png")
+        }
         // The temporary file beside it takes the name and a prefix: NAME_MAX (255) must hold both.
         guard name.utf8.count <= 200 else { return fail("\(path): the file name is longer than 200 bytes") }
         guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
@@ -240,7 +254,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
     /// Encodes `image` as PNG to `path` (from ``resolve(_:)``) on the queue, then posts the
     /// reply for `request` to ``finished``: `data` is `reply` plus `bytes`, the file's size.
     /// Takes ownership of `image`.
-    func write(_ image: Bitmap, to path: String, reply: [String: JSONValue], for request: ControlRequest, readBackMilliseconds: Double) {
+    func write(_ image: Bitmap, to path: String, reply: [String: JSONValue], for request: ControlRequest,
+               readBackMilliseconds: Double) {
         let name = String(path[path.index(after: path.lastIndex(of: "/")!)...])
         queue.async { [self] in
             let start = Self.monotonicMilliseconds()
@@ -252,7 +267,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
                 result = .success(.object(data))
                 let encode = Self.monotonicMilliseconds() - start
                 Log.info("screenshot written", path: path,
-                         detail: "\(image.width)x\(image.height), read back in \(Self.format(readBackMilliseconds)) ms, PNG in \(Self.format(encode)) ms")
+                         detail: "\(image.width)x\(image.height), "
+                             + "read back in \(Self.format(readBackMilliseconds)) ms, PNG in \(Self.format(encode)) ms")
             case .failure(let error):
                 result = .failure(ControlFailure(id: nil, message: "screenshot: \(error)"))
             }
@@ -287,7 +303,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
         let size = Int(st.st_size)
         guard size <= limits.bytes else {
             unlinkat(directory, temporary, 0)
-            return failure("the PNG is \(size) bytes, more than the folder's cap of \(limits.bytes) (--screenshot-limit)")
+            return failure("the PNG is \(size) bytes, more than the folder's cap of \(limits.bytes) "
+                           + "(--screenshot-limit)")
         }
         if fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFDIR {
             unlinkat(directory, temporary, 0)
@@ -309,7 +326,9 @@ public final class ScreenshotWriter: @unchecked Sendable {
         var files: [(name: String, bytes: Int, modified: Int64)] = []
         for name in listing() where !name.hasPrefix(".") && name.lowercased().hasSuffix(".png") && name != replacing {
             var st = stat()
-            guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            guard fstatat(directory, name, &st, AT_SYMLINK_NOFOLLOW) == 0, st.st_mode & S_IFMT == S_IFREG else {
+                continue
+            }
             files.append((name, Int(st.st_size), Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)))
         }
         files.sort { ($0.modified, $0.name) < ($1.modified, $1.name) }
@@ -319,7 +338,8 @@ public final class ScreenshotWriter: @unchecked Sendable {
             if unlinkat(directory, file.name, 0) == 0 {
                 count -= 1
                 total -= file.bytes
-                Log.info("old screenshot removed", path: folder + "/" + file.name, detail: "the folder's caps: \(limits.description)")
+                Log.info("old screenshot removed", path: folder + "/" + file.name,
+                         detail: "the folder's caps: \(limits.description)")
             }
         }
     }

@@ -46,7 +46,9 @@ public final class ShowText: @unchecked Sendable {
     /// `loader`: how the fonts are found (default: ``FontLibrary/init(family:)`` for
     /// `sans-serif`); a test gives one that holds the load until it lets it go.
     /// - Throws: ``SystemError`` when the wake-up pipe of ``ready`` cannot be made.
-    public init(loader: @escaping Loader = { () throws(TextError) -> FontLibrary in try FontLibrary() }) throws(SystemError) {
+    public init(
+        loader: @escaping Loader = { () throws(TextError) -> FontLibrary in try FontLibrary() }
+    ) throws(SystemError) {
         self.loader = loader
         ready = try Mailbox()
     }
@@ -72,7 +74,8 @@ public final class ShowText: @unchecked Sendable {
             phase.withLock { $0 = .done(library) }
             guard let renderer = makeRenderer(library) else { return }
             if let frameWidth, let frameHeight, frameWidth > 0, frameHeight > 0 {
-                _ = MessagePainter(renderer: renderer).pixelSize(for: SceneRenderer.placeholderText, width: frameWidth, height: frameHeight)
+                _ = MessagePainter(renderer: renderer).pixelSize(for: SceneRenderer.placeholderText, width: frameWidth,
+                                                                 height: frameHeight)
             }
             ready.post(LoopRenderer(renderer: renderer))
         }
@@ -84,7 +87,8 @@ public final class ShowText: @unchecked Sendable {
     private func load() -> FontLibrary? {
         do throws(TextError) {
             let library = try loader()
-            Log.info("fonts", detail: "\(library.fonts[0].family) (\(library.fonts[0].path)) and \(counted(library.fonts.count - 1, "fallback"))")
+            Log.info("fonts", detail: "\(library.fonts[0].family) (\(library.fonts[0].path)) "
+                         + "and \(counted(library.fonts.count - 1, "fallback"))")
             return library
         } catch {
             Log.warning("no text on screen", reason: error.description)

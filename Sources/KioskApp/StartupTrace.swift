@@ -56,8 +56,9 @@ public final class StartupTrace: @unchecked Sendable {
     /// display opened 0.45 s, show started 0.47 s, first decode 0.50-1.20 s, rendered 1.21 s,
     /// presented 1.25 s, shown 1.26 s` (phases not marked are left out).
     public func summary() -> String {
-        let names: [(Phase, String)] = [(.main, "main"), (.displayOpened, "display opened"), (.showStarted, "show started"),
-                                        (.rendered, "first frame rendered"), (.presented, "presented"), (.shown, "shown")]
+        let names: [(Phase, String)] = [(.main, "main"), (.displayOpened, "display opened"),
+                                        (.showStarted, "show started"), (.rendered, "first frame rendered"),
+                                        (.presented, "presented"), (.shown, "shown")]
         var parts: [String] = []
         for (phase, name) in names {
             if phase == .rendered, let a = seconds(.decodeStarted), let b = seconds(.decodeEnded) {
@@ -66,7 +67,8 @@ public final class StartupTrace: @unchecked Sendable {
             if let s = seconds(phase) { parts.append("\(name) \(Self.format(s)) s") }
         }
         let total = seconds(.shown).map { "\(Self.format($0)) s after the process started" } ?? "not shown yet"
-        return total + (processStart == nil ? " (its start unknown: from main)" : "") + ": " + parts.joined(separator: ", ")
+        return total + (processStart == nil ? " (its start unknown: from main)" : "") + ": "
+            + parts.joined(separator: ", ")
     }
 
     /// Marks ``Phase/shown`` and logs the `first frame` line, once per process.

@@ -20,8 +20,8 @@ public final class TapCommand {
     /// The child's `PATH`: the system's programs only, whatever the show's own `PATH` holds.
     public static let childPath = "/usr/local/bin:/usr/bin:/bin"
     /// Variables passed on from the show's environment when set (language, time zone, home).
-    public static let passedOn = ["LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_TIME", "TZ", "HOME", "USER",
-                                  "LOGNAME"]
+    public static let passedOn = ["LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_TIME", "TZ", "HOME",
+                                  "USER", "LOGNAME"]
 
     /// Looks the program up (logged when it is not found).
     public init(arguments: [String]) {
@@ -53,7 +53,8 @@ public final class TapCommand {
             return String(cString: cwd) + "/" + program
         }
         guard !program.isEmpty else { return nil }
-        for folder in (path ?? childPath).split(separator: ":", omittingEmptySubsequences: true) where folder.hasPrefix("/") {
+        for folder in (path ?? childPath).split(separator: ":", omittingEmptySubsequences: true)
+        where folder.hasPrefix("/") {
             let file = (folder.hasSuffix("/") ? String(folder) : folder + "/") + program
             if executableFile(file) { return file }
         }
@@ -82,7 +83,8 @@ public final class TapCommand {
             }
         }
         do {
-            running = try ChildProcess(arguments: arguments, environment: Self.environment(index: index, source: source),
+            running = try ChildProcess(arguments: arguments,
+                                       environment: Self.environment(index: index, source: source),
                                        inheritEnvironment: false, executable: executable)
         } catch {
             running = nil

@@ -82,10 +82,14 @@ extension Compositor {
             planes[c].withUnsafeMutableBufferPointer { p in
                 scratch.withUnsafeMutableBufferPointer { t in
                     for box in boxesX where box > 1 {
-                        for j in 0..<sh { boxPass(p.baseAddress! + j * sw, count: sw, step: 1, width: box, scratch: t.baseAddress!) }
+                        for j in 0..<sh {
+                            boxPass(p.baseAddress! + j * sw, count: sw, step: 1, width: box, scratch: t.baseAddress!)
+                        }
                     }
                     for box in boxesY where box > 1 {
-                        for i in 0..<sw { boxPass(p.baseAddress! + i, count: sh, step: sw, width: box, scratch: t.baseAddress!) }
+                        for i in 0..<sw {
+                            boxPass(p.baseAddress! + i, count: sh, step: sw, width: box, scratch: t.baseAddress!)
+                        }
                     }
                 }
             }
@@ -98,7 +102,8 @@ extension Compositor {
         let dim = Float(letterboxDim) / 256 * 16
         let small = UnsafeMutablePointer<Int32>.allocate(capacity: sw * sh * 3)
         let line = UnsafeMutablePointer<Int32>.allocate(capacity: sw * 3)
-        let colA = UnsafeMutablePointer<Int>.allocate(capacity: fw), colB = UnsafeMutablePointer<Int>.allocate(capacity: fw)
+        let colA = UnsafeMutablePointer<Int>.allocate(capacity: fw),
+            colB = UnsafeMutablePointer<Int>.allocate(capacity: fw)
         let colW = UnsafeMutablePointer<Int32>.allocate(capacity: fw)
         defer { small.deallocate(); line.deallocate(); colA.deallocate(); colB.deallocate(); colW.deallocate() }
         for k in 0..<(sw * sh) {
@@ -142,13 +147,15 @@ extension Compositor {
         if lower % 2 == 0 { lower -= 1 }
         lower = max(1, lower)
         let upper = lower + 2
-        let m = ((12 * sigma * sigma - Double(n * lower * lower + 4 * n * lower + 3 * n)) / Double(-4 * lower - 4)).rounded()
+        let m = ((12 * sigma * sigma - Double(n * lower * lower + 4 * n * lower + 3 * n)) / Double(-4 * lower - 4))
+            .rounded()
         return (0..<n).map { $0 < Int(m) ? lower : upper }
     }
 
     /// One box filter of odd `width` over `count` samples `step` apart, in place, edges clamped
     /// (the first and last samples repeat outwards). `scratch` holds `count` samples.
-    static func boxPass(_ p: UnsafeMutablePointer<Float>, count: Int, step: Int, width: Int, scratch: UnsafeMutablePointer<Float>) {
+    static func boxPass(_ p: UnsafeMutablePointer<Float>, count: Int, step: Int, width: Int,
+                        scratch: UnsafeMutablePointer<Float>) {
         let r = width / 2
         for i in 0..<count { scratch[i] = p[i * step] }
         let last = count - 1

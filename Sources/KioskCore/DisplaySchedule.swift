@@ -53,7 +53,9 @@ public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
         for piece in pieces {
             let ends = piece.split(separator: "-", omittingEmptySubsequences: false)
             guard ends.count == 2 else { throw .badRange(piece) }
-            guard let start = minute(ends[0], allowEndOfDay: false) else { throw .badTime(String(ends[0]), range: piece) }
+            guard let start = minute(ends[0], allowEndOfDay: false) else {
+                throw .badTime(String(ends[0]), range: piece)
+            }
             guard let end = minute(ends[1], allowEndOfDay: true) else { throw .badTime(String(ends[1]), range: piece) }
             guard start != end % minutesPerDay || (start == 0 && end == minutesPerDay) else {
                 throw .emptyRange(piece)

@@ -111,7 +111,8 @@ public struct GestureRecognizer: Sendable {
             var out = decide(sample)
             switch state {
             case .dragging:
-                out.append(.dragEnded(offset: sample.x - dragOrigin, velocity: velocity(at: sample.time), at: sample.time))
+                out.append(.dragEnded(offset: sample.x - dragOrigin, velocity: velocity(at: sample.time),
+                                      at: sample.time))
             case .undecided where sample.time - downTime <= config.tapMaxDuration:
                 out.append(.tap(x: downX, y: downY, at: sample.time))
             default:

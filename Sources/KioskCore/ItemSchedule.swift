@@ -98,7 +98,8 @@ public struct ItemSchedule: Hashable, Sendable {
         let offset = zone.utcOffset(atEpochSecond: midnight - 86_400)
         let steady = offset == zone.utcOffset(atEpochSecond: midnight + 2 * 86_400)
         func at(_ day: Int, _ minute: Int) -> Int64 {
-            steady ? midnight + Int64(day * 86_400 + minute * 60 - offset) : zone.instant(of: date.adding(days: day), minute: minute)
+            steady ? midnight + Int64(day * 86_400 + minute * 60 - offset)
+                : zone.instant(of: date.adding(days: day), minute: minute)
         }
         guard !times.isEmpty else { return [(at(0, 0), at(1, 0))] }
         return times.map { r in
@@ -130,15 +131,20 @@ public struct ItemSchedule: Hashable, Sendable {
             return v
         }
         guard let y = digits(0, 4), b.count >= 10, b[4] == 45, let mo = digits(5, 2), b[7] == 45, let d = digits(8, 2),
-              (1...12).contains(mo), (1...LocalDate.daysIn(month: mo, year: y)).contains(d) else { throw .badBound(text) }
+              (1...12).contains(mo), (1...LocalDate.daysIn(month: mo, year: y)).contains(d) else {
+            throw .badBound(text)
+        }
         guard yearRange.contains(y) else {
-            throw .unusableBound(text, reason: "the year \(text.prefix(4)) is outside \(yearRange.lowerBound)...\(yearRange.upperBound) "
+            throw .unusableBound(text, reason: "the year \(text.prefix(4)) is outside "
+                                 + "\(yearRange.lowerBound)...\(yearRange.upperBound) "
                                  + "(leave the key out for no bound)")
         }
         let date = LocalDate(year: y, month: mo, day: d)
         if b.count == 10 { return .date(date) }
         guard b.count >= 20, b[10] == 84 || b[10] == 116 || b[10] == 32, let h = digits(11, 2), b[13] == 58,
-              let mi = digits(14, 2), b[16] == 58, let s = digits(17, 2), h < 24, mi < 60, s <= 60 else { throw .badBound(text) }
+              let mi = digits(14, 2), b[16] == 58, let s = digits(17, 2), h < 24, mi < 60, s <= 60 else {
+            throw .badBound(text)
+        }
         var i = 19
         if b[i] == 46 {
             i += 1
@@ -162,7 +168,8 @@ public struct ItemSchedule: Hashable, Sendable {
             // 23:59:59 UTC on a month's last day: the next second is in a new month.
             let (days, second) = instant.quotientAndRemainder(dividingBy: 86_400)
             guard second == 86_399, LocalDate(daysSinceEpoch: days + 1).day == 1 else {
-                throw .unusableBound(text, reason: "second 60 is only a leap second, at 23:59:60 UTC on the last day of a month (RFC 3339 section 5.7)")
+                throw .unusableBound(text, reason: "second 60 is only a leap second, at 23:59:60 UTC on the last day "
+                                     + "of a month (RFC 3339 section 5.7)")
             }
         }
         return .instant(instant)
@@ -180,7 +187,9 @@ public struct ItemSchedule: Hashable, Sendable {
     /// One window `HH:MM-HH:MM` (as a `--display-off` range; may cross midnight).
     /// - Throws: ``ItemScheduleError/badWindow(_:)`` with the reason.
     public static func parseWindow(_ text: String) throws(ItemScheduleError) -> DisplaySchedule.Range {
-        guard !text.contains(",") else { throw .badWindow("'\(text)' holds several windows; give each as its own string") }
+        guard !text.contains(",") else {
+            throw .badWindow("'\(text)' holds several windows; give each as its own string")
+        }
         // Stricter than `--display-off`: exactly HH:MM, two digits each (RFC 3339 section 5.6,
         // time-hour and time-minute), no spaces; `24:00` only as an end (ISO 8601's end of day).
         let ends = text.split(separator: "-", omittingEmptySubsequences: false)
@@ -188,7 +197,8 @@ public struct ItemSchedule: Hashable, Sendable {
             let u = Array(end.utf8)
             return u.count != 5 || u[2] != 58 || ![0, 1, 3, 4].allSatisfy({ (48...57).contains(u[$0]) })
         }) {
-            throw .badWindow("'\(bad)' in '\(text)' is not a time HH:MM (two digits each, 00:00 ... 23:59, 24:00 as an end)")
+            throw .badWindow("'\(bad)' in '\(text)' is not a time HH:MM "
+                             + "(two digits each, 00:00 ... 23:59, 24:00 as an end)")
         }
         do {
             return try DisplaySchedule.parse(text).ranges[0]
@@ -225,11 +235,13 @@ public enum ItemScheduleError: Error, Equatable, Sendable, CustomStringConvertib
     public var description: String {
         switch self {
         case .badBound(let t):
-            return "\"\(t)\" is neither a date YYYY-MM-DD nor an RFC 3339 date-time with an offset (2026-12-24T18:00:00+01:00)"
+            return "\"\(t)\" is neither a date YYYY-MM-DD nor an RFC 3339 date-time with an offset "
+                + "(2026-12-24T18:00:00+01:00)"
         case .unusableBound(let t, let reason):
             return "\"\(t)\": \(reason)"
         case .badDay(let t):
-            return "\"\(t)\" is not a day (one of \(ItemSchedule.dayNames.joined(separator: ", ")), or the full name; any case)"
+            return "\"\(t)\" is not a day (one of \(ItemSchedule.dayNames.joined(separator: ", ")), "
+                + "or the full name; any case)"
         case .badWindow(let reason):
             return reason
         case .emptyPeriod:

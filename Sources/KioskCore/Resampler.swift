@@ -136,10 +136,12 @@ public enum Resampler {
         ///   above the failed one already written.
         public func draw<Failure: Error>(
             into dest: Bitmap,
-            rows: (_ first: Int, _ count: Int, _ pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(Failure) -> Void
+            rows: (_ first: Int, _ count: Int, _ pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(Failure)
+                -> Void
         ) throws(Failure) {
             precondition(dest.width == destWidth && dest.height == destHeight,
-                         "Resampler.Plan.draw: destination is \(dest.width)x\(dest.height), planned for \(destWidth)x\(destHeight)")
+                         "Resampler.Plan.draw: destination is \(dest.width)x\(dest.height), "
+                            + "planned for \(destWidth)x\(destHeight)")
             guard let hf, let vf else { return }
             let taps = UnsafeMutablePointer<UnsafePointer<UInt32>>.allocate(capacity: max(1, maxRowsPerOutputRow))
             defer { taps.deallocate() }
@@ -351,7 +353,9 @@ struct AxisFilter {
         try start.withUnsafeBufferPointer { st in
             count.withUnsafeBufferPointer { ct in
                 offset.withUnsafeBufferPointer { of in
-                    weights.withUnsafeBufferPointer { wt in Result { () throws(Failure) -> R in try body(st, ct, of, wt) } }
+                    weights.withUnsafeBufferPointer { wt in
+                        Result { () throws(Failure) -> R in try body(st, ct, of, wt) }
+                    }
                 }
             }
         }.get()

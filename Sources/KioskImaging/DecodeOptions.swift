@@ -33,8 +33,9 @@ public struct DecodeOptions: Sendable, Equatable {
     /// An image that needs more is refused with
     /// ``ImageError/overMemoryBudget(path:needed:limit:reason:)`` before the memory is
     /// allocated; what the libraries allocate themselves is refused beyond what our buffers
-    /// leave of it (libjpeg is also given that as `max_memory_to_use`). Default ``defaultMaxDecoderBytes`` (192 MiB), which with the
-    /// frames a show holds stays under the systemd unit's `MemoryMax=256M`.
+    /// leave of it (libjpeg is also given that as `max_memory_to_use`). Default
+    /// ``defaultMaxDecoderBytes`` (192 MiB), which with the frames a show holds stays under the
+    /// systemd unit's `MemoryMax=256M`.
     ///
     /// What that admits with the defaults, shown with
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)``: any upright baseline

@@ -102,7 +102,8 @@ struct HEIFLibrary: @unchecked Sendable {
             symbol("heif_image_get_height", (@convention(c) (Image?, heif_channel) -> Int32).self),
             symbol("heif_image_get_bits_per_pixel_range", (@convention(c) (Image?, heif_channel) -> Int32).self),
             symbol("heif_image_get_plane",
-                   (@convention(c) (Image?, heif_channel, UnsafeMutablePointer<Int32>?) -> UnsafeMutablePointer<UInt8>?).self),
+                   (@convention(c) (Image?, heif_channel, UnsafeMutablePointer<Int32>?)
+                       -> UnsafeMutablePointer<UInt8>?).self),
             symbol("heif_image_release", (@convention(c) (Image?) -> Void).self)
         )
         guard missing.isEmpty,
@@ -111,7 +112,8 @@ struct HEIFLibrary: @unchecked Sendable {
               let k = lookups.10, let l = lookups.11,
               let m = lookups2.0, let n = lookups2.1, let o = lookups2.2, let p = lookups2.3, let q = lookups2.4,
               let r = lookups2.5, let s = lookups2.6, let t = lookups2.7, let u = lookups2.8 else {
-            return .failure(LoadError(message: "\(soname) lacks \(missing.joined(separator: ", ")) (libheif 1.15 or later is needed)"))
+            return .failure(LoadError(
+                message: "\(soname) lacks \(missing.joined(separator: ", ")) (libheif 1.15 or later is needed)"))
         }
         return .success(HEIFLibrary(
             contextAlloc: a, contextFree: b, setMaximumImageSizeLimit: c, readFromMemoryWithoutCopy: d,

@@ -83,7 +83,9 @@ enum ISOMediaCodedSize {
     /// allocated, so such a file would show whatever the memory held.
     static func gridProblem(_ b: UnsafeRawBufferPointer) -> String? {
         let items = Items(b)
-        guard let primary = ISOMediaHeader.primaryItem(b), items.ids(ofType: "grid").contains(primary) else { return nil }
+        guard let primary = ISOMediaHeader.primaryItem(b), items.ids(ofType: "grid").contains(primary) else {
+            return nil
+        }
         guard let d = items.data(ofItem: primary), d.count >= 8 else { return "its grid descriptor cannot be read" }
         let rows = Int(d[2]) + 1, columns = Int(d[3]) + 1
         let wide = d[1] & 1 != 0
@@ -103,11 +105,13 @@ enum ISOMediaCodedSize {
         }
         let known = ISOMediaHeader.imageSizes(b)  // one walk of ipma for every tile
         let sizes = tiles.map { known[$0] }
-        guard let first = sizes.first ?? nil, sizes.allSatisfy({ $0?.width == first.width && $0?.height == first.height }) else {
+        guard let first = sizes.first ?? nil,
+              sizes.allSatisfy({ $0?.width == first.width && $0?.height == first.height }) else {
             return "its grid's tiles are not all of one known size"
         }
         guard columns * first.width >= width, rows * first.height >= height else {
-            return "its grid's \(columns)x\(rows) tiles of \(first.width)x\(first.height) do not cover its \(width)x\(height) image"
+            return "its grid's \(columns)x\(rows) tiles of \(first.width)x\(first.height) "
+                + "do not cover its \(width)x\(height) image"
         }
         return nil
     }
@@ -232,7 +236,9 @@ enum ISOMediaCodedSize {
         /// extents naming the same bytes many times cannot make it large); past that, or past
         /// 4,096 extents an item, `complete` is false.
         func data(ofType type: String) -> (data: [[UInt8]], complete: Bool) {
-            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else { return ([], true) }
+            guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4 else {
+                return ([], true)
+            }
             let children = (meta.lowerBound + 4)..<meta.upperBound
             guard let iinf = ISOMediaHeader.child("iinf", in: children, of: b),
                   let iloc = ISOMediaHeader.child("iloc", in: children, of: b) else { return ([], true) }
@@ -270,7 +276,9 @@ enum ISOMediaCodedSize {
         /// The IDs of the items of type `type` (`iinf`).
         func ids(ofType type: String) -> Set<Int> {
             guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
-                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return [] }
+                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else {
+                return []
+            }
             return itemIDs(ofType: type, iinf: iinf)
         }
 
@@ -283,8 +291,11 @@ enum ISOMediaCodedSize {
                   iref.count >= 4, let version = u8(iref.lowerBound) else { return [] }
             let idSize = version == 0 ? 2 : 4
             var result: [Int] = []
-            for (boxType, box) in ISOMediaHeader.boxes((iref.lowerBound + 4)..<iref.upperBound, of: b) where boxType == type {
-                guard let id = uN(box.lowerBound, idSize), id == from, let count = uN(box.lowerBound + idSize, 2) else { continue }
+            for (boxType, box) in ISOMediaHeader.boxes((iref.lowerBound + 4)..<iref.upperBound, of: b)
+            where boxType == type {
+                guard let id = uN(box.lowerBound, idSize), id == from, let count = uN(box.lowerBound + idSize, 2) else {
+                    continue
+                }
                 for k in 0..<count {
                     let at = box.lowerBound + idSize + 2 + k * idSize
                     guard at + idSize <= box.upperBound, let to = uN(at, idSize) else { break }
@@ -297,7 +308,9 @@ enum ISOMediaCodedSize {
         /// The type of item `id` (`iinf`), nil when no `infe` names it.
         func type(ofItem id: Int) -> String? {
             guard let meta = ISOMediaHeader.child("meta", in: 0..<b.count, of: b), meta.count >= 4,
-                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else { return nil }
+                  let iinf = ISOMediaHeader.child("iinf", in: (meta.lowerBound + 4)..<meta.upperBound, of: b) else {
+                return nil
+            }
             return itemTypes(iinf: iinf).first { $0.id == id }?.type
         }
 
@@ -342,13 +355,16 @@ enum ISOMediaCodedSize {
                     method = m & 15
                     at += 2
                 }
-                guard uN(at, 2) != nil, let base = uN(at + 2, baseSize), let extentCount = uN(at + 2 + baseSize, 2) else { break }
+                guard uN(at, 2) != nil, let base = uN(at + 2, baseSize),
+                      let extentCount = uN(at + 2 + baseSize, 2) else { break }
                 at += 4 + baseSize
                 var ranges: [Range<Int>] = []
                 var whole = true
                 for _ in 0..<extentCount {
                     at += indexSize
-                    guard let offset = uN(at, offsetSize), let length = uN(at + offsetSize, lengthSize) else { return result }
+                    guard let offset = uN(at, offsetSize), let length = uN(at + offsetSize, lengthSize) else {
+                        return result
+                    }
                     at += offsetSize + lengthSize
                     let origin: Int
                     let limit: Int

@@ -53,7 +53,8 @@ public enum ImageDescription {
                     out.description = out.description ?? description(structure)
                     out.dateTimeOriginal = out.dateTimeOriginal ?? EXIFDateTime(original: structure)
                 }
-                if type == "tEXt", let nul = data.firstIndex(of: 0), String(decoding: data[..<nul], as: UTF8.self) == "Description" {
+                if type == "tEXt", let nul = data.firstIndex(of: 0),
+                   String(decoding: data[..<nul], as: UTF8.self) == "Description" {
                     // The text of tEXt is Latin-1 (ISO 8859-1; PNG specification section 11.3.4.3).
                     text = clean(String(String.UnicodeScalarView(data[(nul + 1)...].map { Unicode.Scalar($0) })))
                 }

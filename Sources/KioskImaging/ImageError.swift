@@ -79,7 +79,8 @@ public enum ImageError: Error, CustomStringConvertible, Equatable, Sendable {
             return "unsupported image: \(reason)"
         case .tooLarge(_, let width, let height, let limit):
             let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
-            return "\(width)x\(height) pixels (\(overflow ? "more than \(Int.max)" : String(pixels))) exceeds the pixel limit of \(limit)"
+            return "\(width)x\(height) pixels (\(overflow ? "more than \(Int.max)" : String(pixels))) "
+                + "exceeds the pixel limit of \(limit)"
         case .sideTooLong(_, let width, let height, let limit):
             return "\(width)x\(height) pixels: a side longer than \(limit) pixels is refused"
         case .overMemoryBudget(_, let needed, let limit, let reason):

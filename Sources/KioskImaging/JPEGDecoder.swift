@@ -239,7 +239,8 @@ final class JPEGHandle: RowSource {
         let message = String(cString: kc_jpeg_error(handle))
         if Int(code) == KC_IMG_OVER_BUDGET {
             return .overMemoryBudget(path: name, needed: reserved, limit: budget,
-                                     reason: coefficientBytes > 0 ? "\(message) (\(coefficientUse.what), with libjpeg's own tables)" : message)
+                                     reason: coefficientBytes > 0
+                                         ? "\(message) (\(coefficientUse.what), with libjpeg's own tables)" : message)
         }
         return imageError(code: code, message: message, name: name)
     }

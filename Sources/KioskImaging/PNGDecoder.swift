@@ -52,11 +52,13 @@ enum PNGDecoder {
         let png = try PNGHandle.open(source, name: name, options: options)
         if png.interlaced {
             return .whole(try decodeStored(png, options: options,
-                                           why: "the decoded image, held whole as an interlaced (Adam7) PNG cannot be streamed"))
+                                           why: "the decoded image, held whole as an interlaced (Adam7) PNG "
+                                               + "cannot be streamed"))
         }
         if png.orientation != .topLeft {
             return .whole(try decodeStored(png, options: options,
-                                           why: "the decoded image, held whole to be turned by its EXIF orientation \(png.orientation.rawValue)"))
+                                           why: "the decoded image, held whole to be turned by its EXIF "
+                                               + "orientation \(png.orientation.rawValue)"))
         }
         let plan = Compositor.placement(imageWidth: png.width, imageHeight: png.height, into: frame, fit: fit)
         let conversion = png.colourConversion(options: options)
@@ -83,7 +85,9 @@ enum PNGDecoder {
 
     /// The whole image in its stored orientation. `why` names the decoded image in the memory
     /// error; the check counts it with its turned copy when the orientation turns it.
-    private static func decodeStored(_ png: PNGHandle, options: DecodeOptions, why: String) throws(ImageError) -> Stored {
+    private static func decodeStored(
+        _ png: PNGHandle, options: DecodeOptions, why: String
+    ) throws(ImageError) -> Stored {
         let image = MemoryUse.image(width: png.width, height: png.height, why)
         let conversion = png.colourConversion(options: options)
         var phases = [[image] + (conversion.map { [$0.memoryUse] } ?? [])]

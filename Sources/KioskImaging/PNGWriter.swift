@@ -52,7 +52,9 @@ public enum PNGWriter {
     /// file the caller made (written from its offset), which is closed on return, on success
     /// and on failure alike. `name` is the file's name in errors.
     /// - Throws: ``ImageError/writeFailed(path:reason:)`` with libpng's or the write's message.
-    public static func write(_ bitmap: Bitmap, toDescriptor fd: Int32, name: String, compressionLevel: Int32 = 1) throws(ImageError) {
+    public static func write(
+        _ bitmap: Bitmap, toDescriptor fd: Int32, name: String, compressionLevel: Int32 = 1
+    ) throws(ImageError) {
         var message = [CChar](repeating: 0, count: Int(KC_IMG_MESSAGE_MAX))
         let code = kc_png_write_fd(fd, bitmap.pixels, Int32(bitmap.width), Int32(bitmap.height),
                                    bitmap.bytesPerRow, bitmap.hasAlpha ? 1 : 0, compressionLevel, &message)

@@ -57,7 +57,8 @@ final class RowRing {
     static func memoryUse(width: Int, plan: Resampler.Plan) -> MemoryUse {
         let rows = capacity(for: plan)
         let bytes = MemoryUse.product(rows, width, 4)
-        return MemoryUse(what: "a ring of \(counted(rows, "decoded row")) of \(width) pixels (\(byteSize(bytes)))", bytes: bytes)
+        return MemoryUse(what: "a ring of \(counted(rows, "decoded row")) of \(width) pixels (\(byteSize(bytes)))",
+                         bytes: bytes)
     }
 
     /// A ring over `source` for `plan`, whose source is `width` pixels wide.
@@ -70,7 +71,8 @@ final class RowRing {
         let capacity = Self.capacity(for: plan)
         let bytes = MemoryUse.product(capacity, width, 4)
         guard bytes < Int.max, let memory = malloc(bytes) else {
-            throw .outOfMemory(path: name, reason: "cannot allocate \(counted(bytes, "byte")) for \(counted(capacity, "row")) of \(width) pixels")
+            throw .outOfMemory(path: name, reason: "cannot allocate \(counted(bytes, "byte")) for "
+                + "\(counted(capacity, "row")) of \(width) pixels")
         }
         self.source = source
         self.width = width
@@ -94,10 +96,13 @@ final class RowRing {
 
     /// Serves one request of ``Resampler/Plan/draw(into:rows:)``: rows `first ..< first + count`.
     /// - Throws: the source's ``ImageError`` (corrupt or truncated data).
-    func rows(_ first: Int, _ count: Int, into pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>) throws(ImageError) {
+    func rows(
+        _ first: Int, _ count: Int, into pointers: UnsafeMutablePointer<UnsafePointer<UInt32>>
+    ) throws(ImageError) {
         let end = first + count
         precondition(count <= capacity && first >= next - capacity && end <= limit,
-                     "RowRing: rows \(first)..<\(end) outside the ring (next \(next), capacity \(capacity), limit \(limit))")
+                     "RowRing: rows \(first)..<\(end) outside the ring "
+                        + "(next \(next), capacity \(capacity), limit \(limit))")
         if first > next {
             // Rows nobody reads (above a fill crop). Only ever at the start, while the ring is
             // empty: the plan's requests overlap or touch.

@@ -34,13 +34,16 @@ enum BlurPrepareCase {
                 for mode in [FitMode.fit, .blur] {
                     let t0 = nowMs()
                     let frame = Bitmap(uninitializedWidth: width, height: height)
-                    let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: width, targetHeight: height, fit: mode)
-                    let fitted = try ImageDecoder.decodeFitted(path: portraitPath, into: frame, fit: mode, background: .black,
+                    let options = DecodeOptions(maxPixels: 100_000_000, targetWidth: width, targetHeight: height,
+                                                fit: mode)
+                    let fitted = try ImageDecoder.decodeFitted(path: portraitPath, into: frame, fit: mode,
+                                                               background: .black,
                                                                options: options)
                     let t = nowMs() - t0
                     if i > 0 { if mode == .fit { fit.append(t) } else { blur.append(t) } }
                     if mode == .fit {
-                        let rect = FitMode.fit.placement(imageWidth: fitted.decodedWidth, imageHeight: fitted.decodedHeight,
+                        let rect = FitMode.fit.placement(imageWidth: fitted.decodedWidth,
+                                                         imageHeight: fitted.decodedHeight,
                                                          frameWidth: width, frameHeight: height)
                         let t1 = nowMs(), c1 = threadCPUMs()
                         Compositor.fillLetterboxBlurred(frame, imageRect: rect)
@@ -49,7 +52,8 @@ enum BlurPrepareCase {
                 }
             }
             let f = median(fit), b = median(blur)
-            print("fit \(f) blur \(b) extra \(b - f) letterbox \(median(letterbox)) letterbox-cpu \(median(letterboxCPU))"
+            print("fit \(f) blur \(b) extra \(b - f) letterbox \(median(letterbox)) "
+                  + "letterbox-cpu \(median(letterboxCPU))"
                   + " (portrait \(w)x\(h) PNG, \(width)x\(height))")
             return 0
         } catch {

@@ -32,7 +32,9 @@ enum CacheWriteCase {
                 try cache.store(url: "https://example.com/new/\(i).jpg", bytes: body)
                 times.append((nowMs() - t0) * 1000)
             }
-            guard cache.count == entries else { fputs("cache-write: \(cache.count) entries, not \(entries)\n", stderr); return 1 }
+            guard cache.count == entries else {
+                fputs("cache-write: \(cache.count) entries, not \(entries)\n", stderr); return 1
+            }
             print("\(median(times)) \(cache.count)")
             return 0
         } catch {

@@ -42,7 +42,8 @@ enum FadeFourKCase {
         let one = time(nil), all = time(team)
         print("fade-4k cpu path, 1 core: blend \(fmt(one.blend)) ms, blend + scanout copy \(fmt(one.frame)) ms a frame"
               + " (median; fastest \(fmt(one.fastest)) ms)")
-        print("fade-4k cpu path, \(team.parallelism) cores: blend \(fmt(all.blend)) ms, blend + scanout copy \(fmt(all.frame)) ms"
+        print("fade-4k cpu path, \(team.parallelism) cores: blend \(fmt(all.blend)) ms, "
+              + "blend + scanout copy \(fmt(all.frame)) ms"
               + " a frame (\(fmt(all.frame / one.frame, 2)) of one core's time; fastest \(fmt(all.fastest)) ms,"
               + " \(fmt(all.fastest / max(0.001, one.fastest), 2)) of one core's)")
         planePath(frames: frames, device: device, a: a, b: b)
@@ -55,12 +56,14 @@ enum FadeFourKCase {
         do {
             display = try DRMDisplay.open(device: device, connector: nil, mode: nil, rotation: .none)
         } catch {
-            print("fade-4k plane path: not measured: no DRM device here (\(error)); the kernel suite's drm-vkms-planes measures it")
+            print("fade-4k plane path: not measured: no DRM device here (\(error)); "
+                  + "the kernel suite's drm-vkms-planes measures it")
             return
         }
         defer { display.restore() }
         let w = display.width, h = display.height
-        let fa = ChildCase.testFrame(width: w, height: h, seed: 1), fb = ChildCase.testFrame(width: w, height: h, seed: 2)
+        let fa = ChildCase.testFrame(width: w, height: h, seed: 1),
+            fb = ChildCase.testFrame(width: w, height: h, seed: 2)
         var layers = [FrameLayer(bitmap: fa), FrameLayer(bitmap: fb, alpha: 0)]
         do {
             guard try display.present(layers: layers, background: .black, showTime: 0) else {
@@ -77,8 +80,10 @@ enum FadeFourKCase {
             }
             let wall = nowMs() - t0
             getrusage(RUSAGE_SELF.rawValue, &after)
-            let cpu = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime) - seconds(before.ru_stime)
-            print("fade-4k plane path (\(w)x\(h), \(display.summary)): \(fmt(cpu * 1000 / Double(max(1, frames)), 3)) ms CPU a frame"
+            let cpu = seconds(after.ru_utime) + seconds(after.ru_stime) - seconds(before.ru_utime)
+                - seconds(before.ru_stime)
+            print("fade-4k plane path (\(w)x\(h), \(display.summary)): "
+                  + "\(fmt(cpu * 1000 / Double(max(1, frames)), 3)) ms CPU a frame"
                   + " over \(frames) frames, \(fmt(wall / Double(max(1, frames)))) ms apart")
         } catch {
             print("fade-4k plane path: failed: \(error)")
@@ -92,6 +97,7 @@ enum FadeFourKCase {
         for _ in 0..<digits { scale *= 10 }
         let n = Int((abs(v) * scale).rounded())
         let whole = n / Int(scale), frac = String(n % Int(scale))
-        return (v < 0 && n > 0 ? "-" : "") + "\(whole)" + (digits > 0 ? "." + String(repeating: "0", count: digits - frac.count) + frac : "")
+        return (v < 0 && n > 0 ? "-" : "") + "\(whole)"
+            + (digits > 0 ? "." + String(repeating: "0", count: digits - frac.count) + frac : "")
     }
 }

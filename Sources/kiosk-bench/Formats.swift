@@ -15,7 +15,8 @@ extension Bench {
         // photo), encoded by heif-enc (x265, quality 90, 4:2:0, one image: not a grid of tiles).
         if let heifEnc {
             let png = scratch + "/p12.png", heic = scratch + "/photo-4032x3024.heic"
-            let a = child([vips, "thumbnail", volna, png, "4032", "--height", "3024", "--size", "both", "--crop", "centre"])
+            let a = child([vips, "thumbnail", volna, png, "4032", "--height", "3024", "--size", "both",
+                           "--crop", "centre"])
             let b = a.ok ? child([heifEnc, "-q", "90", png, "-o", heic]) : a
             _ = unlink(png)
             if b.ok {
@@ -31,12 +32,15 @@ extension Bench {
         // 24 MP, 3:2, lossy WebP quality 90 (cwebp).
         if let cwebp {
             let png = scratch + "/p24.png", webp = scratch + "/photo-6000x4000.webp"
-            let a = child([vips, "thumbnail", volna, png, "6000", "--height", "4000", "--size", "both", "--crop", "centre"])
+            let a = child([vips, "thumbnail", volna, png, "6000", "--height", "4000", "--size", "both",
+                           "--crop", "centre"])
             let b = a.ok ? child([cwebp, "-quiet", "-q", "90", png, "-o", webp]) : a
             _ = unlink(png)
             if b.ok {
                 formatRows(label: "WebP 6000x4000 (cwebp -q 90)", path: webp, vipsthumbnail: vipsthumbnail,
-                           reference: dwebp.map { ("dwebp FILE -ppm -o X.ppm", [$0, "-quiet", webp, "-ppm", "-o", scratch + "/dw.ppm"]) },
+                           reference: dwebp.map {
+                               ("dwebp FILE -ppm -o X.ppm", [$0, "-quiet", webp, "-ppm", "-o", scratch + "/dw.ppm"])
+                           },
                            target: 0.5, app: app, prefix: prefix)
             } else {
                 failRow("WebP 6000x4000", "could not make it: " + firstLine(b.stderr))
@@ -77,7 +81,8 @@ extension Bench {
             // CPU time of all threads: what the machine's other work disturbs least.
             let oCPU = median(ours.map(\.cpuMs)), vCPU = median(vipsRuns.map(\.cpuMs))
             compare(name + ", CPU", ours: oCPU, ms(oCPU), reference: vipsName, vCPU, ms(vCPU), max: nil)
-            compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: vipsName, Double(rss), mib(rss), max: nil)
+            compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: vipsName, Double(rss), mib(rss),
+                    max: nil)
         } else if vipsthumbnail != nil {
             failRow(name + " vs vipsthumbnail", firstLine(vipsRuns.first { !$0.ok }?.stderr ?? ""))
         }
@@ -85,7 +90,8 @@ extension Bench {
             if refRuns.allSatisfy(\.ok) {
                 let t = median(refRuns.map(\.wallMs)), rss = refRuns.map(\.maxRSSKiB).max() ?? 0
                 compare(name + ", wall", ours: oWall, ms(oWall), reference: reference.name, t, ms(t), max: nil)
-                compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: reference.name, Double(rss), mib(rss), max: nil)
+                compare(name + ", peak RSS", ours: Double(oRSS), mib(oRSS), reference: reference.name, Double(rss),
+                        mib(rss), max: nil)
             } else {
                 failRow(name + " vs " + reference.name, firstLine(refRuns.first { !$0.ok }?.stderr ?? ""))
             }
@@ -96,7 +102,8 @@ extension Bench {
         for i in 0..<settings.appRuns {
             let dir = scratch + "/fmt-frames-\(i)"
             _ = mkdir(dir, 0o755)
-            let r = spawnChild(prefix + ["--display", "offscreen:" + dir, "--size", "1920x1080", "--run-for", "1", path],
+            let r = spawnChild(prefix + ["--display", "offscreen:" + dir, "--size", "1920x1080", "--run-for", "1",
+                                         path],
                                executable: app, stdoutPath: scratch + "/app.stdout", scratch: scratch, runner: runner)
             _ = child(["rm", "-rf", dir])
             if !r.ok { failRow("whole program, \(label)", "exit \(r.status): " + firstLine(r.stderr)); return }

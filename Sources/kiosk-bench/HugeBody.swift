@@ -69,7 +69,8 @@ extension Bench {
             _ = child(["rm", "-rf", cache, state, frames])
             for d in [cache, state, frames] { _ = mkdir(d, 0o755) }
             return spawnChild(prefix + ["--display", "offscreen:" + frames, "--size", "1920x1080",
-                                        "--manifest", "http://127.0.0.1:\(port)/" + manifest, "--cache-dir", cache, "--state-dir", state],
+                                        "--manifest", "http://127.0.0.1:\(port)/" + manifest, "--cache-dir", cache,
+                                        "--state-dir", state],
                               executable: app, stdoutPath: base + "/app.stdout", scratch: scratch, runner: runner)
         }
         let ref = show("reference.json")
@@ -84,16 +85,18 @@ extension Bench {
         let limit = Self.hugeBodyLimitKiB
         let good = r.maxRSSKiB <= limit && shown.count == photos.count && refusal != nil
         rows.append(Row(name: "peak RSS, " + name, ours: mib(r.maxRSSKiB), reference: "the same without that item",
-                        referenceValue: mib(ref.maxRSSKiB), ratio: ref.maxRSSKiB > 0 ? Double(r.maxRSSKiB) / Double(ref.maxRSSKiB) : nil,
+                        referenceValue: mib(ref.maxRSSKiB),
+                        ratio: ref.maxRSSKiB > 0 ? Double(r.maxRSSKiB) / Double(ref.maxRSSKiB) : nil,
                         target: "<= 64 MiB", verdict: good ? "PASS" : "MISS"))
-        rows.append(Row(name: "  (item refused: \(refusal == nil ? "no" : "yes, \"over 50 MB\""); other items shown: \(shown.count) of \(photos.count); wall \(ms(r.wallMs)))",
+        rows.append(Row(name: "  (item refused: \(refusal == nil ? "no" : "yes, \"over 50 MB\"");"
+                            + " other items shown: \(shown.count) of \(photos.count); wall \(ms(r.wallMs)))",
                         ours: "", reference: "", referenceValue: "", ratio: nil, target: "", verdict: ""))
         if !good { failures += 1 }
-        notes.append("1 GB item: `kiosk-carousel --display offscreen:DIR --size 1920x1080 --manifest http://127.0.0.1:PORT/show.json"
-                     + " --cache-dir C --state-dir S` (one round on the virtual clock) against a local python3 server whose"
-                     + " show.json names two deploy/samples photos and /huge.jpg, which streams 1 GB without Content-Length;"
-                     + " the reference is the same run on a show.json without /huge.jpg; the row passes when peak RSS"
-                     + " <= 64 MiB, the log refuses huge.jpg with \"over 50 MB\" and both photos"
-                     + " get a `shown` event")
+        notes.append("1 GB item: `kiosk-carousel --display offscreen:DIR --size 1920x1080 --manifest"
+                     + " http://127.0.0.1:PORT/show.json --cache-dir C --state-dir S` (one round on the virtual clock)"
+                     + " against a local python3 server whose show.json names two deploy/samples photos and /huge.jpg,"
+                     + " which streams 1 GB without Content-Length; the reference is the same run on a show.json"
+                     + " without /huge.jpg; the row passes when peak RSS <= 64 MiB, the log refuses huge.jpg with"
+                     + " \"over 50 MB\" and both photos get a `shown` event")
     }
 }

@@ -62,7 +62,8 @@ enum MirroredOutputsCase {
                                             maxPixels: 1 << 26)
             let loop = FrameLoop(display: display, driver: VirtualTimeDriver(),
                                  carousel: Carousel(items: photos.map { PlaylistItem(source: $0) },
-                                                    config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(400),
+                                                    config: CarouselConfig(interval: .seconds(1),
+                                                                           fade: .milliseconds(400),
                                                                            screenWidth: first.width)),
                                  preparer: preparer,
                                  configuration: .init(events: EventWriter(descriptor: devnull), runFor: .seconds(3)))

@@ -47,7 +47,8 @@ enum Soak {
             try driver.writeManifest()
             try driver.resetWatched()
             var configuration = ContentService.Configuration(sources: [dir + "/watched"], manifest: url,
-                                                             cacheDirectory: dir + "/cache", stateDirectory: dir + "/state")
+                                                             cacheDirectory: dir + "/cache",
+                                                             stateDirectory: dir + "/state")
             configuration.manifestInterval = .seconds(3600)
             content = try ContentService(configuration: configuration)
             preparer = try SlotPreparer(width: 640, height: 400, fit: .fit, background: .black, maxPixels: 100_000_000)
@@ -82,7 +83,9 @@ enum Soak {
         configuration.content = content
         configuration.control = control
         let loop = FrameLoop(display: display, driver: VirtualTimeDriver(clock: clock),
-                             carousel: Carousel(items: content.items, config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(500))),
+                             carousel: Carousel(items: content.items,
+                                                config: CarouselConfig(interval: .seconds(1),
+                                                                       fade: .milliseconds(500))),
                              preparer: preparer, configuration: configuration)
         let started = nowMs()
         do { _ = try loop.run() } catch {
@@ -93,8 +96,9 @@ enum Soak {
         print("transitions\trss_kib\tfds\tthreads")
         for s in samples { print("\(s.transitions)\t\(s.rssKiB)\t\(s.fds)\t\(s.threads)") }
         print("soak: \(driver.shown) transitions, \(display.frames) frames, \(driver.manifests) manifests, "
-              + "\(driver.directoryChanges) directory changes, \(driver.gestures) gestures, \(driver.requests) control requests "
-              + "(\(driver.replies) replies), \(driver.signalsSent) signals, show time \(clock.now.wholeMilliseconds / 1000) s, "
+              + "\(driver.directoryChanges) directory changes, \(driver.gestures) gestures, "
+              + "\(driver.requests) control requests (\(driver.replies) replies), \(driver.signalsSent) signals, "
+              + "show time \(clock.now.wholeMilliseconds / 1000) s, "
               + "wall \(Int((nowMs() - started) / 1000)) s")
         guard let second = samples.first(where: { $0.transitions == 2000 }),
               let last = samples.last, last.transitions >= 3000,
@@ -106,14 +110,16 @@ enum Soak {
         var ok = true
         // Threads get 2 of slack besides the 5 %: libdispatch starts and retires pool workers as
         // the decode, file-check and event queues get busy, so a sample catches 0 to 2 idle ones.
-        for (name, value, slack) in [("RSS", \Sample.rssKiB, 0), ("fds", \Sample.fds, 0), ("threads", \Sample.threads, 2)] {
+        for (name, value, slack) in [("RSS", \Sample.rssKiB, 0), ("fds", \Sample.fds, 0),
+                                     ("threads", \Sample.threads, 2)] {
             let reference = max(second[keyPath: value], secondStart[keyPath: value])
             let worst = max(last[keyPath: value], lastStart[keyPath: value])
             let growth = Double(worst - reference) / Double(reference) * 100
             let pass = growth <= 5 || worst - reference <= slack
             ok = ok && pass
-            print("soak: \(name) second thousand \(secondStart[keyPath: value])…\(second[keyPath: value]), last thousand "
-                  + "\(lastStart[keyPath: value])…\(last[keyPath: value]): \(growth >= 0 ? "+" : "")\(Double(Int(growth * 10)) / 10) % "
+            print("soak: \(name) second thousand \(secondStart[keyPath: value])…\(second[keyPath: value]), "
+                  + "last thousand \(lastStart[keyPath: value])…\(last[keyPath: value]): "
+                  + "\(growth >= 0 ? "+" : "")\(Double(Int(growth * 10)) / 10) % "
                   + (pass ? "(flat)" : "(GROWS)"))
         }
         return ok ? 0 : 1
@@ -171,7 +177,8 @@ private final class Driver: TouchFeed {
     private var controlSocket: Int32 = -1
     private var replyLine: [UInt8] = []
     private var done = false
-    private(set) var shown = 0, manifests = 0, directoryChanges = 0, gestures = 0, requests = 0, replies = 0, signalsSent = 0
+    private(set) var shown = 0, manifests = 0, directoryChanges = 0, gestures = 0, requests = 0, replies = 0,
+                     signalsSent = 0
     private(set) var samples: [Soak.Sample] = []
     private var watchedSerial = 0
 
@@ -219,7 +226,9 @@ private final class Driver: TouchFeed {
     func resetWatched() throws(SystemError) {
         let watched = dir + "/watched"
         mkdir(watched, 0o755)
-        for entry in (try? listDirectory(watched)) ?? [] { if let name = entry.name, !name.hasPrefix(".") { unlink(watched + "/" + name) } }
+        for entry in (try? listDirectory(watched)) ?? [] {
+            if let name = entry.name, !name.hasPrefix(".") { unlink(watched + "/" + name) }
+        }
         for i in 0..<10 { try copy(pool[i], to: "w\(i)-\(pool[i])") }
         watchedSerial = 10
     }

@@ -87,7 +87,8 @@ func spawnChild(_ arguments: [String], executable: String? = nil, stdoutPath: St
     let code: Int32 = signalled == 0 ? (status >> 8) & 0xFF : 128 + signalled
     let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3
-    return ChildRun(wallMs: wall, maxRSSKiB: Int(usage.ru_maxrss), status: code, minorFaults: Int(usage.ru_minflt), cpuMs: cpu,
+    return ChildRun(wallMs: wall, maxRSSKiB: Int(usage.ru_maxrss), status: code, minorFaults: Int(usage.ru_minflt),
+                    cpuMs: cpu,
                     stdout: stdoutPath == nil ? readTextFile(outPath) : "", stderr: readTextFile(errPath))
 }
 

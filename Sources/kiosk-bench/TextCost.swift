@@ -16,20 +16,24 @@ enum TextCostCase {
         let w = ChildCase.frameWidth, h = ChildCase.frameHeight
         guard let library = try? FontLibrary(), let captionRenderer = try? TextRenderer(library: library),
               let clockRenderer = try? TextRenderer(library: library),
-              let preparer = try? SlotPreparer(width: w, height: h, fit: .fill, background: .black, maxPixels: 100_000_000,
+              let preparer = try? SlotPreparer(width: w, height: h, fit: .fill, background: .black,
+                                               maxPixels: 100_000_000,
                                                memoryCacheBytes: 0) else {
             fputs("text: no fonts or no decoder\n", stderr); return 1
         }
         preparer.captions = CaptionPainter(renderer: captionRenderer)
-        let caption = "The harbour at dusk, seen from the old lighthouse on the northern breakwater, with the last ferry of the day coming in past the pier and the moored fishing boats"
+        let caption = "The harbour at dusk, seen from the old lighthouse on the northern breakwater, "
+            + "with the last ferry of the day coming in past the pier and the moored fishing boats"
         func timePrepare(_ caption: String?) -> Double {
             let t0 = nowMs()
-            guard case .frame = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: photo, caption: caption)).outcome else { return .nan }
+            guard case .frame = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: photo, caption: caption))
+                .outcome else { return .nan }
             return nowMs() - t0
         }
         _ = timePrepare(caption); _ = timePrepare(nil)
         var plain: [Double] = [], captioned: [Double] = []
-        for _ in 0..<runs { plain.append(timePrepare(nil)); captioned.append(timePrepare(caption)) }  // interleaved: same load
+        // interleaved: same load
+        for _ in 0..<runs { plain.append(timePrepare(nil)); captioned.append(timePrepare(caption)) }
         let painter = CaptionPainter(renderer: captionRenderer)
         let frame = Bitmap(width: w, height: h, fill: 0xFF80_8080)
         var draws: [Double] = []

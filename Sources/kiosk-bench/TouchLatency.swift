@@ -30,7 +30,8 @@ enum TouchLatency {
         defer { unlink(path) }
         let display: FramebufferDisplay
         do {
-            display = try FramebufferDisplay.open(path: path, geometry: geometry, rotation: .none, swapRedBlue: false, dither: false)
+            display = try FramebufferDisplay.open(path: path, geometry: geometry, rotation: .none, swapRedBlue: false,
+                                                  dither: false)
         } catch {
             fputs("touch-latency: \(error)\n", stderr)
             return 1
@@ -47,13 +48,15 @@ enum TouchLatency {
         let end = feed.endTime + .milliseconds(500)
         let preparer: SlotPreparer
         do {
-            preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black, maxPixels: 100_000_000)
+            preparer = try SlotPreparer(width: width, height: height, fit: .fit, background: .black,
+                                        maxPixels: 100_000_000)
         } catch {
             fputs("touch-latency: \(error)\n", stderr)
             return 1
         }
         var latencies: [Double] = []
-        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: open("/dev/null", O_WRONLY)), runFor: end)
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: open("/dev/null", O_WRONLY)),
+                                                    runFor: end)
         configuration.touch = feed
         configuration.presented = { at, touchTime in
             if let touchTime { latencies.append(Double((at - touchTime).wholeNanoseconds) / 1e6) }
@@ -127,7 +130,8 @@ private final class SwipeFeed: TouchFeed {
             for step in 1...Self.swipeLength {
                 t += Self.period
                 sleep(until: t)
-                report(step == Self.swipeLength ? .up : .move, x: from + (to - from) * Double(step) / Double(Self.swipeLength))
+                report(step == Self.swipeLength ? .up : .move,
+                       x: from + (to - from) * Double(step) / Double(Self.swipeLength))
             }
             t += Self.period + Self.rest
         }

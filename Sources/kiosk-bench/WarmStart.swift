@@ -56,7 +56,8 @@ extension Bench {
         var st: Int32 = 0
         waitpid(server, &st, 0)
         guard let warm, warm.ok else {
-            failRow(name, port == 0 ? "the local HTTP server did not start" : "warm-up run failed: " + firstLine(warm?.stderr ?? ""))
+            failRow(name, port == 0 ? "the local HTTP server did not start"
+                        : "warm-up run failed: " + firstLine(warm?.stderr ?? ""))
             return
         }
         let cached = countFiles(cache, suffix: "") - 2  // minus . and ..
@@ -85,18 +86,20 @@ extension Bench {
             rows.append(Row(name: "  (runs: " + times.map { fixed($0, 0) }.joined(separator: ", ") + " ms)", ours: "",
                             reference: "", referenceValue: "", ratio: nil, target: "", verdict: ""))
         }
-        notes.append("warm start: spawn to the first `shown` line of `kiosk-carousel --display offscreen:DIR --size 1920x1080"
-                     + " --clock real --run-for 5 --manifest http://127.0.0.1:1/show.json --cache-dir C --state-dir S --fade 0`"
-                     + " (C and S warmed by one run against a local python3 http.server serving two deploy/samples photos;"
-                     + " port 1 refuses: no network), ended with SIGTERM after that line. The photo decoded within the"
-                     + " start grace (1 s) is the first frame presented (no placeholder, no fade-in), with or without --fade")
+        notes.append("warm start: spawn to the first `shown` line of `kiosk-carousel --display offscreen:DIR --size"
+                     + " 1920x1080 --clock real --run-for 5 --manifest http://127.0.0.1:1/show.json --cache-dir C"
+                     + " --state-dir S --fade 0` (C and S warmed by one run against a local python3 http.server"
+                     + " serving two deploy/samples photos; port 1 refuses: no network), ended with SIGTERM after that"
+                     + " line. The photo decoded within the start grace (1 s) is the first frame presented (no"
+                     + " placeholder, no fade-in), with or without --fade")
     }
 
     struct SpawnFailure: Error { var text: String }
 
     /// Spawns `arguments` with stdout on a pipe; returns the milliseconds from spawn to the first
     /// line containing `"event":"shown"`, then ends the child with SIGTERM and reaps it.
-    func timeToFirstShown(_ arguments: [String], executable: String, timeoutMs: Double) -> Result<Double, SpawnFailure> {
+    func timeToFirstShown(_ arguments: [String], executable: String,
+                          timeoutMs: Double) -> Result<Double, SpawnFailure> {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return .failure(SpawnFailure(text: "pipe failed")) }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -132,7 +135,9 @@ extension Bench {
             if n <= 0 { break }  // the child ended without a shown event
             text += buffer[0..<n]
             if text.count >= marker.count,
-               (0...(text.count - marker.count)).contains(where: { text[$0..<($0 + marker.count)].elementsEqual(marker) }) {
+               (0...(text.count - marker.count)).contains(where: {
+                   text[$0..<($0 + marker.count)].elementsEqual(marker)
+               }) {
                 seen = nowMs() - start
             }
         }
@@ -140,7 +145,8 @@ extension Bench {
         var status: Int32 = 0
         _ = try? syscall("waitpid") { waitpid(pid, &status, 0) }
         guard let seen else {
-            return .failure(SpawnFailure(text: "no `shown` line within \(Int(timeoutMs)) ms: " + firstLine(readTextFile(errPath))))
+            return .failure(SpawnFailure(text: "no `shown` line within \(Int(timeoutMs)) ms: "
+                                             + firstLine(readTextFile(errPath))))
         }
         return .success(seen)
     }

@@ -59,7 +59,8 @@ while let a = arguments.first {
         settings.keepScratch = true
     case "-h", "--help":
         print("""
-        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only] [--text-only]
+        usage: kiosk-bench [--quick] [--photo PATH] [--keep] [--warm-start-only] [--huge-body-only] [--formats-only] \
+        [--text-only]
                            [--progressive-peak-only] [--decode-only] [--colour-only]
           --quick       fewer runs and frames (for CI)
           --photo PATH  the 14.7 MP progressive JPEG (default Tests/Fixtures/photos/volna-5120x2880.jpg)

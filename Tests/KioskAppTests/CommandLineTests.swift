@@ -57,7 +57,8 @@ import KioskContent
     (["ftp://host/a.jpg"], "is a URL of the scheme ftp:"),
     (["file:///etc/passwd"], "is a URL of the scheme file:"),
     (["Gopher+1.x://u:secret@host/"], "'Gopher+1.x://u:***@host/' is a URL of the scheme gopher+1.x:"),
-    (["javascript:alert(1)"], "SOURCE: 'javascript:alert(1)' is a URL of the scheme javascript: (no file of that name exists); a SOURCE is"),
+    (["javascript:alert(1)"],
+     "SOURCE: 'javascript:alert(1)' is a URL of the scheme javascript: (no file of that name exists); a SOURCE is"),
     (["mailto:x"], "SOURCE: 'mailto:x' is a URL of the scheme mailto: (no file of that name exists)"),
     (["/photos", "Data:image/png;base64,iVBORw0KGgo="], "is a URL of the scheme data:"),
 ])
@@ -71,7 +72,8 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
 
 /// A path with `://` inside is a path, not a URL of some scheme (RFC 3986 section 3.1).
 @Test func aPathWithColonSlashSlashInsideIsStillAPath() throws {
-    #expect(try CommandLineParser.parse(["/srv/show/a://b.gif", "1x://c.jpg"]).sources == ["/srv/show/a://b.gif", "1x://c.jpg"])
+    #expect(try CommandLineParser.parse(["/srv/show/a://b.gif", "1x://c.jpg"]).sources
+            == ["/srv/show/a://b.gif", "1x://c.jpg"])
     #expect(try CommandLineParser.parse(["12:30.jpg", "./mailto:x", "/srv/javascript:alert(1)"]).sources
             == ["12:30.jpg", "./mailto:x", "/srv/javascript:alert(1)"])
 }

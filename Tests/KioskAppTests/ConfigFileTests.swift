@@ -96,7 +96,8 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
         "--input": "none", "--touch-calibration": "swap-xy,invert-x", "--on-tap": "echo a b",
         "--display-off": "22:00-07:00", "--ca-file": "/etc/kiosk-carousel/ca.pem", "--proxy": "http://proxy.lan:3128",
     ]
-    for option in CommandLineParser.options where option.name != "--config" && option.name != "--help" && option.name != "--version" {
+    for option in CommandLineParser.options
+    where option.name != "--config" && option.name != "--help" && option.name != "--version" {
         let name = String(option.name.dropFirst(2))
         if option.value == nil {
             let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource x\n")])
@@ -165,9 +166,12 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
     ("help", "--help is not allowed in a configuration file"),
     ("touch-calibration 1 2 3", "--touch-calibration"),
     ("manifest ftp://x/y", "--manifest: expected an http or https URL"),
-    ("manifest https://a.example/show.json extra", "--manifest takes one value URL, but 'extra' follows 'https://a.example/show.json'"),
-    ("interval = 8  # seconds", "--interval takes one value SECONDS, but '#' follows '8' (a # comment needs a line of its own)"),
-    ("proxy http://p.lan:3128\thttp://q.lan:3128", "--proxy takes one value URL, but 'http://q.lan:3128' follows 'http://p.lan:3128'"),
+    ("manifest https://a.example/show.json extra",
+     "--manifest takes one value URL, but 'extra' follows 'https://a.example/show.json'"),
+    ("interval = 8  # seconds",
+     "--interval takes one value SECONDS, but '#' follows '8' (a # comment needs a line of its own)"),
+    ("proxy http://p.lan:3128\thttp://q.lan:3128",
+     "--proxy takes one value URL, but 'http://q.lan:3128' follows 'http://p.lan:3128'"),
 ])
 func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     let path = try configFile("# kiosk\n\nsource /photos\ninterval 8\n\n# the bad one:\n\(line)\nfade 100\n")
@@ -186,28 +190,38 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     let missing = "/nonexistent/kiosk-carousel.conf"
     #expect(usageMessage { _ = try CommandLineParser.parse(["--config", missing]) }
             == "--config: open \(missing): No such file or directory (errno 2)")
-    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/tmp"]) } == "--config: /tmp: not a regular file")
-    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/dev/null"]) } == "--config: /dev/null: not a regular file")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/tmp"]) }
+            == "--config: /tmp: not a regular file")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "/dev/null"]) }
+            == "--config: /dev/null: not a regular file")
     #expect(usageMessage { _ = try CommandLineParser.parse(["--config", "", "x"]) } == "--config: empty value")
     #expect(usageMessage { _ = try CommandLineParser.parse(["x", "--config"]) } == "--config needs a value FILE")
     // A FIFO is refused at once (no writer: opening it for reading must not block).
-    let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-fifo-\(UUID().uuidString)").path
+    let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-fifo-\(UUID().uuidString)")
+        .path
     #expect(mkfifo(fifo, 0o600) == 0)
-    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", fifo]) } == "--config: \(fifo): not a regular file")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", fifo]) }
+            == "--config: \(fifo): not a regular file")
     unlink(fifo)
     // Too large.
     let big = try configFile(String(repeating: "# padding padding padding padding\n", count: 40_000))
-    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", big]) }?.contains("larger than 1024 KiB") == true)
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", big]) }?.contains("larger than 1024 KiB")
+            == true)
 }
 
 @Test func bytesThatAreNotTextAreRefusedWithTheirLine() throws {
     var settings = Settings()
-    #expect(usageMessage { try CommandLineParser.applyConfig(Array("dots\nsource \u{FF}".utf8) + [0xFF], file: "f", to: &settings) }
+    #expect(usageMessage {
+        try CommandLineParser.applyConfig(Array("dots\nsource \u{FF}".utf8) + [0xFF], file: "f", to: &settings)
+    }
             == "f:2: not UTF-8 text")
-    #expect(usageMessage { try CommandLineParser.applyConfig(Array("dots\n\nsource a\u{1}b\n".utf8), file: "f", to: &settings) }
+    #expect(usageMessage {
+        try CommandLineParser.applyConfig(Array("dots\n\nsource a\u{1}b\n".utf8), file: "f", to: &settings)
+    }
             == "f:3: control character in the line")
     // A byte-order mark and CRLF line ends are fine; tabs count as blanks.
-    try CommandLineParser.applyConfig([0xEF, 0xBB, 0xBF] + Array("interval\t= 4\r\nsource  /a b \r\n".utf8), file: "f", to: &settings)
+    try CommandLineParser.applyConfig([0xEF, 0xBB, 0xBF] + Array("interval\t= 4\r\nsource  /a b \r\n".utf8), file: "f",
+                                      to: &settings)
     #expect(settings.interval == .seconds(4))
     #expect(settings.sources == ["/a b"])
 }
@@ -263,10 +277,12 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
         if CommandLineParser.freeTextOptions.contains(name) {
             #expect(message?.contains("but 'two' follows") != true, "\(name): \(message ?? "accepted")")
         } else {
-            #expect(message == "\(path):2: --\(name) takes one value \(option.value!), but 'two' follows 'one'", "\(name): \(message ?? "accepted")")
+            #expect(message == "\(path):2: --\(name) takes one value \(option.value!), but 'two' follows 'one'",
+                    "\(name): \(message ?? "accepted")")
         }
     }
-    let kept = try configFile("source /photos\non-tap /usr/bin/logger -t kiosk\noverlay-format %a %-d %b\ncache-dir /srv/kiosk cache\n"
+    let kept = try configFile("source /photos\non-tap /usr/bin/logger -t kiosk\noverlay-format %a %-d %b\n"
+                              + "cache-dir /srv/kiosk cache\n"
                               + "display-off 22:00-07:00, 12:00-13:00\ntouch-calibration 0 1 0 -1 0 1\n")
     let s = try CommandLineParser.parse(["--config", kept])
     #expect(s.onTap == ["/usr/bin/logger", "-t", "kiosk"])

@@ -19,8 +19,11 @@ private func startShowWithAFailedItem() throws -> (KioskChild, String, String) {
     let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real",
                                 "--run-for", "100000", "--interval", "60", "--fade", "100", "--control", socket,
                                 controlTestPhotos[0], corrupt, controlTestPhotos[2]])
-    guard waitFor(15, { access(socket, F_OK) == 0 && !child.shown.isEmpty && child.stderr.text.contains("b-corrupt") }) else {
-        throw ControlTestFailure("no control socket, first image or skipped file within 15 s; stderr: \(child.stderr.text)")
+    guard waitFor(15, {
+        access(socket, F_OK) == 0 && !child.shown.isEmpty && child.stderr.text.contains("b-corrupt")
+    }) else {
+        throw ControlTestFailure("no control socket, first image or skipped file within 15 s; "
+                                 + "stderr: \(child.stderr.text)")
     }
     return (child, socket, corrupt)
 }
@@ -62,7 +65,8 @@ private func startShowWithAFailedItem() throws -> (KioskChild, String, String) {
     #expect(refused == 300)
     // Every refusal is counted, in lines at least a second apart (the last ones after a second).
     #expect(waitFor(3) {
-        child.stderr.lines.map(\.text).filter { $0.contains("control client refused") }.map(refusalCount).reduce(0, +) == 300
+        child.stderr.lines.map(\.text).filter { $0.contains("control client refused") }.map(refusalCount)
+            .reduce(0, +) == 300
     }, "stderr: \(child.stderr.text)")
     let lines = child.stderr.lines.map(\.text).filter { $0.contains("control client refused") }
     print("300 refused clients in \(spent) s: \(lines.count) log lines")

@@ -28,20 +28,24 @@ private func request(_ s: String) -> ControlLineReader.Line { .request(Array(s.u
     let long = String(repeating: "x", count: 40)
     #expect(lines([long, long, "tail\nok\n"]) == [.tooLong, request("ok")])
     #expect(lines([long + "\nok\n"]) == [.tooLong, request("ok")], "one that arrived whole")
-    #expect(lines([String(repeating: "y", count: 16) + "\n"]) == [request(String(repeating: "y", count: 16))], "exactly the limit is fine")
+    #expect(lines([String(repeating: "y", count: 16) + "\n"]) == [request(String(repeating: "y", count: 16))],
+            "exactly the limit is fine")
 }
 
 @Test func repliesAndRequestsGoThroughTheOneJSONValue() {
     let line = ControlProtocol.reply(id: .string("q"), error: "success", data: .object(["t": .int(5)]))
     #expect(String(decoding: line, as: UTF8.self) == #"{"data":{"t":5},"error":"success","request_id":"q"}"# + "\n")
-    #expect(String(decoding: ControlProtocol.reply(id: nil, error: "success"), as: UTF8.self) == #"{"error":"success"}"# + "\n")
+    #expect(String(decoding: ControlProtocol.reply(id: nil, error: "success"), as: UTF8.self)
+            == #"{"error":"success"}"# + "\n")
     if case .failure(let f) = ControlProtocol.parse(Array(#"{"command":["goto",1e999]}"#.utf8)) {
         #expect(f.message.hasPrefix("invalid JSON"), "\(f.message)")
     } else { Issue.record("1e999 accepted") }
     if case .failure(let f) = ControlProtocol.parse(Array(#"{"command":["next",],"request_id":3}"#.utf8)) {
-        #expect(f.message == "invalid JSON: trailing comma before ']' (RFC 8259 allows none after the last array member) (line 1, column 20)")
+        #expect(f.message == "invalid JSON: trailing comma before ']' "
+                    + "(RFC 8259 allows none after the last array member) (line 1, column 20)")
     } else { Issue.record("a trailing comma accepted") }
-    if case .success(let r) = ControlProtocol.parse(Array(#"{"command":["goto",2],"request_id":[1,{"k":null}]}"#.utf8)) {
+    if case .success(let r) = ControlProtocol.parse(
+        Array(#"{"command":["goto",2],"request_id":[1,{"k":null}]}"#.utf8)) {
         #expect(r.command == .goto(2))
         #expect(r.id == .array([.int(1), .object(["k": .null])]))
     } else { Issue.record("goto 2 refused") }

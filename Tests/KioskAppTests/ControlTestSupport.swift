@@ -13,7 +13,8 @@ let controlTestSamples = URL(fileURLWithPath: #filePath)
 
 /// The five sample photos, in the order a directory source lists them.
 let controlTestPhotos = ["colorfulcups-1920x1200.jpg", "eveningglow-1920x1200.jpg", "fallenleaf-1920x1200.jpg",
-                         "grey-1920x1200.jpg", "path-1920x1200.jpg"].map { controlTestSamples.appendingPathComponent($0).path }
+                         "grey-1920x1200.jpg", "path-1920x1200.jpg"]
+    .map { controlTestSamples.appendingPathComponent($0).path }
 
 struct ControlTestFailure: Error, CustomStringConvertible {
     var description: String
@@ -101,7 +102,8 @@ final class KioskChild {
     /// keeps the pid). With `readStderr` false, stderr is not read until ``startReadingStderr()``.
     /// With `umask` (octal digits such as "027"), the child runs with that umask, as under the unit.
     init(_ arguments: [String], environment: [String: String] = [:], watchdogPidOfChild: Bool = false,
-         readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil, umask: String? = nil) throws {
+         readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil,
+         umask: String? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "RUNTIME_DIRECTORY"] { env[key] = nil }
         for (k, v) in environment { env[k] = v }
@@ -109,7 +111,8 @@ final class KioskChild {
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         if watchdogPidOfChild {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "WATCHDOG_PID=$$; export WATCHDOG_PID; exec \"$0\" \"$@\"", kioskExecutable()] + arguments
+            process.arguments = ["-c", "WATCHDOG_PID=$$; export WATCHDOG_PID; exec \"$0\" \"$@\"", kioskExecutable()]
+                + arguments
         } else if let umask {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", kioskExecutable()] + arguments
@@ -136,7 +139,9 @@ final class KioskChild {
     var shown: [(index: Int, src: String, at: Double)] {
         stdout.lines.compactMap { line in
             guard let obj = try? JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any],
-                  obj["event"] as? String == "shown", let i = obj["index"] as? Int, let s = obj["src"] as? String else { return nil }
+                  obj["event"] as? String == "shown", let i = obj["index"] as? Int, let s = obj["src"] as? String else {
+                return nil
+            }
             return (i, s, line.at)
         }
     }
@@ -181,7 +186,9 @@ final class ControlClient {
             for (i, b) in path.utf8.enumerated() { raw[i] = b }
         }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0 else {
             let e = errno

@@ -33,7 +33,9 @@ private final class ResizingDisplay: ReconnectingDisplay {
         self.width = width; self.height = height; self.script = script
     }
     func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
-        if frame.width != width || frame.height != height { wrongSize.append("\(frame.width)x\(frame.height) on \(width)x\(height)") }
+        if frame.width != width || frame.height != height {
+            wrongSize.append("\(frame.width)x\(frame.height) on \(width)x\(height)")
+        }
         if !isLost { frames.append((showTime, frame.copy())) }
     }
     func restore() {}
@@ -69,7 +71,8 @@ private final class PanelFeed: TouchFeed {
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
     try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
     // 160x100 until 600 ms, nothing until 900 ms, then a portrait 90x120.
-    let display = ResizingDisplay(width: 160, height: 100, script: [(.milliseconds(600), nil), (.milliseconds(900), (90, 120))])
+    let display = ResizingDisplay(width: 160, height: 100,
+                                  script: [(.milliseconds(600), nil), (.milliseconds(900), (90, 120))])
     let driver = VirtualTimeDriver()
     var fds: [Int32] = [-1, -1]
     pipe(&fds)
@@ -82,7 +85,8 @@ private final class PanelFeed: TouchFeed {
     configuration.touch = feed
     let loop = FrameLoop(display: display, driver: driver,
                          carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
-                                            config: CarouselConfig(interval: .seconds(30), fade: .zero, screenWidth: 160)),
+                                            config: CarouselConfig(interval: .seconds(30), fade: .zero,
+                                                                   screenWidth: 160)),
                          preparer: preparer, configuration: configuration)
     _ = try loop.run()
     events.flush()

@@ -11,7 +11,8 @@ import Testing
     /// README.md and every docs/*.md.
     private static func markdownFiles() throws -> [URL] {
         let docs = repository.appendingPathComponent("docs")
-        let names = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: docs.path).filter { $0.hasSuffix(".md") }
+            .sorted()
         return [repository.appendingPathComponent("README.md")] + names.map { docs.appendingPathComponent($0) }
     }
 
@@ -23,7 +24,8 @@ import Testing
             let text = try String(contentsOf: file, encoding: .utf8)
             for target in Self.links(in: text) where !target.contains("://") && !target.hasPrefix("mailto:") {
                 checked += 1
-                let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                    .map(String.init)
                 let path = parts[0].isEmpty ? file : file.deletingLastPathComponent().appendingPathComponent(parts[0])
                 let name = "\(file.lastPathComponent): (\(target))"
                 guard FileManager.default.fileExists(atPath: path.standardizedFileURL.path) else {
@@ -32,7 +34,8 @@ import Testing
                 }
                 if parts.count == 2, path.pathExtension == "md" {
                     let anchors = Self.anchors(in: try String(contentsOf: path, encoding: .utf8))
-                    #expect(anchors.contains(parts[1]), "\(name): no heading with the anchor #\(parts[1]) in \(path.lastPathComponent)")
+                    #expect(anchors.contains(parts[1]),
+                            "\(name): no heading with the anchor #\(parts[1]) in \(path.lastPathComponent)")
                 }
             }
         }
@@ -42,7 +45,9 @@ import Testing
     @Test func theReadmesTestCommandIsTheChainCIRuns() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let ci = try String(contentsOf: Self.repository.appendingPathComponent(".ci/run"), encoding: .utf8)
-        let chain = { (text: String) in text.split(separator: "\n").filter { $0.hasPrefix("deploy/apt-deps.sh --tests && ") } }
+        let chain = { (text: String) in
+            text.split(separator: "\n").filter { $0.hasPrefix("deploy/apt-deps.sh --tests && ") }
+        }
         #expect(chain(ci).count == 1, ".ci/run runs one chain")
         #expect(chain(readme) == chain(ci), "README.md's test command must be .ci/run's line, as it is")
     }
@@ -78,7 +83,9 @@ import Testing
             let title = line.drop(while: { $0 == "#" }).drop(while: { $0 == " " })
             var anchor = ""
             for c in title.lowercased() {
-                if c.isLetter || c.isNumber || c == "-" || c == "_" { anchor.append(c) } else if c == " " { anchor.append("-") }
+                if c.isLetter || c.isNumber || c == "-" || c == "_" {
+                    anchor.append(c)
+                } else if c == " " { anchor.append("-") }
             }
             anchors.insert(anchor)
         }

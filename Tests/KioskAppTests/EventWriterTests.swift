@@ -16,7 +16,8 @@ import KioskSystem
 }
 
 @Test func tapEventCarriesThePointBeforeTheTime() throws {
-    let line = EventWriter().line(event: "tap", index: 2, source: "/p/c.jpg", time: .milliseconds(987), point: (640, 400))
+    let line = EventWriter().line(event: "tap", index: 2, source: "/p/c.jpg", time: .milliseconds(987),
+                                  point: (640, 400))
     #expect(line == #"{"event":"tap","index":2,"src":"/p/c.jpg","x":640,"y":400,"t":987}"#)
 }
 
@@ -67,7 +68,8 @@ import KioskSystem
 }
 
 @Test func logLinesEscapeControlCharactersInEveryFieldAndCutHugeOnes() {
-    let line = Log.line(.warning, "manifest refused: items[0].fit: \"x\nkiosk-carousel: error FORGED\u{1B}[31m\"", path: "/a", reason: String(repeating: "z", count: 10_000))
+    let line = Log.line(.warning, "manifest refused: items[0].fit: \"x\nkiosk-carousel: error FORGED\u{1B}[31m\"",
+                        path: "/a", reason: String(repeating: "z", count: 10_000))
     #expect(!line.contains("\n") && !line.contains("\u{1B}"))
     #expect(line.contains("\\nkiosk-carousel: error FORGED\\x1b[31m"))
     #expect(line.count < 4096 * 2 + 200)

@@ -43,7 +43,8 @@ import KioskSystem
     #expect(again === first)
     #expect(preparer.memoryCacheUsage.frames == 1 && preparer.memoryCacheUsage.bytes == 64 * 48 * 4)
     // Another fit is another frame.
-    guard case .frame(let fitted) = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, fit: .fit)).outcome else {
+    guard case .frame(let fitted) = preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, fit: .fit))
+        .outcome else {
         Issue.record("fit prepare failed"); return
     }
     #expect(fitted !== first)

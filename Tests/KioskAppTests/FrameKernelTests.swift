@@ -42,8 +42,10 @@ private func noise(width: Int, height: Int, seed: UInt32) -> Bitmap {
         one.initializeMemory(as: UInt8.self, repeating: 0, count: stride * ph)
         four.initializeMemory(as: UInt8.self, repeating: 0, count: stride * ph)
         for format in [ScanoutFormat.xrgb8888, .rgb565] {
-            ScanoutWriter.copy(a, to: one, stride: stride, format: format, rotation: rotation, dither: true, swapRedBlue: false)
-            ScanoutWriter.copy(a, to: four, stride: stride, format: format, rotation: rotation, dither: true, swapRedBlue: false,
+            ScanoutWriter.copy(a, to: one, stride: stride, format: format, rotation: rotation, dither: true,
+                               swapRedBlue: false)
+            ScanoutWriter.copy(a, to: four, stride: stride, format: format, rotation: rotation, dither: true,
+                               swapRedBlue: false,
                                rows: team)
             #expect(memcmp(one, four, stride * ph) == 0, "\(rotation) \(format)")
         }

@@ -21,7 +21,8 @@ private func librariesMapped(_ arguments: [String], environment: [String: String
     let process = Process()
     process.executableURL = URL(fileURLWithPath: kioskExecutable())
     process.arguments = ["--display", "offscreen:\(frames.path)", "--size", "64x40", "--run-for", "1"] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment.merging(["LD_DEBUG": "files"]) { $1 }) { $1 }
+    process.environment = ProcessInfo.processInfo.environment
+        .merging(environment.merging(["LD_DEBUG": "files"]) { $1 }) { $1 }
     let err = Pipe()
     process.standardOutput = FileHandle.nullDevice
     process.standardError = err
@@ -45,13 +46,16 @@ private func librariesMapped(_ arguments: [String], environment: [String: String
     #expect(local.status == 0)
     #expect(local.libraries.contains("libjpeg.so.62"), "the loader's report was read: \(local.libraries)")
     #expect(!local.libraries.contains("libcurl.so.4"), "\(local.libraries.sorted())")
-    #expect(!local.libraries.contains { $0.hasPrefix("libgnutls") || $0.hasPrefix("libkrb5") }, "\(local.libraries.sorted())")
+    #expect(!local.libraries.contains { $0.hasPrefix("libgnutls") || $0.hasPrefix("libkrb5") },
+            "\(local.libraries.sorted())")
     // No words on screen: no text libraries (nor glib, graphite2, expat... they bring), no libcrypto.
     for library in textLibraries + ["libglib-2.0.so.0", "libgraphite2.so.3", "libexpat.so.1", "libcrypto.so.3"] {
         #expect(!local.libraries.contains(library), "\(library): \(local.libraries.sorted())")
     }
     // sd_notify is spoken directly: libsystemd and what it pulls in are never mapped.
-    #expect(!local.libraries.contains { $0.hasPrefix("libsystemd") || $0.hasPrefix("libgcrypt") || $0.hasPrefix("libzstd") },
+    #expect(!local.libraries.contains {
+        $0.hasPrefix("libsystemd") || $0.hasPrefix("libgcrypt") || $0.hasPrefix("libzstd")
+    },
             "\(local.libraries.sorted())")
 
     // A manifest URL (port 9, discard: refused at once on loopback) starts the fetcher, which
@@ -67,7 +71,9 @@ private let photo = samples.appendingPathComponent("path-1920x1200.jpg").path
 @Test func theClockOrACaptionLoadsTheTextLibraries() throws {
     let clock = try librariesMapped(["--overlay", "clock", photo])
     #expect(clock.status == 0)
-    for library in textLibraries { #expect(clock.libraries.contains(library), "\(library): \(clock.libraries.sorted())") }
+    for library in textLibraries {
+        #expect(clock.libraries.contains(library), "\(library): \(clock.libraries.sorted())")
+    }
 
     // A playlist whose item has a caption: the decode worker loads them for it.
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-ld-caption-\(UUID().uuidString)")
@@ -77,14 +83,18 @@ private let photo = samples.appendingPathComponent("path-1920x1200.jpg").path
     try Data(#"{"items": [{"src": "\#(photo)", "caption": "Lake"}]}"#.utf8).write(to: playlist)
     let caption = try librariesMapped([playlist.path])
     #expect(caption.status == 0)
-    for library in textLibraries { #expect(caption.libraries.contains(library), "\(library): \(caption.libraries.sorted())") }
+    for library in textLibraries {
+        #expect(caption.libraries.contains(library), "\(library): \(caption.libraries.sorted())")
+    }
 
     // A folder without images: the "no images" screen has words.
     let empty = dir.appendingPathComponent("empty")
     try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
     let status = try librariesMapped([empty.path])
     #expect(status.status == 0, "\(status.log)")
-    for library in textLibraries { #expect(status.libraries.contains(library), "\(library): \(status.libraries.sorted())") }
+    for library in textLibraries {
+        #expect(status.libraries.contains(library), "\(library): \(status.libraries.sorted())")
+    }
 }
 
 /// A library that cannot be loaded: the show goes on without words, after one log line naming

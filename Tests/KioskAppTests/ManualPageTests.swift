@@ -39,7 +39,9 @@ import Testing
             return String(head[..<end])
         }
         let committed = try String(contentsOf: Self.page, encoding: .utf8)
-        let fromPage = ManualPage.listedOptions(committed).map { option in option.value.map { "\(option.name) \($0)" } ?? option.name }
+        let fromPage = ManualPage.listedOptions(committed).map { option in
+            option.value.map { "\(option.name) \($0)" } ?? option.name
+        }
         #expect(fromHelp.count == CommandLineParser.options.count, "\(fromHelp)")
         #expect(fromPage == fromHelp)
     }
@@ -76,13 +78,16 @@ import Testing
         let page = try ManualPage.render(template: Self.small, options: Self.options, restOfLine: ["alpha"])
         #expect(page.hasPrefix(ManualPage.banner + "\n.TH T 1\n"))
         #expect(!page.contains("a comment of the template only"))
-        #expect(page.contains(".TP\n.BI \\-\\-alpha \" N\"\nthe first one (default 1)\n.TP\n.B \\-\\-beta\na flag\n.IP\nMore about beta.\n"))
+        #expect(page.contains(".TP\n.BI \\-\\-alpha \" N\"\nthe first one (default 1)\n"
+                                  + ".TP\n.B \\-\\-beta\na flag\n.IP\nMore about beta.\n"))
         #expect(page.hasSuffix(".SH CONFIGURATION FILE\n\\fBalpha\\fP\n"))
         #expect(ManualPage.listedOptions(page).map(\.name) == ["--alpha", "--beta"])
         #expect(ManualPage.listedOptions(page).map(\.value) == ["N", nil])
 
         // An option added to the table is on the page with nothing else to do.
-        let more = Self.options + [OptionSpec(name: "--gamma-ray", value: "HH:MM-HH:MM", help: "new") { _, _ throws(UsageError) in }]
+        let more = Self.options + [OptionSpec(name: "--gamma-ray", value: "HH:MM-HH:MM", help: "new") {
+            _, _ throws(UsageError) in
+        }]
         let grown = try ManualPage.render(template: Self.small, options: more, restOfLine: ["alpha", "gamma-ray"])
         #expect(ManualPage.listedOptions(grown).map(\.name) == ["--alpha", "--beta", "--gamma-ray"])
         #expect(ManualPage.listedOptions(grown).last?.value == "HH:MM-HH:MM")
@@ -90,7 +95,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (".TH T 1\n.\\\" @NOTE --delta\nx\n.\\\" @END\n@OPTIONS@", 2, "a note for --delta, which the option table does not have"),
+        (".TH T 1\n.\\\" @NOTE --delta\nx\n.\\\" @END\n@OPTIONS@", 2,
+         "a note for --delta, which the option table does not have"),
         (".TH T 1\n.\\\" @NOTE --beta\nx\n@OPTIONS@", 2, "the note for --beta has no @END"),
         (".TH T 1\n.\\\" @END\n@OPTIONS@", 2, "@END without @NOTE"),
         (".TH T 1\n.\\\" @NOTE --beta\n.\\\" @END\n@OPTIONS@", 3, "an empty note for --beta"),
@@ -116,7 +122,8 @@ import Testing
 
     private func runHelp() throws -> String {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("kiosk-carousel").path), dir.path != "/" {
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("kiosk-carousel").path),
+              dir.path != "/" {
             dir.deleteLastPathComponent()
         }
         let out = try run(dir.appendingPathComponent("kiosk-carousel").path, ["--help"])
@@ -124,7 +131,8 @@ import Testing
         return out.stdout
     }
 
-    private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func run(_ program: String,
+                     _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments

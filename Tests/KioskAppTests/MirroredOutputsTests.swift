@@ -33,7 +33,9 @@ private final class TestOutput: ReconnectingDisplay, NamedOutput {
         self.name = name; self.width = width; self.height = height; self.script = script
     }
     func present(_ frame: Bitmap, showTime: Int64) throws(DisplayError) {
-        if frame.width != width || frame.height != height { wrongSize.append("\(frame.width)x\(frame.height) on \(name)") }
+        if frame.width != width || frame.height != height {
+            wrongSize.append("\(frame.width)x\(frame.height) on \(name)")
+        }
         if !isLost { frames.append((showTime, frame.copy())) }
     }
     func restore() {}

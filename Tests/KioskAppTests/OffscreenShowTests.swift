@@ -136,12 +136,14 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
 @Test func aCorruptFileInTheFolderIsLoggedByNameAndSkipped() throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-corrupt-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    try FileManager.default.copyItem(at: samples.appendingPathComponent("path-1920x1200.jpg"), to: dir.appendingPathComponent("a.jpg"))
+    try FileManager.default.copyItem(at: samples.appendingPathComponent("path-1920x1200.jpg"),
+                                     to: dir.appendingPathComponent("a.jpg"))
     // b.jpg: the first 20 kB of a real JPEG (truncated); c.png: not an image at all.
     let whole = try Data(contentsOf: samples.appendingPathComponent("grey-1920x1200.jpg"))
     try whole.prefix(20_000).write(to: dir.appendingPathComponent("b.jpg"))
     try Data("this is not a PNG\n".utf8).write(to: dir.appendingPathComponent("c.png"))
-    try FileManager.default.copyItem(at: samples.appendingPathComponent("fallenleaf-1920x1200.jpg"), to: dir.appendingPathComponent("d.jpg"))
+    try FileManager.default.copyItem(at: samples.appendingPathComponent("fallenleaf-1920x1200.jpg"),
+                                     to: dir.appendingPathComponent("d.jpg"))
 
     let run = try runShow(["--size", "320x200", "--interval", "1", "--fade", "200", "--run-for", "3", dir.path])
     #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -180,7 +182,8 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     let empty = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-empty-\(UUID().uuidString)")
     let broken = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-broken-\(UUID().uuidString)")
     for dir in [empty, broken] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
-    try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x41, count: 300)).write(to: broken.appendingPathComponent("cut.jpg"))
+    try Data([0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x41, count: 300))
+        .write(to: broken.appendingPathComponent("cut.jpg"))
     let a = try runShow(["--size", "320x200", "--run-for", "1", empty.path])
     let b = try runShow(["--size", "320x200", "--run-for", "1", broken.path])
     #expect(a.status == 0 && b.status == 0, "stderr: \(a.stderr) \(b.stderr)")
@@ -207,7 +210,8 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-signal-\(UUID().uuidString)")
     let process = Process()
     process.executableURL = executable()
-    process.arguments = ["--display", "offscreen:\(dir.path)", "--size", "160x100", "--interval", "0.2", "--fade", "100",
+    process.arguments = ["--display", "offscreen:\(dir.path)", "--size", "160x100", "--interval", "0.2",
+                         "--fade", "100",
                          "--run-for", "1000000", samples.path]
     let err = Pipe()
     process.standardOutput = FileHandle.nullDevice
@@ -245,7 +249,8 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     }
     let one = try runShow(["--size", "160x100", samples.appendingPathComponent("grey-1920x1200.jpg").path])
     #expect(one.status == 0, "\(one.stderr)")
-    #expect(lines(one, "show started").first?.contains(#"detail="playlist of 1 item, interval"#) == true, "\(one.stderr)")
+    #expect(lines(one, "show started").first?.contains(#"detail="playlist of 1 item, interval"#) == true,
+            "\(one.stderr)")
     #expect(lines(one, "playlist round done").first?.hasSuffix(#"detail="1 of 1 item shown""#) == true, "\(one.stderr)")
 
     // Two photos and a file that does not decode: three items, two of them shown.
@@ -257,8 +262,10 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
     let photos = ["grey-1920x1200.jpg", "path-1920x1200.jpg"].map { samples.appendingPathComponent($0).path }
     let three = try runShow(["--size", "160x100", "--fade", "0"] + photos + [broken.path])
     #expect(three.status == 0, "\(three.stderr)")
-    #expect(lines(three, "show started").first?.contains(#"detail="playlist of 3 items, interval"#) == true, "\(three.stderr)")
-    #expect(lines(three, "playlist round done").first?.hasSuffix(#"detail="2 of 3 items shown, 1 could not be loaded (tried again every 60 s)""#) == true,
+    #expect(lines(three, "show started").first?.contains(#"detail="playlist of 3 items, interval"#) == true,
+            "\(three.stderr)")
+    #expect(lines(three, "playlist round done").first?.hasSuffix(
+                #"detail="2 of 3 items shown, 1 could not be loaded (tried again every 60 s)""#) == true,
             "\(three.stderr)")
 
     // A local playlist of one item, then of two.
@@ -269,8 +276,10 @@ private func channel(_ pixel: UInt32, _ shift: UInt32) -> Int { Int((pixel >> sh
         let run = try runShow(["--size", "160x100", "--fade", "0", playlist.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(lines(run, "playlist read").first?.hasSuffix("detail=\"\(noun)\"") == true, "\(run.stderr)")
-        #expect(lines(run, "show started").first?.contains("detail=\"playlist of \(noun), interval") == true, "\(run.stderr)")
-        #expect(lines(run, "playlist round done").first?.hasSuffix("detail=\"\(count) of \(noun) shown\"") == true, "\(run.stderr)")
+        #expect(lines(run, "show started").first?.contains("detail=\"playlist of \(noun), interval") == true,
+                "\(run.stderr)")
+        #expect(lines(run, "playlist round done").first?.hasSuffix("detail=\"\(count) of \(noun) shown\"") == true,
+                "\(run.stderr)")
         #expect(lines(run, "show started").first?.contains("playlist's") == false, "\(run.stderr)")
     }
     // A playlist's own interval replaces --interval's, and the start line says whose it is.

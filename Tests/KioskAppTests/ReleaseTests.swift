@@ -15,7 +15,8 @@ func releaseVersionFile() -> String {
     return text.split(separator: "\n").first.map(String.init) ?? ""
 }
 
-private func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+private func runProgram(_ path: String, _ arguments: [String],
+                        environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
@@ -32,7 +33,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 
 @Test func versionPrintsTheVersionFileAndTheLibraries() throws {
     let version = releaseVersionFile()
-    #expect(version.split(separator: ".").count == 3 && version.allSatisfy { $0.isNumber || $0 == "." }, "VERSION: '\(version)'")
+    #expect(version.split(separator: ".").count == 3 && version.allSatisfy { $0.isNumber || $0 == "." },
+            "VERSION: '\(version)'")
     let out = try runProgram(kioskExecutable(), ["--version"])
     #expect(out.status == 0, "\(out.stderr)")
     let lines = out.stdout.split(separator: "\n").map(String.init)
@@ -94,7 +96,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     let heif = line("libheif", in: without.stdout)
     #expect(heif.contains("not installed (") && heif.contains("libheif.so.1") && !heif.contains("running"), "'\(heif)'")
     for name in names where name != "libheif" {
-        #expect(line(name, in: without.stdout).contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name) without libheif")
+        #expect(line(name, in: without.stdout).contains(#/(running|built with) [0-9]+\.[0-9]+/#),
+                "\(name) without libheif")
     }
 }
 
@@ -126,7 +129,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     try Data("#!/bin/sh\necho stand-in\n".utf8).write(to: stub)
     try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: stub.path)
     let built = try runProgram("/bin/sh", [repository.appendingPathComponent("deploy/build-deb.sh").path],
-                               environment: ["BINARY": stub.path, "OUTDIR": dir.path, "VERSION": "", "SOURCE_DATE_EPOCH": ""])
+                               environment: ["BINARY": stub.path, "OUTDIR": dir.path, "VERSION": "",
+                                             "SOURCE_DATE_EPOCH": ""])
     #expect(built.status == 0, "\(built.stderr)")
     let deb = dir.appendingPathComponent("kiosk-carousel_\(version)-1_amd64.deb")
     #expect(built.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == deb.path)
@@ -146,7 +150,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
         String($0.dropFirst(3).split(separator: " ")[0]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")) + "-1"
     }
     #expect(released.first == "\(version)-1", "CHANGELOG.md's newest entry is VERSION's")
-    let versions = parsed.stdout.split(separator: "\n").filter { $0.hasPrefix("Version: ") }.map { String($0.dropFirst(9)) }
+    let versions = parsed.stdout.split(separator: "\n").filter { $0.hasPrefix("Version: ") }
+        .map { String($0.dropFirst(9)) }
     #expect(versions == released, "\(parsed.stdout)")
     let newest = try runProgram("/usr/bin/dpkg-parsechangelog", ["-l", changelog.path, "-S", "Maintainer"])
     #expect(newest.stdout == "kiosk-carousel developers <maintainers@kiosk-carousel.invalid>\n")
@@ -162,17 +167,22 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kc-ca-\(getpid())").path
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../deploy/samples").standardized.path
+    let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../deploy/samples").standardized.path
     func run(_ ca: String) throws -> (status: Int32, stdout: String, stderr: String) {
-        try runProgram(kioskExecutable(), ["--display", "offscreen:" + dir + "/frames", "--size", "64x40", "--control", "none",
+        try runProgram(kioskExecutable(), ["--display", "offscreen:" + dir + "/frames", "--size", "64x40",
+                                          "--control", "none",
                                           "--run-for", "0.1", "--ca-file", ca, samples])
     }
     let missing = try run(dir + "/nope.pem")
     #expect(missing.status == 0, "\(missing.stderr)")
-    #expect(missing.stderr.contains("--ca-file unusable") && missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
+    #expect(missing.stderr.contains("--ca-file unusable") && missing.stderr.contains("No such file or directory"),
+            "\(missing.stderr)")
     let directory = try run(dir)
-    #expect(directory.stderr.contains("--ca-file unusable") && directory.stderr.contains("not a regular file"), "\(directory.stderr)")
-    #expect(FileManager.default.createFile(atPath: dir + "/ca.pem", contents: Data("-----BEGIN CERTIFICATE-----\n".utf8)))
+    #expect(directory.stderr.contains("--ca-file unusable") && directory.stderr.contains("not a regular file"),
+            "\(directory.stderr)")
+    #expect(FileManager.default.createFile(atPath: dir + "/ca.pem",
+                                           contents: Data("-----BEGIN CERTIFICATE-----\n".utf8)))
     let readable = try run(dir + "/ca.pem")
     #expect(!readable.stderr.contains("--ca-file"), "\(readable.stderr)")
 }
@@ -182,7 +192,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 /// exceptions, Tests/kernel/vkms/ and Tests/kernel/gpio-sim/ (test-only kernel module builds,
 /// GPL-2.0 like the kernel, their READMEs say so), say `GPL-2.0-only` instead.
 @Test func everySourceFileNamesItsLicence() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        .standardized.path
     var missing: [String] = []
     var checked = 0
     func walk(_ directory: String) {
@@ -195,8 +206,10 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
             let ext = (name as NSString).pathExtension
             guard ["swift", "c", "h", "py", "sh"].contains(ext) || directory.hasSuffix("/.ci") else { continue }
             checked += 1
-            let head = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", maxSplits: 3).prefix(3) ?? []
-            let kernelModule = directory.hasSuffix("/Tests/kernel/vkms") || directory.hasSuffix("/Tests/kernel/gpio-sim")
+            let head = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n", maxSplits: 3)
+                .prefix(3) ?? []
+            let kernelModule = directory.hasSuffix("/Tests/kernel/vkms")
+                || directory.hasSuffix("/Tests/kernel/gpio-sim")
             let licence = kernelModule ? "GPL-2.0-only" : "Apache-2.0"
             if !head.contains(where: { $0.contains("SPDX-License-Identifier: " + licence) }) {
                 missing.append(String(path.dropFirst(root.count + 1)))
@@ -214,7 +227,8 @@ private func runProgram(_ path: String, _ arguments: [String], environment: [Str
 /// (docs/building.md, reproducible builds; `Tests/release/reproducible.sh` shows it as one byte of
 /// .text).
 @Test func noSourceUsesWithoutActuallyEscaping() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized.path
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..")
+        .standardized.path
     let sources = root + "/Sources"
     var offenders: [String] = []
     var checked = 0

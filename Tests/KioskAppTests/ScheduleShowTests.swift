@@ -24,7 +24,8 @@ private func runScheduled(playlist: String, names: [String], start: String, hour
     try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     for (i, name) in names.enumerated() {
-        try PNGWriter.write(Bitmap(width: 16, height: 10, fill: 0xFF00_0000 | UInt32(40 * (i + 1))), to: "\(dir)/\(name).png")
+        try PNGWriter.write(Bitmap(width: 16, height: 10, fill: 0xFF00_0000 | UInt32(40 * (i + 1))),
+                            to: "\(dir)/\(name).png")
     }
     try playlist.write(toFile: dir + "/show.json", atomically: true, encoding: .utf8)
     let manifest = try Manifest.load(path: dir + "/show.json")
@@ -35,8 +36,10 @@ private func runScheduled(playlist: String, names: [String], start: String, hour
     guard case .instant(let epoch) = try ItemSchedule.parseBound(start) else { throw ScheduleTestFailure("start") }
     let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 64, height: 40),
                          driver: VirtualTimeDriver(wallStart: .seconds(epoch), zone: LocalTimeZone()),
-                         carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(86_400), fade: .zero)),
-                         preparer: try SlotPreparer(width: 64, height: 40, fit: .fill, background: .black, maxPixels: 1 << 20),
+                         carousel: Carousel(items: items,
+                                            config: CarouselConfig(interval: .seconds(86_400), fade: .zero)),
+                         preparer: try SlotPreparer(width: 64, height: 40, fit: .fill, background: .black,
+                                                    maxPixels: 1 << 20),
                          configuration: FrameLoop.Configuration(events: events, runFor: .seconds(Int64(hours) * 3600)))
     _ = try loop.run()
     try frames?(dir + "/frames")
@@ -45,7 +48,9 @@ private func runScheduled(playlist: String, names: [String], start: String, hour
     let out = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true).readDataToEndOfFile()
     return String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
         guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              o["event"] as? String == "shown", let src = o["src"] as? String, let t = o["t"] as? Int else { return nil }
+              o["event"] as? String == "shown", let src = o["src"] as? String, let t = o["t"] as? Int else {
+            return nil
+        }
         return (String(src.split(separator: "/").last!.dropLast(4)), Int64(t))
     }
 }
@@ -110,12 +115,14 @@ private func h(_ hours: Double) -> Int64 { Int64(hours * 3_600_000) }
     let day = LocalDate(daysSinceEpoch: until / 86_400), second = Int(until % 86_400)
     func two(_ v: Int) -> String { v < 10 ? "0\(v)" : String(v) }
     let stamp = "\(day)T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
-    let playlist = #"{"items": [{"src": "\#(controlTestPhotos[0])", "schedule": {"until": "\#(stamp)"}}, {"src": "\#(controlTestPhotos[1])"}]}"#
+    let playlist = #"{"items": [{"src": "\#(controlTestPhotos[0])", "schedule": {"until": "\#(stamp)"}}, "#
+        + #"{"src": "\#(controlTestPhotos[1])"}]}"#
     try playlist.write(toFile: dir + "/show.json", atomically: true, encoding: .utf8)
     let started = wallNow()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: kioskExecutable())
-    process.arguments = ["--display", "offscreen:\(dir)/frames", "--size", "320x200", "--clock", "real", "--interval", "60",
+    process.arguments = ["--display", "offscreen:\(dir)/frames", "--size", "320x200", "--clock", "real",
+                         "--interval", "60",
                          "--fade", "200", "--run-for", "3.5", dir + "/show.json"]
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
@@ -152,7 +159,8 @@ private func h(_ hours: Double) -> Int64 { Int64(hours * 3_600_000) }
           {"src": "logo.png", "fallback": true}]}
         """
     var logoFrame: Data?, lastBeforeLunch: (name: String, bytes: Data)?, framesAfterSeven = 0
-    let shown = try runScheduled(playlist: playlist, names: ["lunch", "logo"], start: "2026-03-02T06:00:00+01:00", hours: 6) { dir in
+    let shown = try runScheduled(playlist: playlist, names: ["lunch", "logo"], start: "2026-03-02T06:00:00+01:00",
+                                 hours: 6) { dir in
         let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("frame-") }.sorted()
         func ms(_ name: String) -> Int64 { Int64(name.dropFirst(6).dropLast(4))! }
         logoFrame = FileManager.default.contents(atPath: dir + "/" + names[0])

@@ -25,7 +25,8 @@ private func startShow(_ dir: String, _ extra: [String] = [], umask: String? = n
 
 /// The newest `frame-*.png` the offscreen backend wrote.
 private func lastFrame(_ dir: String) throws -> String {
-    let names = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/frames").filter { $0.hasPrefix("frame-") }.sorted()
+    let names = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/frames").filter { $0.hasPrefix("frame-") }
+        .sorted()
     guard let last = names.last else { throw ControlTestFailure("no frames in \(dir)/frames") }
     return "\(dir)/frames/\(last)"
 }
@@ -188,7 +189,8 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
     try photo.write(to: URL(fileURLWithPath: images + "/1.png"))
     let socket = "\(dir)/control"
     let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real",
-                                "--run-for", "100000", "--interval", "60", "--control", socket, "--state-dir", "\(dir)/state",
+                                "--run-for", "100000", "--interval", "60", "--control", socket,
+                                "--state-dir", "\(dir)/state",
                                 images])
     defer { _ = child.stop() }
     guard waitFor(15, { access(socket, F_OK) == 0 && !child.shown.isEmpty }) else {
@@ -212,7 +214,8 @@ private func pixels(_ path: String) throws -> (width: Int, height: Int, pixels: 
         }
         let refused = try ControlClient(path: socket).request(#"{"command":["screenshot","\#(folder)/1.png"]}"#)
         #expect((refused["error"] as? String)?.contains("not available") == true, "\(refused)")
-        #expect(other.stderr.text.contains("screenshots off") && other.stderr.text.contains("SOURCE folder"), "\(other.stderr.text)")
+        #expect(other.stderr.text.contains("screenshots off") && other.stderr.text.contains("SOURCE folder"),
+                "\(other.stderr.text)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: images + "/1.png")) == photo)
         #expect(other.stop() == 0)
     }

@@ -9,7 +9,9 @@ import Testing
 /// Captions are drawn into the prepared slot frame (so the cross-fade fades them with it) by the
 /// real decoder and the real text stack.
 @Suite struct SlotCaptionTests {
-    func frame(_ r: SlotPreparer.Result) -> Bitmap? { if case .frame(let f) = r.outcome { return f } else { return nil } }
+    func frame(_ r: SlotPreparer.Result) -> Bitmap? {
+        if case .frame(let f) = r.outcome { return f } else { return nil }
+    }
 
     @Test func theCaptionIsInThePreparedFrameAndKeyedInTheMemoryCache() throws {
         let path = NSTemporaryDirectory() + "kc-caption-\(getpid()).png"
@@ -18,16 +20,19 @@ import Testing
         let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20)
         preparer.captions = CaptionPainter(renderer: try TextRenderer(library: try FontLibrary()))
         let plain = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))))
-        let captioned = try #require(frame(preparer.prepare(.init(slot: 1, ticket: 2, item: 0, path: path, caption: "Quay 7 at dusk"))))
+        let captioned = try #require(frame(preparer.prepare(.init(slot: 1, ticket: 2, item: 0, path: path,
+                                                                  caption: "Quay 7 at dusk"))))
         #expect(captioned !== plain)
         #expect(plain[320, 350] == 0xFF80_8080 && plain[5, 355] == 0xFF80_8080)
         #expect(captioned[5, 355] == 0xFF39_3939)  // the strip
         #expect(captioned[320, 20] == 0xFF80_8080)  // the picture above it
         #expect((300..<360).contains { y in (0..<640).contains { captioned[$0, y] == 0xFFFF_FFFF } })  // the words
         // The same caption again comes from memory; another caption is drawn anew.
-        let again = try #require(frame(preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path, caption: "Quay 7 at dusk"))))
+        let again = try #require(frame(preparer.prepare(.init(slot: 2, ticket: 3, item: 0, path: path,
+                                                              caption: "Quay 7 at dusk"))))
         #expect(again === captioned)
-        let other = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 4, item: 0, path: path, caption: "Pier 3"))))
+        let other = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 4, item: 0, path: path,
+                                                              caption: "Pier 3"))))
         #expect(other !== captioned)
     }
 
@@ -38,9 +43,13 @@ import Testing
         var png = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let chunkData = Array("Description\0\(description)".utf8), type = Array("tEXt".utf8)
         var crc: UInt32 = 0xFFFF_FFFF
-        for byte in type + chunkData { crc ^= UInt32(byte); for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 } }
+        for byte in type + chunkData {
+            crc ^= UInt32(byte); for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
         crc ^= 0xFFFF_FFFF
-        func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func be32(_ v: UInt32) -> [UInt8] {
+            [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+        }
         png.insert(contentsOf: be32(UInt32(chunkData.count)) + type + chunkData + be32(crc), at: 33)  // after IHDR
         try Data(png).write(to: URL(fileURLWithPath: path))
     }
@@ -50,15 +59,18 @@ import Testing
         defer { unlink(path) }
         try writeDescribedPNG(path, description: "Lighthouse")
         #expect(ImageDescription.read(path: path) == "Lighthouse")
-        let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20, memoryCacheBytes: 0)
+        let preparer = try SlotPreparer(width: 640, height: 360, fit: .fill, background: .black, maxPixels: 1 << 20,
+                                        memoryCacheBytes: 0)
         preparer.captions = CaptionPainter(renderer: try TextRenderer(library: try FontLibrary()))
         preparer.captionSource = .exif
         let described = try #require(frame(preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))))
         #expect(described[5, 355] == 0xFF39_3939)
         preparer.captionSource = .item
-        #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 2, item: 0, path: path))))[5, 355] == 0xFF80_8080)
+        #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 2, item: 0, path: path))))[5, 355]
+                    == 0xFF80_8080)
         preparer.captionSource = .off
-        #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 3, item: 0, path: path, caption: "x"))))[5, 355] == 0xFF80_8080)
+        #expect(try #require(frame(preparer.prepare(.init(slot: 0, ticket: 3, item: 0, path: path,
+                                                          caption: "x"))))[5, 355] == 0xFF80_8080)
     }
 
     @Test func captionSourceNameCaptionsAPlainFolderByItsFileNames() throws {

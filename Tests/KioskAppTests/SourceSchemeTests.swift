@@ -10,24 +10,28 @@ import Testing
     defer { _ = system("rm -rf '\(dir)'") }
     let name = "mailto:grey.jpg"
     #expect(link(controlTestPhotos[3], dir + "/" + name) == 0 || symlink(controlTestPhotos[3], dir + "/" + name) == 0)
-    let shown = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--fade", "0", "--interval", "1", "--run-for", "1", "--input", "none", name],
+    let shown = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--fade", "0", "--interval", "1",
+                                "--run-for", "1", "--input", "none", name],
                                currentDirectory: dir)
     #expect(waitFor(30) { !shown.process.isRunning }, "\(shown.stderr.text)")
     #expect(shown.stop() == 0, "\(shown.stderr.text)")
     #expect(shown.shown.first?.src == name, "\(shown.stdout.text)\n\(shown.stderr.text)")
 
-    let missing = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5", "--input", "none", "mailto:x"],
+    let missing = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5",
+                                  "--input", "none", "mailto:x"],
                                  currentDirectory: dir)
     #expect(waitFor(30) { !missing.process.isRunning })
     #expect(missing.stop() == 64, "\(missing.stderr.text)")
-    #expect(missing.stderr.text.contains("SOURCE: 'mailto:x' is a URL of the scheme mailto: (no file of that name exists)"), "\(missing.stderr.text)")
+    #expect(missing.stderr.text.contains("SOURCE: 'mailto:x' is a URL of the scheme mailto: "
+                                         + "(no file of that name exists)"), "\(missing.stderr.text)")
 }
 
 /// An empty SOURCE (an unset variable in a unit's `ExecStart=`) is a usage error, not a folder
 /// that is waited for forever.
 @Test func anEmptySourceIsAUsageError() throws {
     for empty in ["", " "] {
-        let child = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5", "--input", "none", empty],
+        let child = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5",
+                                    "--input", "none", empty],
                                    currentDirectory: controlTestDirectory())
         #expect(waitFor(30) { !child.process.isRunning && child.stderr.text.contains("SOURCE") })
         #expect(child.stop() == 64, "\(child.stderr.text)")

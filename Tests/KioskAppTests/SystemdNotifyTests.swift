@@ -29,7 +29,9 @@ private final class NotifySocket {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard fd >= 0, rc == 0 else { throw ControlTestFailure("bind \(path): errno \(errno)") }
         let socketFD = fd, received = log
@@ -42,7 +44,8 @@ private final class NotifySocket {
                 let now = wallNow()
                 let text = String(decoding: buffer[0..<n], as: UTF8.self)
                 let frames = text.contains("READY=1")
-                    ? ((try? FileManager.default.contentsOfDirectory(atPath: framesDirectory))?.filter { $0.hasPrefix("frame-") }.count ?? 0) : -1
+                    ? ((try? FileManager.default.contentsOfDirectory(atPath: framesDirectory))?
+                        .filter { $0.hasPrefix("frame-") }.count ?? 0) : -1
                 received.entries.withLock { $0.append((text, now, frames)) }
             }
         }
@@ -64,7 +67,8 @@ private final class NotifySocket {
     // for it). A watchdog of 1 s: fed every 250 ms. stderr on a 4 KiB pipe that the test stops
     // reading: the honest way to hang the frame loop (see below).
     let started = wallNow()
-    let child = try KioskChild(["--display", "offscreen:\(frames)", "--size", "1920x1080", "--clock", "real", "--run-for", "100000",
+    let child = try KioskChild(["--display", "offscreen:\(frames)", "--size", "1920x1080", "--clock", "real",
+                                "--run-for", "100000",
                                 "--interval", "60", "--fade", "100", controlTestSamples.path],
                                environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
                                watchdogPidOfChild: true, readStderr: false, stderrPipeSize: 4096)
@@ -77,9 +81,13 @@ private final class NotifySocket {
     let ready = try #require(notify.messages.first { $0.text.contains("READY=1") })
     #expect(ready.framesOnDisk >= 1, "READY=1 arrived before the first frame was on disk")
     #expect(ready.text.contains("STATUS="))
-    let firstFrame = try FileManager.default.contentsOfDirectory(atPath: frames).filter { $0.hasPrefix("frame-") }.sorted().first
-    let written = try #require(firstFrame.flatMap { try? FileManager.default.attributesOfItem(atPath: "\(frames)/\($0)")[.modificationDate] as? Date })
-    #expect(written.timeIntervalSince1970 <= ready.at, "first frame written \(written.timeIntervalSince1970 - ready.at) s after READY=1")
+    let firstFrame = try FileManager.default.contentsOfDirectory(atPath: frames).filter { $0.hasPrefix("frame-") }
+        .sorted().first
+    let written = try #require(firstFrame.flatMap {
+        try? FileManager.default.attributesOfItem(atPath: "\(frames)/\($0)")[.modificationDate] as? Date
+    })
+    #expect(written.timeIntervalSince1970 <= ready.at,
+            "first frame written \(written.timeIntervalSince1970 - ready.at) s after READY=1")
     #expect(ready.at > started)
     // And before the first `shown` line? Both follow the same present; the shown line is
     // emitted after READY=1 in the same turn of the loop, so it cannot be much earlier.
@@ -100,7 +108,8 @@ private final class NotifySocket {
     let gaps = zip(fed.dropFirst(), fed).map { $0 - $1 }.sorted()
     #expect((gaps.last ?? 9) < 1.5, "a gap of \(gaps.last ?? 9) s between WATCHDOG=1 (WATCHDOG_USEC is 1 s)")
     #expect(gaps.isEmpty || gaps[gaps.count / 2] < 0.4, "WATCHDOG=1 gaps \(gaps)")
-    #expect(notify.messages.contains { $0.text.hasPrefix("STATUS=showing 1 of 5") }, "\(notify.messages.map(\.text).prefix(5))")
+    #expect(notify.messages.contains { $0.text.hasPrefix("STATUS=showing 1 of 5") },
+            "\(notify.messages.map(\.text).prefix(5))")
     #expect(notify.times(of: "READY=1").count == 1)
 
     // Hang the frame loop for real: stderr is a 4 KiB pipe nobody reads, and each SIGHUP makes
@@ -129,7 +138,9 @@ private final class NotifySocket {
     let processState = stat.split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
     #expect(processState == "S" || processState == "R", "main thread state \(processState)")
     let wchan = (try? String(contentsOfFile: "/proc/\(child.pid)/wchan")) ?? "0"
-    if wchan != "0" && !wchan.isEmpty { #expect(wchan.contains("pipe") || wchan.contains("wait"), "main thread waits in \(wchan)") }
+    if wchan != "0" && !wchan.isEmpty {
+        #expect(wchan.contains("pipe") || wchan.contains("wait"), "main thread waits in \(wchan)")
+    }
 
     // Unblock it (read stderr again): the loop goes on, and so does the watchdog.
     let resumedAfter = wallNow()
@@ -157,9 +168,11 @@ private final class NotifySocket {
     // WATCHDOG=1 (sd_watchdog_enabled checks the pid).
     let dir = controlTestDirectory()
     let notify = try NotifySocket(directory: dir, framesDirectory: "\(dir)/frames")
-    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real", "--run-for", "100000",
+    let child = try KioskChild(["--display", "offscreen:\(dir)/frames", "--size", "160x100", "--clock", "real",
+                                "--run-for", "100000",
                                 "--interval", "60", controlTestSamples.path],
-                               environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": "1"])
+                               environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000",
+                                             "WATCHDOG_PID": "1"])
     #expect(waitFor(15) { !notify.times(of: "READY=1").isEmpty })
     usleep(800_000)
     #expect(notify.times(of: "WATCHDOG=1").isEmpty)
@@ -199,7 +212,8 @@ private final class NotifySocket {
 /// EXTEND_TIMEOUT_USEC= and WATCHDOG=1 every second (so neither the start timeout nor the
 /// watchdog restarts it), no `kiosk-frames` directory, and SIGTERM ends it with status 0.
 @Test func withoutADisplayUnderSystemdItWaitsForOne() throws {
-    let devices = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []).filter { $0.hasPrefix("card") }
+    let devices = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? [])
+        .filter { $0.hasPrefix("card") }
     guard devices.isEmpty, access("/dev/fb0", F_OK) != 0 else {
         Issue.record("this machine has a display (\(devices), /dev/fb0): the case needs one without")
         return

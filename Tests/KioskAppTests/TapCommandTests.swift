@@ -38,23 +38,28 @@ private func scratchDirectory() -> String {
     let capture = TapCommand(arguments: ["/bin/sh", "-c", "/usr/bin/env > \(out)"])
     capture.run(index: 3, source: "https://kiosk:s3cret@signs.example/a.jpg")
     let deadline = ContinuousClock.now + .seconds(10)
-    while access(out, F_OK) != 0 || (try? readRegularFile(out, limit: 1 << 16))?.isEmpty != false, ContinuousClock.now < deadline {
+    while access(out, F_OK) != 0 || (try? readRegularFile(out, limit: 1 << 16))?.isEmpty != false,
+          ContinuousClock.now < deadline {
         usleep(20_000)
     }
     usleep(100_000)
     capture.reap()
-    let lines = String(decoding: try readRegularFile(out, limit: 1 << 16), as: UTF8.self).split(separator: "\n").map(String.init)
+    let lines = String(decoding: try readRegularFile(out, limit: 1 << 16), as: UTF8.self).split(separator: "\n")
+        .map(String.init)
     let names = Set(lines.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) })
-    let allowed = Set(["PATH", "KIOSK_INDEX", "KIOSK_SRC", "PWD", "SHLVL", "_"] + TapCommand.passedOn)  // PWD, SHLVL, _: sh's own
+    // PWD, SHLVL, _: sh's own
+    let allowed = Set(["PATH", "KIOSK_INDEX", "KIOSK_SRC", "PWD", "SHLVL", "_"] + TapCommand.passedOn)
     #expect(names.isSubset(of: allowed), "more than the scrubbed environment: \(names.subtracting(allowed).sorted())")
     #expect(lines.contains("PATH=/usr/local/bin:/usr/bin:/bin"), "\(lines)")
-    #expect(lines.contains("KIOSK_INDEX=3") && lines.contains("KIOSK_SRC=https://kiosk:***@signs.example/a.jpg"), "\(lines)")
+    #expect(lines.contains("KIOSK_INDEX=3") && lines.contains("KIOSK_SRC=https://kiosk:***@signs.example/a.jpg"),
+            "\(lines)")
 }
 
 /// The program is looked up once, in PATH's absolute folders only: an empty or relative entry
 /// (which execvp takes as the working directory) is never searched.
 @Test func theTapProgramIsLookedUpOnceInAbsoluteFoldersOnly() throws {
-    #expect(TapCommand.locate("sh", path: "/usr/bin:/bin") == "/usr/bin/sh" || TapCommand.locate("sh", path: "/usr/bin:/bin") == "/bin/sh")
+    #expect(TapCommand.locate("sh", path: "/usr/bin:/bin") == "/usr/bin/sh"
+                || TapCommand.locate("sh", path: "/usr/bin:/bin") == "/bin/sh")
     let dir = scratchDirectory()
     let evil = "\(dir)/kc-evilprog"
     #expect(creat(evil, 0o755) >= 0)

@@ -63,12 +63,15 @@ private func runWithHeldText(items: [PlaylistItem], overlay: String?, seconds: I
             held.release()
         }
     }
-    let loop = FrameLoop(display: try OffscreenDisplay(directory: directory, width: 160, height: 100), driver: RealTimeDriver(),
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: directory, width: 160, height: 100),
+                         driver: RealTimeDriver(),
                          carousel: Carousel(items: items, config: CarouselConfig(interval: .seconds(60), fade: .zero)),
-                         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black, maxPixels: 1 << 24),
+                         preparer: try SlotPreparer(width: 160, height: 100, fit: .fill, background: .black,
+                                                    maxPixels: 1 << 24),
                          configuration: configuration)
     _ = try loop.run()
-    return (try writtenFrames(directory), heldAtFirstFrame.withLock { $0 } == true && held.releasedInTime.withLock { $0 })
+    return (try writtenFrames(directory),
+            heldAtFirstFrame.withLock { $0 } == true && held.releasedInTime.withLock { $0 })
 }
 
 @Test func theStatusScreenIsPresentedWhileTheWordsLoadAndDrawnAgainWithThem() throws {
@@ -80,10 +83,13 @@ private func runWithHeldText(items: [PlaylistItem], overlay: String?, seconds: I
     // The first: the background alone. The second: exactly the screen as the painter draws it.
     #expect((0..<run.frames[0].pixelCount).allSatisfy { run.frames[0].pixels[$0] & 0xFF_FFFF == 0 })
     let screen = Bitmap(width: 160, height: 100)
-    Compositor.drawMessage(into: screen, SceneRenderer.noImagesText, background: .black, painter: try ShowText().messagePainter())
+    Compositor.drawMessage(into: screen, SceneRenderer.noImagesText, background: .black,
+                           painter: try ShowText().messagePainter())
     let words = (0..<screen.pixelCount).filter { screen.pixels[$0] & 0xFF_FFFF != 0 }.count
     #expect(words > 100, "the screen has words: \(words) pixels")
-    #expect((0..<screen.pixelCount).allSatisfy { run.frames[1].pixels[$0] & 0xFF_FFFF == screen.pixels[$0] & 0xFF_FFFF })
+    #expect((0..<screen.pixelCount).allSatisfy {
+        run.frames[1].pixels[$0] & 0xFF_FFFF == screen.pixels[$0] & 0xFF_FFFF
+    })
 }
 
 @Test func thePhotoIsPresentedWhileTheClockLoadsAndTheClockComesAfter() throws {
@@ -91,7 +97,8 @@ private func runWithHeldText(items: [PlaylistItem], overlay: String?, seconds: I
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let red = dir + "/red.png"
     try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFFFF_0000), to: red)
-    let run = try runWithHeldText(items: [PlaylistItem(source: red)], overlay: "%H:%M", seconds: 6, directory: dir + "/frames")
+    let run = try runWithHeldText(items: [PlaylistItem(source: red)], overlay: "%H:%M", seconds: 6,
+                                  directory: dir + "/frames")
     #expect(run.heldAtFirstFrame, "the first frame waited for the text load")
     try #require(run.frames.count >= 2, "\(run.frames.count) frames: the photo, then the photo with the clock")
     // The photo alone first; then the clock (white and dark pixels) in the top right corner.

@@ -61,7 +61,8 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
         let row = 100
         guard frame.bitmap[0, row] == 0xFFFF_0000, frame.bitmap[319, row] == 0xFF00_FF00 else { continue }
         let edge = (0..<320).first { frame.bitmap[$0, row] != 0xFFFF_0000 }!
-        #expect((edge..<320).allSatisfy { frame.bitmap[$0, row] == 0xFF00_FF00 }, "one clean edge at \(edge) ms \(frame.ms)")
+        #expect((edge..<320).allSatisfy { frame.bitmap[$0, row] == 0xFF00_FF00 },
+                "one clean edge at \(edge) ms \(frame.ms)")
         edges.append(edge)
     }
     #expect(edges.count >= 10, "frames while the finger moved: \(run.frames.map(\.ms))")
@@ -129,7 +130,8 @@ private func runLoop(_ script: [TouchFeedEvent], seconds: Double, tapCommand: Ta
     unlink(out)
     defer { unlink(out) }
     let command = TapCommand(arguments: ["/bin/sh", "-c",
-                                         "printf '%s %s' \"$KIOSK_INDEX\" \"$KIOSK_SRC\" > \(out).part && mv \(out).part \(out)"])
+                                         "printf '%s %s' \"$KIOSK_INDEX\" \"$KIOSK_SRC\" > \(out).part "
+                                             + "&& mv \(out).part \(out)"])
     let script: [TouchFeedEvent] = [.sample(TouchSample(.down, x: 10, y: 10, time: ms(800))),
                                     .sample(TouchSample(.up, x: 10, y: 10, time: ms(850)))]
     _ = try runLoop(script, seconds: 1.0, tapCommand: command)

@@ -24,13 +24,16 @@ import Testing
     /// clamped) in Double, times `letterboxDim`/256. Channels as [red, green, blue] planes.
     static func reference(_ image: Bitmap, width fw: Int, height fh: Int, blurred: Bool = true,
                           sigmaPerWidth: Double = 1.0 / 20) -> [[Double]] {
-        let cover = FitMode.fill.placement(imageWidth: image.width, imageHeight: image.height, frameWidth: fw, frameHeight: fh)
+        let cover = FitMode.fill.placement(imageWidth: image.width, imageHeight: image.height,
+                                           frameWidth: fw, frameHeight: fh)
         var planes = [[Double]](repeating: [Double](repeating: 0, count: fw * fh), count: 3)
         func channel(_ v: UInt32, _ c: Int) -> Double { Double((v >> (16 - 8 * UInt32(c))) & 0xFF) }
         for y in 0..<fh {
-            let sy = min(Double(image.height - 1), max(0, (Double(y - cover.y) + 0.5) * Double(image.height) / Double(cover.height) - 0.5))
+            let sy = min(Double(image.height - 1),
+                         max(0, (Double(y - cover.y) + 0.5) * Double(image.height) / Double(cover.height) - 0.5))
             for x in 0..<fw {
-                let sx = min(Double(image.width - 1), max(0, (Double(x - cover.x) + 0.5) * Double(image.width) / Double(cover.width) - 0.5))
+                let sx = min(Double(image.width - 1),
+                             max(0, (Double(x - cover.x) + 0.5) * Double(image.width) / Double(cover.width) - 0.5))
                 let xa = Int(sx), ya = Int(sy), xb = min(xa + 1, image.width - 1), yb = min(ya + 1, image.height - 1)
                 let wx = sx - Double(xa), wy = sy - Double(ya)
                 for c in 0..<3 {
@@ -51,14 +54,18 @@ import Testing
             for y in 0..<fh {
                 for x in 0..<fw {
                     var s = 0.0
-                    for k in -radius...radius { s += kernel[k + radius] * planes[c][y * fw + min(fw - 1, max(0, x + k))] }
+                    for k in -radius...radius {
+                        s += kernel[k + radius] * planes[c][y * fw + min(fw - 1, max(0, x + k))]
+                    }
                     horizontal[y * fw + x] = s
                 }
             }
             for y in 0..<fh {
                 for x in 0..<fw {
                     var s = 0.0
-                    for k in -radius...radius { s += kernel[k + radius] * horizontal[min(fh - 1, max(0, y + k)) * fw + x] }
+                    for k in -radius...radius {
+                        s += kernel[k + radius] * horizontal[min(fh - 1, max(0, y + k)) * fw + x]
+                    }
                     planes[c][y * fw + x] = s * dim
                 }
             }
@@ -67,10 +74,12 @@ import Testing
     }
 
     /// Mean and largest absolute difference per channel over the pixels outside `rect`.
-    static func letterboxDifference(_ frame: Bitmap, _ planes: [[Double]], outside rect: PixelRect) -> (mean: Double, max: Double) {
+    static func letterboxDifference(_ frame: Bitmap, _ planes: [[Double]],
+                                    outside rect: PixelRect) -> (mean: Double, max: Double) {
         var sum = 0.0, largest = 0.0, n = 0
         for y in 0..<frame.height {
-            for x in 0..<frame.width where !(rect.x..<rect.x + rect.width).contains(x) || !(rect.y..<rect.y + rect.height).contains(y) {
+            for x in 0..<frame.width
+            where !(rect.x..<rect.x + rect.width).contains(x) || !(rect.y..<rect.y + rect.height).contains(y) {
                 for c in 0..<3 {
                     let d = abs(Double((frame[x, y] >> (16 - 8 * UInt32(c))) & 0xFF) - planes[c][y * frame.width + x])
                     sum += d; largest = max(largest, d); n += 1
@@ -87,18 +96,22 @@ import Testing
         let image = fw > fh ? Self.picture() : Self.picture(width: 160, height: 90)
         let frame = Bitmap(width: fw, height: fh, fill: 0xFF12_3456)
         Compositor.place(image.copy(), into: frame, fit: .blur, background: .black)
-        let rect = FitMode.fit.placement(imageWidth: image.width, imageHeight: image.height, frameWidth: fw, frameHeight: fh)
+        let rect = FitMode.fit.placement(imageWidth: image.width, imageHeight: image.height,
+                                         frameWidth: fw, frameHeight: fh)
         let blurred = Self.letterboxDifference(frame, Self.reference(image, width: fw, height: fh), outside: rect)
         // Within a few levels of 255 (the reduced copy, the three boxes and the fitted image as
         // the source cost a little), on a picture of sharp high-contrast stripes.
         #expect(blurred.mean < 2.5 && blurred.max < 16, "\(fw)x\(fh): against the Gaussian reference \(blurred)")
         // A Gaussian half as wide, or twice as wide, is clearly further off: the strength is right.
         for factor in [1.0 / 40, 1.0 / 10] {
-            let other = Self.letterboxDifference(frame, Self.reference(image, width: fw, height: fh, sigmaPerWidth: factor), outside: rect)
-            #expect(other.mean > 1.5 * blurred.mean, "\(fw)x\(fh): σ = width × \(factor) gives \(other), width/20 \(blurred)")
+            let other = Self.letterboxDifference(frame, Self.reference(image, width: fw, height: fh,
+                                                                       sigmaPerWidth: factor), outside: rect)
+            #expect(other.mean > 1.5 * blurred.mean,
+                    "\(fw)x\(fh): σ = width × \(factor) gives \(other), width/20 \(blurred)")
         }
         // The same picture unblurred is far off: the blur is real, and the test can tell.
-        let sharp = Self.letterboxDifference(frame, Self.reference(image, width: fw, height: fh, blurred: false), outside: rect)
+        let sharp = Self.letterboxDifference(frame, Self.reference(image, width: fw, height: fh, blurred: false),
+                                             outside: rect)
         #expect(sharp.mean > 10, "\(fw)x\(fh): against the unblurred fill \(sharp)")
         #expect((0..<frame.pixelCount).allSatisfy { frame.pixels[$0] >> 24 == 0xFF })
     }
@@ -137,7 +150,8 @@ import Testing
             let boxes = Compositor.gaussianBoxes(sigma: sigma)
             let variance = boxes.map { Double($0 * $0 - 1) / 12 }.reduce(0, +)
             #expect(boxes.count == 3 && boxes.allSatisfy { $0 % 2 == 1 })
-            #expect(abs(variance.squareRoot() - sigma) < 0.35, "σ \(sigma): boxes \(boxes) give σ \(variance.squareRoot())")
+            #expect(abs(variance.squareRoot() - sigma) < 0.35,
+                    "σ \(sigma): boxes \(boxes) give σ \(variance.squareRoot())")
         }
     }
 }

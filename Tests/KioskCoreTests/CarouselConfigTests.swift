@@ -7,7 +7,8 @@ import Testing
     config.applyOverrides(interval: nil, fade: nil)
     #expect(config.interval == .seconds(5) && config.fade == .milliseconds(500), "nil keeps the command line's")
     config.applyOverrides(interval: .seconds(2), fade: .seconds(3))
-    #expect(config.interval == .seconds(2) && config.fade == .seconds(2), "a fade longer than the interval is cut to it")
+    #expect(config.interval == .seconds(2) && config.fade == .seconds(2),
+            "a fade longer than the interval is cut to it")
     config.applyOverrides(interval: .milliseconds(300), fade: nil)
     #expect(config.fade == .seconds(2), "a shorter interval alone leaves the fade as given…")
     #expect(config.effectiveFade == .milliseconds(300), "…and the carousel runs it cut to the interval")

@@ -17,7 +17,8 @@ import Testing
             for i in items.indices.reversed() { items.swapAt(i, rng.next(i + 1)) }
             return Array(items.prefix(rng.next(6) == 0 ? rng.next(3) : 1 + rng.next(pool.count)))
         }
-        var carousel = Carousel(items: playlist(), config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(500)))
+        var carousel = Carousel(items: playlist(),
+                                config: CarouselConfig(interval: .seconds(1), fade: .milliseconds(500)))
         var now: Duration = .zero
         var pending: [Int] = []
         var log: [String] = []
@@ -36,7 +37,11 @@ import Testing
                 }
             }
             if let c = carousel.currentItem { #expect(c < n, "current \(c) of \(n) after \(log.suffix(12))") }
-            for s in 0..<3 { if let i = carousel.item(inSlot: s) { #expect(i < n, "slot \(s) holds \(i) of \(n) after \(log.suffix(12))") } }
+            for s in 0..<3 {
+                if let i = carousel.item(inSlot: s) {
+                    #expect(i < n, "slot \(s) holds \(i) of \(n) after \(log.suffix(12))")
+                }
+            }
         }
         check(carousel.start(at: now), "start")
         for _ in 0..<4000 {
@@ -63,7 +68,11 @@ import Testing
                 let item = rng.next(pool.count + 1)
                 check(carousel.goto(item: item, at: now), "goto \(item)")
             case 9:
-                if rng.next(2) == 0 { carousel.pause(at: now); log.append("pause") } else { carousel.resume(at: now); log.append("resume") }
+                if rng.next(2) == 0 {
+                    carousel.pause(at: now); log.append("pause")
+                } else {
+                    carousel.resume(at: now); log.append("resume")
+                }
             case 10:
                 check(carousel.touchBegan(at: now), "touch")
             case 11:
@@ -72,7 +81,8 @@ import Testing
                 log.append("drag \(offset)")
             case 12:
                 let v: Double? = rng.next(3) == 0 ? nil : Double(rng.next(6000)) - 3000
-                check(carousel.touchEnded(velocity: v, at: now, cancelled: rng.next(10) == 0), "release \(v.map { "\($0)" } ?? "nil")")
+                check(carousel.touchEnded(velocity: v, at: now, cancelled: rng.next(10) == 0),
+                      "release \(v.map { "\($0)" } ?? "nil")")
             default:
                 let item = rng.next(pool.count)
                 check(carousel.imageChanged(item: item, at: now), "changed \(item)")

@@ -14,7 +14,9 @@ private func touchHarness(count: Int = 5, direction: Direction = .forward) -> Ha
 extension Harness {
     mutating func down(_ t: Int) { record(carousel.touchBegan(at: ms(t))); prepareAll(at: ms(t)) }
     mutating func drag(_ offset: Double, _ t: Int) { carousel.touchDragged(offset: offset, at: ms(t)) }
-    mutating func up(_ t: Int, velocity: Double?) { record(carousel.touchEnded(velocity: velocity, at: ms(t))); prepareAll(at: ms(t)) }
+    mutating func up(_ t: Int, velocity: Double?) {
+        record(carousel.touchEnded(velocity: velocity, at: ms(t))); prepareAll(at: ms(t))
+    }
 }
 
 @Test func aDragPausesAutoAdvanceAndTheReleaseGivesAFullInterval() {
@@ -42,9 +44,11 @@ extension Harness {
     let current = h.carousel.currentSlot!, next = h.carousel.nextSlot!, previous = h.carousel.previousSlot!
     h.down(1000)
     h.drag(-240, 1016)
-    #expect(h.carousel.scene(at: ms(1016)) == Scene(base: .slot(current), weight: 0, offset: -240, neighbour: .slot(next)))
+    #expect(h.carousel.scene(at: ms(1016))
+            == Scene(base: .slot(current), weight: 0, offset: -240, neighbour: .slot(next)))
     h.drag(130, 1032)
-    #expect(h.carousel.scene(at: ms(1032)) == Scene(base: .slot(current), weight: 0, offset: 130, neighbour: .slot(previous)))
+    #expect(h.carousel.scene(at: ms(1032))
+            == Scene(base: .slot(current), weight: 0, offset: 130, neighbour: .slot(previous)))
     // Never further than a whole width.
     h.drag(-5000, 1048)
     #expect(h.carousel.scene(at: ms(1048)).offset == -1000)

@@ -67,7 +67,10 @@ private let blue = RGBColor(red: 0, green: 0, blue: 255)
     @Test func flattenAlphaOfARowIsTheSameAsOfTheBitmap() {
         let image = Bitmap(width: 256, height: 4, hasAlpha: true)
         for y in 0..<4 {
-            for x in 0..<256 { image[x, y] = UInt32(x) << 24 | UInt32((x * 7 + y * 50) & 0xFF) << 16 | UInt32(y * 60) << 8 | UInt32(255 - x) }
+            for x in 0..<256 {
+                image[x, y] = UInt32(x) << 24 | UInt32((x * 7 + y * 50) & 0xFF) << 16 | UInt32(y * 60) << 8
+                    | UInt32(255 - x)
+            }
         }
         let rows = image.copy()
         let background = RGBColor(red: 17, green: 200, blue: 99)
@@ -106,7 +109,8 @@ private let blue = RGBColor(red: 0, green: 0, blue: 255)
     // MARK: blend
 
     private func frames(_ a: UInt32, _ b: UInt32) -> (Bitmap, Bitmap, Bitmap) {
-        (Bitmap(width: 3, height: 2, fill: a), Bitmap(width: 3, height: 2, fill: b), Bitmap(width: 3, height: 2, fill: 0))
+        (Bitmap(width: 3, height: 2, fill: a), Bitmap(width: 3, height: 2, fill: b),
+         Bitmap(width: 3, height: 2, fill: 0))
     }
 
     @Test func blendEndsAreExact() {
@@ -231,7 +235,8 @@ private let blue = RGBColor(red: 0, green: 0, blue: 255)
     @Test func messageFillsTheBackgroundAndAsksThePainterForTheWords() {
         let frame = Bitmap(width: 64, height: 48, fill: 0)
         let recorder = Recorder()
-        Compositor.drawMessage(into: frame, "No images to show", background: RGBColor(red: 10, green: 10, blue: 40), painter: recorder)
+        Compositor.drawMessage(into: frame, "No images to show", background: RGBColor(red: 10, green: 10, blue: 40),
+                               painter: recorder)
         #expect((0..<frame.pixelCount).allSatisfy { frame.pixels[$0] == RGBColor(red: 10, green: 10, blue: 40).xrgb })
         #expect(recorder.calls.map(\.0) == ["No images to show"])
         #expect(recorder.calls.map(\.1) == [RGBColor(red: 0xD0, green: 0xD0, blue: 0xD0)])

@@ -50,12 +50,22 @@ private func hm(_ h: Int, _ m: Int) -> Int { h * 60 + m }
     @Test func refusesBadValuesNamingThem() {
         #expect(throws: DisplayScheduleError.empty) { try DisplaySchedule.parse("") }
         #expect(throws: DisplayScheduleError.badRange("22:00")) { try DisplaySchedule.parse("22:00") }
-        #expect(throws: DisplayScheduleError.badRange("22:00-07:00-08:00")) { try DisplaySchedule.parse("22:00-07:00-08:00") }
-        #expect(throws: DisplayScheduleError.badTime("25:00", range: "25:00-07:00")) { try DisplaySchedule.parse("25:00-07:00") }
-        #expect(throws: DisplayScheduleError.badTime("07:60", range: "22:00-07:60")) { try DisplaySchedule.parse("22:00-07:60") }
-        #expect(throws: DisplayScheduleError.badTime("24:00", range: "24:00-07:00")) { try DisplaySchedule.parse("24:00-07:00") }
+        #expect(throws: DisplayScheduleError.badRange("22:00-07:00-08:00")) {
+            try DisplaySchedule.parse("22:00-07:00-08:00")
+        }
+        #expect(throws: DisplayScheduleError.badTime("25:00", range: "25:00-07:00")) {
+            try DisplaySchedule.parse("25:00-07:00")
+        }
+        #expect(throws: DisplayScheduleError.badTime("07:60", range: "22:00-07:60")) {
+            try DisplaySchedule.parse("22:00-07:60")
+        }
+        #expect(throws: DisplayScheduleError.badTime("24:00", range: "24:00-07:00")) {
+            try DisplaySchedule.parse("24:00-07:00")
+        }
         #expect(throws: DisplayScheduleError.badTime("7h", range: "7h-8:00")) { try DisplaySchedule.parse("7h-8:00") }
-        #expect(throws: DisplayScheduleError.badTime("07:5", range: "07:5-08:00")) { try DisplaySchedule.parse("07:5-08:00") }
+        #expect(throws: DisplayScheduleError.badTime("07:5", range: "07:5-08:00")) {
+            try DisplaySchedule.parse("07:5-08:00")
+        }
         #expect(throws: DisplayScheduleError.badRange("")) { try DisplaySchedule.parse("22:00-07:00,") }
         #expect(throws: DisplayScheduleError.emptyRange("07:00-07:00")) { try DisplaySchedule.parse("07:00-07:00") }
         let e = DisplayScheduleError.badTime("25:00", range: "25:00-07:00")
@@ -111,7 +121,8 @@ private func hm(_ h: Int, _ m: Int) -> Int { h * 60 + m }
     @Test func crossingMidnightDayByDay() throws {
         var clock = ScheduleClock(try DisplaySchedule.parse("22:00-07:00"), startingAt: hm(12, 0))
         clock.run(days: 2)
-        // off 22:00 day 0, on 07:00 day 1, off 22:00 day 1, on 07:00 day 2 (= minute 2880 + 420 > end? no: end is 12:00 day 2)
+        // off 22:00 day 0, on 07:00 day 1, off 22:00 day 1, on 07:00 day 2 (= minute 2880 + 420 > end? no: end is
+        // 12:00 day 2)
         #expect(clock.changes.map(\.at) == [hm(22, 0), 1440 + hm(7, 0), 1440 + hm(22, 0), 2880 + hm(7, 0)])
         #expect(clock.changes.map(\.off) == [true, false, true, false])
     }

@@ -36,6 +36,7 @@ import KioskCore
     @Test func easesInAndOut() {
         // Slower than linear in the first quarter, faster in the middle.
         #expect(Easing.easeInOutWeight(elapsed: 100, total: 1000) < 26)
-        #expect(Easing.easeInOutWeight(elapsed: 600, total: 1000) - Easing.easeInOutWeight(elapsed: 400, total: 1000) > 51)
+        #expect(Easing.easeInOutWeight(elapsed: 600, total: 1000) - Easing.easeInOutWeight(elapsed: 400, total: 1000)
+                    > 51)
     }
 }

@@ -21,7 +21,8 @@ private func gestures(_ points: [(Int, Double, Double)], config: GestureConfig =
     #expect(GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: 10) == 25)
     // No resolution reported: 1.5 % of 1920 = 28.8 px.
     #expect(abs(GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: nil) - 28.8) < 1e-9)
-    #expect(GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: 0) == GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: nil))
+    #expect(GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: 0)
+            == GestureConfig.slop(screenWidth: 1920, pixelsPerMillimetre: nil))
     // Never under 8 px, even on a tiny screen.
     #expect(GestureConfig.slop(screenWidth: 320, pixelsPerMillimetre: nil) == 8)
 }

@@ -21,7 +21,8 @@ private let zone = CentralEuropeanZone()
 private func utc(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int = 0) -> Int64 {
     LocalDate(year: y, month: mo, day: d).daysSinceEpoch * 86_400 + Int64(h * 3600 + mi * 60)
 }
-private func schedule(from: String? = nil, until: String? = nil, days: [String]? = nil, times: [String] = []) throws -> ItemSchedule {
+private func schedule(from: String? = nil, until: String? = nil, days: [String]? = nil,
+                      times: [String] = []) throws -> ItemSchedule {
     var s = ItemSchedule()
     s.from = try from.map { try ItemSchedule.parseBound($0) }
     s.until = try until.map { try ItemSchedule.parseBound($0) }
@@ -49,10 +50,12 @@ private func schedule(from: String? = nil, until: String? = nil, days: [String]?
                 "2026-03-29T01:00Z", "2026-03-29T01:00:00+0200", "2026-03-29T01:00:00.Z", "tomorrow", ""] {
         #expect(throws: ItemScheduleError.badBound(bad)) { try ItemSchedule.parseBound(bad) }
     }
-    #expect(throws: ItemScheduleError.unusableBound("0000-01-01", reason: "the year 0000 is outside 1970...9999 (leave the key out for no bound)")) {
+    #expect(throws: ItemScheduleError.unusableBound(
+        "0000-01-01", reason: "the year 0000 is outside 1970...9999 (leave the key out for no bound)")) {
         try ItemSchedule.parseBound("0000-01-01")
     }
-    #expect(try ItemSchedule.parseBound("1990-12-31T15:59:60-08:00") == .instant(utc(1991, 1, 1, 0) - 1))  // RFC 3339 §5.8's leap second
+    // RFC 3339 §5.8's leap second
+    #expect(try ItemSchedule.parseBound("1990-12-31T15:59:60-08:00") == .instant(utc(1991, 1, 1, 0) - 1))
     for noLeap in ["2026-12-04T18:00:60Z", "2026-12-31T23:59:60+01:00", "2026-11-30T22:59:60Z"] {
         #expect(throws: ItemScheduleError.self) { try ItemSchedule.parseBound(noLeap) }
     }
@@ -63,7 +66,9 @@ private func schedule(from: String? = nil, until: String? = nil, days: [String]?
     #expect(throws: ItemScheduleError.self) { try ItemSchedule.parseWindow("07:00-11:00,12:00-13:00") }
     #expect(throws: ItemScheduleError.self) { try ItemSchedule.parseWindow("7-11") }
     #expect(throws: ItemScheduleError.emptyPeriod) { try schedule(from: "2026-12-24", until: "2026-12-23").validate() }
-    #expect(throws: ItemScheduleError.emptyPeriod) { try schedule(from: "2026-12-24T10:00:00Z", until: "2026-12-24T10:00:00Z").validate() }
+    #expect(throws: ItemScheduleError.emptyPeriod) {
+        try schedule(from: "2026-12-24T10:00:00Z", until: "2026-12-24T10:00:00Z").validate()
+    }
     try schedule(from: "2026-12-24", until: "2026-12-24").validate()   // all of that day
 }
 
@@ -129,5 +134,6 @@ private func schedule(from: String? = nil, until: String? = nil, days: [String]?
     let evening = ScheduledRotation.showing(items, atEpochSecond: utc(2026, 1, 5, 17), zone: zone)
     #expect(evening.showing == [2])
     #expect(evening.next == utc(2026, 1, 6, 6))
-    #expect(ScheduledRotation.showing(Array(items.prefix(2)), atEpochSecond: utc(2026, 1, 5, 17), zone: zone).showing == [])
+    #expect(ScheduledRotation.showing(Array(items.prefix(2)), atEpochSecond: utc(2026, 1, 5, 17), zone: zone).showing
+            == [])
 }

@@ -107,7 +107,8 @@ private func mixed(_ v: UInt32) -> UInt32 { 0xFF00_0000 | (255 - v) << 16 | 77 <
                         var v = 0.0
                         for (sy, a) in wy { for (sx, b) in wx { v += a * b * Double(src[sx, sy] >> shift & 0xFF) } }
                         let got = Double(dst[x, y] >> shift & 0xFF)
-                        #expect(abs(got - v) <= 1, "\(sw)x\(sh)->\(dw)x\(dh) (\(x), \(y)) channel \(shift): \(got) vs \(v)")
+                        #expect(abs(got - v) <= 1,
+                                "\(sw)x\(sh)->\(dw)x\(dh) (\(x), \(y)) channel \(shift): \(got) vs \(v)")
                     }
                     #expect(dst[x, y] >> 24 == 0xFF)
                 }
@@ -188,19 +189,25 @@ private func mixed(_ v: UInt32) -> UInt32 { 0xFF00_0000 | (255 - v) << 16 | 77 <
 
     @Test func fillCropOnlyWritesTheFrameAndMatchesTheFullImage() {
         // Enlarging: the 18x12 image is centred over a 10x8 frame.
-        expectCropMatchesFullDraw(pattern(width: 6, height: 4), rect: PixelRect(x: -4, y: -2, width: 18, height: 12), dw: 10, dh: 8)
+        expectCropMatchesFullDraw(pattern(width: 6, height: 4), rect: PixelRect(x: -4, y: -2, width: 18, height: 12),
+                                  dw: 10, dh: 8)
         // Shrinking: 40x30 to 20x15 over 12x9.
-        expectCropMatchesFullDraw(pattern(width: 40, height: 30), rect: PixelRect(x: -5, y: -3, width: 20, height: 15), dw: 12, dh: 9)
+        expectCropMatchesFullDraw(pattern(width: 40, height: 30), rect: PixelRect(x: -5, y: -3, width: 20, height: 15),
+                                  dw: 12, dh: 9)
         // Same size, shifted.
-        expectCropMatchesFullDraw(pattern(width: 9, height: 7), rect: PixelRect(x: -2, y: -1, width: 9, height: 7), dw: 5, dh: 4)
+        expectCropMatchesFullDraw(pattern(width: 9, height: 7), rect: PixelRect(x: -2, y: -1, width: 9, height: 7),
+                                  dw: 5, dh: 4)
         // Mixed: shrink across, enlarge down.
-        expectCropMatchesFullDraw(pattern(width: 17, height: 3), rect: PixelRect(x: -3, y: -4, width: 11, height: 13), dw: 6, dh: 6)
+        expectCropMatchesFullDraw(pattern(width: 17, height: 3), rect: PixelRect(x: -3, y: -4, width: 11, height: 13),
+                                  dw: 6, dh: 6)
     }
 
     @Test func drawingToOneSideLeavesTheRestUntouched() {
         // Partly off the right edge, and entirely outside.
-        expectCropMatchesFullDraw(pattern(width: 4, height: 4), rect: PixelRect(x: 6, y: 2, width: 8, height: 3), dw: 10, dh: 10)
-        expectCropMatchesFullDraw(pattern(width: 4, height: 4), rect: PixelRect(x: 1, y: 6, width: 3, height: 2), dw: 10, dh: 10)
+        expectCropMatchesFullDraw(pattern(width: 4, height: 4), rect: PixelRect(x: 6, y: 2, width: 8, height: 3),
+                                  dw: 10, dh: 10)
+        expectCropMatchesFullDraw(pattern(width: 4, height: 4), rect: PixelRect(x: 1, y: 6, width: 3, height: 2),
+                                  dw: 10, dh: 10)
         let dst = Bitmap(width: 4, height: 4, fill: 0xFF00_00FF)
         Resampler.draw(pattern(width: 4, height: 4), into: dst, rect: PixelRect(x: 4, y: 0, width: 4, height: 4))
         Resampler.draw(pattern(width: 4, height: 4), into: dst, rect: PixelRect(x: -4, y: -4, width: 4, height: 4))
@@ -236,7 +243,8 @@ private func mixed(_ v: UInt32) -> UInt32 { 0xFF00_0000 | (255 - v) << 16 | 77 <
             let expected = Bitmap(width: c.dw, height: c.dh, fill: 0x1234_5678)
             Resampler.draw(src, into: expected, rect: c.rect)
 
-            let plan = Resampler.Plan(sourceWidth: c.sw, sourceHeight: c.sh, rect: c.rect, destWidth: c.dw, destHeight: c.dh)
+            let plan = Resampler.Plan(sourceWidth: c.sw, sourceHeight: c.sh, rect: c.rect, destWidth: c.dw,
+                                      destHeight: c.dh)
             let capacity = plan.maxRowsPerOutputRow
             let ring = Bitmap(width: c.sw, height: capacity, fill: 0)
             var next = plan.sourceRows.lowerBound, lastFirst = 0, lastEnd = 0, requests = 0

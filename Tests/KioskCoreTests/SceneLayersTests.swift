@@ -53,9 +53,11 @@ private func maxChannelDifference(_ a: Bitmap, _ b: Bitmap) -> Int {
 @Test func aFadeIsTheTwoSlotFramesWithTheUpperOnesAlpha() throws {
     let a = picture(1), b = picture(2)
     let renderer = SceneRenderer(width: 40, height: 24, background: .black)
-    let layers = try #require(renderer.layers(Scene(base: .slot(0), overlay: .slot(1), weight: 128), slots: [a, b, nil]))
+    let layers = try #require(renderer.layers(Scene(base: .slot(0), overlay: .slot(1), weight: 128),
+                                              slots: [a, b, nil]))
     #expect(layers.count == 2)
-    #expect(layers[0].bitmap === a && layers[0].alpha == FrameLayer.opaque && layers[0].coversFrame(width: 40, height: 24))
+    #expect(layers[0].bitmap === a && layers[0].alpha == FrameLayer.opaque
+                && layers[0].coversFrame(width: 40, height: 24))
     #expect(layers[1].bitmap === b && layers[1].alpha == 0x8000 && !layers[1].premultiplied)
     #expect(FrameLayer.alpha(forWeight: 0) == 0 && FrameLayer.alpha(forWeight: 256) == 0xFFFF)
 }
@@ -64,7 +66,8 @@ private func maxChannelDifference(_ a: Bitmap, _ b: Bitmap) -> Int {
 @Test func aSlideMovesThePictureAndItsNeighbour() throws {
     let a = picture(1), b = picture(2)
     let renderer = SceneRenderer(width: 40, height: 24, background: .black)
-    let left = try #require(renderer.layers(Scene(base: .slot(0), offset: -15, neighbour: .slot(1)), slots: [a, b, nil]))
+    let left = try #require(renderer.layers(Scene(base: .slot(0), offset: -15, neighbour: .slot(1)),
+                                            slots: [a, b, nil]))
     #expect(left.map(\.x) == [-15, 25] && left[0].bitmap === a && left[1].bitmap === b)
     let right = try #require(renderer.layers(Scene(base: .slot(0), offset: 6, neighbour: .slot(1)), slots: [a, b, nil]))
     #expect(right.map(\.x) == [6, -34])

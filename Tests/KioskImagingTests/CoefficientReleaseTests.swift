@@ -29,7 +29,8 @@ import Testing
 
     /// Decodes `path` at `scale`/8 through the C shim: `skip` rows skipped from the top, the
     /// rest read 7 rows at a time (as the resampler reads them); B,G,R,X bytes, 4 a pixel.
-    static func decode(_ path: String, scale: Int32, release: Bool, skip: Int = 0, hugePages: Bool = true) throws -> Decoded {
+    static func decode(_ path: String, scale: Int32, release: Bool, skip: Int = 0,
+                       hugePages: Bool = true) throws -> Decoded {
         let file = try #require(fopen(path, "rb"), "cannot open \(path)")
         defer { fclose(file) }
         let jpeg = try #require(kc_jpeg_create_file(file))
@@ -40,20 +41,25 @@ import Testing
         try #require(Int(kc_jpeg_read_header(jpeg, &header)) == KC_IMG_OK, "\(String(cString: kc_jpeg_error(jpeg)))")
         var width: Int32 = 0, height: Int32 = 0
         let faults = threadMinorFaults()
-        try #require(Int(kc_jpeg_start(jpeg, scale, &width, &height)) == KC_IMG_OK, "\(String(cString: kc_jpeg_error(jpeg)))")
+        try #require(Int(kc_jpeg_start(jpeg, scale, &width, &height)) == KC_IMG_OK,
+                     "\(String(cString: kc_jpeg_error(jpeg)))")
         var out = Decoded(pixels: [UInt8](repeating: 0, count: Int(width) * Int(height) * 4), width: Int(width),
                           height: Int(height), coefficientBytes: Int(header.coefficient_bytes),
-                          hugeBytes: kc_jpeg_coefficients_in_huge_pages(jpeg), startFaults: threadMinorFaults() - faults)
+                          hugeBytes: kc_jpeg_coefficients_in_huge_pages(jpeg),
+                          startFaults: threadMinorFaults() - faults)
         let stride = out.width * 4
         let skipped = min(skip, out.height)
-        try #require(Int(kc_jpeg_skip_rows(jpeg, Int32(skipped))) == KC_IMG_OK, "\(String(cString: kc_jpeg_error(jpeg)))")
+        try #require(Int(kc_jpeg_skip_rows(jpeg, Int32(skipped))) == KC_IMG_OK,
+                     "\(String(cString: kc_jpeg_error(jpeg)))")
         try out.pixels.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
             let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
             var row = skipped
             while row < out.height {
                 let count = min(7, out.height - row)
                 var rows: [UnsafeMutablePointer<UInt8>?] = (0..<count).map { base + (row + $0) * stride }
-                let code = rows.withUnsafeMutableBufferPointer { kc_jpeg_read_rows(jpeg, $0.baseAddress!, Int32(count)) }
+                let code = rows.withUnsafeMutableBufferPointer {
+                    kc_jpeg_read_rows(jpeg, $0.baseAddress!, Int32(count))
+                }
                 try #require(Int(code) == KC_IMG_OK, "\(String(cString: kc_jpeg_error(jpeg)))")
                 row += count
             }

@@ -30,14 +30,16 @@ import Testing
 
     @Test func fourEighthsOfABaselineJPEGIsAtLeastAsGoodAsThreeEighths() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jpegtran") else {
-            Issue.record("/usr/bin/jpegtran is missing: apt-get install libjpeg-turbo-progs (deploy/apt-deps.sh --tests)")
+            Issue.record(Comment(rawValue: "/usr/bin/jpegtran is missing: apt-get install libjpeg-turbo-progs "
+                                     + "(deploy/apt-deps.sh --tests)"))
             return
         }
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // 2560x1440 of the real photo (iMCU-aligned crop), as baseline and as progressive.
         let baseline = directory + "/baseline.jpg", progressive = directory + "/progressive.jpg"
-        try Self.jpegtran(["-crop", "2560x1440+1280+720", "-outfile", baseline, Fixtures.path("photos", "volna-5120x2880.jpg")])
+        try Self.jpegtran(["-crop", "2560x1440+1280+720", "-outfile", baseline,
+                           Fixtures.path("photos", "volna-5120x2880.jpg")])
         try Self.jpegtran(["-progressive", "-outfile", progressive, baseline])
 
         let (width, height) = (960, 540)   // 3/8 of 2560x1440 covers it exactly
@@ -58,7 +60,8 @@ import Testing
         Compositor.place(full.bitmap, into: best, fit: .fit, background: .black)
 
         let fourError = Self.meanDifference(four, best), threeError = Self.meanDifference(three, best)
-        print("DCTScaleQualityTests: mean difference from the full-size decode, per channel: 4/8 \(fourError), 3/8 \(threeError)")
+        print("DCTScaleQualityTests: mean difference from the full-size decode, per channel: "
+              + "4/8 \(fourError), 3/8 \(threeError)")
         #expect(fourError <= threeError, "4/8: \(fourError), 3/8: \(threeError)")
     }
 }

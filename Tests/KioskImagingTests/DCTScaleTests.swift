@@ -30,7 +30,8 @@ import Testing
         Case(image: (800, 600), target: (1920, 1080), fit: .fit, expected: 8),      // never enlarged
         Case(image: (15360, 8640), target: (1920, 1080), fit: .fit, expected: 1),
         Case(image: (2880, 5120), orientation: .rightTop, target: (1920, 1080), fit: .fit, expected: 3),
-        Case(image: (2880, 5120), orientation: .topLeft, target: (1920, 1080), fit: .fit, expected: 2), // 608x1080 placed
+        // 608x1080 placed
+        Case(image: (2880, 5120), orientation: .topLeft, target: (1920, 1080), fit: .fit, expected: 2),
         Case(image: (5120, 2880), target: (1920, nil), fit: .fit, expected: 3),
         Case(image: (5120, 2880), target: (nil, 1080), fit: .fit, expected: 3),
         Case(image: (5120, 2880), target: (nil, nil), fit: .fit, expected: 8),
@@ -45,9 +46,11 @@ import Testing
         // The definition, checked directly: M covers the need and M - 1 does not.
         guard let w = c.target.0, let h = c.target.1, w > 0, h > 0 else { return }
         let upright = c.orientation.orientedSize(width: c.image.0, height: c.image.1)
-        let need = c.fit.placement(imageWidth: upright.width, imageHeight: upright.height, frameWidth: w, frameHeight: h)
+        let need = c.fit.placement(imageWidth: upright.width, imageHeight: upright.height,
+                                   frameWidth: w, frameHeight: h)
         func covers(_ m: Int) -> Bool {
-            DCTScale.scaledSize(upright.width, numerator: m) >= need.width && DCTScale.scaledSize(upright.height, numerator: m) >= need.height
+            DCTScale.scaledSize(upright.width, numerator: m) >= need.width
+                && DCTScale.scaledSize(upright.height, numerator: m) >= need.height
         }
         #expect(m == 8 || covers(m))
         #expect(m == 1 || !covers(m - 1))

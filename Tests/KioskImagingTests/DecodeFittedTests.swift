@@ -22,7 +22,8 @@ import Testing
     }
 
     /// decodeFitted into a frame full of junk (so an unwritten pixel shows).
-    static func fitted(path: String, width: Int, height: Int, fit: FitMode) throws -> (frame: Bitmap, fitted: FittedImage) {
+    static func fitted(path: String, width: Int, height: Int,
+                       fit: FitMode) throws -> (frame: Bitmap, fitted: FittedImage) {
         let frame = Bitmap(width: width, height: height, fill: 0xDEAD_BEEF)
         let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: fit, background: background,
                                                    options: DecodeOptions(maxPixels: 100_000_000))
@@ -31,7 +32,9 @@ import Testing
 
     /// Where two frames first differ, or nil when they are equal byte for byte.
     static func firstDifference(_ a: Bitmap, _ b: Bitmap) -> String? {
-        guard a.width == b.width, a.height == b.height else { return "sizes \(a.width)x\(a.height) and \(b.width)x\(b.height)" }
+        guard a.width == b.width, a.height == b.height else {
+            return "sizes \(a.width)x\(a.height) and \(b.width)x\(b.height)"
+        }
         if memcmp(a.pixels, b.pixels, a.byteCount) == 0 { return nil }
         let i = (0..<a.pixelCount).first { a.pixels[$0] != b.pixels[$0] }!
         let count = (0..<a.pixelCount).filter { a.pixels[$0] != b.pixels[$0] }.count
@@ -41,7 +44,8 @@ import Testing
 
     /// Checks one file at one frame size in all three fit modes; returns the results.
     @discardableResult
-    static func checkSameFrame(_ path: String, width: Int, height: Int, streams: Bool = true) throws -> [FitMode: FittedImage] {
+    static func checkSameFrame(_ path: String, width: Int, height: Int,
+                               streams: Bool = true) throws -> [FitMode: FittedImage] {
         var results: [FitMode: FittedImage] = [:]
         for fit in FitMode.allCases {
             let (expected, decoded) = try reference(path: path, width: width, height: height, fit: fit)
@@ -51,7 +55,8 @@ import Testing
             #expect(fitted.streamed == streams, "\(name)")
             #expect(fitted.scaleNumerator == decoded.scaleNumerator, "\(name)")
             #expect(fitted.sourceWidth == decoded.sourceWidth && fitted.sourceHeight == decoded.sourceHeight, "\(name)")
-            #expect(fitted.decodedWidth == decoded.bitmap.width && fitted.decodedHeight == decoded.bitmap.height, "\(name)")
+            #expect(fitted.decodedWidth == decoded.bitmap.width && fitted.decodedHeight == decoded.bitmap.height,
+                    "\(name)")
             #expect(fitted.orientation == decoded.orientation && fitted.format == decoded.format, "\(name)")
             #expect(fitted.warnings == decoded.warnings, "\(name)")
             results[fit] = fitted
@@ -89,12 +94,14 @@ import Testing
 
     /// The small fixtures: progressive, grayscale, libjpeg's testorig (227x149, odd), CMYK and
     /// YCCK, at sizes below, equal to and above their own.
-    @Test(arguments: [("generated", "progressive.jpg"), ("generated", "gray.jpg"), ("libjpeg-turbo-testimages", "testorig.jpg"),
-                      ("generated", "cmyk-adobe.jpg"), ("generated", "ycck-adobe.jpg"), ("generated", "cmyk-plain.jpg")])
+    @Test(arguments: [("generated", "progressive.jpg"), ("generated", "gray.jpg"),
+                      ("libjpeg-turbo-testimages", "testorig.jpg"), ("generated", "cmyk-adobe.jpg"),
+                      ("generated", "ycck-adobe.jpg"), ("generated", "cmyk-plain.jpg")])
     func fixtureStreamsToTheSameFrame(folder: String, name: String) throws {
         let path = Fixtures.path(folder, name)
         let own = try ImageDecoder.decode(path: path).bitmap
-        let sizes = [(17, 23), (40, 30), (own.width, own.height), (own.width + 1, own.height - 1), (333, 177), (90, 160)]
+        let sizes = [(17, 23), (40, 30), (own.width, own.height), (own.width + 1, own.height - 1), (333, 177),
+                     (90, 160)]
         for (w, h) in sizes {
             try Self.checkSameFrame(path, width: w, height: h)
         }
@@ -217,7 +224,8 @@ import Testing
         let cutPath = directory + "/cut.png"
         try bytes.prefix(bytes.count * 9 / 10).write(to: URL(fileURLWithPath: cutPath))
         let frame = Bitmap(width: 300, height: 50)
-        #expect(try ImageDecoder.decodeFitted(path: cutPath, into: frame, fit: .fill, background: Self.background).streamed)
+        #expect(try ImageDecoder.decodeFitted(path: cutPath, into: frame, fit: .fill,
+                                              background: Self.background).streamed)
         #expect(throws: ImageError.corrupt(path: cutPath, reason: "unexpected end of file (the file is truncated)")) {
             try ImageDecoder.decodeFitted(path: cutPath, into: frame, fit: .fit, background: Self.background)
         }
@@ -264,7 +272,8 @@ import Testing
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/rot6.png"
-        try Data(PNGFiles.withOrientation(6, Fixtures.bytes("pngsuite", "basn2c08.png"))).write(to: URL(fileURLWithPath: path))
+        try Data(PNGFiles.withOrientation(6, Fixtures.bytes("pngsuite", "basn2c08.png")))
+            .write(to: URL(fileURLWithPath: path))
         let results = try Self.checkSameFrame(path, width: 40, height: 30, streams: false)
         #expect(results[.fit]?.orientation == .rightTop)
     }
@@ -292,7 +301,8 @@ import Testing
             for cut in [whole.count / 2, whole.count - 100] {
                 let frame = Bitmap(width: 160, height: 100)
                 #expect(throws: Self.truncated) {
-                    try ImageDecoder.decodeFitted(bytes: Array(whole.prefix(cut)), name: "cut.jpg", into: frame, fit: fit,
+                    try ImageDecoder.decodeFitted(bytes: Array(whole.prefix(cut)), name: "cut.jpg", into: frame,
+                                                  fit: fit,
                                                   background: .black)
                 }
             }
@@ -321,18 +331,21 @@ import Testing
     @Test func headerErrorsAreDecodesErrors() throws {
         let frame = Bitmap(width: 64, height: 48)
         #expect(throws: ImageError.tooLarge(path: "t.jpg", width: 227, height: 149, limit: 30_000)) {
-            try ImageDecoder.decodeFitted(bytes: Fixtures.bytes("libjpeg-turbo-testimages", "testorig.jpg"), name: "t.jpg",
-                                          into: frame, fit: .fit, background: .black, options: DecodeOptions(maxPixels: 30_000))
+            try ImageDecoder.decodeFitted(bytes: Fixtures.bytes("libjpeg-turbo-testimages", "testorig.jpg"),
+                                          name: "t.jpg", into: frame, fit: .fit, background: .black,
+                                          options: DecodeOptions(maxPixels: 30_000))
         }
         let missing = "/nonexistent/kiosk/missing.jpg"
         #expect(throws: ImageError.unreadable(path: missing, errno: ENOENT)) {
             try ImageDecoder.decodeFitted(path: missing, into: frame, fit: .fit, background: .black)
         }
         #expect(throws: ImageError.otherFormat(path: "x", format: .unknown(firstBytes: Array("not a pi".utf8)))) {
-            try ImageDecoder.decodeFitted(bytes: Array("not a picture".utf8), name: "x", into: frame, fit: .fit, background: .black)
+            try ImageDecoder.decodeFitted(bytes: Array("not a picture".utf8), name: "x", into: frame, fit: .fit,
+                                          background: .black)
         }
         let twelveBit = Fixtures.path("libjpeg-turbo-testimages", "monkey12.jpg")
-        #expect(throws: ImageError.unsupported(path: twelveBit, reason: "12-bit JPEG (data precision 12) is not supported")) {
+        #expect(throws: ImageError.unsupported(path: twelveBit,
+                                               reason: "12-bit JPEG (data precision 12) is not supported")) {
             try ImageDecoder.decodeFitted(path: twelveBit, into: frame, fit: .fill, background: .black)
         }
     }
@@ -340,7 +353,8 @@ import Testing
     /// Damaged copies of real JPEGs either stream or throw, and when they stream the frame is
     /// still the one decode + place gives (or both throw). Run under `swift test
     /// --sanitize=address` this also shows that no error path leaks.
-    @Test(arguments: [("libjpeg-turbo-testimages", "testorig.jpg"), ("generated", "progressive.jpg"), ("generated", "ycck-adobe.jpg")])
+    @Test(arguments: [("libjpeg-turbo-testimages", "testorig.jpg"), ("generated", "progressive.jpg"),
+                      ("generated", "ycck-adobe.jpg")])
     func damagedJPEGsStreamOrThrowLikeDecode(folder: String, name: String) throws {
         let original = try Fixtures.bytes(folder, name)
         var state: UInt32 = 2_463_534_242
@@ -356,7 +370,8 @@ import Testing
             let options = DecodeOptions(maxPixels: 4_000_000, targetWidth: 90, targetHeight: 70, fit: fit)
             let frame = Bitmap(width: 90, height: 70)
             let streamed = Result { () throws(ImageError) in
-                try ImageDecoder.decodeFitted(bytes: bytes, name: name, into: frame, fit: fit, background: .black, options: options)
+                try ImageDecoder.decodeFitted(bytes: bytes, name: name, into: frame, fit: fit, background: .black,
+                                              options: options)
             }
             let whole = Result { () throws(ImageError) -> Bitmap in
                 let decoded = try ImageDecoder.decode(bytes: bytes, name: name, options: options)

@@ -29,13 +29,15 @@ import Testing
     @Test func sidesOver65535AreRefusedFromTheHeader() throws {
         let png = try Fixtures.bytes("pngsuite", "basn2c08.png")
         let limitless = DecodeOptions(maxPixels: Int.max, maxDecoderBytes: Int.max)
-        for (w, h) in [(20_000_000, 1), (1, 20_000_000), (2_147_483_647, 2_147_483_647), (100_000, 100_000), (65536, 1)] as [(UInt32, UInt32)] {
+        for (w, h) in [(20_000_000, 1), (1, 20_000_000), (2_147_483_647, 2_147_483_647), (100_000, 100_000),
+                       (65536, 1)] as [(UInt32, UInt32)] {
             let bytes = PNGFiles.withSize(width: w, height: h, png)
             let error = ImageError.sideTooLong(path: "s.png", width: Int(w), height: Int(h), limit: 65535)
             #expect(throws: error) { try ImageDecoder.decode(bytes: bytes, name: "s.png", options: limitless) }
             for fit in FitMode.allCases {
                 #expect(throws: error) {
-                    try ImageDecoder.decodeFitted(bytes: bytes, name: "s.png", into: Bitmap(width: 64, height: 36), fit: fit,
+                    try ImageDecoder.decodeFitted(bytes: bytes, name: "s.png", into: Bitmap(width: 64, height: 36),
+                                                  fit: fit,
                                                   background: .black, options: limitless)
                 }
             }
@@ -45,7 +47,8 @@ import Testing
         // 65535 itself passes the header: this one streams until its (32x32) data runs out.
         let edge = PNGFiles.withSize(width: 65535, height: 1, png)
         let result = Result { () throws(ImageError) in
-            try ImageDecoder.decodeFitted(bytes: edge, name: "e.png", into: Bitmap(width: 64, height: 36), fit: .fit, background: .black)
+            try ImageDecoder.decodeFitted(bytes: edge, name: "e.png", into: Bitmap(width: 64, height: 36), fit: .fit,
+                                          background: .black)
         }
         guard case .corrupt = result.failure else {
             Issue.record("65535x1: \(result)")
@@ -78,10 +81,12 @@ import Testing
         }
         #expect(path == "big.jpg" && limit == 192 << 20)
         #expect(needed > 300_000_000 && needed < 300_000_000 + 200_000, "\(needed)")  // + the ring (1250-pixel rows)
-        #expect(reason.hasPrefix("the DCT coefficients a progressive 10000x10000 JPEG keeps until its last scan (286.1 MiB, 3 bytes per pixel)"),
+        #expect(reason.hasPrefix("the DCT coefficients a progressive 10000x10000 JPEG keeps until its last scan "
+                                 + "(286.1 MiB, 3 bytes per pixel)"),
                 "\(reason)")
         let error = try #require(result.failure)
-        #expect(error.description.hasPrefix("big.jpg: needs 286.2 MiB of decoder memory, over the limit of 192 MiB: the DCT coefficients"),
+        #expect(error.description.hasPrefix("big.jpg: needs 286.2 MiB of decoder memory, over the limit of 192 MiB: "
+                                            + "the DCT coefficients"),
                 "\(error)")
         // decode (whole image at full size) counts the image too.
         #expect(throws: ImageError.self) { try ImageDecoder.decode(bytes: bytes, name: "big.jpg") }
@@ -89,7 +94,8 @@ import Testing
         // libjpeg then fails on it: corrupt, not over the budget).
         let roomy = DecodeOptions(maxDecoderBytes: 400 << 20)
         let past = Result { () throws(ImageError) in
-            try ImageDecoder.decodeFitted(bytes: bytes, name: "big.jpg", into: frame, fit: .fit, background: .black, options: roomy)
+            try ImageDecoder.decodeFitted(bytes: bytes, name: "big.jpg", into: frame, fit: .fit, background: .black,
+                                          options: roomy)
         }
         if case .overMemoryBudget = past.failure { Issue.record("still over the budget: \(past)") }
     }
@@ -109,7 +115,8 @@ import Testing
             return
         }
         #expect(needed >= 88_473_600)  // 3 x 640 x 360 blocks x 128 bytes
-        #expect(reason.contains("progressive 5120x2880 JPEG") && reason.contains("(84.4 MiB, 6 bytes per pixel)"), "\(reason)")
+        #expect(reason.contains("progressive 5120x2880 JPEG") && reason.contains("(84.4 MiB, 6 bytes per pixel)"),
+                "\(reason)")
     }
 
     /// Our check counts coefficients and image exactly, with what libjpeg holds after the
@@ -118,7 +125,9 @@ import Testing
     @Test func budgetCountsCoefficientsAndImage() throws {
         let bytes = try Fixtures.bytes("generated", "progressive.jpg")
         func decode(_ budget: Int) -> Result<DecodedImage, ImageError> {
-            Result { () throws(ImageError) in try ImageDecoder.decode(bytes: bytes, name: "p.jpg", options: DecodeOptions(maxDecoderBytes: budget)) }
+            Result { () throws(ImageError) in
+                try ImageDecoder.decode(bytes: bytes, name: "p.jpg", options: DecodeOptions(maxDecoderBytes: budget))
+            }
         }
         // 96x64 at 4:2:0: 12x8 + 2 x 6x4 blocks of 128 bytes, and the 96x64 image.
         let ours = 144 * 128 + 96 * 64 * 4
@@ -128,8 +137,10 @@ import Testing
             return
         }
         #expect(needed > ours && needed < ours + (64 << 10), "\(needed)")
-        #expect(reason.hasPrefix("the DCT coefficients a progressive 96x64 JPEG keeps until its last scan (18 KiB, 3 bytes per pixel),"
-                    + " the decoded image (96x64 pixels, 24 KiB) and what libjpeg holds after the header ("), "\(reason)")
+        #expect(reason.hasPrefix("the DCT coefficients a progressive 96x64 JPEG keeps until its last scan "
+                    + "(18 KiB, 3 bytes per pixel),"
+                    + " the decoded image (96x64 pixels, 24 KiB) and what libjpeg holds after the header ("),
+                "\(reason)")
         #expect(try decode(needed + (256 << 10)).get().bitmap.width == 96)
     }
 
@@ -142,7 +153,8 @@ import Testing
         let path = Fixtures.path("photos", "volna-5120x2880.jpg")
         func fitted(_ budget: Int) -> Result<FittedImage, ImageError> {
             Result { () throws(ImageError) in
-                try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 160, height: 90), fit: .fit, background: .black,
+                try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 160, height: 90), fit: .fit,
+                                              background: .black,
                                               options: DecodeOptions(maxDecoderBytes: budget))
             }
         }
@@ -157,7 +169,8 @@ import Testing
         }
         #expect(reason.hasPrefix("libjpeg asked for ") && reason.contains("over its memory limit of"), "\(reason)")
         let description = try #require(exact.failure).description
-        #expect(description.contains(": needs more than the decoder memory limit of 84.") && description.contains("84.4 MiB, 6 bytes per pixel"),
+        #expect(description.contains(": needs more than the decoder memory limit of 84.")
+                    && description.contains("84.4 MiB, 6 bytes per pixel"),
                 "\(description)")
         #expect(try fitted(needed + (1 << 20)).get().streamed)
     }
@@ -173,8 +186,10 @@ import Testing
             return
         }
         #expect(needed == 100 * 50 * 4 * 2)
-        #expect(reason == "the decoded image (100x50 pixels, 19.5 KiB) and its copy turned upright (50x100 pixels, 19.5 KiB)")
-        #expect(try ImageDecoder.decode(path: path, options: DecodeOptions(maxDecoderBytes: needed)).bitmap.height == 100)
+        #expect(reason == "the decoded image (100x50 pixels, 19.5 KiB) and its copy turned upright "
+                    + "(50x100 pixels, 19.5 KiB)")
+        #expect(try ImageDecoder.decode(path: path, options: DecodeOptions(maxDecoderBytes: needed)).bitmap.height
+                    == 100)
     }
 
     // MARK: PNG
@@ -194,7 +209,8 @@ import Testing
         }
         // The image, and what libpng holds after the header (its structures: a few KiB).
         #expect(needed > 256_000_000 && needed < 256_000_000 + (64 << 10), "\(needed)")
-        #expect(reason.hasPrefix("the decoded image, held whole as an interlaced (Adam7) PNG cannot be streamed (8000x8000 pixels, 244.1 MiB)"
+        #expect(reason.hasPrefix("the decoded image, held whole as an interlaced (Adam7) PNG cannot be streamed "
+                                 + "(8000x8000 pixels, 244.1 MiB)"
                                  + " and what libpng holds after the header ("), "\(reason)")
         #expect(try #require(result.failure).description
                     == "i.png: needs 244.1 MiB of decoder memory, over the limit of 192 MiB: \(reason)")
@@ -213,7 +229,8 @@ import Testing
             Issue.record("decode of 8000x8000: \(whole)")
             return
         }
-        #expect(wholeReason.hasPrefix("the decoded image (8000x8000 pixels, 244.1 MiB) and what libpng holds"), "\(wholeReason)")
+        #expect(wholeReason.hasPrefix("the decoded image (8000x8000 pixels, 244.1 MiB) and what libpng holds"),
+                "\(wholeReason)")
     }
 
     /// A PNG turned by its eXIf orientation is decoded whole and turned: twice the image.
@@ -228,16 +245,19 @@ import Testing
             Issue.record("got \(result)")
             return
         }
-        #expect(reason == "the decoded image, held whole to be turned by its EXIF orientation 6 (6000x5000 pixels, 114.4 MiB)"
+        #expect(reason == "the decoded image, held whole to be turned by its EXIF orientation 6 "
+                    + "(6000x5000 pixels, 114.4 MiB)"
                     + " and its copy turned upright (5000x6000 pixels, 114.4 MiB)")
         // The real 32x32 file with that orientation decodes within a budget of twice its image
         // and what libpng needs besides (zlib's 32 KiB window, its state, two rows); a budget of
         // twice the image alone leaves libpng too little.
         let small = PNGFiles.withOrientation(6, try Fixtures.bytes("pngsuite", "basn2c08.png"))
-        #expect(try ImageDecoder.decode(bytes: small, name: "s.png", options: DecodeOptions(maxDecoderBytes: 2 * 32 * 32 * 4 + (64 << 10)))
+        #expect(try ImageDecoder.decode(bytes: small, name: "s.png",
+                                        options: DecodeOptions(maxDecoderBytes: 2 * 32 * 32 * 4 + (64 << 10)))
                     .orientation == .rightTop)
         #expect(throws: ImageError.self) {
-            try ImageDecoder.decode(bytes: small, name: "s.png", options: DecodeOptions(maxDecoderBytes: 2 * 32 * 32 * 4))
+            try ImageDecoder.decode(bytes: small, name: "s.png",
+                                    options: DecodeOptions(maxDecoderBytes: 2 * 32 * 32 * 4))
         }
     }
 

@@ -24,7 +24,8 @@ enum Cases {
             return .failure(Pillow.Failure(description: "cannot run /usr/bin/python3: \(error)"))
         }
         guard process.terminationStatus == 0 else {
-            return .failure(Pillow.Failure(description: "make_cases.py failed with status \(process.terminationStatus)"))
+            return .failure(Pillow.Failure(
+                description: "make_cases.py failed with status \(process.terminationStatus)"))
         }
         return .success(out)
     }()
@@ -75,13 +76,15 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         let path = try Cases.generated("idat-256MiB-after-the-last-row.png")
         let whole = try ImageDecoder.decode(path: path)
         #expect(maxDifference(whole.bitmap, plain) == 0)
-        #expect(whole.warnings == ["IDAT: image data after the last row not read (more than the image needs)"], "\(whole.warnings)")
+        #expect(whole.warnings == ["IDAT: image data after the last row not read (more than the image needs)"],
+                "\(whole.warnings)")
         let frame = Bitmap(width: 640, height: 400)
         let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: .black)
         #expect(fitted.streamed)
         #expect(fitted.warnings == whole.warnings, "\(fitted.warnings)")
         let reference = Bitmap(width: 640, height: 400)
-        _ = try ImageDecoder.decodeFitted(path: try Cases.generated("plain.png"), into: reference, fit: .fit, background: .black)
+        _ = try ImageDecoder.decodeFitted(path: try Cases.generated("plain.png"), into: reference, fit: .fit,
+                                          background: .black)
         #expect(maxDifference(frame, reference) == 0)
     }
 
@@ -90,7 +93,8 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
     @Test func exifIsKeptUpTo64KiB() throws {
         let plain = try ImageDecoder.decode(path: try Cases.generated("plain.png")).bitmap
         let big = try ImageDecoder.decode(path: try Cases.generated("exif-48MiB.png"))
-        #expect(big.warnings == ["eXIf chunk of 50331674 bytes skipped (EXIF data is kept up to 65536 bytes); its orientation is not applied"])
+        #expect(big.warnings == ["eXIf chunk of 50331674 bytes skipped (EXIF data is kept up to 65536 bytes); "
+                                 + "its orientation is not applied"])
         let small = try ImageDecoder.decode(path: try Cases.generated("exif-orientation-6-after-chunks.png"))
         #expect(small.orientation == .rightTop)
         #expect(small.warnings.isEmpty, "\(small.warnings)")
@@ -167,7 +171,10 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         #expect(maxDifference(try ImageDecoder.decode(path: thirtyTwo).bitmap, sequential) == 0)
 
         let sixtyFour = try progressive(bands: (0...63).map { $0...$0 })
-        #expect(throws: ImageError.unsupported(path: sixtyFour, reason: "its first 33 scans already pass over the image's 8x8 blocks more than 32 times (a progressive JPEG passes over each about 6 times; refused for the CPU time)")) {
+        #expect(throws: ImageError.unsupported(
+            path: sixtyFour,
+            reason: "its first 33 scans already pass over the image's 8x8 blocks more than 32 times "
+                + "(a progressive JPEG passes over each about 6 times; refused for the CPU time)")) {
             try ImageDecoder.decode(path: sixtyFour)
         }
     }
@@ -190,7 +197,8 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
         let gif = try Fixtures.bytes("cases", "gif-named.jpg")
         let ftyp = { (major: String, compatible: [String]) -> [UInt8] in
             let size = 16 + 4 * compatible.count
-            return [0, 0, 0, UInt8(size)] + bytes("ftyp" + major) + [0, 0, 0, 0] + compatible.flatMap(bytes) + [0, 0, 0, 8]
+            return [0, 0, 0, UInt8(size)] + bytes("ftyp" + major) + [0, 0, 0, 0] + compatible.flatMap(bytes)
+                + [0, 0, 0, 8]
         }
         let cases: [([UInt8], FileFormat)] = [
             (try Fixtures.bytes("generated", "gray.jpg"), FileFormat(.jpeg)),

@@ -25,7 +25,8 @@ import Testing
         #expect(decoded.bitmap.width == 50 && decoded.bitmap.height == 100)
         for q in Self.quadrants {
             let got = channels(decoded.bitmap[q.x, q.y])
-            #expect(zip(got, q.rgb).allSatisfy { abs($0 - $1) <= 8 }, "test_\(value) at (\(q.x),\(q.y)): \(got), want \(q.rgb)")
+            #expect(zip(got, q.rgb).allSatisfy { abs($0 - $1) <= 8 },
+                    "test_\(value) at (\(q.x),\(q.y)): \(got), want \(q.rgb)")
         }
     }
 
@@ -48,7 +49,9 @@ import Testing
     /// and, when `ifd1` is not empty, IFD1 after it. Values are stored as SHORT or LONG per type.
     static func segment(bigEndian: Bool = false, ifd0: [(tag: Int, type: Int, value: Int)],
                         ifd1: [(tag: Int, type: Int, value: Int)] = []) -> [UInt8] {
-        func u16(_ v: Int) -> [UInt8] { bigEndian ? [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func u16(_ v: Int) -> [UInt8] {
+            bigEndian ? [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] : [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)]
+        }
         func u32(_ v: Int) -> [UInt8] { bigEndian ? u16(v >> 16) + u16(v & 0xFFFF) : u16(v & 0xFFFF) + u16(v >> 16) }
         func directory(_ entries: [(tag: Int, type: Int, value: Int)], next: Int) -> [UInt8] {
             var out = u16(entries.count)
@@ -71,7 +74,8 @@ import Testing
         for bigEndian in [false, true] {
             for value in 1...8 {
                 let bytes = Self.segment(bigEndian: bigEndian, ifd0: others + [(tag: 0x0112, type: 3, value: value)])
-                #expect(EXIFOrientation.parse(exifSegment: bytes).rawValue == value, "bigEndian \(bigEndian) value \(value)")
+                #expect(EXIFOrientation.parse(exifSegment: bytes).rawValue == value,
+                        "bigEndian \(bigEndian) value \(value)")
             }
         }
         // LONG instead of SHORT is accepted.
@@ -140,7 +144,8 @@ import Testing
 
     /// Where each upright pixel comes from in the stored picture (EXIF 2.32 table 4.6.4-2),
     /// written independently of the implementation's source-to-destination stepping.
-    static func storedPixel(for orientation: EXIFOrientation, x: Int, y: Int, storedWidth w: Int, storedHeight h: Int) -> (Int, Int) {
+    static func storedPixel(for orientation: EXIFOrientation, x: Int, y: Int,
+                            storedWidth w: Int, storedHeight h: Int) -> (Int, Int) {
         switch orientation {
         case .topLeft: return (x, y)
         case .topRight: return (w - 1 - x, y)
@@ -167,7 +172,8 @@ import Testing
             let stored = Self.numbered(width: w, height: h)
             let upright = orientation.apply(to: stored)
             #expect(upright.hasAlpha)
-            #expect(upright.width == (orientation.swapsAxes ? h : w) && upright.height == (orientation.swapsAxes ? w : h))
+            #expect(upright.width == (orientation.swapsAxes ? h : w)
+                        && upright.height == (orientation.swapsAxes ? w : h))
             var wrong = 0
             for y in 0..<upright.height {
                 for x in 0..<upright.width {
@@ -190,7 +196,8 @@ import Testing
                                 (.bottomRight, .bottomRight), (.leftTop, .leftTop), (.rightBottom, .rightBottom)] {
             let back = second.apply(to: first.apply(to: stored))
             #expect(back.width == 67 && back.height == 41)
-            #expect(maxDifference(back, stored) == 0 && (0..<back.pixelCount).allSatisfy { back.pixels[$0] == stored.pixels[$0] },
+            #expect(maxDifference(back, stored) == 0
+                        && (0..<back.pixelCount).allSatisfy { back.pixels[$0] == stored.pixels[$0] },
                     "\(first) then \(second)")
         }
     }

@@ -20,7 +20,8 @@ import Testing
             im = Image.open(sys.argv[1]).convert("RGB")
             s = max(w / im.width, h / im.height)
             sw, sh = round(im.width * s), round(im.height * s)
-            im = im.resize((sw, sh), Image.Resampling.BOX).crop(((sw - w) // 2, (sh - h) // 2, (sw - w) // 2 + w, (sh - h) // 2 + h))
+            im = im.resize((sw, sh), Image.Resampling.BOX).crop(((sw - w) // 2, (sh - h) // 2, \
+            (sw - w) // 2 + w, (sh - h) // 2 + h))
             im = im.filter(ImageFilter.GaussianBlur(w / 20)).point(lambda v: v * \(Compositor.letterboxDim) / 256)
             sys.stdout.buffer.write(im.tobytes())
             """
@@ -33,16 +34,20 @@ import Testing
         let data = [UInt8](out.fileHandleForReading.readDataToEndOfFile())
         process.waitUntilExit()
         guard process.terminationStatus == 0, data.count == frameWidth * frameHeight * 3 else {
-            throw Pillow.Failure(description: "Pillow's blur reference failed (status \(process.terminationStatus), \(data.count) bytes; Debian package python3-pil)")
+            throw Pillow.Failure(description: "Pillow's blur reference failed (status \(process.terminationStatus), "
+                                     + "\(data.count) bytes; Debian package python3-pil)")
         }
         return data
     }
 
     @Test func thePhotoIsTheFittedOneAndTheLetterboxPillowsBlur() throws {
-        let (blurred, fitted) = try DecodeFittedTests.fitted(path: Self.photo, width: Self.frameWidth, height: Self.frameHeight, fit: .blur)
-        let (plain, _) = try DecodeFittedTests.fitted(path: Self.photo, width: Self.frameWidth, height: Self.frameHeight, fit: .fit)
+        let (blurred, fitted) = try DecodeFittedTests.fitted(path: Self.photo, width: Self.frameWidth,
+                                                             height: Self.frameHeight, fit: .blur)
+        let (plain, _) = try DecodeFittedTests.fitted(path: Self.photo, width: Self.frameWidth,
+                                                      height: Self.frameHeight, fit: .fit)
         #expect(fitted.streamed, "a JPEG stored upright is streamed with blur too")
-        let rect = FitMode.fit.placement(imageWidth: 1920, imageHeight: 1200, frameWidth: Self.frameWidth, frameHeight: Self.frameHeight)
+        let rect = FitMode.fit.placement(imageWidth: 1920, imageHeight: 1200, frameWidth: Self.frameWidth,
+                                         frameHeight: Self.frameHeight)
         let reference = try Self.pillowReference(Self.photo)
         var sum = 0.0, largest = 0, n = 0
         for y in 0..<Self.frameHeight {
@@ -53,7 +58,8 @@ import Testing
                 }
                 let v = blurred[x, y]
                 for c in 0..<3 {
-                    let d = abs(Int((v >> (16 - 8 * UInt32(c))) & 0xFF) - Int(reference[(y * Self.frameWidth + x) * 3 + c]))
+                    let d = abs(Int((v >> (16 - 8 * UInt32(c))) & 0xFF)
+                                - Int(reference[(y * Self.frameWidth + x) * 3 + c]))
                     sum += Double(d); largest = max(largest, d); n += 1
                 }
             }

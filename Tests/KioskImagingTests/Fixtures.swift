@@ -22,7 +22,8 @@ enum Fixtures {
 
     /// File names in a fixture folder, sorted.
     static func files(_ folder: String, suffix: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: "\(root)/\(folder)").filter { $0.hasSuffix(suffix) }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: "\(root)/\(folder)").filter { $0.hasSuffix(suffix) }
+            .sorted()
     }
 
     /// A fresh temporary directory, removed by the caller with `removeDirectory`.
@@ -48,13 +49,15 @@ enum Pillow {
     }
 
     static let python = "/usr/bin/python3"
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pil_reference.py").path
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("pil_reference.py").path
 
     /// References for `paths`, in order; a file Pillow cannot read gives a `Result.failure`
     /// with its message. Throws (naming python3-pil) when Python or Pillow is missing.
     static func references(_ paths: [String]) throws -> [Result<PillowReference, Failure>] {
         guard FileManager.default.isExecutableFile(atPath: python) else {
-            throw Failure(description: "\(python) is missing: the reference decoder needs Debian's python3 and python3-pil (apt-get install python3-pil)")
+            throw Failure(description: "\(python) is missing: the reference decoder needs Debian's python3 and "
+                              + "python3-pil (apt-get install python3-pil)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
@@ -67,12 +70,15 @@ enum Pillow {
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "pil_reference.py exited with \(process.terminationStatus): \(errText) (the reference decoder is Pillow, Debian package python3-pil)")
+            throw Failure(description: "pil_reference.py exited with \(process.terminationStatus): \(errText) "
+                              + "(the reference decoder is Pillow, Debian package python3-pil)")
         }
         var results: [Result<PillowReference, Failure>] = []
         var at = 0
         while at < data.count {
-            guard let newline = data[at...].firstIndex(of: 0x0A) else { throw Failure(description: "pil_reference.py: unterminated line") }
+            guard let newline = data[at...].firstIndex(of: 0x0A) else {
+                throw Failure(description: "pil_reference.py: unterminated line")
+            }
             let line = String(decoding: data[at..<newline], as: UTF8.self)
             at = newline + 1
             let fields = line.split(separator: " ", maxSplits: 2).map(String.init)
@@ -81,12 +87,15 @@ enum Pillow {
                 continue
             }
             let numbers = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-            guard fields.first == "OK", numbers.count == 4 else { throw Failure(description: "pil_reference.py: bad line \(line)") }
+            guard fields.first == "OK", numbers.count == 4 else {
+                throw Failure(description: "pil_reference.py: bad line \(line)")
+            }
             let (w, h) = (numbers[1], numbers[2])
             let n = w * h * 4
             guard at + 2 * n <= data.count else { throw Failure(description: "pil_reference.py: short output") }
             results.append(.success(PillowReference(width: w, height: h, gammaCorrected: numbers[3] == 1,
-                                                    low: Array(data[at..<at + n]), high: Array(data[at + n..<at + 2 * n]))))
+                                                    low: Array(data[at..<at + n]),
+                                                    high: Array(data[at + n..<at + 2 * n]))))
             at += 2 * n
         }
         guard results.count == paths.count else {
@@ -124,7 +133,8 @@ func mismatch(_ bitmap: Bitmap, _ reference: PillowReference, tolerance: Int) ->
             if !ok {
                 count += 1
                 if first == nil {
-                    first = "(\(x),\(y)) RGBA \(got), Pillow \(Array(reference.low[i..<i + 4]))...\(Array(reference.high[i..<i + 4]))"
+                    first = "(\(x),\(y)) RGBA \(got), Pillow \(Array(reference.low[i..<i + 4]))"
+                        + "...\(Array(reference.high[i..<i + 4]))"
                 }
             }
         }

@@ -25,7 +25,9 @@ import Testing
             for fit in FitMode.allCases {
                 let frame = Bitmap(width: 48, height: 32, fill: 0x0012_3456)
                 guard (try? ImageDecoder.decodeFitted(path: path, into: frame, fit: fit,
-                                                      background: RGBColor(red: 0, green: 0, blue: 0))) != nil else { continue }
+                                                      background: RGBColor(red: 0, green: 0, blue: 0))) != nil else {
+                    continue
+                }
                 #expect((0 ..< frame.pixelCount).allSatisfy { frame.pixels[$0] >> 24 == 0xFF }, "\(name) \(fit)")
             }
         }

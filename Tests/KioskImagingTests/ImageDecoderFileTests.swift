@@ -23,7 +23,8 @@ import Testing
             Thread.detachNewThread {
                 do throws(ImageError) {
                     if fitted {
-                        _ = try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 32, height: 24), fit: .fit, background: .black)
+                        _ = try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 32, height: 24), fit: .fit,
+                                                          background: .black)
                     } else {
                         _ = try ImageDecoder.decode(path: path)
                     }
@@ -47,7 +48,8 @@ import Testing
     static func openDescriptors(under directory: String) -> Int {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return fds.filter { fd in
-            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? "").hasPrefix(directory)
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) ?? "")
+                .hasPrefix(directory)
         }.count
     }
 
@@ -134,7 +136,9 @@ import Testing
             for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0)
         for error in Self.errors(path) {
@@ -167,15 +171,21 @@ import Testing
         #expect(mkfifo(fifo, 0o644) == 0)
         for _ in 0..<20 {
             #expect(try ImageDecoder.decode(path: Fixtures.path("pngsuite", "basn6a08.png")).bitmap.width == 32)
-            #expect(try ImageDecoder.decodeFitted(path: Fixtures.path("generated", "progressive.jpg"), into: Self.frame, fit: .fill,
+            #expect(try ImageDecoder.decodeFitted(path: Fixtures.path("generated", "progressive.jpg"), into: Self.frame,
+                                                  fit: .fill,
                                                   background: .black).streamed)
-            #expect(throws: ImageError.corrupt(path: empty, reason: "the file is empty (0 bytes)")) { try ImageDecoder.decode(path: empty) }
+            #expect(throws: ImageError.corrupt(path: empty, reason: "the file is empty (0 bytes)")) {
+                try ImageDecoder.decode(path: empty)
+            }
             #expect(throws: ImageError.otherFormat(path: text, format: .unknown(firstBytes: Array("hello".utf8)))) {
                 try ImageDecoder.decode(path: text)
             }
-            #expect(throws: ImageError.unreadable(path: directory, errno: EISDIR)) { try ImageDecoder.decode(path: directory) }
+            #expect(throws: ImageError.unreadable(path: directory, errno: EISDIR)) {
+                try ImageDecoder.decode(path: directory)
+            }
             #expect(throws: ImageError.unreadable(path: directory + "/none", errno: ENOENT)) {
-                try ImageDecoder.decodeFitted(path: directory + "/none", into: Self.frame, fit: .fit, background: .black)
+                try ImageDecoder.decodeFitted(path: directory + "/none", into: Self.frame, fit: .fit,
+                                              background: .black)
             }
             #expect(throws: ImageError.notRegularFile(path: fifo, kind: "FIFO")) { try ImageDecoder.decode(path: fifo) }
             #expect(throws: ImageError.corrupt(path: empty, reason: "the file is empty (0 bytes)")) {

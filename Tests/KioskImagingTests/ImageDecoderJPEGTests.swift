@@ -51,7 +51,8 @@ import Testing
     }
 
     @Test func arithmeticCodedDecodesLikeTheBaselineFile() throws {
-        let decoded = try ImageDecoder.decode(path: Fixtures.path(Self.turbo, "testimgari.jpg"), options: DecodeOptions())
+        let decoded = try ImageDecoder.decode(path: Fixtures.path(Self.turbo, "testimgari.jpg"),
+                                              options: DecodeOptions())
         let reference = try Self.testorigReference()
         #expect(decoded.bitmap.width == 227 && decoded.bitmap.height == 149)
         // The same picture compressed separately (measured: at most 17 apart, mean 0.47).
@@ -65,7 +66,8 @@ import Testing
         #expect(throws: expected) { try ImageDecoder.decode(path: path, options: DecodeOptions()) }
         #expect(expected.description.contains("12-bit"))
         let bytes = try Fixtures.bytes(Self.turbo, "monkey12.jpg")
-        #expect(throws: ImageError.unsupported(path: "m12", reason: "12-bit JPEG (data precision 12) is not supported")) {
+        #expect(throws: ImageError.unsupported(path: "m12",
+                                               reason: "12-bit JPEG (data precision 12) is not supported")) {
             try ImageDecoder.decode(bytes: bytes, name: "m12")
         }
     }
@@ -138,7 +140,8 @@ import Testing
     /// The real 14.7 MP progressive photograph shown on a 1920x1080 screen decodes at 3/8.
     @Test func largePhotoDecodesAtThreeEighths() throws {
         let path = Fixtures.path("photos", "volna-5120x2880.jpg")
-        let decoded = try ImageDecoder.decode(path: path, options: DecodeOptions(targetWidth: 1920, targetHeight: 1080, fit: .fit))
+        let decoded = try ImageDecoder.decode(path: path,
+                                              options: DecodeOptions(targetWidth: 1920, targetHeight: 1080, fit: .fit))
         #expect(decoded.scaleNumerator == 3)
         #expect(decoded.sourceWidth == 5120 && decoded.sourceHeight == 2880)
         #expect(decoded.bitmap.width == 1920 && decoded.bitmap.height == 1080)
@@ -176,7 +179,8 @@ import Testing
         }
         // A lower limit from the options applies to ordinary files too.
         #expect(throws: ImageError.tooLarge(path: "t.jpg", width: 227, height: 149, limit: 30_000)) {
-            try ImageDecoder.decode(bytes: Fixtures.bytes(Self.turbo, "testorig.jpg"), name: "t.jpg", options: DecodeOptions(maxPixels: 30_000))
+            try ImageDecoder.decode(bytes: Fixtures.bytes(Self.turbo, "testorig.jpg"), name: "t.jpg",
+                                    options: DecodeOptions(maxPixels: 30_000))
         }
     }
 
@@ -222,7 +226,9 @@ import Testing
         let text = directory + "/notes.jpg"
         try Data("just some text, not a picture\n".utf8).write(to: URL(fileURLWithPath: text))
         let unknown = FileFormat.unknown(firstBytes: Array("just som".utf8))
-        #expect(throws: ImageError.otherFormat(path: text, format: unknown)) { try ImageDecoder.decode(path: text, options: DecodeOptions()) }
+        #expect(throws: ImageError.otherFormat(path: text, format: unknown)) {
+            try ImageDecoder.decode(path: text, options: DecodeOptions())
+        }
         #expect(ImageError.otherFormat(path: text, format: unknown).description
                 == "\(text): an unknown format (not shown: only JPEG, PNG, WebP, HEIF, AVIF and GIF are supported)")
 
@@ -236,9 +242,14 @@ import Testing
         }
 
         let missing = directory + "/missing.jpg"
-        #expect(throws: ImageError.unreadable(path: missing, errno: ENOENT)) { try ImageDecoder.decode(path: missing, options: DecodeOptions()) }
-        #expect(throws: ImageError.unreadable(path: directory, errno: EISDIR)) { try ImageDecoder.decode(path: directory, options: DecodeOptions()) }
-        #expect(ImageError.unreadable(path: missing, errno: ENOENT).description == "\(missing): cannot read: No such file or directory (errno 2)")
+        #expect(throws: ImageError.unreadable(path: missing, errno: ENOENT)) {
+            try ImageDecoder.decode(path: missing, options: DecodeOptions())
+        }
+        #expect(throws: ImageError.unreadable(path: directory, errno: EISDIR)) {
+            try ImageDecoder.decode(path: directory, options: DecodeOptions())
+        }
+        #expect(ImageError.unreadable(path: missing, errno: ENOENT).description
+                    == "\(missing): cannot read: No such file or directory (errno 2)")
     }
 
     /// The format comes from the bytes: a PNG named .jpg and a JPEG named .png both decode.
@@ -283,7 +294,8 @@ extension ImageDecoderJPEGTests {
             }
             if round % 5 == 0 { bytes = Array(bytes.prefix(2 + next() % bytes.count)) }
             do {
-                let decoded = try ImageDecoder.decode(bytes: bytes, name: name, options: DecodeOptions(maxPixels: 4_000_000))
+                let decoded = try ImageDecoder.decode(bytes: bytes, name: name,
+                                                      options: DecodeOptions(maxPixels: 4_000_000))
                 #expect(decoded.bitmap.width > 0 && decoded.bitmap.height > 0)
             } catch {
                 failures += 1
@@ -323,7 +335,8 @@ extension ImageDecoderJPEGTests {
             let bytes = Array(whole.dropLast(cut))
             let decoded = try ImageDecoder.decode(bytes: bytes, name: name)
             #expect(decoded.warnings == ["JPEG ends without its EOI marker"], "\(name) -\(cut): \(decoded.warnings)")
-            #expect(memcmp(decoded.bitmap.pixels, intact.bitmap.pixels, intact.bitmap.byteCount) == 0, "\(name) -\(cut)")
+            #expect(memcmp(decoded.bitmap.pixels, intact.bitmap.pixels, intact.bitmap.byteCount) == 0,
+                    "\(name) -\(cut)")
 
             let path = directory + "/cut-\(cut).jpg"
             try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -334,7 +347,8 @@ extension ImageDecoderJPEGTests {
             for fit in FitMode.allCases {
                 let expected = Bitmap(width: 41, height: 29)
                 Compositor.place(try ImageDecoder.decode(bytes: whole, name: name,
-                                                         options: DecodeOptions(targetWidth: 41, targetHeight: 29, fit: fit)).bitmap,
+                                                         options: DecodeOptions(targetWidth: 41, targetHeight: 29,
+                                                                                fit: fit)).bitmap,
                                  into: expected, fit: fit, background: .black)
                 let frame = Bitmap(width: 41, height: 29)
                 let fitted = try ImageDecoder.decodeFitted(path: path, into: frame, fit: fit, background: .black)
@@ -347,7 +361,8 @@ extension ImageDecoderJPEGTests {
     /// The sample photos and the 14.7 MP progressive photo without their EOI: shown.
     @Test func photosWithoutEOIAreShown() throws {
         let samples = URL(fileURLWithPath: Fixtures.root + "/../../deploy/samples")
-        let paths = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "grey-1920x1200.jpg"].map { samples.appendingPathComponent($0).path }
+        let paths = ["colorfulcups-1920x1200.jpg", "path-1920x1200.jpg", "grey-1920x1200.jpg"]
+            .map { samples.appendingPathComponent($0).path }
             + [Fixtures.path("photos", "volna-5120x2880.jpg")]
         for path in paths {
             let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -381,10 +396,12 @@ extension ImageDecoderJPEGTests {
         #expect(scans.count >= 3)
         for k in 1..<scans.count {
             let bytes = Array(whole[..<scans[k].lowerBound])
-            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason), "\(name): \(k) of \(scans.count) scans") {
+            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason),
+                    "\(name): \(k) of \(scans.count) scans") {
                 try ImageDecoder.decode(bytes: bytes, name: name)
             }
-            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason), "\(name): \(k) of \(scans.count) scans") {
+            #expect(throws: ImageError.corrupt(path: name, reason: Self.truncatedReason),
+                    "\(name): \(k) of \(scans.count) scans") {
                 try ImageDecoder.decodeFitted(bytes: bytes, name: name, into: Bitmap(width: 30, height: 20), fit: .fill,
                                               background: .black)
             }
@@ -416,7 +433,8 @@ extension ImageDecoderJPEGTests {
         let more = JPEGFiles.repeatingLastScan(progressive, times: 10)
         let decoded = try ImageDecoder.decode(bytes: more, name: "more.jpg")
         #expect(decoded.bitmap.width == 96)
-        #expect(decoded.warnings.contains { $0.contains("Inconsistent progression sequence") }, "\(decoded.warnings.prefix(2))")
+        #expect(decoded.warnings.contains { $0.contains("Inconsistent progression sequence") },
+                "\(decoded.warnings.prefix(2))")
 
         let tooMany = JPEGFiles.repeatingLastScan(progressive, times: 1000 - scans)
         guard case .unsupported(let path, let reason) = Result(catching: { () throws(ImageError) in
@@ -426,7 +444,8 @@ extension ImageDecoderJPEGTests {
             return
         }
         #expect(path == "1000.jpg")
-        #expect(reason.hasPrefix("its first ") && reason.contains("already pass over the image's 8x8 blocks more than 32 times"),
+        #expect(reason.hasPrefix("its first ")
+                    && reason.contains("already pass over the image's 8x8 blocks more than 32 times"),
                 "\(reason)")
 
         // The attack: a tiny scan repeated 20000 times. Refused after a few dozen scans, in a

@@ -32,7 +32,9 @@ extension ImageDecoderPNGTests {
         #expect(names.count == 14)
         for name in names {
             let path = Fixtures.path(Self.suite, name)
-            #expect(throws: ImageError.self, "\(name)") { try ImageDecoder.decode(path: path, options: DecodeOptions()) }
+            #expect(throws: ImageError.self, "\(name)") {
+                try ImageDecoder.decode(path: path, options: DecodeOptions())
+            }
             do {
                 _ = try ImageDecoder.decode(path: path, options: DecodeOptions())
             } catch {
@@ -46,7 +48,9 @@ extension ImageDecoderPNGTests {
             }
             // The same through memory.
             let bytes = try Fixtures.bytes(Self.suite, name)
-            #expect(throws: ImageError.self, "\(name) from memory") { try ImageDecoder.decode(bytes: bytes, name: name) }
+            #expect(throws: ImageError.self, "\(name) from memory") {
+                try ImageDecoder.decode(bytes: bytes, name: name)
+            }
         }
     }
 
@@ -92,7 +96,8 @@ extension ImageDecoderPNGTests {
         bytes.replaceSubrange(16..<20, with: size)
         bytes.replaceSubrange(20..<24, with: size)
         let crc = crc32(bytes[12..<29])
-        bytes.replaceSubrange(29..<33, with: [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)])
+        bytes.replaceSubrange(29..<33, with: [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF),
+                                              UInt8(crc & 0xFF)])
         #expect(throws: ImageError.tooLarge(path: "huge.png", width: 65500, height: 65500, limit: 100_000_000)) {
             try ImageDecoder.decode(bytes: bytes, name: "huge.png")
         }
@@ -101,7 +106,8 @@ extension ImageDecoderPNGTests {
         #expect(throws: ImageError.tooLarge(path: "small.png", width: 32, height: 32, limit: 1000)) {
             try ImageDecoder.decode(bytes: small, name: "small.png", options: DecodeOptions(maxPixels: 1000))
         }
-        #expect(try ImageDecoder.decode(bytes: small, name: "small.png", options: DecodeOptions(maxPixels: 1024)).bitmap.width == 32)
+        #expect(try ImageDecoder.decode(bytes: small, name: "small.png", options: DecodeOptions(maxPixels: 1024))
+                    .bitmap.width == 32)
     }
 
     /// A broken gAMA chunk (3 bytes instead of 4) is a libpng warning: the image still

@@ -38,7 +38,8 @@ private func inserting(_ marker: UInt8, _ payload: [UInt8], into jpeg: [UInt8]) 
         let path = dir + "/described.jpg"
         try Data(file).write(to: URL(fileURLWithPath: path))
         #expect(ImageDescription.read(path: path) == "Harbour at dusk")
-        _ = try ImageDecoder.decode(path: path, options: DecodeOptions(maxPixels: 1 << 26))  // libjpeg reads it as before
+        // libjpeg reads it as before
+        _ = try ImageDecoder.decode(path: path, options: DecodeOptions(maxPixels: 1 << 26))
         #expect(ImageDescription.read(path: Fixtures.path("exif-orientation", "test_1.jpg")) == nil)
         #expect(ImageDescription.read(path: dir + "/missing.jpg") == nil)
     }
@@ -53,19 +54,23 @@ private func inserting(_ marker: UInt8, _ payload: [UInt8], into jpeg: [UInt8]) 
         }
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
             + chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0])
-            + chunk("tEXt", Array("Description".utf8) + [0] + [0x43, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65])
+            + chunk("tEXt", Array("Description".utf8) + [0]
+                        + [0x43, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65])
             + chunk("IEND", [])
         #expect(ImageDescription.parse(png) == "Café crème")
-        let exif = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x010E, 2, Array("Hello\0garbage here\0".utf8))]), into: jpeg)
+        let exif = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x010E, 2, Array("Hello\0garbage here\0".utf8))]),
+                             into: jpeg)
         #expect(ImageDescription.parse(exif) == "Hello")
     }
 
     @Test func xpCommentWhenThereIsNoDescription() {
-        let utf16: [UInt8] = Array("港口 at night".utf16).flatMap { u -> [UInt8] in [UInt8(u & 0xFF), UInt8(u >> 8)] } + [0, 0]
+        let utf16: [UInt8] = Array("港口 at night".utf16).flatMap { u -> [UInt8] in [UInt8(u & 0xFF), UInt8(u >> 8)] }
+            + [0, 0]
         let file = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x9C9C, 1, utf16)]), into: jpeg)
         #expect(ImageDescription.parse(file) == "港口 at night")
         // A blank description falls through to the comment.
-        let both = inserting(0xE1, Array("Exif\0\0".utf8) + tiff([(0x010E, 2, Array("   \0".utf8)), (0x9C9C, 1, utf16)]), into: jpeg)
+        let both = inserting(0xE1, Array("Exif\0\0".utf8)
+                                 + tiff([(0x010E, 2, Array("   \0".utf8)), (0x9C9C, 1, utf16)]), into: jpeg)
         #expect(ImageDescription.parse(both) == "港口 at night")
     }
 
@@ -84,7 +89,8 @@ private func inserting(_ marker: UInt8, _ payload: [UInt8], into jpeg: [UInt8]) 
         let file = inserting(0xE1, exif, into: jpeg)
         for cut in stride(from: 0, to: 80, by: 3) { _ = ImageDescription.parse(Array(file[0..<cut])) }
         var lying = file
-        lying[2 + 4 + 6 + 8 + 2 + 4 + 3] = 0x7F  // SOI, APP1 header, "Exif\0\0", TIFF header, entry count, tag and type: the count's top byte
+        // SOI, APP1 header, "Exif\0\0", TIFF header, entry count, tag and type: the count's top byte
+        lying[2 + 4 + 6 + 8 + 2 + 4 + 3] = 0x7F
         #expect(ImageDescription.parse(lying) == nil)
     }
 }

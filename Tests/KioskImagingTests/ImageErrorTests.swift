@@ -16,13 +16,16 @@ import Testing
              "/p/d.jpg: unsupported image: 12-bit JPEG (data precision 12) is not supported"),
             (.tooLarge(path: "/x/big.jpg", width: 65500, height: 65500, limit: 100_000_000),
              "/x/big.jpg: 65500x65500 pixels (4290250000) exceeds the pixel limit of 100000000"),
-            (.outOfMemory(path: "/p/e.jpg", reason: "Insufficient memory (case 4)"), "/p/e.jpg: out of memory: Insufficient memory (case 4)"),
+            (.outOfMemory(path: "/p/e.jpg", reason: "Insufficient memory (case 4)"),
+             "/p/e.jpg: out of memory: Insufficient memory (case 4)"),
             (.writeFailed(path: "/o/f.png", reason: "write: No space left on device (errno 28)"),
              "/o/f.png: cannot write PNG: write: No space left on device (errno 28)"),
-            (.notRegularFile(path: "/p/x.jpg", kind: "FIFO"), "/p/x.jpg: not a regular file (a FIFO): only regular image files are read"),
+            (.notRegularFile(path: "/p/x.jpg", kind: "FIFO"),
+             "/p/x.jpg: not a regular file (a FIFO): only regular image files are read"),
             (.sideTooLong(path: "/p/banner.png", width: 20_000_000, height: 1, limit: 65535),
              "/p/banner.png: 20000000x1 pixels: a side longer than 65535 pixels is refused"),
-            (.overMemoryBudget(path: "/p/big.jpg", needed: 300_105_000, limit: 192 << 20, reason: "the DCT coefficients ..."),
+            (.overMemoryBudget(path: "/p/big.jpg", needed: 300_105_000, limit: 192 << 20,
+                               reason: "the DCT coefficients ..."),
              "/p/big.jpg: needs 286.2 MiB of decoder memory, over the limit of 192 MiB: the DCT coefficients ..."),
             (.overMemoryBudget(path: "/p/big.jpg", needed: 1000, limit: 1000, reason: "libjpeg's ..."),
              "/p/big.jpg: needs more than the decoder memory limit of 1000 bytes: libjpeg's ..."),
@@ -45,7 +48,8 @@ import Testing
             let error = ImageError.overMemoryBudget(path: "p", needed: bytes + 1, limit: bytes, reason: "r")
             #expect(error.reason.hasSuffix("over the limit of \(text): r"), "\(bytes): \(error.reason)")
         }
-        #expect(ImageError.tooLarge(path: "p", width: Int.max, height: 2, limit: 1).reason.contains("more than \(Int.max)"))
+        #expect(ImageError.tooLarge(path: "p", width: Int.max, height: 2, limit: 1).reason
+                    .contains("more than \(Int.max)"))
     }
 
     @Test func equalityComparesTheContext() {
@@ -53,6 +57,7 @@ import Testing
         #expect(ImageError.otherFormat(path: "a", format: gif) == .otherFormat(path: "a", format: gif))
         #expect(ImageError.otherFormat(path: "a", format: gif) != .otherFormat(path: "b", format: gif))
         #expect(ImageError.otherFormat(path: "a", format: gif) != .otherFormat(path: "a", format: FileFormat(.webp)))
-        #expect(ImageError.tooLarge(path: "a", width: 1, height: 2, limit: 1) != .tooLarge(path: "a", width: 2, height: 1, limit: 1))
+        #expect(ImageError.tooLarge(path: "a", width: 1, height: 2, limit: 1)
+                    != .tooLarge(path: "a", width: 2, height: 1, limit: 1))
     }
 }

@@ -54,12 +54,14 @@ import Testing
     @Test func everyCompressionLevelGivesTheSamePixels() throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let original = try ImageDecoder.decode(path: Fixtures.path("libjpeg-turbo-testimages", "testorig.jpg"), options: DecodeOptions()).bitmap
+        let original = try ImageDecoder.decode(path: Fixtures.path("libjpeg-turbo-testimages", "testorig.jpg"),
+                                               options: DecodeOptions()).bitmap
         var sizes: [Int32: Int] = [:]
         for level: Int32 in [0, 1, 6, 9, -4, 42] {
             let path = directory + "/level\(level).png"
             try PNGWriter.write(original, to: path, compressionLevel: level)
-            #expect(Self.samePixels(try ImageDecoder.decode(path: path, options: DecodeOptions()).bitmap, original), "level \(level)")
+            #expect(Self.samePixels(try ImageDecoder.decode(path: path, options: DecodeOptions()).bitmap, original),
+                    "level \(level)")
             sizes[level] = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
         }
         #expect(sizes[9]! < sizes[1]! && sizes[1]! < sizes[0]!)

@@ -51,17 +51,20 @@ func fuzzManifest(_ data: [UInt8]) {
         for item in manifest.items {
             let remote = ManifestItem.isRemote(item.src)
             guard remote || (origin != manifestOrigins[0] && item.src.hasPrefix("/")) else {
-                fuzzFailure("\(origin.name): item src \"\(item.src)\" is neither an http(s) URL nor an absolute path", data)
+                fuzzFailure("\(origin.name): item src \"\(item.src)\" is neither an http(s) URL nor an absolute path",
+                            data)
             }
         }
         let again = manifestJSON(manifest)
         do {
             let back = try Manifest.parse(again, origin: origin, maxItems: 1000)
             guard back == manifest else {
-                fuzzFailure("\(origin.name): re-serialised manifest differs:\n\(manifest)\n\(back)\nfrom \(String(decoding: again, as: UTF8.self))", data)
+                fuzzFailure("\(origin.name): re-serialised manifest differs:\n\(manifest)\n\(back)\n"
+                                + "from \(String(decoding: again, as: UTF8.self))", data)
             }
         } catch {
-            fuzzFailure("\(origin.name): re-serialised manifest refused: \(error)\n\(String(decoding: again, as: UTF8.self))", data)
+            fuzzFailure("\(origin.name): re-serialised manifest refused: \(error)\n"
+                            + "\(String(decoding: again, as: UTF8.self))", data)
         }
     }
 }
@@ -76,7 +79,8 @@ func fuzzConfig(_ data: [UInt8]) {
         try CommandLineParser.applyConfig(data, file: file, to: &settings)
     } catch {
         let rest = error.message.dropFirst(file.count + 1)
-        guard error.message.hasPrefix(file + ":"), let colon = rest.firstIndex(of: ":"), Int(rest[..<colon]) != nil else {
+        guard error.message.hasPrefix(file + ":"), let colon = rest.firstIndex(of: ":"), Int(rest[..<colon]) != nil
+        else {
             fuzzFailure("config error without FILE:LINE: \(error.message)", data)
         }
     }
@@ -125,7 +129,8 @@ func checkControlRequest(_ request: [UInt8], _ data: [UInt8]) {
     if let value = try? JSONValue.parse(request) {
         let written = value.serialized()
         guard let back = try? JSONValue.parse(written), back == value else {
-            fuzzFailure("JSON value not read back the same: \(value) wrote \(String(decoding: written, as: UTF8.self))", data)
+            fuzzFailure("JSON value not read back the same: \(value) wrote "
+                            + "\(String(decoding: written, as: UTF8.self))", data)
         }
     }
     let id: JSONValue?
@@ -141,7 +146,8 @@ func checkControlRequest(_ request: [UInt8], _ data: [UInt8]) {
     guard reply.last == 0x0A, reply.firstIndex(of: 0x0A) == reply.count - 1,
           case .object(let fields)? = try? JSONValue.parse(reply.dropLast()),
           case .string? = fields["error"], fields["request_id"] == id else {
-        fuzzFailure("reply \(String(decoding: reply, as: UTF8.self)) is not one JSON line with the request's id \(String(describing: id))", data)
+        fuzzFailure("reply \(String(decoding: reply, as: UTF8.self)) is not one JSON line with the request's id "
+                        + "\(String(describing: id))", data)
     }
 }
 

@@ -67,9 +67,15 @@ func fuzzEvent(_ r: inout ByteReader, time: inout Duration) -> EvdevEvent {
     let axes = [Evdev.ABS_MT_POSITION_X, Evdev.ABS_MT_POSITION_Y, Evdev.ABS_MT_SLOT, Evdev.ABS_MT_TRACKING_ID,
                 Evdev.ABS_X, Evdev.ABS_Y]
     switch t % 8 {
-    case 0, 5: return EvdevEvent(time: time, type: Evdev.EV_SYN, code: hi == 0 ? syn[Int(lo) % syn.count] : rawCode, value: value)
-    case 1: return EvdevEvent(time: time, type: Evdev.EV_KEY, code: hi == 0 ? keys[Int(lo) % keys.count] : rawCode, value: value)
-    case 2, 3, 4: return EvdevEvent(time: time, type: Evdev.EV_ABS, code: hi == 0 ? axes[Int(lo) % axes.count] : rawCode, value: value)
+    case 0, 5:
+        return EvdevEvent(time: time, type: Evdev.EV_SYN, code: hi == 0 ? syn[Int(lo) % syn.count] : rawCode,
+                          value: value)
+    case 1:
+        return EvdevEvent(time: time, type: Evdev.EV_KEY, code: hi == 0 ? keys[Int(lo) % keys.count] : rawCode,
+                          value: value)
+    case 2, 3, 4:
+        return EvdevEvent(time: time, type: Evdev.EV_ABS, code: hi == 0 ? axes[Int(lo) % axes.count] : rawCode,
+                          value: value)
     case 6: return EvdevEvent(time: time, type: Evdev.EV_REL, code: rawCode, value: value)
     default: return EvdevEvent(time: time, type: UInt16(t), code: rawCode, value: value)
     }
@@ -82,7 +88,8 @@ func fuzzTouch(_ data: [UInt8]) {
     var r = ByteReader(data: data)
     let (caps, mapping, keysDown) = fuzzDevice(&r)
     let showStart = Duration.seconds(1000)
-    guard var decoder = TouchDecoder(capabilities: caps, mapping: mapping, showStart: showStart, keysDown: keysDown) else {
+    guard var decoder = TouchDecoder(capabilities: caps, mapping: mapping, showStart: showStart,
+                                     keysDown: keysDown) else {
         fuzzFailure("no decoder for \(caps)", data)
     }
     var recognizer = GestureRecognizer(config: .standard(screenWidth: mapping.logicalWidth))
@@ -98,7 +105,8 @@ func fuzzTouch(_ data: [UInt8]) {
             switch s.phase {
             case .down: if fingerDown { fuzzFailure("down while a finger is down: \(s)", data) }; fingerDown = true
             case .move: if !fingerDown { fuzzFailure("move without a finger down: \(s)", data) }
-            case .up, .cancel: if !fingerDown { fuzzFailure("\(s.phase) without a finger down: \(s)", data) }; fingerDown = false
+            case .up, .cancel:
+                if !fingerDown { fuzzFailure("\(s.phase) without a finger down: \(s)", data) }; fingerDown = false
             }
             for g in recognizer.feed(s) { checkGesture(g) }
         }
@@ -117,8 +125,11 @@ func fuzzTouch(_ data: [UInt8]) {
             }
             contact = (false, false)
         case .tap(let x, let y, _):
-            guard contact.pressed, !contact.dragged else { fuzzFailure("a tap for a contact that was \(contact.dragged ? "dragged" : "not pressed")", data) }
-            guard x.isFinite, y.isFinite, x >= 0, y >= 0, x < Double(mapping.logicalWidth), y < Double(mapping.logicalHeight) else {
+            guard contact.pressed, !contact.dragged else {
+                fuzzFailure("a tap for a contact that was \(contact.dragged ? "dragged" : "not pressed")", data)
+            }
+            guard x.isFinite, y.isFinite, x >= 0, y >= 0, x < Double(mapping.logicalWidth),
+                  y < Double(mapping.logicalHeight) else {
                 fuzzFailure("\(g) outside the frame", data)
             }
             contact = (false, false)

@@ -52,6 +52,9 @@ public struct Carousel: Sendable {
         /// the move or fade-in that brought it on screen, or when it was shown at once; nil
         /// while it is off screen.
         var motionStart: Duration?
+        /// When the frame was asked for (the first tick after the `prepare`): an item whose turn
+        /// came waits ``CarouselConfig/readyWait`` from then before the show passes over it.
+        var askedAt: Duration?
         var isReady: Bool { if case .ready = status { return true } else { return false } }
     }
 
@@ -148,6 +151,13 @@ public struct Carousel: Sendable {
     /// The position in `order` a ``goto(item:at:)`` goes to: it plays the next role until the
     /// move there is made.
     private var jump: Int?
+    /// Moves asked for while a ``goto(item:at:)`` waits for its frame: made, in order, once the
+    /// show is at its target (docs/control-socket.md "Moves during a fade").
+    private var queuedMoves: [Direction] = []
+    /// Items passed over since the last move landed: their turn came and they were not ready
+    /// within ``CarouselConfig/readyWait`` while another item could be shown (docs/carousel.md
+    /// "Ready first"). The next role skips them; they come back at their next turn.
+    private(set) var passedOver: Set<Int> = []
 
     static let previousRole = 0, currentRole = 1, nextRole = 2
 
@@ -231,6 +241,7 @@ public struct Carousel: Sendable {
     /// every turn of the frame loop before asking for the ``scene(at:)``.
     public mutating func tick(at now: Duration) -> [CarouselAction] {
         lastTick = max(lastTick, now)
+        noteAsked(at: now)
         let actions = passes(at: now)  // first: `settled` must read the state after the passes
         return settled(actions)
     }
@@ -247,22 +258,125 @@ public struct Carousel: Sendable {
                 guard let end = naturalEnd(of: t), now >= end else { break passes }
                 actions += complete(t, at: end)
             } else if let at = advanceAt, now >= at, canMove, !isPaused, !refreshWaiting {
-                actions += beginMove(config.direction, at: now - at <= fade ? at : now)
+                guard let step = advanceToReady(config.direction, due: at, at: now) else { break passes }
+                actions += step
+            } else if let late = currentLateAt, now >= late, !isPaused {
+                guard let step = leaveLateCurrent(at: now) else { break passes }
+                actions += step
             } else {
                 break
             }
+            noteAsked(at: now)
         }
         return actions
     }
 
     /// Moves one item in `direction` now (SIGUSR1 / SIGUSR2, the control socket), cross-fading.
     /// A transition under way is cut short: it lands now (its `shown` is stamped now), and the
-    /// new cross-fade starts from there. Ignored with fewer than two items, and while a finger
-    /// is down (the person at the screen wins).
+    /// new cross-fade starts from there; a settle that hands back a fade it caught lands that
+    /// fade too. While a ``goto(item:at:)`` waits for its frame the move is queued: made once
+    /// the show is at the goto's target. Ignored with fewer than two items (``canMove``), and
+    /// while a finger is down (the person at the screen wins).
     public mutating func move(_ direction: Direction, at now: Duration) -> [CarouselAction] {
         guard canMove, !isHeld else { return [] }
+        if jump != nil, transition == nil {
+            queuedMoves.append(direction)
+            return []
+        }
         let actions = finishTransition(at: now) + beginMove(direction, at: now)
         return settled(actions)
+    }
+
+    /// Whether there is anywhere to move to: false with fewer than two items in the show (a
+    /// ``move(_:at:)`` then does nothing; the control socket says so).
+    public var canMoveNow: Bool { canMove }
+
+    // MARK: Ready first (docs/carousel.md "Ready first")
+
+    /// Stamps the slots asked for since the last look with `now` (``Slot/askedAt``).
+    private mutating func noteAsked(at now: Duration) {
+        for s in slots.indices where slots[s].askedAt == nil {
+            if case .pending = slots[s].status { slots[s].askedAt = now }
+        }
+    }
+
+    /// The role a move in `direction` goes to.
+    private static func role(_ direction: Direction) -> Int { direction == .forward ? nextRole : previousRole }
+
+    /// Auto-advance's move, due at `due`: to the neighbour in `direction` once its frame is
+    /// ready. A neighbour not ready ``CarouselConfig/readyWait`` after it was asked for is passed
+    /// over while another item could be shown: the role goes to the item after it (prepared
+    /// now) and the image on screen stays meanwhile. A goto's target, or the new list's first
+    /// item after a retiring image, is waited for. Nil while the move waits (``wake``).
+    private mutating func advanceToReady(_ direction: Direction, due: Duration, at now: Duration) -> [CarouselAction]? {
+        guard let to = roles[Self.role(direction)] else { return nil }
+        if slots[to].isReady || refreshesInPlace { return beginMove(direction, at: now - due <= fade ? due : now) }
+        guard jump == nil, retiring == nil, passOver(slot: to, at: now) else { return nil }
+        return reconcile()
+    }
+
+    /// When the current item, not ready, has waited ``CarouselConfig/readyWait`` since it
+    /// became current: then the show goes on past it to a ready neighbour. Nil while it is
+    /// ready or shown, during a transition, a goto or a retiring image, with one item.
+    private var currentLateAt: Duration? {
+        guard started, transition == nil, !announced, retiring == nil, jump == nil, order.count > 1,
+              let c = currentSlot, !slots[c].isReady else { return nil }
+        return currentSince + config.readyWait
+    }
+
+    /// The current item is late (``currentLateAt``): a ready neighbour takes its turn (the next,
+    /// else the previous), at once when nothing was shown yet (no fade from the placeholder);
+    /// with neither ready, the next role passes over a late item as ``advanceToReady``'s does.
+    /// The late item keeps its slot and comes back at its next turn.
+    private mutating func leaveLateCurrent(at now: Duration) -> [CarouselAction]? {
+        let start = everAnnounced ? now : now - fade
+        if let n = nextSlot, slots[n].isReady { return beginMove(.forward, at: start) }
+        if let p = previousSlot, slots[p].isReady { return beginMove(.backward, at: start) }
+        guard let n = nextSlot, passOver(slot: n, at: now) else { return nil }
+        return reconcile()
+    }
+
+    /// Passes over the item in `slot` when it has waited its ``CarouselConfig/readyWait`` and
+    /// another item could take its turn; returns whether it did.
+    private mutating func passOver(slot: Int, at now: Duration) -> Bool {
+        guard let item = slots[slot].item, now >= (slots[slot].askedAt ?? now) + config.readyWait,
+              hasAlternative(to: item) else { return false }
+        passedOver.insert(item)
+        return true
+    }
+
+    /// Whether an item other than `item` and the current one, not passed over, is in the show.
+    private func hasAlternative(to item: Int) -> Bool {
+        let current = currentIndex
+        return order.contains { $0 != item && $0 != current && !passedOver.contains($0) }
+    }
+
+    /// When a move due at `due` towards `role` can be made: at `due` with its frame ready; at
+    /// the end of the neighbour's wait when it may be passed over; `.idle` when only its frame
+    /// can end the wait (the decode's answer wakes the loop).
+    private func readyWake(due: Duration, role: Int) -> Wake {
+        guard let to = roles[role], !slots[to].isReady, !refreshesInPlace else { return .at(due) }
+        guard jump == nil, retiring == nil, let item = slots[to].item, hasAlternative(to: item) else { return .idle }
+        guard let asked = slots[to].askedAt else { return .at(due) }
+        return .at(max(due, asked + config.readyWait))
+    }
+
+    /// A move landed on `item`, which is not the plain neighbour (items were passed over): the
+    /// cursor goes to it.
+    private mutating func alignCursor(on item: Int?) {
+        guard retiring == nil, let item, !order.isEmpty, order[cursor] != item,
+              let position = order.firstIndex(of: item) else { return }
+        cursor = position
+    }
+
+    /// The neighbour `step` (+1, -1) away that is not passed over (the plain neighbour when all are).
+    private func neighbour(_ step: Int) -> Int {
+        let plain = order[wrap(cursor + step)]
+        guard !passedOver.isEmpty else { return plain }
+        for k in 1..<max(order.count, 1) where !passedOver.contains(order[wrap(cursor + k * step)]) {
+            return order[wrap(cursor + k * step)]
+        }
+        return plain
     }
 
     /// When transition `t` ends by itself; nil for a finger hold.
@@ -285,13 +399,24 @@ public struct Carousel: Sendable {
             return []
         case .settle(let settle):
             return finishSettle(settle, at: end)
-        case .move(let from, _, let direction, _):
+        case .move(let from, let to, let direction, _):
             if slots[from].stale { slots[from] = Slot() }   // off screen now: prepared again if wanted
             slots[from].motionStart = nil
+            let landedJump = jump != nil && direction == .forward
+            let target = slots[to].item
             stepCursor(direction)
+            alignCursor(on: target)
             currentSince = end
             announced = false
-            return reconcile() + announceIfReady(at: end)
+            passedOver = []
+            var actions = reconcile() + announceIfReady(at: end)
+            if landedJump, !queuedMoves.isEmpty {
+                // Moves asked for while the goto waited for its frame, from its target now.
+                let queued = queuedMoves
+                queuedMoves = []
+                for d in queued { actions += finishTransition(at: end) + beginMove(d, at: end) }
+            }
+            return actions
         case .fadeIn:
             return announceIfReady(at: end)
         }
@@ -300,8 +425,14 @@ public struct Carousel: Sendable {
     /// Cuts short the transition under way (a move asked for during a fade): it lands at `now`,
     /// or at its natural end if that came first and was not ticked yet.
     private mutating func finishTransition(at now: Duration) -> [CarouselAction] {
-        guard let t = transition, let end = naturalEnd(of: t) else { return [] }
-        return complete(t, at: min(now, end))
+        var actions: [CarouselAction] = []
+        // A settle back in place hands back the fade it caught, which lands too: a move asked
+        // for then goes on from that fade's target instead of replacing it.
+        for _ in 0..<4 {
+            guard let t = transition, let end = naturalEnd(of: t) else { break }
+            actions += complete(t, at: min(now, end))
+        }
+        return actions
     }
 
     // MARK: Control (pause, resume, goto)
@@ -325,6 +456,9 @@ public struct Carousel: Sendable {
         guard let position = order.firstIndex(of: item), !isHeld else { return [] }
         if retiring == nil && position == cursor { return [] }
         var actions = finishTransition(at: now)
+        queuedMoves = []
+        // The fade under way went there: it landed now.
+        if retiring == nil && position == cursor { return settled(actions) }
         let forward = retiring != nil ? 0 : wrap(cursor + 1)
         let backward = retiring != nil ? order.count - 1 : wrap(cursor - 1)
         if position == forward || position == backward {
@@ -366,6 +500,8 @@ public struct Carousel: Sendable {
     private mutating func applyItems(_ newItems: [PlaylistItem], _ rotation: [Int], at now: Duration) -> [CarouselAction] {
         pendingItems = nil
         jump = nil
+        queuedMoves = []
+        passedOver = []
         let oldItems = items
         let onScreen = currentIndex
         // An item keeps its prepared slot when it is drawn the same: same source, fit and
@@ -579,6 +715,7 @@ public struct Carousel: Sendable {
         currentSince = now
         announced = false
         advanceAt = nil
+        passedOver = []
         actions += reconcile()
         return settled(actions)   // read after reconcile (a call's receiver is copied before its arguments run)
     }
@@ -616,6 +753,7 @@ public struct Carousel: Sendable {
             // A goto's target is a position in `order` too: it follows its item, or is
             // forgotten when its item is the one that failed.
             if let target = jump { jump = target == position ? nil : target > position ? target - 1 : target }
+            if jump == nil { queuedMoves = [] }
         }
         if wasCurrent {
             currentSince = now
@@ -643,7 +781,12 @@ public struct Carousel: Sendable {
         if isHeld { return kenBurnsMoving ? .animating : .idle }
         if transition != nil { return .animating }
         if let at = advanceAt, canMove, !isPaused, !refreshWaiting {
-            return kenBurnsMoving ? .animating : .at(at)
+            return kenBurnsMoving ? .animating : readyWake(due: at, role: Self.role(config.direction))
+        }
+        if let late = currentLateAt, !isPaused {
+            if kenBurnsMoving { return .animating }
+            if let p = previousSlot, slots[p].isReady { return .at(late) }
+            return readyWake(due: late, role: Self.nextRole)
         }
         return kenBurnsMoving ? .animating : .idle
     }
@@ -676,9 +819,12 @@ public struct Carousel: Sendable {
         let direction: Direction = s.to < 0 ? .forward : .backward
         config.direction = direction  // auto-advance follows the last swipe (docs/carousel.md)
         if let base = s.picture.base, slots[base].stale { slots[base] = Slot() }
+        let target = roles[Self.role(direction)].flatMap { slots[$0].item }
         stepCursor(direction)
+        alignCursor(on: target)
         currentSince = end
         announced = false
+        passedOver = []
         var actions = reconcile()
         actions += announceIfReady(at: end)
         return actions
@@ -717,7 +863,13 @@ public struct Carousel: Sendable {
         everAnnounced = true
         if slots[slot].motionStart == nil { slots[slot].motionStart = now }
         advanceAt = now + max(.zero, interval(of: item) - advanceLead)
-        return [.shown(item: item, source: items[item].source, at: now)]
+        var actions: [CarouselAction] = [.shown(item: item, source: items[item].source, at: now)]
+        if !passedOver.isEmpty {
+            // The late current image came after all: its neighbours are the plain ones again.
+            passedOver = []
+            actions += reconcile()
+        }
+        return actions
     }
 
     /// The items each role should hold: [previous, current, next].
@@ -727,7 +879,7 @@ public struct Carousel: Sendable {
         switch order.count {
         case 0: return [nil, nil, nil]
         case 1: return [nil, order[cursor], refreshesInPlace ? order[cursor] : nil]
-        default: return [order[wrap(cursor - 1)], order[cursor], target ?? order[wrap(cursor + 1)]]
+        default: return [neighbour(-1), order[cursor], target ?? neighbour(1)]
         }
     }
 

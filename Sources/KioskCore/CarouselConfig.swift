@@ -22,6 +22,11 @@ public struct CarouselConfig: Equatable, Sendable {
     /// words load the text libraries and the photo then fades in over it, which delayed the
     /// first photo by 0.6-2.5 s more than the decode under TCG: docs/boot.md).
     public var startGrace: Duration = .seconds(2)
+    /// How long an item whose turn came may take to be ready (its download, its decode) before
+    /// the show goes on past it to one that is ready (2 s, as ``startGrace``: longer than a slow
+    /// decode under emulation; docs/carousel.md "Ready first"). The next item is asked for a
+    /// whole interval ahead, so only one that is slow waits that long.
+    public var readyWait: Duration = .seconds(2)
     /// A release faster than this (logical pixels per second, sideways) is a flick and completes
     /// the move however short the drag; nil means a third of ``screenWidth`` per second, at
     /// least 300 px/s.

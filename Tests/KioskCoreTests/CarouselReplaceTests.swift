@@ -135,7 +135,7 @@ extension Harness {
     h.record(h.carousel.goto(item: 3, at: ms(1000)))
     // d was not prepared: it is asked for (in the next role's slot), the fade waits for it.
     #expect(h.prepares.count == before + 1 && h.prepares.last?.item == 3)
-    #expect(h.carousel.wake == .at(ms(4500)))   // nothing animates before d is ready
+    #expect(h.carousel.wake == .idle)   // nothing animates before d is ready; its decode ends the wait
     h.prepareAll(at: ms(1200))                  // d ready at 1.2 s: the cross-fade starts
     #expect(h.carousel.wake == .animating)
     h.run(to: ms(1700))

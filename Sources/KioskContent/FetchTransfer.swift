@@ -24,6 +24,10 @@ final class FetchJob {
     /// Guarded by the fetcher's state lock.
     var completions: [Completion] = []
     var done = false
+    /// A slot needs it now (``Fetcher/fetchImage(_:sha256:useCache:urgent:completion:)``): it
+    /// may start beyond ``Fetcher/Configuration/maxConcurrent`` (``Fetcher/urgentLanes``).
+    /// Guarded by the fetcher's state lock.
+    var urgent = false
 
     // Owned by the fetcher's thread.
     var easy: UnsafeMutableRawPointer?

@@ -38,7 +38,9 @@ public enum ManifestResponse: Equatable, Sendable {
 /// Downloads images into the ``DiskCache`` and manifests into memory with libcurl's multi
 /// interface, on the fetcher's own thread, within limits that hold as the bytes arrive:
 ///
-/// - at most ``Configuration/maxConcurrent`` transfers at once, the rest queued in order;
+/// - at most ``Configuration/maxConcurrent`` transfers at once, the rest queued in order; an
+///   urgent request (an image a slot needs now) goes first and may start beyond that limit, in
+///   one of ``urgentLanes`` more, so that prefetches that trickle never keep the show waiting;
 /// - one transfer per URL: a request for a URL already in flight joins it and gets its result;
 /// - a connect timeout (no response headers in time), a total timeout (each a
 ///   ``ContentError/timedOut(url:phase:seconds:receivedBytes:)``), and a low-speed limit
@@ -68,6 +70,9 @@ public final class Fetcher: @unchecked Sendable {
     /// `kiosk-carousel/VERSION` (``ProgramVersion``, the top-level VERSION file), the
     /// `User-Agent` of every request.
     public static let userAgent = "kiosk-carousel/\(ProgramVersion.string)"
+    /// Transfers beyond ``Configuration/maxConcurrent`` that urgent requests may use: 3, one
+    /// per slot of the carousel (previous, current, next; docs/carousel.md).
+    public static let urgentLanes = 3
 
     public struct Configuration: Sendable {
         /// Transfers at once; default 4.
@@ -329,9 +334,11 @@ final class FetchEngine: @unchecked Sendable {
             if let job = state.jobs[key] {
                 job.completions.append(completion)
                 state.stats.joined += 1
-                if urgent, let i = state.waiting.firstIndex(where: { $0 === job }), i > 0 {
+                if urgent, let i = state.waiting.firstIndex(where: { $0 === job }) {
+                    job.urgent = true
                     state.waiting.remove(at: i)
                     state.waiting.insert(job, at: 0)
+                    wake?.post(true)
                 }
                 return nil
             }
@@ -343,6 +350,7 @@ final class FetchEngine: @unchecked Sendable {
                                policy: configuration.hostPolicy,
                                allowDowngrade: configuration.allowHTTPFromHTTPS)
             job.completions.append(completion)
+            job.urgent = urgent
             state.jobs[key] = job
             if urgent { state.waiting.insert(job, at: 0) } else { state.waiting.append(job) }
             wake?.post(true)
@@ -408,7 +416,7 @@ final class FetchEngine: @unchecked Sendable {
             let next: [FetchJob]? = state.withLock { state in
                 if state.closed { return nil }
                 var list: [FetchJob] = []
-                while active.count + list.count < configuration.maxConcurrent, !state.waiting.isEmpty {
+                while let first = state.waiting.first, canStart(first, running: active.count + list.count) {
                     list.append(state.waiting.removeFirst())
                 }
                 state.stats.started += list.count
@@ -444,7 +452,7 @@ final class FetchEngine: @unchecked Sendable {
             }
             // A transfer that ended in this turn freed a place: start what waits before sleeping
             // (with none left running, the sleep below would otherwise be the idle one).
-            let canStartMore = active.count < configuration.maxConcurrent && state.withLock { !$0.waiting.isEmpty }
+            let canStartMore = state.withLock { $0.waiting.first.map { canStart($0, running: active.count) } ?? false }
             if canStartMore { continue }
             // Idle: sleep until a new job or the stop (the extra descriptors) or libcurl's timers.
             let wait = active.isEmpty ? 60_000 : max(1, min(1000, milliseconds(now.duration(to: nearest))))
@@ -453,6 +461,12 @@ final class FetchEngine: @unchecked Sendable {
         for job in active { end(job, .failure(.cancelled(url: job.url))) }
         kc_curl_multi_cleanup(multi)
         multi = nil
+    }
+
+    /// Whether `job`, first in the queue, may start with `running` transfers under way: within
+    /// ``Fetcher/Configuration/maxConcurrent``, or, urgent, within ``Fetcher/urgentLanes`` more.
+    private func canStart(_ job: FetchJob, running: Int) -> Bool {
+        running < configuration.maxConcurrent || (job.urgent && running < configuration.maxConcurrent + Fetcher.urgentLanes)
     }
 
     /// Makes the job's easy handle and adds it to the multi handle.

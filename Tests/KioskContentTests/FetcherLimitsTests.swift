@@ -350,3 +350,25 @@ private func kiosk(_ arguments: [String], environment: [String: String]) throws 
                          + "is fetched; retrying in the background (logged once)", path: manifest[1])
     #expect(line?.contains(#"reason="cannot connect to the proxy \#(dead) (--proxy): "#) == true, "\(replaced.stderr)")
 }
+
+/// Four prefetches that trickle hold every ordinary place: an urgent request (a slot's image)
+/// still starts at once, in a lane of its own, and is answered while they go on.
+@Test func anUrgentImageIsNotKeptWaitingByPrefetchesThatTrickle() throws {
+    let faults = try FaultServer()
+    defer { faults.stop() }
+    let fetcher = try makeFetcher { $0.lowSpeedTime = .seconds(5) }
+    defer { fetcher.shutdown() }
+    for n in 1...4 { fetcher.fetchImage(faults.base + "/slow?prefetch=\(n)") { _ in } }
+    usleep(300_000)   // the four are under way
+    let start = ContinuousClock.now
+    let r: Result<DiskCache.Entry, ContentError> = try waitFor { done in
+        fetcher.fetchImage(faults.base + "/hold/urgent", urgent: true) { done($0) }
+    }
+    let took = ContinuousClock.now - start
+    guard case .success = r else { Issue.record("\(r)"); return }
+    #expect(took < .seconds(3), "the urgent image took \(took) behind four trickling prefetches")
+    // An ordinary request still waits for a place.
+    let queued = ResultBox<Bool>()
+    fetcher.fetchImage(faults.base + "/hold/ordinary") { _ in queued.set(true) }
+    #expect(queued.wait(timeout: 1.5) == nil, "an ordinary request started beyond the limit")
+}

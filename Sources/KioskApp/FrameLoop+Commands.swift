@@ -21,6 +21,13 @@ extension FrameLoop {
         switch command {
         case .next, .previous:
             guard !carousel.isHeld else { return fail(held) }
+            guard carousel.canMoveNow else {
+                // Said rather than answered with a success that does nothing.
+                let count = carousel.activeCount
+                return fail("\(command == .next ? "next" : "previous"): nothing to move to: the show has "
+                            + (count == 0 ? "no image" : "one image") + " (\(counted(policy.playlist.count, "item"))"
+                            + " in the playlist)")
+            }
             handle(carousel.move(command == .next ? .forward : .backward, at: now))
             return .success(nil)
         case .pause:

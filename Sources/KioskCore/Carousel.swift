@@ -30,8 +30,10 @@ public enum CarouselAction: Equatable, Sendable {
 ///
 /// Timing: the image that became fully shown at time T stays until `T + interval - fade`, then
 /// cross-fades to its neighbour, which is fully shown at `T + interval`. So `shown` events
-/// come exactly one interval apart. An image that is not ready when its turn comes shows as a
-/// placeholder and fades in when it arrives; its interval counts from then.
+/// come exactly one interval apart. Ready first (docs/carousel.md "Ready first"): an image not
+/// ready when its turn comes is waited for ``CarouselConfig/readyWait`` with the image on screen
+/// staying, then passed over while another can come; only with nothing ready does the placeholder
+/// show, the image fading in when it arrives; its interval counts from then.
 public struct Carousel: Sendable {
     /// How a slot stands.
     public enum SlotStatus: Equatable, Sendable {

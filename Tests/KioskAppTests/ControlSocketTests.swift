@@ -396,3 +396,21 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
         _ = try ControlServer(path: path)
     }
 }
+
+/// In a show of one image `next` and `previous` have nowhere to go: the reply says so instead
+/// of a success that does nothing (docs/control-socket.md); a show of two moves as asked.
+@Test func nextAndPreviousInAShowOfOneImageSayThereIsNothingToMoveTo() throws {
+    let show = try VirtualShow(colours: [0xFFFF_0000], seconds: 4)
+    var replies: [Result<JSONValue?, ControlFailure>] = []
+    show.at(ms(1000)) { replies.append($0.perform(.next)) }
+    show.at(ms(2000)) { replies.append($0.perform(.previous)) }
+    try show.makeLoop(interval: .seconds(2))
+    let events = try show.run()
+    #expect(describe(events) == "shown 0 @0")
+    let messages = replies.map { reply -> String in
+        if case .failure(let f) = reply { return f.message }
+        return "success"
+    }
+    #expect(messages == ["next: nothing to move to: the show has one image (1 item in the playlist)",
+                         "previous: nothing to move to: the show has one image (1 item in the playlist)"])
+}

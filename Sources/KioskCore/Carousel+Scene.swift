@@ -6,6 +6,8 @@ extension Carousel {
     /// What the screen shows at `now` (call after ``tick(at:)`` for the same time).
     public func scene(at now: Duration) -> Scene {
         guard let current = currentSlot, !order.isEmpty else { return Scene(base: .noImages) }
+        // Items back from their retry after every one had failed: the empty screen until one is ready.
+        if emptyUntilReady, transition == nil, !slots[current].isReady { return Scene(base: .noImages) }
         var scene: Scene
         switch transition {
         case .held(let hold)?:

@@ -138,6 +138,12 @@ public struct Carousel: Sendable {
     private var announced = false
     /// True once any item has been shown.
     private var everAnnounced = false
+    /// The show had no image left (every one failed) and items came back (their retry): the
+    /// empty screen stays until one of them is ready, which then comes without a fade (no
+    /// placeholder frame between the two).
+    private(set) var emptyUntilReady = false
+    /// The last image left the show by failing (not an empty playlist): see ``emptyUntilReady``.
+    private var everyImageFailed = false
     private var nextTicket = 1
     /// The latest time ticked (what ``wake`` reads the Ken Burns motion at).
     private(set) var lastTick: Duration = .zero
@@ -331,7 +337,7 @@ public struct Carousel: Sendable {
     /// with neither ready, the next role passes over a late item as ``advanceToReady``'s does.
     /// The late item keeps its slot and comes back at its next turn.
     private mutating func leaveLateCurrent(at now: Duration) -> [CarouselAction]? {
-        let start = everAnnounced ? now : now - fade
+        let start = everAnnounced && !emptyUntilReady ? now : now - fade
         if let n = nextSlot, slots[n].isReady { return beginMove(.forward, at: start) }
         if let p = previousSlot, slots[p].isReady { return beginMove(.backward, at: start) }
         guard let n = nextSlot, passOver(slot: n, at: now) else { return nil }
@@ -516,6 +522,8 @@ public struct Carousel: Sendable {
         for (i, item) in newItems.enumerated() where indexByLook[look(item)] == nil { indexByLook[look(item)] = i }
         func remap(_ old: Int) -> Int? { old < oldItems.count ? indexByLook[look(oldItems[old])] : nil }
 
+        let wasEmpty = order.isEmpty && retiring == nil && everyImageFailed
+        everyImageFailed = false
         items = newItems
         order = rotation
         retiring = nil
@@ -545,6 +553,7 @@ public struct Carousel: Sendable {
             currentSince = now
             announced = false
             advanceAt = nil
+            emptyUntilReady = wasEmpty && !rotation.isEmpty
         }
         var actions = reconcile()
         if restart { actions += announceIfReady(at: now) }
@@ -665,7 +674,7 @@ public struct Carousel: Sendable {
         }
         guard slot == currentSlot, transition == nil, !announced else { return [] }
         let onTimeAtStart = !everAnnounced && now - currentSince <= config.startGrace
-        if now > currentSince && !onTimeAtStart {
+        if now > currentSince && !onTimeAtStart && !emptyUntilReady {
             transition = .fadeIn(slot: slot, start: now)
             slots[slot].motionStart = now
             return []
@@ -756,6 +765,7 @@ public struct Carousel: Sendable {
             // forgotten when its item is the one that failed.
             if let target = jump { jump = target == position ? nil : target > position ? target - 1 : target }
             if jump == nil { queuedMoves = [] }
+            if order.isEmpty { everyImageFailed = true }
         }
         if wasCurrent {
             currentSince = now
@@ -863,6 +873,7 @@ public struct Carousel: Sendable {
         guard !announced, let slot = currentSlot, slots[slot].isReady, let item = currentIndex else { return [] }
         announced = true
         everAnnounced = true
+        emptyUntilReady = false
         if slots[slot].motionStart == nil { slots[slot].motionStart = now }
         advanceAt = now + max(.zero, interval(of: item) - advanceLead)
         var actions: [CarouselAction] = [.shown(item: item, source: items[item].source, at: now)]

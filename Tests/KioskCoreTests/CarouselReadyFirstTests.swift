@@ -154,3 +154,17 @@ private func showsPlaceholder(_ scene: Scene) -> Bool {
     _ = h.follow(from: .milliseconds(4750), to: .seconds(10), ready: [0, 1, 2, 3, 4])
     #expect(h.shown.map(\.item) == [0, 1, 2] && h.shown.last?.at == .milliseconds(9700), "\(h.shown)")
 }
+
+/// Every image had failed (the empty screen); at the retry they come back: the empty screen
+/// stays until one is ready, which then comes at once, never a placeholder frame in between.
+@Test func afterEveryImageFailedARetriedOneReplacesTheEmptyScreenOnlyWhenReady() {
+    var h = Harness(count: 2)
+    h.start(failing: [0, 1])
+    #expect(h.carousel.scene(at: .seconds(1)) == Scene(base: .noImages))
+    h.record(h.carousel.replaceItems(h.carousel.items, at: .seconds(60)))
+    let waiting = h.follow(from: .seconds(60), to: .milliseconds(60_250), ready: [])
+    #expect(waiting.allSatisfy { $0 == Scene(base: .noImages) }, "\(waiting)")
+    h.prepare(items: [0], at: .milliseconds(60_300))
+    #expect(h.shown.map(\.item) == [0] && h.shown.first?.at == .milliseconds(60_300), "\(h.shown)")
+    #expect(h.carousel.scene(at: .milliseconds(60_300)) == Scene(base: .slot(h.carousel.currentSlot!)))
+}

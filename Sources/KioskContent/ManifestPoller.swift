@@ -49,6 +49,8 @@ public final class ManifestPoller: @unchecked Sendable {
     /// Whether a manifest (stored or fetched) is in force.
     private var hasManifest = false
     private var pollAgain = false
+    /// The reason of the last manifest refused for its size, said once while it stays so.
+    private var refusedForSize: String?
     private var stopped = false
 
     /// - Parameters:
@@ -203,10 +205,22 @@ public final class ManifestPoller: @unchecked Sendable {
                 let kept = hasManifest ? "the previous one stays in force" : "there is no earlier one to keep"
                 events.post(.log("manifest refused, \(kept)", reason: Self.reason(error, beside: url), warning: true))
             }
+        case .failure(.bodyTooLarge(_, let limit, let declared, let received)):
+            // The server answered, with a manifest over the cap: refused for its size (not an
+            // outage), the show goes on, and the server is polled at the interval as it is up.
+            note = schedule.succeeded(at: now)
+            let size = declared.map { "\($0) bytes" } ?? "more than that (cut after \(received) bytes)"
+            let reason = "manifest too large: \(size), over the limit of \(limit >> 20) MiB (\(limit) bytes)"
+            if reason != refusedForSize {
+                refusedForSize = reason
+                let kept = hasManifest ? "the previous one stays in force" : "there is no earlier one to keep"
+                events.post(.log("manifest refused, \(kept)", reason: reason, warning: true))
+            }
         case .failure(let error):
             note = schedule.failed(at: now, error: error)
             reached = false
         }
+        if case .success = result { refusedForSize = nil }
         if let note {
             let warning: Bool
             if case .unreachable = note { warning = true } else { warning = false }

@@ -160,3 +160,29 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     else { Issue.record("not usable"); return }
     #expect(manifest.items.map(\.src) == ["http://127.0.0.1:\(port)/y.jpg"])
 }
+
+/// A manifest over the 8 MiB cap (9 MiB on nginx) is refused for its size, with the limit, and
+/// said once while it stays so: never logged as the server being unreachable.
+@Test func aManifestOverTheCapIsRefusedForItsSizeNotUnreachable() throws {
+    let nginx = try Nginx()
+    defer { nginx.stop() }
+    try nginx.put("show.json", [])
+    let path = nginx.root + "/show.json"
+    #expect(truncate(path, 9 << 20) == 0)   // 9 MiB, sparse
+    let cache = try DiskCache(.init(directory: makeTempDirectory("poll-big-cache")))
+    let fetcher = Fetcher(cache: cache)
+    defer { fetcher.shutdown() }
+    let poller = try ManifestPoller(url: URL(string: nginx.base + "/show.json")!, fetcher: fetcher, store: nil,
+                                    schedule: .init(interval: .milliseconds(300), jitter: 0))
+    poller.start()
+    defer { poller.stop() }
+    let first = wait(poller, timeout: .seconds(5))
+    guard case .log(let line, let reason, true)? = first.first else { Issue.record("\(first)"); return }
+    #expect(line == "manifest refused, there is no earlier one to keep", "\(line)")
+    #expect(reason == "manifest too large: 9437184 bytes, over the limit of 8 MiB (8388608 bytes)", "\(reason ?? "nil")")
+    // Polled again at the interval: not said again.
+    usleep(1_000_000)
+    let later = take(poller)
+    #expect(later.isEmpty, "\(later)")
+    #expect(nginx.accessLog().filter { $0.hasPrefix("GET /show.json") }.count >= 3)
+}

@@ -89,7 +89,30 @@ public final class ManifestStore: Sendable {
         do {
             return try JSONDecoder().decode(StoredManifest.self, from: Data(bytes))
         } catch {
-            throw .manifestSyntax(source: path, reason: "stored manifest unreadable: \(error)")
+            throw .manifestInvalid(source: path, path: "stored manifest",
+                                   reason: Self.describe(error) + "; the next manifest fetched replaces it")
+        }
+    }
+
+    /// What is wrong with a stored file that does not decode, in words (never Swift's own
+    /// `DecodingError` dump, which names coding keys and contexts).
+    static func describe(_ error: any Error) -> String {
+        func field(_ path: [any CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
+        guard let decoding = error as? DecodingError else { return "not readable" }
+        switch decoding {
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty { return "not valid JSON (a truncated or overwritten file?)" }
+            return "field \"\(field(context.codingPath))\" is not valid"
+                + (context.codingPath.last?.stringValue == "body" ? " (expected base64)" : "")
+        case .keyNotFound(let key, _):
+            return "no \"\(key.stringValue)\" field"
+        case .typeMismatch(let type, let context):
+            let expected = type == String.self ? "text" : type == Data.self ? "base64 text" : "\(type)"
+            return "field \"\(field(context.codingPath))\" is not \(expected)"
+        case .valueNotFound(_, let context):
+            return "field \"\(field(context.codingPath))\" is null"
+        @unknown default:
+            return "not readable"
         }
     }
 }

@@ -278,3 +278,28 @@ private func files(_ dir: String) -> [String] {
     #expect(!FileManager.default.fileExists(atPath: dir + "/" + orphan))
     #expect(!FileManager.default.fileExists(atPath: dir + "/" + key + ".validators"))
 }
+
+/// A stored manifest that is corrupt says what is wrong in words, with its path, never Swift's
+/// `DecodingError` dump (coding keys, contexts).
+@Test func aCorruptStoredManifestSaysWhatIsWrongInWords() throws {
+    let dir = makeTempDirectory("state-corrupt")
+    let store = try ManifestStore(directory: dir)
+    let path = dir + "/" + ManifestStore.fileName
+    let cases: [(String, String)] = [
+        ("{\"url\":\"http://x/s", "not valid JSON (a truncated or overwritten file?)"),
+        ("{\"url\":\"http://x/show.json\"}", "no \"body\" field"),
+        ("{\"url\":7,\"body\":\"\"}", "field \"url\" is not text"),
+        ("{\"url\":\"http://x/show.json\",\"body\":\"%%%\"}", "field \"body\" is not valid (expected base64)"),
+    ]
+    for (content, words) in cases {
+        try writeFile(path, Array(content.utf8))
+        do {
+            _ = try store.load()
+            Issue.record("\(content) loaded")
+        } catch {
+            let text = error.description
+            #expect(text == "\(path): stored manifest: \(words); the next manifest fetched replaces it", "\(text)")
+            #expect(!text.contains("DecodingError") && !text.contains("Context") && !text.contains("CodingKeys"))
+        }
+    }
+}

@@ -309,9 +309,18 @@ final class HEIFImage {
         }
     }
 
+    /// A libheif message as one line of the log: some end in a newline ("…outside of file bounds
+    /// (points to file position 681)\n"), some hold several; lines joined with "; ", trimmed.
+    static func oneLine(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline)
+            .map { line in String(line.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
+    }
+
     /// The ``ImageError`` for a libheif error, with its message.
     private static func failure(_ error: heif_error, name: String, reading: Bool) -> ImageError {
-        let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+        let message = error.message.map { oneLine(String(cString: $0)) } ?? "error \(error.code.rawValue)"
         switch error.code {
         case heif_error_Memory_allocation_error where error.subcode == heif_suberror_Security_limit_exceeded:
             return .unsupported(path: name, reason: "over libheif's security limits: \(message)")

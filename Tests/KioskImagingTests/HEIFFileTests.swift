@@ -122,3 +122,30 @@ private let background = RGBColor(red: 200, green: 40, blue: 90)
                 + "Debian's libheif1 decodes HEVC and AV1 only", "\(reason)")
     }
 }
+
+/// libheif's messages reach the log as one line: a broken HEIF's error (every way the fuzz
+/// findings and truncations of a phone's grid break) has no newline, no literal `\n`, and no
+/// trailing space.
+@Test func heifErrorsAreOneLineWithoutATrailingNewline() throws {
+    var files = try Fixtures.files("fuzz/heif", suffix: ".heic") + Fixtures.files("fuzz/heif", suffix: ".avif")
+    let grid = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try FormatFiles.path("grid.heic"))))
+    let dir = try Fixtures.temporaryDirectory()
+    for cut in [40, 200, 600, 1500] where cut < grid.count {
+        let path = dir + "/grid-cut-\(cut).heic"
+        try Data(grid[..<cut]).write(to: URL(fileURLWithPath: path))
+        files.append(path)
+    }
+    var messages: [String] = []
+    for path in files {
+        do {
+            _ = try ImageDecoder.decodeFitted(path: path, into: Bitmap(width: 64, height: 40), fit: .fit,
+                                              background: background)
+        } catch {
+            messages.append("\(error)")
+        }
+    }
+    #expect(messages.count >= 6)
+    for m in messages where m.contains("\n") || m.contains("\\n") || m.hasSuffix(" ") || m.contains(" )") {
+        Issue.record("not one clean line: \(m.debugDescription)")
+    }
+}

@@ -102,7 +102,7 @@ final class DRMDevice {
         } catch {
             throw openError(error, path: path)
         }
-        var driver = "unknown driver"
+        var driver: String?
         if let version = drmGetVersion(fd.rawValue) {
             if let name = version.pointee.name { driver = String(cString: name) }
             drmFreeVersion(version)
@@ -115,7 +115,8 @@ final class DRMDevice {
         let crtcs = Array(UnsafeBufferPointer(start: res.pointee.crtcs, count: Int(res.pointee.count_crtcs)))
         let connectors = Array(UnsafeBufferPointer(start: res.pointee.connectors,
                                                    count: Int(res.pointee.count_connectors)))
-        let device = DRMDevice(path: path, fd: fd, crtcIDs: crtcs, connectorIDs: connectors, driverName: driver)
+        let device = DRMDevice(path: path, fd: fd, crtcIDs: crtcs, connectorIDs: connectors,
+                               driverName: driver ?? "unknown driver")
         try device.becomeMaster()
         openDevices = openDevices.filter { $0.value.device != nil }
         openDevices[path] = WeakDevice(device: device)

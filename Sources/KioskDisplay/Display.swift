@@ -195,8 +195,9 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
     /// person reading the log when there is some (the group to join for EACCES).
     case system(SystemError, advice: String? = nil)
     /// The node opened, but it is no KMS (modesetting) device: drmModeGetResources failed
-    /// (`error`); `driver` is drmGetVersion's name, or `unknown driver`.
-    case notKMS(device: String, driver: String, error: SystemError)
+    /// (`error`); `driver` is drmGetVersion's name, nil when it names none (no DRM driver
+    /// answers on the node: `/dev/null`, a file).
+    case notKMS(device: String, driver: String?, error: SystemError)
     /// Another program (a compositor, a display manager) holds DRM master, so this process
     /// cannot set modes: drmSetMaster failed with `error`.
     case notMaster(device: String, error: SystemError)
@@ -262,6 +263,10 @@ public enum DisplayError: Error, CustomStringConvertible, Sendable {
         case .system(let error, let advice?): return "\(error); \(advice)"
         case .system(let error, nil): return error.description
         case .notKMS(let device, let driver, let error):
+            guard let driver else {
+                return "\(device): not a KMS (modesetting) device: no DRM driver answers on it"
+                    + " (a display card is /dev/dri/cardN): \(error)"
+            }
             return "\(device): not a KMS (modesetting) device, driver \(driver): \(error)"
         case .notMaster(let device, let error):
             return "\(device): another program (a compositor or display manager) holds DRM master,"

@@ -33,9 +33,13 @@ import KioskSystem
         #expect {
             try DRMDevice.open("/dev/null")
         } throws: { error in
-            guard case .notKMS(let device, _, let failed) = error as? DisplayError else { return false }
-            return device == "/dev/null" && failed.operation == "drmModeGetResources" && failed.path == "/dev/null"
-                && "\(error)".hasPrefix("/dev/null: not a KMS (modesetting) device")
+            guard case .notKMS(let device, let driver, let failed) = error as? DisplayError else { return false }
+            // No driver answers on /dev/null: said so, never "driver unknown driver".
+            return device == "/dev/null" && driver == nil && failed.operation == "drmModeGetResources"
+                && failed.path == "/dev/null"
+                && "\(error)".hasPrefix("/dev/null: not a KMS (modesetting) device: no DRM driver answers on it"
+                                        + " (a display card is /dev/dri/cardN): drmModeGetResources /dev/null: ")
+                && !"\(error)".contains("unknown driver")
         }
     }
 

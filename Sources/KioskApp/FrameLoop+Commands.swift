@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import KioskContent
 import KioskCore
 import KioskDisplay
 import KioskSystem
@@ -149,13 +150,27 @@ extension FrameLoop {
         }
     }
 
+    /// The empty screen's words for a SOURCE that cannot be had: not found (ENOENT), not readable
+    /// for a permission (EACCES, EPERM), a symbolic link loop (ELOOP), else not readable with
+    /// `stat`'s reason; the path, and the errno's words unless plain ENOENT.
+    public static func missingSourceText(_ missing: ContentService.MissingSource) -> String {
+        let what = missing.isImageFile ? "Image file" : "Folder"
+        let heading: String?
+        switch missing.errno {
+        case ENOENT: heading = nil
+        case EACCES, EPERM: heading = what + " not readable: permission denied"
+        case ELOOP: heading = what + " path is a symbolic link loop"
+        default: heading = what + " not readable"
+        }
+        let reason = missing.errno == ENOENT ? nil : SystemError.reason(errno: missing.errno)
+        return SceneRenderer.missingSourceText(path: missing.path, folder: !missing.isImageFile, reason: reason,
+                                               heading: heading)
+    }
+
     /// The empty screen's words for an empty playlist: a SOURCE that does not exist (named, with
     /// `stat`'s reason unless it is plain ENOENT), else a manifest never had, else no images.
     private var emptyPlaylistText: String {
-        if let missing = content?.missingSources.first {
-            let reason = missing.errno == ENOENT ? nil : SystemError.reason(errno: missing.errno)
-            return SceneRenderer.missingSourceText(path: missing.path, folder: !missing.isImageFile, reason: reason)
-        }
+        if let missing = content?.missingSources.first { return Self.missingSourceText(missing) }
         return content?.waitingForManifest == true ? SceneRenderer.waitingForManifestText : SceneRenderer.noImagesText
     }
 }

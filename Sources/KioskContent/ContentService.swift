@@ -455,13 +455,16 @@ public final class ContentService {
     /// until it appears (``MissingSourceWatch``).
     static func missingSource(_ path: String, errno code: Int32) -> Source {
         let watch: MissingSourceWatch?
+        // Not there (ENOENT, ENOTDIR) or there but not usable (a permission, a symlink loop).
+        let what = code == ENOENT || code == ENOTDIR ? "source missing"
+            : code == ELOOP ? "source is a symbolic link loop" : "source not readable"
         do { watch = try MissingSourceWatch(path: path) } catch {
-            Log.warning("source missing", path: path,
+            Log.warning(what, path: path,
                         reason: SystemError(operation: "stat", path: path, errno: code).description
                             + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
-        Log.warning("source missing", path: path,
+        Log.warning(what, path: path,
                     reason: SystemError(operation: "stat", path: path, errno: code).description
                         + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)

@@ -29,8 +29,12 @@ public final class SceneRenderer {
     /// The empty screen's words when a SOURCE does not exist: what is missing (`folder` false:
     /// an image file), its `path`, the `reason` when it is not simply absent (`stat`'s error,
     /// "Permission denied"), and that the show starts by itself once it is there.
-    public static func missingSourceText(path: String, folder: Bool, reason: String? = nil) -> String {
-        (folder ? "Folder not found" : "Image file not found") + "\n\n" + path + (reason.map { "\n" + $0 } ?? "")
+    /// `heading`: the first line when the SOURCE is there but cannot be used (permission
+    /// denied, a symbolic link loop); nil: "Folder not found" / "Image file not found".
+    public static func missingSourceText(path: String, folder: Bool, reason: String? = nil,
+                                         heading: String? = nil) -> String {
+        (heading ?? (folder ? "Folder not found" : "Image file not found")) + "\n\n" + path
+            + (reason.map { "\n" + $0 } ?? "")
             + "\n\nThe show starts when it appears"
     }
     /// What the "no images" screen says (``noImagesText``, ``waitingForManifestText``,

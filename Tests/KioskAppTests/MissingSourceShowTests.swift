@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import KioskApp
+import KioskContent
 import KioskCore
 import KioskImaging
 import KioskText
@@ -93,4 +94,29 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     #expect(photos.stop() == 0)
     let shown = photos.stderr.lines.map(\.text).filter { $0.contains("show done") }
     #expect(shown.count == 1 && !shown[0].contains("no image was shown"), "\(shown)")
+}
+
+/// A SOURCE that is a symbolic link loop is not "not found": the screen and the log line say it
+/// is a loop, with its path and errno (ELOOP); permission denied has its own words too.
+@Test func aSymlinkLoopSourceSaysSoNotFolderNotFound() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let folder = base + "/photos", frames = base + "/frames"
+    #expect(symlink(base + "/loop-b", folder) == 0 && symlink(folder, base + "/loop-b") == 0)
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--run-for", "30", folder])
+    defer { _ = child.stop() }
+    let text = FrameLoop.missingSourceText(ContentService.MissingSource(path: folder, errno: ELOOP, isImageFile: false))
+    #expect(text.hasPrefix("Folder path is a symbolic link loop\n\n\(folder)\nToo many levels of symbolic links"), "\(text)")
+    let screen = try statusScreen(text, width: 320, height: 200)
+    func last() -> Bitmap? {
+        guard let name = frameFiles(frames).last else { return nil }
+        return try? ImageDecoder.decode(path: frames + "/" + name, options: DecodeOptions()).bitmap
+    }
+    #expect(waitFor(20) { last().map { differing($0, screen) == 0 } == true }, "\(child.stderr.text)")
+    let lines = child.stderr.lines.map(\.text).filter { $0.contains("source is a symbolic link loop") }
+    #expect(lines.count == 1 && lines[0].contains("path=\(folder)") && lines[0].contains("(errno 40)"), "\(child.stderr.text)")
+    #expect(!child.stderr.text.contains("source missing"))
+    let denied = FrameLoop.missingSourceText(ContentService.MissingSource(path: "/srv/p", errno: EACCES, isImageFile: true))
+    #expect(denied.hasPrefix("Image file not readable: permission denied\n\n/srv/p\nPermission denied"), "\(denied)")
 }

@@ -419,6 +419,9 @@ public enum KioskApp {
         let interval = "interval \(config.interval.wholeMilliseconds) ms"
             + origin(config.interval, settings.interval, "--interval")
         let fade = "fade \(config.fade.wholeMilliseconds) ms" + origin(config.fade, settings.fade, "--fade")
+        if let problem = LocalTimeZone.problem(tz: getenv("TZ").map { String(cString: $0) }) {
+            Log.warning("time zone not known", reason: problem + "; schedules, captions and --overlay follow it")
+        }
         Log.info("show started", detail: "playlist of \(counted(items.count, "item")), \(interval), \(fade)")
     }
 

@@ -42,8 +42,10 @@ public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
     public var description: String { ranges.map(\.description).joined(separator: ",") }
 
     /// Parses `HH:MM-HH:MM`, several separated by commas (spaces around them are ignored).
-    /// Hours 0 ... 23 (24:00 only as an end), minutes 00 ... 59, one or two hour digits, two
-    /// minute digits. A range whose start equals its end is refused (empty, or the whole day?).
+    /// Hours 00 ... 23 (24:00 only as an end), minutes 00 ... 59, two digits each, as an item's
+    /// schedule takes them (RFC 3339 section 5.6, time-hour and time-minute): `9:00` is refused.
+    /// A range whose start equals its end is refused (empty, or the whole day?), and so is a
+    /// range given twice (a copied piece), as a schedule refuses a window given twice.
     /// - Throws: ``DisplayScheduleError`` naming the bad value.
     public static func parse(_ text: String) throws(DisplayScheduleError) -> DisplaySchedule {
         let pieces = text.split(separator: ",", omittingEmptySubsequences: false)
@@ -53,6 +55,7 @@ public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
         for piece in pieces {
             let ends = piece.split(separator: "-", omittingEmptySubsequences: false)
             guard ends.count == 2 else { throw .badRange(piece) }
+            for end in ends where !Self.isTwoDigitTime(end) { throw .badTime(String(end), range: piece) }
             guard let start = minute(ends[0], allowEndOfDay: false) else {
                 throw .badTime(String(ends[0]), range: piece)
             }
@@ -60,9 +63,17 @@ public struct DisplaySchedule: Equatable, Sendable, CustomStringConvertible {
             guard start != end % minutesPerDay || (start == 0 && end == minutesPerDay) else {
                 throw .emptyRange(piece)
             }
-            ranges.append(Range(start: start, end: end))
+            let range = Range(start: start, end: end)
+            guard !ranges.contains(range) else { throw .duplicate(piece) }
+            ranges.append(range)
         }
         return DisplaySchedule(ranges: ranges)
+    }
+
+    /// `HH:MM`: exactly two digits, a colon, two digits.
+    static func isTwoDigitTime(_ text: Substring) -> Bool {
+        let u = Array(text.utf8)
+        return u.count == 5 && u[2] == UInt8(ascii: ":") && [0, 1, 3, 4].allSatisfy { (48...57).contains(u[$0]) }
     }
 
     /// Whether the screen is off at `minuteOfDay` (taken modulo a day, so any integer works).
@@ -133,6 +144,8 @@ public enum DisplayScheduleError: Error, Equatable, Sendable, CustomStringConver
     case badTime(String, range: String)
     /// Start and end are the same time.
     case emptyRange(String)
+    /// The same range given twice.
+    case duplicate(String)
 
     public var description: String {
         switch self {
@@ -141,9 +154,11 @@ public enum DisplayScheduleError: Error, Equatable, Sendable, CustomStringConver
         case .badRange(let r):
             return "'\(r)' is not a range HH:MM-HH:MM (e.g. 22:00-07:00)"
         case .badTime(let t, let r):
-            return "'\(t)' in '\(r)' is not a time HH:MM (00:00 ... 23:59, 24:00 as an end)"
+            return "'\(t)' in '\(r)' is not a time HH:MM (two digits each, 00:00 ... 23:59, 24:00 as an end)"
         case .emptyRange(let r):
             return "'\(r)' starts and ends at the same time"
+        case .duplicate(let r):
+            return "'\(r)' is given twice"
         }
     }
 }

@@ -36,7 +36,7 @@ import KioskContent
 }
 
 /// Strict as docs/schedules.md says: a window is HH:MM-HH:MM (two digits each, as RFC 3339's
-/// partial-time; `--display-off` also takes `9:00`), and `schedule` or `fallback` set to null is
+/// partial-time; `--display-off` refuses `9:00` too), and `schedule` or `fallback` set to null is
 /// refused, not read as "always" (a generator's missing schedule must not show an item all day).
 @Test func aScheduleIsReadStrictlyNullAndOneDigitHoursRefused() throws {
     func error(_ json: String) -> String {

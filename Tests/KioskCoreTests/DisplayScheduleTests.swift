@@ -41,7 +41,7 @@ private func hm(_ h: Int, _ m: Int) -> Int { h * 60 + m }
         let s = try DisplaySchedule.parse("22:00-07:00")
         #expect(s.ranges == [.init(start: hm(22, 0), end: hm(7, 0))])
         #expect(s.ranges[0].crossesMidnight)
-        let t = try DisplaySchedule.parse(" 1:30-2:45 , 12:00-13:15,23:00-24:00")
+        let t = try DisplaySchedule.parse(" 01:30-02:45 , 12:00-13:15,23:00-24:00")
         #expect(t.ranges == [.init(start: 90, end: 165), .init(start: 720, end: 795), .init(start: 1380, end: 1440)])
         #expect(t.description == "01:30-02:45,12:00-13:15,23:00-24:00")
         #expect(try DisplaySchedule.parse("00:00-24:00").ranges == [.init(start: 0, end: 1440)])
@@ -68,6 +68,14 @@ private func hm(_ h: Int, _ m: Int) -> Int { h * 60 + m }
         }
         #expect(throws: DisplayScheduleError.badRange("")) { try DisplaySchedule.parse("22:00-07:00,") }
         #expect(throws: DisplayScheduleError.emptyRange("07:00-07:00")) { try DisplaySchedule.parse("07:00-07:00") }
+        // As an item's schedule: two digits each, and a range given once.
+        #expect(throws: DisplayScheduleError.badTime("9:00", range: "9:00-17:00")) { try DisplaySchedule.parse("9:00-17:00") }
+        #expect(throws: DisplayScheduleError.badTime("2:45", range: "01:30-2:45")) { try DisplaySchedule.parse("01:30-2:45") }
+        #expect(throws: DisplayScheduleError.duplicate("22:00-07:00")) {
+            try DisplaySchedule.parse("22:00-07:00, 12:00-13:00, 22:00-07:00")
+        }
+        #expect("\(DisplayScheduleError.badTime("9:00", range: "9:00-17:00"))"
+                == "'9:00' in '9:00-17:00' is not a time HH:MM (two digits each, 00:00 ... 23:59, 24:00 as an end)")
         let e = DisplayScheduleError.badTime("25:00", range: "25:00-07:00")
         #expect(e.description.contains("'25:00'") && e.description.contains("25:00-07:00"))
     }

@@ -603,6 +603,13 @@ public enum CommandLineParser {
                 throw UsageError("SOURCE: an empty SOURCE ('\(source)'); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL")
             } else if ManifestItem.isRemote(source) {
                 if let problem = HTTPURL.problem(source) { throw UsageError("SOURCE: \(problem)") }
+                // A URL SOURCE is one image; a remote .json is a manifest, polled with --manifest.
+                let path = source.split(separator: "?", maxSplits: 1)[0].split(separator: "#", maxSplits: 1)[0]
+                if path.lowercased().hasSuffix(".json") {
+                    throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a remote .json, but a URL SOURCE is one"
+                                     + " image: give a remote manifest with --manifest \(Log.hidingPasswords(source))"
+                                     + " (a .json playlist SOURCE is a local file)")
+                }
             } else if let scheme = urlScheme(source) {
                 // `ftp://…`, `file:///…`: a URL of a scheme the program does not fetch, not a
                 // file name (RFC 3986 section 3.1: a letter, then letters, digits, + - .).

@@ -131,6 +131,12 @@ extension FrameLoop {
                                        : "none of the \(scheduled) scheduled items can be shown; "
             Log.info("fallback standing in", detail: which + "\(counted(standby, "fallback item"))"
                      + " \(standby == 1 ? "stands" : "stand") in until a scheduled one loads")
+        case .fallbackFailedToo(let scheduled, let standby):
+            let which = scheduled == 1 ? "the one scheduled item cannot be shown"
+                : "none of the \(scheduled) scheduled items can be shown"
+            let fallback = standby == 1 ? "the fallback item" : "any of the \(standby) fallback items"
+            Log.warning("fallback failed too", reason: which + ", nor " + fallback
+                        + "; the screen says none could be shown until one loads (\(retry))")
         case .fallbackStoodDown:
             Log.info("rotation changed", detail: "a scheduled item loaded: the fallback items stand down")
         case .roundDone(let shown, let items, let inRotation, let failed):

@@ -32,8 +32,12 @@ public struct ShowPolicy: Sendable {
         case rotationChanged(showing: Int, of: Int, fallbackOnly: Bool)
         /// No item of `of` is in its schedule now and none is a fallback: the empty screen shows.
         case nothingScheduled(of: Int)
-        /// None of the `scheduled` items could be shown: `standby` fallback items stand in.
+        /// None of the `scheduled` items could be shown: `standby` fallback items stand in (said
+        /// once one of them is ready: a fallback that failed too stands in for nothing).
         case fallbackStandingIn(scheduled: Int, standby: Int)
+        /// None of the `scheduled` items could be shown, and none of the `standby` fallback items
+        /// either: the empty screen shows until one loads (their retries go on).
+        case fallbackFailedToo(scheduled: Int, standby: Int)
         /// A scheduled item loaded: the fallback items stand down.
         case fallbackStoodDown
         /// Every item of the round was shown (`shown`) or could not be loaded (`failed`), of
@@ -248,14 +252,22 @@ public struct ShowPolicy: Sendable {
             standIn.active = true
             let both = (standIn.scheduled + standIn.standby).sorted()
             rotation = both
-            notes.append(.fallbackStandingIn(scheduled: standIn.scheduled.count, standby: standIn.standby.count))
             return carousel.replaceItems(playlist, showing: ordered(both), at: now)
-        } else if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
+        }
+        if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
             standIn.active = false
             rotation = standIn.scheduled
             notes.append(.fallbackStoodDown)
             leaveRetired = true
             return carousel.replaceItems(playlist, showing: ordered(standIn.scheduled), at: now)
+        }
+        // Said once a fallback image is ready to stand in, or once they all failed too.
+        if !standIn.said, standIn.standby.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
+            standIn.said = true
+            notes.append(.fallbackStandingIn(scheduled: standIn.scheduled.count, standby: standIn.standby.count))
+        } else if !standIn.said, !standIn.failedSaid, carousel.activeCount == 0 {
+            standIn.failedSaid = true
+            notes.append(.fallbackFailedToo(scheduled: standIn.scheduled.count, standby: standIn.standby.count))
         }
         return []
     }
@@ -284,6 +296,10 @@ struct FallbackStandIn: Sendable {
     var scheduled: [Int] = []
     var standby: [Int] = []
     var active = false
+    /// ``ShowPolicy/Note/fallbackStandingIn(scheduled:standby:)`` was said (a fallback item is ready).
+    var said = false
+    /// ``ShowPolicy/Note/fallbackFailedToo(scheduled:standby:)`` was said.
+    var failedSaid = false
 }
 
 /// The items of the current playlist shown at least once (playlist indices), and whether the

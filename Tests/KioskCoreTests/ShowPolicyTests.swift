@@ -171,6 +171,22 @@ private func items(_ names: String..., schedules: [String: String] = [:],
     #expect(show.h.shown.map(\.item) == [1, 0])
 }
 
+/// The fallback failed too: it is not said to stand in; that it failed too is said once, and
+/// when it loads at a retry it is said to stand in then.
+@Test func aFallbackThatFailedTooIsNotSaidToStandIn() throws {
+    let wall = TestWall(wallAt(8))
+    var show = Show(try items("gone", "logo", schedules: ["gone": "07:00-11:00"], fallback: ["logo"]), wall: wall)
+    show.start(failing: ["gone", "logo"])
+    #expect(!show.notes.contains(.fallbackStandingIn(scheduled: 1, standby: 1)), "\(show.notes)")
+    #expect(show.notes.filter { $0 == .fallbackFailedToo(scheduled: 1, standby: 1) }.count == 1, "\(show.notes)")
+    show.notes = []
+    show.turn(at: .seconds(60), failing: ["gone", "logo"])
+    #expect(!show.notes.contains(.fallbackFailedToo(scheduled: 1, standby: 1)), "said once: \(show.notes)")
+    show.turn(at: .seconds(120), failing: ["gone"])
+    #expect(show.notes.contains(.fallbackStandingIn(scheduled: 1, standby: 1)), "\(show.notes)")
+    #expect(show.currentName == "logo")
+}
+
 @Test func aSecondFailureDoesNotPutTheRetryOff() throws {
     var policy = ShowPolicy(playlist: try items("a", "b"))
     policy.imageFailed(source: "/p/a", reason: "x", at: ms(1000))

@@ -606,8 +606,9 @@ public enum CommandLineParser {
                 // A URL SOURCE is one image; a remote .json is a manifest, polled with --manifest.
                 let path = source.split(separator: "?", maxSplits: 1)[0].split(separator: "#", maxSplits: 1)[0]
                 if path.lowercased().hasSuffix(".json") {
-                    throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a remote .json, but a URL SOURCE is one"
-                                     + " image: give a remote manifest with --manifest \(Log.hidingPasswords(source))"
+                    throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a remote .json,"
+                                     + " but a URL SOURCE is one image: give a remote manifest with"
+                                     + " --manifest \(Log.hidingPasswords(source))"
                                      + " (a .json playlist SOURCE is a local file)")
                 }
             } else if let scheme = urlScheme(source) {

@@ -466,7 +466,8 @@ final class FetchEngine: @unchecked Sendable {
     /// Whether `job`, first in the queue, may start with `running` transfers under way: within
     /// ``Fetcher/Configuration/maxConcurrent``, or, urgent, within ``Fetcher/urgentLanes`` more.
     private func canStart(_ job: FetchJob, running: Int) -> Bool {
-        running < configuration.maxConcurrent || (job.urgent && running < configuration.maxConcurrent + Fetcher.urgentLanes)
+        running < configuration.maxConcurrent
+            || (job.urgent && running < configuration.maxConcurrent + Fetcher.urgentLanes)
     }
 
     /// Makes the job's easy handle and adds it to the multi handle.

@@ -107,7 +107,8 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
                                 "--run-for", "30", folder])
     defer { _ = child.stop() }
     let text = FrameLoop.missingSourceText(ContentService.MissingSource(path: folder, errno: ELOOP, isImageFile: false))
-    #expect(text.hasPrefix("Folder path is a symbolic link loop\n\n\(folder)\nToo many levels of symbolic links"), "\(text)")
+    #expect(text.hasPrefix("Folder path is a symbolic link loop\n\n\(folder)\nToo many levels of symbolic links"),
+            "\(text)")
     let screen = try statusScreen(text, width: 320, height: 200)
     func last() -> Bitmap? {
         guard let name = frameFiles(frames).last else { return nil }
@@ -115,8 +116,10 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     }
     #expect(waitFor(20) { last().map { differing($0, screen) == 0 } == true }, "\(child.stderr.text)")
     let lines = child.stderr.lines.map(\.text).filter { $0.contains("source is a symbolic link loop") }
-    #expect(lines.count == 1 && lines[0].contains("path=\(folder)") && lines[0].contains("(errno 40)"), "\(child.stderr.text)")
+    #expect(lines.count == 1 && lines[0].contains("path=\(folder)") && lines[0].contains("(errno 40)"),
+            "\(child.stderr.text)")
     #expect(!child.stderr.text.contains("source missing"))
-    let denied = FrameLoop.missingSourceText(ContentService.MissingSource(path: "/srv/p", errno: EACCES, isImageFile: true))
+    let denied = FrameLoop.missingSourceText(ContentService.MissingSource(path: "/srv/p", errno: EACCES,
+                                                                           isImageFile: true))
     #expect(denied.hasPrefix("Image file not readable: permission denied\n\n/srv/p\nPermission denied"), "\(denied)")
 }

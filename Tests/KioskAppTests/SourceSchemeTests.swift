@@ -43,8 +43,8 @@ import Testing
 /// give it with `--manifest`, not a download that fails as "not an image".
 @Test func aRemoteJSONSourceIsToldToUseManifest() throws {
     for url in ["http://127.0.0.1:9/show.json", "https://example.com/kiosk/SHOW.JSON?device=a#x"] {
-        let child = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5", "--input", "none", url],
-                                   currentDirectory: controlTestDirectory())
+        let child = try KioskChild(["--display", "offscreen:frames", "--size", "64x64", "--run-for", "0.5",
+                                    "--input", "none", url], currentDirectory: controlTestDirectory())
         #expect(waitFor(30) { !child.process.isRunning })
         #expect(child.stop() == 64, "\(child.stderr.text)")
         #expect(child.stderr.text.contains("SOURCE: '\(url)' is a remote .json, but a URL SOURCE is one image:"

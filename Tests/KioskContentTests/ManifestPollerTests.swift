@@ -179,7 +179,8 @@ private func srcs(_ e: ManifestPoller.Event?) -> [String]? {
     let first = wait(poller, timeout: .seconds(5))
     guard case .log(let line, let reason, true)? = first.first else { Issue.record("\(first)"); return }
     #expect(line == "manifest refused, there is no earlier one to keep", "\(line)")
-    #expect(reason == "manifest too large: 9437184 bytes, over the limit of 8 MiB (8388608 bytes)", "\(reason ?? "nil")")
+    #expect(reason == "manifest too large: 9437184 bytes, over the limit of 8 MiB (8388608 bytes)",
+            "\(reason ?? "nil")")
     // Polled again at the interval: not said again.
     usleep(1_000_000)
     let later = take(poller)

@@ -69,8 +69,12 @@ private func hm(_ h: Int, _ m: Int) -> Int { h * 60 + m }
         #expect(throws: DisplayScheduleError.badRange("")) { try DisplaySchedule.parse("22:00-07:00,") }
         #expect(throws: DisplayScheduleError.emptyRange("07:00-07:00")) { try DisplaySchedule.parse("07:00-07:00") }
         // As an item's schedule: two digits each, and a range given once.
-        #expect(throws: DisplayScheduleError.badTime("9:00", range: "9:00-17:00")) { try DisplaySchedule.parse("9:00-17:00") }
-        #expect(throws: DisplayScheduleError.badTime("2:45", range: "01:30-2:45")) { try DisplaySchedule.parse("01:30-2:45") }
+        #expect(throws: DisplayScheduleError.badTime("9:00", range: "9:00-17:00")) {
+            try DisplaySchedule.parse("9:00-17:00")
+        }
+        #expect(throws: DisplayScheduleError.badTime("2:45", range: "01:30-2:45")) {
+            try DisplaySchedule.parse("01:30-2:45")
+        }
         #expect(throws: DisplayScheduleError.duplicate("22:00-07:00")) {
             try DisplaySchedule.parse("22:00-07:00, 12:00-13:00, 22:00-07:00")
         }

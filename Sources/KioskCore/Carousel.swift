@@ -337,9 +337,11 @@ public struct Carousel: Sendable {
     /// with neither ready, the next role passes over a late item as ``advanceToReady``'s does.
     /// The late item keeps its slot and comes back at its next turn.
     private mutating func leaveLateCurrent(at now: Duration) -> [CarouselAction]? {
-        let start = everAnnounced && !emptyUntilReady ? now : now - fade
-        if let n = nextSlot, slots[n].isReady { return beginMove(.forward, at: start) }
-        if let p = previousSlot, slots[p].isReady { return beginMove(.backward, at: start) }
+        // Nothing on screen yet: the move starts one move's length ago, so it lands now.
+        let instant = !everAnnounced || emptyUntilReady
+        func start(_ slot: Int) -> Duration { instant ? now - duration(of: style(into: slots[slot].item)) : now }
+        if let n = nextSlot, slots[n].isReady { return beginMove(.forward, at: start(n)) }
+        if let p = previousSlot, slots[p].isReady { return beginMove(.backward, at: start(p)) }
         guard let n = nextSlot, passOver(slot: n, at: now) else { return nil }
         return reconcile()
     }

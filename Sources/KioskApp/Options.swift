@@ -785,6 +785,14 @@ extension CommandLineParser {
                     throw UsageError(at + "--\(name) takes one value \(placeholder), but '\(extra)' follows '\(value[..<blank])'"
                                      + (extra.hasPrefix("#") ? " (a # comment needs a line of its own)" : ""))
                 }
+                if Self.freeTextOptions.contains(name),
+                   let hash = value.indices.first(where: { value[$0] == "#" && $0 > value.startIndex
+                                                            && isBlank(value[value.index(before: $0)]) }) {
+                    // `on-tap /usr/local/bin/tap.sh  # lights`: the comment would be taken as part
+                    // of the value (passed to the command, drawn by the clock).
+                    throw UsageError(at + "--\(name): '\(value[hash...])' after the value would be taken as part of"
+                                     + " it: a # comment needs a line of its own")
+                }
             } else if hasEquals || !value.isEmpty {
                 throw UsageError(at + "--\(name) takes no value")
             }

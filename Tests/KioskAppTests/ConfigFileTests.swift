@@ -170,6 +170,9 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
      "--manifest takes one value URL, but 'extra' follows 'https://a.example/show.json'"),
     ("interval = 8  # seconds",
      "--interval takes one value SECONDS, but '#' follows '8' (a # comment needs a line of its own)"),
+    ("on-tap /usr/local/bin/tap.sh --loud  # lights",
+     "--on-tap: '# lights' after the value would be taken as part of it: a # comment needs a line of its own"),
+    ("overlay-format %H:%M\t# the clock", "--overlay-format: '# the clock' after the value"),
     ("proxy http://p.lan:3128\thttp://q.lan:3128",
      "--proxy takes one value URL, but 'http://q.lan:3128' follows 'http://p.lan:3128'"),
 ])

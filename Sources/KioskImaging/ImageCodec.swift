@@ -4,6 +4,7 @@ import CLibHeif
 import CLibJPEG
 import CLibPNG
 import CLibWebP
+import CLibWebPDemux  // webp/demux.h includes decode.h: its names come through this module too
 import KioskCore
 import KioskSystem
 

@@ -155,6 +155,11 @@ public final class AnimationDecoder {
         return (milliseconds, newPass)
     }
 
+    /// Decodes the next frame onto the canvas without placing it (the first frame, whose slot
+    /// frame the still decoder made): how long it shows, milliseconds, or nil when the
+    /// animation is over. Throws as ``placeNext(into:fit:background:)``.
+    public func skipFrame() throws(ImageError) -> Int? { try next()?.milliseconds }
+
     /// The next frame on the canvas (``canvas``), starting a new pass at the end of one when
     /// ``loopCount`` allows; nil when the animation is over.
     func next() throws(ImageError) -> (milliseconds: Int, newPass: Bool)? {

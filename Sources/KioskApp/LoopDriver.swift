@@ -138,8 +138,8 @@ public final class RealTimeDriver: LoopDriver {
 /// command), done from inside the loop's wait as a poll would hand them over.
 ///
 /// A show on virtual time is over when nothing is left that could change it: the failed items'
-/// retries, the schedules (without `--run-for`: they repeat forever) and the `--overlay` clock
-/// alone do not keep it going.
+/// retries, the schedules (without `--run-for`: they repeat forever), the `--overlay` clock and,
+/// without `--run-for`, an animation's next frame (it may loop forever) alone do not keep it going.
 public final class VirtualTimeDriver: LoopDriver {
     /// The show's clock.
     public let virtualClock: VirtualClock

@@ -29,6 +29,19 @@ public final class AnimationStream: @unchecked Sendable {
     /// How long the first frame (the slot's own, made by the preparer) shows, milliseconds.
     public let firstMilliseconds: Int
     private let finish: (Bitmap) -> Void
+    /// Called once when the stream goes (the preparer's count of what animations hold).
+    var released: (() -> Void)?
+
+    /// What it holds at most, bytes: the decoder's state and the frames made ahead of the one
+    /// on screen (those made and those being made: ``framesAhead``).
+    public var heldBytes: Int {
+        let frame = Bitmap.byteCount(width: width, height: height) ?? Int.max
+        let (frames, overflow) = frame.multipliedReportingOverflow(by: framesAhead)
+        let (sum, over) = decoder.heldBytes.addingReportingOverflow(frames)
+        return overflow || over ? Int.max : sum
+    }
+
+    deinit { released?() }
 
     /// Takes `decoder` and decodes its first frame (shown already as the slot's frame), to read
     /// its duration. `finish` draws into each frame made (the caption), on the worker.

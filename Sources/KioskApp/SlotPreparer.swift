@@ -108,6 +108,9 @@ public final class SlotPreparer: @unchecked Sendable {
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
         var frames: FrameCache
+        /// The bytes the animations playing hold (their decoders and frames made ahead), all
+        /// within one decoder budget (``animationStream(_:width:height:captioned:)``).
+        var animationBytes = 0
     }
     private let shared: Locked<Shared>
 
@@ -325,13 +328,31 @@ public final class SlotPreparer: @unchecked Sendable {
     private func animationStream(_ job: Job, width: Int, height: Int,
                                  captioned: Bool) throws(ImageError) -> AnimationStream? {
         let fit = job.fit ?? self.fit
-        let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+        var options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
                                     colour: colour)
+        // Every animation playing (up to one a slot) shares one budget: what the others hold is
+        // not this one's.
+        let held = shared.withLock { $0.animationBytes }
+        options.maxDecoderBytes = max(0, options.maxDecoderBytes - held)
         guard let decoder = try AnimationDecoder.open(path: job.path, options: options) else { return nil }
         let text = captioned ? caption(for: job) : nil
-        return try AnimationStream(decoder: decoder, width: width, height: height, fit: fit, background: background,
-                                   options: options) { [weak self] frame in self?.drawCaption(text: text, into: frame) }
+        let stream = try AnimationStream(decoder: decoder, width: width, height: height, fit: fit,
+                                         background: background, options: options) { [weak self] frame in
+            self?.drawCaption(text: text, into: frame)
+        }
+        let bytes = stream.heldBytes
+        guard bytes <= options.maxDecoderBytes else {
+            throw .overMemoryBudget(path: job.path, needed: bytes, limit: options.maxDecoderBytes,
+                                    reason: "the animation's decoder and its frames made ahead, beside the "
+                                        + "\(held) bytes the other animations playing hold")
+        }
+        shared.withLock { $0.animationBytes += bytes }
+        stream.released = { [weak self] in self?.shared.withLock { $0.animationBytes -= bytes } }
+        return stream
     }
+
+    /// What the animations playing hold now, bytes (their decoders and frames made ahead).
+    public var animationBytes: Int { shared.withLock { $0.animationBytes } }
 
     /// Runs `work` on the decode worker, after the jobs already queued (an animation's next frame).
     func onWorker(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }

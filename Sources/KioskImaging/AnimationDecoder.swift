@@ -163,17 +163,19 @@ public final class AnimationDecoder {
     /// The next frame on the canvas (``canvas``), starting a new pass at the end of one when
     /// ``loopCount`` allows; nil when the animation is over.
     func next() throws(ImageError) -> (milliseconds: Int, newPass: Bool)? {
+        // Over is over: a GIF read past damage that ended its pass could find more frames.
+        guard !over else { return nil }
         var newPass = false
         var delay = frameIndex + 1 < Self.maxFrames ? try backend.next() : nil
         if delay == nil {
             passes += 1
-            guard frameIndex >= 0, loopCount == 0 || passes < loopCount else { return nil }
+            guard frameIndex >= 0, loopCount == 0 || passes < loopCount else { over = true; return nil }
             try backend.rewind()
             frameIndex = -1
             newPass = true
             delay = try backend.next()
         }
-        guard let delay else { return nil }
+        guard let delay else { over = true; return nil }
         frameIndex += 1
         framesDecoded += 1
         return (Self.effectiveDuration(milliseconds: delay), newPass)
@@ -181,6 +183,8 @@ public final class AnimationDecoder {
 
     /// Passes finished.
     private var passes = 0
+    /// The animation ended (its passes played, or a pass with no frame): no frame comes again.
+    private var over = false
 
     /// The canvas as composed after the last ``next()``: `canvasWidth` x `canvasHeight` ARGB8888,
     /// straight alpha, owned by the decoder.

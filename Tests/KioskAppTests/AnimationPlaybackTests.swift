@@ -110,4 +110,19 @@ import Testing
         }
         #expect(frames.last.map { [$0.0, Int(Self.rgb($0.1[3, 3]))] } == [2000, 0xFF0000])
     }
+
+    /// The animations playing share one decoder budget: each stream's bytes are counted while it
+    /// lives and given back when it goes.
+    @Test func animationsShareOneBudgetAndGiveItBack() throws {
+        let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 22)
+        let path = Self.folder + "/disposal.gif"
+        var results = (0..<3).map { preparer.prepare(.init(slot: $0, ticket: $0 + 1, item: 0, path: path)) }
+        let each = try #require(results[0].animation).heldBytes
+        #expect(each >= 160 * 100 * 4 && results.allSatisfy { $0.animation != nil })
+        #expect(preparer.animationBytes == 3 * each)
+        results.removeAll()
+        #expect(preparer.animationBytes == 0)
+        let still = preparer.prepare(.init(slot: 0, ticket: 9, item: 0, path: Self.folder + "/one-frame.webp"))
+        #expect(still.animation == nil && preparer.animationBytes == 0)
+    }
 }

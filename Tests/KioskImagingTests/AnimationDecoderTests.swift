@@ -179,6 +179,34 @@ import Testing
         #expect(path == "huge.gif" && reason.contains("canvas"), "\(reason)")
     }
 
+    /// An AVIF image sequence shows its first frame (libheif 1.15 has no sequence API) and says
+    /// so once per file.
+    @Test func avifSequenceShowsItsFirstFrameAndSaysSoOnce() throws {
+        let path = NSTemporaryDirectory() + "kc-sequence-\(UUID().uuidString).avif"
+        try FileManager.default.copyItem(atPath: Fixtures.path("animations", "sequence.avif"), toPath: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let frame = Bitmap(width: 64, height: 64)
+        let first = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: Self.background)
+        #expect(first.warnings.count == 1 && first.warnings[0].hasPrefix("an animated AVIF shows its first frame"),
+                "\(first.warnings)")
+        let (r, g, b) = ((frame[32, 32] >> 16) & 0xFF, (frame[32, 32] >> 8) & 0xFF, frame[32, 32] & 0xFF)
+        #expect(r > 240 && g < 16 && b < 16, "lossy red: \(r) \(g) \(b)")
+        let again = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: Self.background)
+        #expect(again.warnings.isEmpty && !again.animated)
+        #expect(try AnimationDecoder.open(path: path) == nil)
+    }
+
+    /// The fuzzer's GIF whose pass ends at a damaged extension: once over, no frame comes again.
+    @Test func anAnimationOverGivesNoFrameAgain() throws {
+        let path = Fixtures.path("fuzz", "animation/frames-after-the-end.gif")
+        let decoder = try #require(try AnimationDecoder.open(path: path))
+        let frame = Bitmap(width: 8, height: 8)
+        var played = 0
+        while try decoder.placeNext(into: frame, fit: .fit, background: Self.background) != nil { played += 1 }
+        #expect(played >= 1)
+        #expect(try decoder.placeNext(into: frame, fit: .fit, background: Self.background) == nil)
+    }
+
     /// Firefox's rule for short delays.
     @Test func shortDelaysAreAHundredMilliseconds() {
         #expect([0, 1, 10, 11, 20, 655_350].map(AnimationDecoder.effectiveDuration) == [100, 100, 100, 11, 20, 655_350])

@@ -26,6 +26,9 @@ solid("red16", (16, 16), (255, 0, 0))
 solid("green16", (16, 16), (0, 255, 0))
 solid("blue16", (16, 16), (0, 0, 255))
 solid("white1", (1, 1), (255, 255, 255))
+solid("red64", (64, 64), (255, 0, 0))
+solid("green64", (64, 64), (0, 255, 0))
+solid("blue64", (64, 64), (0, 0, 255))
 PY
 # disposal.gif: an 8x8 screen; frame 0 red, whole (10 cs, disposal none); frame 1 green 4x4 at
 # 0,0 (20 cs, disposal background: cleared to transparent after it); frame 2 blue 4x4 at 4,4
@@ -52,6 +55,9 @@ PY
 # rgb.webp: a lossless 16x16 animation, red 100 ms, green 250 ms, blue 50 ms, looping forever.
 img2webp -loop 0 -lossless -d 100 "$tmp/red16.png" -d 250 "$tmp/green16.png" -d 50 "$tmp/blue16.png" \
     -o rgb.webp > /dev/null 2>&1
+# sequence.avif: an AVIF image sequence (the avis brand) of three 64x64 frames, red, green and
+# blue, 100 ms each (libavif-bin 0.11's avifenc; it writes the first frame as the primary item too).
+avifenc -s 10 --timescale 10 "$tmp/red64.png" "$tmp/green64.png" "$tmp/blue64.png" sequence.avif > /dev/null
 # one-frame.webp: an "animated" WebP (VP8X animation flag, ANIM, one ANMF) of one red frame,
 # as ffmpeg's libwebp_anim encoder writes stills. img2webp and webpmux write a still for one
 # frame, so cwebp's VP8L chunk is wrapped in the animation chunks here (RFC 9649 section 2.7).

@@ -175,8 +175,10 @@ public final class FrameLoop {
             handle(carousel.tick(at: now))
             policyStep { $0.leaveRetiredImage(at: now, carousel: &$1) }
             if driver.holdsTime(for: slots.preparer) { continue }
-            // An animation's frame due replaces its slot's frame.
-            if slots.advanceAnimations(carousel.scene(at: now), at: now) { frames.invalidate() }
+            // An animation's frame due replaces its slot's frame (on a dark screen they stand still).
+            if slots.advanceAnimations(supervisor.canDraw ? carousel.scene(at: now) : nil, at: now) {
+                frames.invalidate()
+            }
             // A frame when the scene changed, then its `shown` events.
             guard case .made(let drawLater) = try makeFrame(at: now) else { continue }
             if announceShown(at: now) { return 0 }

@@ -140,10 +140,11 @@ final class SlotFrames {
     }
 
     /// The animations of the slots `scene` shows move to `now`: a frame due replaces its slot's
-    /// frame. Returns whether one did (the scene must be drawn again).
-    func advanceAnimations(_ scene: Scene, at now: Duration) -> Bool {
+    /// frame. Returns whether one did (the scene must be drawn again). `scene` nil: nothing is on
+    /// screen (the screen is off or another VT has it), every animation stands still.
+    func advanceAnimations(_ scene: Scene?, at now: Duration) -> Bool {
         var visible: Set<Int> = []
-        for layer in [scene.base, scene.overlay, scene.offset != 0 ? scene.neighbour : nil] {
+        for layer in [scene?.base, scene?.overlay, scene?.offset != 0 ? scene?.neighbour : nil] {
             if case .slot(let s)? = layer { visible.insert(s) }
         }
         return animations.advance(visible: visible, at: now) { slot, frame in frames[slot] = frame }

@@ -154,6 +154,11 @@ final class SlotAnimations: OffLoopWork {
             outstanding -= 1
             guard var player = players[answer.slot], player.ticket == answer.ticket else { continue }
             player.asked -= 1
+            // Nothing after the end (frames asked for before it came are dropped).
+            guard !player.ended else {
+                players[answer.slot] = player
+                continue
+            }
             switch answer.step {
             case .frame(let frame, let milliseconds):
                 player.ahead.append((frame, milliseconds))

@@ -165,6 +165,16 @@ public final class AnimationDecoder {
     func next() throws(ImageError) -> (milliseconds: Int, newPass: Bool)? {
         // Over is over: a GIF read past damage that ended its pass could find more frames.
         guard !over else { return nil }
+        // Damage ends the animation too: the frame on screen stays.
+        do throws(ImageError) {
+            return try step()
+        } catch {
+            over = true
+            throw error
+        }
+    }
+
+    private func step() throws(ImageError) -> (milliseconds: Int, newPass: Bool)? {
         var newPass = false
         var delay = frameIndex + 1 < Self.maxFrames ? try backend.next() : nil
         if delay == nil {
@@ -183,7 +193,8 @@ public final class AnimationDecoder {
 
     /// Passes finished.
     private var passes = 0
-    /// The animation ended (its passes played, or a pass with no frame): no frame comes again.
+    /// The animation ended (its passes played, a pass with no frame, or damage): no frame comes
+    /// again.
     private var over = false
 
     /// The canvas as composed after the last ``next()``: `canvasWidth` x `canvasHeight` ARGB8888,

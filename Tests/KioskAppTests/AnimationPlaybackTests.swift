@@ -125,4 +125,41 @@ import Testing
         let still = preparer.prepare(.init(slot: 0, ticket: 9, item: 0, path: Self.folder + "/one-frame.webp"))
         #expect(still.animation == nil && preparer.animationBytes == 0)
     }
+
+    /// A GIF cut in its third frame's data: the first two frames play, the animation stops on the
+    /// second (one log line), the show goes on to the next item.
+    @Test func damageMidAnimationStopsItAndTheShowGoesOn() throws {
+        let directory = frameTestDirectory("anim-cut")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "/disposal.gif"))
+        let cut = directory + "/cut.gif", still = directory + "/green.png"
+        try bytes.prefix(0x74).write(to: URL(fileURLWithPath: cut))
+        try PNGWriter.write(Bitmap(width: 16, height: 16, fill: 0xFF00_FF00), to: still)
+        let frames = try Self.run([PlaylistItem(source: cut), PlaylistItem(source: still)], seconds: 1,
+                                  interval: .milliseconds(1000), directory: directory)
+        #expect(frames.map(\.0) == [0, 100, 1000])
+        #expect(frames.map { Self.rgb($0.1[3, 3]) } == [0xFF0000, 0x00FF00, 0x00FF00])
+    }
+
+    /// A GIF whose screen the still decoder admits (20 megapixels, 80 MB) but whose animation
+    /// would hold it three times, past the budget: its first frame, and a warning saying why the
+    /// rest does not play.
+    @Test func anAnimationOverTheBudgetShowsItsFirstFrameAndSaysWhy() throws {
+        let directory = frameTestDirectory("anim-budget")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.folder + "/disposal.gif")))
+        bytes.replaceSubrange(6..<10, with: [0x88, 0x13, 0xA0, 0x0F])  // 5000x4000
+        let path = directory + "/wide.gif"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black,
+                                        maxPixels: 100_000_000)
+        let result = preparer.prepare(.init(slot: 0, ticket: 1, item: 0, path: path))
+        guard case .frame = result.outcome else {
+            Issue.record("no first frame: \(result.outcome)")
+            return
+        }
+        #expect(result.animation == nil && preparer.animationBytes == 0)
+        #expect(result.warnings.count == 1 && result.warnings[0].hasPrefix("the animation is not played")
+                && result.warnings[0].contains("canvas"), "\(result.warnings)")
+    }
 }

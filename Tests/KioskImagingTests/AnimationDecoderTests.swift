@@ -207,6 +207,26 @@ import Testing
         #expect(try decoder.placeNext(into: frame, fit: .fit, background: Self.background) == nil)
     }
 
+    /// A GIF cut in its third frame's data: two frames, then the damage named, then nothing.
+    @Test func damageMidAnimationIsNamedAndEndsIt() throws {
+        let bytes = Array(try Fixtures.bytes("animations", "disposal.gif").prefix(0x74))
+        try bytes.withUnsafeBytes { buffer in
+            let decoder = try #require(try AnimationDecoder.open(bytes: buffer, name: "cut.gif",
+                                                                 options: DecodeOptions()))
+            #expect(try Self.frames(decoder, 2).count == 2)
+            let frame = Bitmap(width: 8, height: 8)
+            let error = Result { () throws(ImageError) in
+                try decoder.placeNext(into: frame, fit: .fit, background: Self.background)
+            }.failure
+            guard case .corrupt(let path, let reason) = error else {
+                Issue.record("the cut frame gave \(String(describing: error))")
+                return
+            }
+            #expect(path == "cut.gif" && reason.contains("truncated"), "\(reason)")
+            #expect(try decoder.placeNext(into: frame, fit: .fit, background: Self.background) == nil)
+        }
+    }
+
     /// Firefox's rule for short delays.
     @Test func shortDelaysAreAHundredMilliseconds() {
         #expect([0, 1, 10, 11, 20, 655_350].map(AnimationDecoder.effectiveDuration) == [100, 100, 100, 11, 20, 655_350])

@@ -70,6 +70,9 @@ let package = Package(
         .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),  // header only: CKioskCrypto opens it
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
+        // libwebp's demux and animation decoder (WebPAnimDecoder) for animated WebP (runtime: libwebpdemux2).
+        .systemLibrary(name: "CLibWebPDemux", pkgConfig: "libwebpdemux",
+                       providers: [.apt(["libwebp-dev"])]),
         // libheif's header only: the library is opened on first use (HEIFLibrary.swift); the
         // HEVC plug-in (kc_heif.c) includes libde265's, which libheif-dev depends on.
         .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev", "libde265-dev"])]),
@@ -122,7 +125,8 @@ let package = Package(
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibJPEG", "CLibPNG",
-                                                     "CLibWebP", "CLibHeif", "CLibGif", "CKioskColour"]),
+                                                     "CLibWebP", "CLibWebPDemux", "CLibHeif", "CLibGif",
+                                                     "CKioskColour"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys",
                                                      "CKioskDRM"]),

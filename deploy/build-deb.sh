@@ -94,7 +94,7 @@ fi
 # The Debian release the package is for: the one it is built on (its libraries' versions).
 distribution=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null)
 distribution=${distribution:-stable}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libgif7, liblcms2-2, libdrm2, libevdev2, libgpiod2, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libwebpdemux2, libgif7, liblcms2-2, libdrm2, libevdev2, libgpiod2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;

@@ -28,6 +28,8 @@ public enum LoopDuty: Hashable, Sendable {
     case carousel
     /// A frame held back by frame pacing or the start grace.
     case drawLater
+    /// The next frame of an animation on screen (``SlotAnimations``).
+    case animation
     /// A finger held without a report for ``FrameLoop/Configuration/stuckTouchLimit`` is let go.
     case stuckTouch
     /// The end of `--run-for`.
@@ -165,11 +167,18 @@ public final class FrameLoop {
             driver.settle(slots.preparer, interrupt: configuration.signals?.wakeDescriptor ?? -1)
             accept(slots.preparer.takeResults())
             if driver.holdsTime(for: slots.preparer) { continue }
+            // The animations' frames made on the worker (on virtual time: all those asked for).
+            driver.settle(slots.animations, interrupt: configuration.signals?.wakeDescriptor ?? -1)
+            slots.animations.takeAnswers()
             // Time.
             let now = clock.now
             handle(carousel.tick(at: now))
             policyStep { $0.leaveRetiredImage(at: now, carousel: &$1) }
             if driver.holdsTime(for: slots.preparer) { continue }
+            // An animation's frame due replaces its slot's frame (on a dark screen they stand still).
+            if slots.advanceAnimations(supervisor.canDraw ? carousel.scene(at: now) : nil, at: now) {
+                frames.invalidate()
+            }
             // A frame when the scene changed, then its `shown` events.
             guard case .made(let drawLater) = try makeFrame(at: now) else { continue }
             if announceShown(at: now) { return 0 }
@@ -344,7 +353,7 @@ public final class FrameLoop {
                 policy.imageReady(source: source)
                 takePolicyNotes()
                 slots.ready(slot: r.slot, frame: frame, others: r.outputFrames, ticket: r.ticket, source: source,
-                            identity: r.identity)
+                            identity: r.identity, animation: r.animation)
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
@@ -502,6 +511,7 @@ public final class FrameLoop {
         case .idle: deadlines[.carousel] = nil
         }
         deadlines[.drawLater] = drawLater
+        deadlines[.animation] = slots.animations.nextDue(after: now)
         deadlines[.stuckTouch] = touch.stuckDeadline
         deadlines[.runFor] = configuration.runFor
         deadlines[.schedule] = policy.nextScheduleLook

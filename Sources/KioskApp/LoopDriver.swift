@@ -138,8 +138,8 @@ public final class RealTimeDriver: LoopDriver {
 /// command), done from inside the loop's wait as a poll would hand them over.
 ///
 /// A show on virtual time is over when nothing is left that could change it: the failed items'
-/// retries, the schedules (without `--run-for`: they repeat forever) and the `--overlay` clock
-/// alone do not keep it going.
+/// retries, the schedules (without `--run-for`: they repeat forever), the `--overlay` clock and,
+/// without `--run-for`, an animation's next frame (it may loop forever) alone do not keep it going.
 public final class VirtualTimeDriver: LoopDriver {
     /// The show's clock.
     public let virtualClock: VirtualClock
@@ -184,9 +184,12 @@ public final class VirtualTimeDriver: LoopDriver {
         // Schedules and brightness tiers repeat: without --run-for they would never end.
         if timed[.runFor] == nil { timed[.schedule] = nil; timed[.brightness] = nil }
         timed[.overlay] = nil  // the clock alone does not keep a finished show going
+        // An animation loops for ever: without --run-for it does not keep a finished show going.
+        if timed[.runFor] == nil { timed[.animation] = nil }
         let next = [timed.earliest?.at, scheduled.first?.at].compactMap { $0 }.min()
         guard let next else { return false }  // nothing will ever change: the show is done
-        virtualClock.advance(to: min(next, deadlines[.overlay] ?? next))
+        let passing = [deadlines[.overlay], deadlines[.animation]].compactMap { $0 }.min() ?? next
+        virtualClock.advance(to: min(next, passing))
         while let first = scheduled.first, first.at <= virtualClock.now {
             scheduled.removeFirst()
             first.action()

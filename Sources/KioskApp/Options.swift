@@ -643,7 +643,7 @@ public enum CommandLineParser {
 
     /// The `--help` text, built from the option table.
     public static var help: String {
-        // The formats from the format table: "JPEG, PNG, WebP, HEIF/HEIC, AVIF and GIF (first frame)".
+        // The formats from the format table: "JPEG, PNG, WebP, HEIF/HEIC, AVIF and GIF".
         let formats = ImageFormat.listed(ImageFormat.shown.map { format in
             format.title + (format.alias.map { "/" + $0 } ?? "") + (format.note.map { " (\($0))" } ?? "")
         }, "and")

@@ -14,6 +14,8 @@ import KioskSystem
 final class SlotFrames {
     /// The decode worker.
     let preparer: SlotPreparer
+    /// The animations playing in the slots (their frames made on the decode worker).
+    let animations: SlotAnimations
     /// How often the files behind the slots are looked at for a change of content (1 s).
     let checkInterval: Duration
     /// The prepared frame of each physical slot (nil: none, or being prepared).
@@ -31,17 +33,21 @@ final class SlotFrames {
 
     init(preparer: SlotPreparer, checkInterval: Duration) {
         self.preparer = preparer
+        animations = SlotAnimations(preparer: preparer)
         self.checkInterval = checkInterval
         outputFrames = preparer.outputSizes.map { _ in [nil, nil, nil] }
     }
 
     /// Readable when decodes or file checks have finished.
-    var wakeDescriptors: [Int32] { [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor] }
+    var wakeDescriptors: [Int32] {
+        [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor, animations.wakeDescriptor]
+    }
 
     /// Asks for a frame of `item` (playlist index `index`) for `slot` under `ticket`; the slot's
     /// old frame goes now, before the new one is made.
     func prepare(slot: Int, ticket: Int, index: Int, item: PlaylistItem) {
         frames[slot] = nil
+        animations.stop(slot: slot)
         files[slot] = nil
         for i in outputFrames.indices { outputFrames[i][slot] = nil }
         let job = SlotPreparer.Job(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
@@ -54,6 +60,7 @@ final class SlotFrames {
     func dropEmpty(_ carousel: Carousel) {
         for s in 0..<3 where carousel.status(ofSlot: s) == .empty {
             frames[s] = nil; files[s] = nil; jobs[s] = nil
+            animations.stop(slot: s)
             for i in outputFrames.indices { outputFrames[i][s] = nil }
         }
     }
@@ -61,8 +68,13 @@ final class SlotFrames {
     /// `slot`'s frame is ready, read from `source` (a local file with `identity`, watched for
     /// changes; nil: a download or a file that cannot be watched).
     /// `others`: its frames at the other outputs' sizes (``SlotPreparer/Result/outputFrames``).
-    func ready(slot: Int, frame: Bitmap, others: [Bitmap?] = [], ticket: Int, source: String, identity: FileIdentity?) {
+    /// `animation`: the rest of the frames when the image is an animation (played in the slot,
+    /// ``SlotAnimations``; the other outputs keep its first frame).
+    func ready(slot: Int, frame: Bitmap, others: [Bitmap?] = [], ticket: Int, source: String, identity: FileIdentity?,
+               animation: AnimationStream? = nil) {
         frames[slot] = frame
+        animations.stop(slot: slot)
+        if let animation { animations.start(slot: slot, ticket: ticket, stream: animation, source: source) }
         for i in outputFrames.indices { outputFrames[i][slot] = i < others.count ? others[i] : nil }
         files[slot] = identity.map { (ticket, source, $0) }
     }
@@ -109,6 +121,7 @@ final class SlotFrames {
         outputFrames = preparer.outputSizes.map { _ in [nil, nil, nil] }
         jobs = [nil, nil, nil]
         frames = [nil, nil, nil]
+        for s in 0..<3 { animations.stop(slot: s) }
         files = [nil, nil, nil]
     }
 
@@ -124,6 +137,17 @@ final class SlotFrames {
             job.outputsOnly = true
             preparer.submit(job)
         }
+    }
+
+    /// The animations of the slots `scene` shows move to `now`: a frame due replaces its slot's
+    /// frame. Returns whether one did (the scene must be drawn again). `scene` nil: nothing is on
+    /// screen (the screen is off or another VT has it), every animation stands still.
+    func advanceAnimations(_ scene: Scene?, at now: Duration) -> Bool {
+        var visible: Set<Int> = []
+        for layer in [scene?.base, scene?.overlay, scene?.offset != 0 ? scene?.neighbour : nil] {
+            if case .slot(let s)? = layer { visible.insert(s) }
+        }
+        return animations.advance(visible: visible, at: now) { slot, frame in frames[slot] = frame }
     }
 
     /// The frames of an outputs-only job (``resizeOutputs(_:)``) go to their slot when it still

@@ -129,8 +129,12 @@ extension SlotPreparer {
 
     /// Draws the caption of `job` into its freshly prepared `frame` (on the decode worker); the
     /// first one makes the painter (``makeCaptions``).
-    func drawCaption(_ job: Job, into frame: Bitmap) {
-        guard let text = caption(for: job) else { return }
+    func drawCaption(_ job: Job, into frame: Bitmap) { drawCaption(text: caption(for: job), into: frame) }
+
+    /// Draws `text` into `frame` (on the decode worker): ``drawCaption(_:into:)`` once the
+    /// caption is known (an animation's frames, which share their first frame's caption).
+    func drawCaption(text: String?, into frame: Bitmap) {
+        guard let text else { return }
         if captions == nil, let make = makeCaptions {
             makeCaptions = nil
             captions = make()

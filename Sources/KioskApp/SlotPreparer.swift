@@ -31,6 +31,9 @@ public final class SlotPreparer: @unchecked Sendable {
         public var outputFrames: [Bitmap?] = []
         /// Its job wanted only ``outputFrames`` (``Job/outputsOnly``).
         public var outputsOnly = false
+        /// With a ``Outcome/frame(_:)`` of an animation's first frame: the rest of it, to play in
+        /// the slot (``SlotAnimations``); ownership passes to the caller.
+        public var animation: AnimationStream?
         public init(slot: Int, ticket: Int, item: Int, outcome: Outcome, warnings: [String], identity: FileIdentity? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.outcome = outcome
             self.warnings = warnings; self.identity = identity
@@ -96,6 +99,8 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Tickets of prepared frames whose file has changed since it was read (posted by
     /// ``checkFiles(_:)``); the frame loop polls its ``Mailbox/wakeDescriptor``.
     public let changedFiles: Mailbox<Int>
+    /// The frames of the slots' animations made on the worker (``SlotAnimations``).
+    let animationFrames: Mailbox<AnimationAnswer>
     private struct Shared {
         var width: Int, height: Int
         var outputSizes: [FrameSize] = []
@@ -103,6 +108,9 @@ public final class SlotPreparer: @unchecked Sendable {
         /// The newest ticket asked for per slot; older jobs for that slot are skipped.
         var latest: [Int: Int] = [:]
         var frames: FrameCache
+        /// The bytes the animations playing hold (their decoders and frames made ahead), all
+        /// within one decoder budget (``animationStream(_:width:height:captioned:)``).
+        var animationBytes = 0
     }
     private let shared: Locked<Shared>
 
@@ -116,6 +124,7 @@ public final class SlotPreparer: @unchecked Sendable {
                 memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
         results = try Mailbox()
         changedFiles = try Mailbox()
+        animationFrames = try Mailbox()
         shared = Locked(Shared(width: width, height: height, frames: FrameCache(budget: memoryCacheBytes)))
         self.fit = fit
         self.background = background
@@ -215,7 +224,7 @@ public final class SlotPreparer: @unchecked Sendable {
     public func warm(_ job: Job) {
         queue.async { [self] in
             StartupTrace.shared.mark(.decodeStarted)
-            _ = prepare(job, captioned: false)
+            _ = prepare(job, captioned: false, animated: false)
             StartupTrace.shared.mark(.decodeEnded)
         }
     }
@@ -245,21 +254,32 @@ public final class SlotPreparer: @unchecked Sendable {
     /// into the frame without holding the decoded image.
     /// A frame still in the memory cache (same source and fit) is handed out again undecoded.
     /// `captioned`: false leaves ``captions`` alone (``warm(_:)``, before they are set).
-    public func prepare(_ job: Job, captioned: Bool = true) -> Result {
+    /// `animated`: an animation's first frame comes with the rest of it (``Result/animation``,
+    /// opened here while the file is at hand); false: the first frame only.
+    public func prepare(_ job: Job, captioned: Bool = true, animated: Bool = true) -> Result {
         let (width, height, others) = shared.withLock { ($0.width, $0.height, $0.outputSizes) }
         // A file is known by its content's identity, read before the decode (a download's: its
         // disk-cache file, through the open descriptor's path); a file that changes while it is
         // decoded gives a frame that is not kept (and the next check finds the change).
         let identity = (try? FileIdentity(path: job.path)).map { job.source == job.path ? $0 : Self.cacheFileVersion($0) }
         do {
-            let (frame, warnings) = try frame(job, width: width, height: height, identity: identity, captioned: captioned)
+            let (frame, warnings, isAnimation) = try frame(job, width: width, height: height, identity: identity,
+                                                           captioned: captioned)
             var result = Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame),
                                 warnings: warnings, identity: identity)
             result.outputsOnly = job.outputsOnly
+            if isAnimation, animated, !job.outputsOnly {
+                do throws(ImageError) {
+                    result.animation = try animationStream(job, width: width, height: height, captioned: captioned)
+                } catch {
+                    // The first frame stays, as a still; the log says why the rest does not play.
+                    result.warnings.append("the animation is not played (its first frame is shown): " + error.reason)
+                }
+            }
             // The other outputs' frames: one decode each, fitted to that output (DCT scaling
             // makes a smaller one cheaper), from the memory cache when it has them.
             result.outputFrames = others.map {
-                try? self.frame(job, width: $0.width, height: $0.height, identity: identity, captioned: captioned).0
+                try? self.frame(job, width: $0.width, height: $0.height, identity: identity, captioned: captioned).frame
             }
             return result
         } catch {
@@ -271,29 +291,71 @@ public final class SlotPreparer: @unchecked Sendable {
 
     /// The frame of `job` at `width` x `height`: from the memory cache, or decoded and fitted
     /// into a new frame (kept in the cache unless the file changed meanwhile or the size is no
-    /// longer one the preparer makes). Throws ``ImageError``.
+    /// longer one the preparer makes; nor an animation's first frame, which is made with its
+    /// animation each time). `animation`: the file is an animation of several frames.
+    /// Throws ``ImageError``.
     private func frame(_ job: Job, width: Int, height: Int, identity: FileIdentity?,
-                       captioned: Bool) throws(ImageError) -> (Bitmap, [String]) {
-        if kenBurns { return try kenBurnsSource(job, width: width, height: height) }
+                       captioned: Bool) throws(ImageError) -> (frame: Bitmap, warnings: [String], animation: Bool) {
+        // --ken-burns pans over a still source: an animation shows its first frame there.
+        if kenBurns {
+            let (source, warnings) = try kenBurnsSource(job, width: width, height: height)
+            return (source, warnings, false)
+        }
         let fit = job.fit ?? self.fit
         var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
         key.version = identity
-        if let cached = shared.withLock({ $0.frames.frame(for: key) }) { return (cached, []) }
+        if let cached = shared.withLock({ $0.frames.frame(for: key) }) { return (cached, [], false) }
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
                                     colour: colour)
         let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
         let fitted = try ImageDecoder.decodeFitted(path: job.path, into: frame, fit: fit, background: background,
                                                    options: options)
         if captioned { drawCaption(job, into: frame) }
-        if identity == nil || (try? FileIdentity(path: job.path)) == identity {
+        if !fitted.animated, identity == nil || (try? FileIdentity(path: job.path)) == identity {
             // Not kept when the display changed size meanwhile.
             shared.withLock { s in
                 let size = FrameSize(width: width, height: height)
                 if (s.width == width && s.height == height) || s.outputSizes.contains(size) { s.frames.insert(frame, for: key) }
             }
         }
-        return (frame, fitted.warnings)
+        return (frame, fitted.warnings, fitted.animated)
     }
+
+    /// The animation of `job` from its second frame on (its first is the slot's frame), placed
+    /// into frames of `width` x `height` as the job's fit says, each with the job's caption.
+    /// Opened on the worker with the preparer's limits (``DecodeOptions/maxDecoderBytes`` for the
+    /// decoder's state and the frames decoded ahead). Throws ``ImageError``.
+    private func animationStream(_ job: Job, width: Int, height: Int,
+                                 captioned: Bool) throws(ImageError) -> AnimationStream? {
+        let fit = job.fit ?? self.fit
+        var options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
+                                    colour: colour)
+        // Every animation playing (up to one a slot) shares one budget: what the others hold is
+        // not this one's.
+        let held = shared.withLock { $0.animationBytes }
+        options.maxDecoderBytes = max(0, options.maxDecoderBytes - held)
+        guard let decoder = try AnimationDecoder.open(path: job.path, options: options) else { return nil }
+        let text = captioned ? caption(for: job) : nil
+        let stream = try AnimationStream(decoder: decoder, width: width, height: height, fit: fit,
+                                         background: background, options: options) { [weak self] frame in
+            self?.drawCaption(text: text, into: frame)
+        }
+        let bytes = stream.heldBytes
+        guard bytes <= options.maxDecoderBytes else {
+            throw .overMemoryBudget(path: job.path, needed: bytes, limit: options.maxDecoderBytes,
+                                    reason: "the animation's decoder and its frames made ahead, beside the "
+                                        + "\(held) bytes the other animations playing hold")
+        }
+        shared.withLock { $0.animationBytes += bytes }
+        stream.released = { [weak self] in self?.shared.withLock { $0.animationBytes -= bytes } }
+        return stream
+    }
+
+    /// What the animations playing hold now, bytes (their decoders and frames made ahead).
+    public var animationBytes: Int { shared.withLock { $0.animationBytes } }
+
+    /// Runs `work` on the decode worker, after the jobs already queued (an animation's next frame).
+    func onWorker(_ work: @escaping @Sendable () -> Void) { queue.async(execute: work) }
 
     /// Looks at the files behind prepared frames off the frame loop (stat(2) on a utility
     /// queue): the ticket of each one whose identity differs from the one it was read with is

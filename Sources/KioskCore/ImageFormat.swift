@@ -20,7 +20,7 @@ public struct ImageFormat: Hashable, Sendable, CustomStringConvertible {
     /// The name its files usually go by, when it is not ``title`` (`HEIC` for HEIF: what phones
     /// write); nil for most.
     public let alias: String?
-    /// What `--help` says after its name (`first frame` for GIF); nil for most.
+    /// What `--help` says after its name; nil for most (all, now that GIF animations play).
     public let note: String?
     /// The signatures, any of which makes data this format. Checked in table order, so a row
     /// whose signature could also match a later row's comes first.
@@ -148,9 +148,9 @@ extension ImageFormat {
     public static let avif = ImageFormat(
         name: "avif", title: "AVIF", phrase: "an AVIF image",
         magic: [.isoBrands(avifBrands)], isShown: true, extensions: ["avif"])
-    /// GIF (giflib): the first frame is shown.
+    /// GIF (giflib): animations are played.
     public static let gif = ImageFormat(
-        name: "gif", title: "GIF", phrase: "a GIF image", note: "first frame",
+        name: "gif", title: "GIF", phrase: "a GIF image",
         magic: [.text("GIF87a"), .text("GIF89a")], isShown: true, extensions: ["gif"])
 
     /// The `ftyp` brands of AVIF (AV1 Image File Format, section 6: still image and sequence).

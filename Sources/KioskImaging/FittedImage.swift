@@ -32,6 +32,9 @@ public struct FittedImage: Sendable, Equatable {
     public let warnings: [String]
     /// The format decoded.
     public let format: ImageFormat
+    /// The file is an animation of more than one frame (GIF, WebP) and this is its first frame:
+    /// ``AnimationDecoder`` plays the rest (docs/images.md "Animations").
+    public var animated = false
 }
 
 extension ImageDecoder {

@@ -7,9 +7,9 @@ import KioskSystem
 /// GIF through giflib 5 (DGifOpen, DGifGetLine): the first frame, drawn on the logical screen
 /// (the GIF's canvas) at its offset; pixels of its transparent colour (from the Graphics
 /// Control Extension before the frame) and the canvas outside the frame are transparent and
-/// composited over the background when placed. An animated GIF (a second image descriptor
-/// follows the first) shows its first frame, and the first decode of each path says once, in
-/// the warnings, that the animation is not played.
+/// composited over the background when placed. Of an animated GIF (a second image descriptor
+/// follows the first) this is the first frame, and ``FittedImage/animated`` says so:
+/// ``AnimationDecoder`` (``GIFAnimation``) plays the rest.
 ///
 /// Limits, from the 13-byte header (logical screen descriptor) that DGifOpen reads, before
 /// anything image-sized is allocated: the logical screen's size (or, when the screen is given
@@ -29,7 +29,7 @@ enum GIFDecoder {
     static func decode(_ source: ImageSource, name: String, options: DecodeOptions) throws(ImageError) -> DecodedImage {
         let frame = try decodeFirstFrame(source, name: name, options: options)
         return DecodedImage(bitmap: frame.canvas, sourceWidth: frame.canvas.width, sourceHeight: frame.canvas.height,
-                            orientation: .topLeft, scaleNumerator: 8, warnings: frame.warnings, format: .gif)
+                            orientation: .topLeft, scaleNumerator: 8, warnings: [], format: .gif)
     }
 
     /// ``ImageDecoder/decodeFitted(path:into:fit:background:options:)`` for a GIF: the first
@@ -41,20 +41,13 @@ enum GIFDecoder {
         Compositor.place(canvas, into: frame, fit: fit, background: background)
         return FittedImage(sourceWidth: canvas.width, sourceHeight: canvas.height, orientation: .topLeft,
                            scaleNumerator: 8, decodedWidth: canvas.width, decodedHeight: canvas.height,
-                           decodedRows: 0..<canvas.height, streamed: false, warnings: first.warnings, format: .gif)
-    }
-
-    /// The paths whose animation was already reported.
-    private static let animationReported = Locked<Set<String>>([])
-
-    /// The warning for an animated GIF, the first time `name` is decoded; nil after that.
-    static func animationWarning(for name: String) -> String? {
-        let first = animationReported.withLock { $0.insert(name).inserted }
-        return first ? "an animated GIF: only its first frame is shown (animation is not played)" : nil
+                           decodedRows: 0..<canvas.height, streamed: false, warnings: [], format: .gif,
+                           animated: first.animated)
     }
 
     private static func decodeFirstFrame(_ source: ImageSource, name: String,
-                                         options: DecodeOptions) throws(ImageError) -> (canvas: Bitmap, warnings: [String]) {
+                                         options: DecodeOptions)
+        throws(ImageError) -> (canvas: Bitmap, animated: Bool) {
         let input = GIFInput(source)
         var code: Int32 = 0
         guard let gif = withExtendedLifetime(input, {
@@ -132,9 +125,7 @@ enum GIFDecoder {
         guard let canvas else {
             throw .corrupt(path: name, reason: "the GIF has no image (it ends after its header)")
         }
-        var warnings: [String] = []
-        if animated, let warning = animationWarning(for: name) { warnings.append(warning) }
-        return (canvas, warnings)
+        return (canvas, animated)
     }
 
     /// Reads the frame's lines (in interlaced order when it is interlaced, GIF89a appendix E)
@@ -183,7 +174,7 @@ enum GIFDecoder {
     }
 
     /// The ``ImageError`` for a giflib error code.
-    private static func failure(_ code: Int32, name: String, while step: String) -> ImageError {
+    static func failure(_ code: Int32, name: String, while step: String) -> ImageError {
         let message = GifErrorString(code).map { String(cString: $0) } ?? "error \(code)"
         switch code {
         case D_GIF_ERR_READ_FAILED, D_GIF_ERR_EOF_TOO_SOON:
@@ -198,11 +189,19 @@ enum GIFDecoder {
 
 /// Where giflib's read callback takes its bytes from: the open stdio file, or the bytes in
 /// memory from an offset.
-private final class GIFInput {
+final class GIFInput {
     let source: ImageSource
     var offset = 0
 
     init(_ source: ImageSource) { self.source = source }
+
+    /// Back to the first byte (a GIF played again from its header).
+    func rewind() {
+        switch source {
+        case .file(let file): _ = fseek(file, 0, SEEK_SET)
+        case .memory: offset = 0
+        }
+    }
 
     /// Copies up to `count` bytes into `buffer`; the count copied (short at the end of data).
     func read(_ buffer: UnsafeMutablePointer<GifByteType>, _ count: Int) -> Int {
@@ -219,7 +218,7 @@ private final class GIFInput {
 }
 
 /// giflib's InputFunc: reads through the ``GIFInput`` in `UserData`.
-private func gifRead(_ gif: UnsafeMutablePointer<GifFileType>?, _ buffer: UnsafeMutablePointer<GifByteType>?,
+func gifRead(_ gif: UnsafeMutablePointer<GifFileType>?, _ buffer: UnsafeMutablePointer<GifByteType>?,
                      _ count: Int32) -> Int32 {
     guard let gif, let buffer, count > 0, let user = gif.pointee.UserData else { return 0 }
     let input = Unmanaged<GIFInput>.fromOpaque(user).takeUnretainedValue()

@@ -2,6 +2,7 @@
 import CLibHeif
 import Glibc
 import KioskCore
+import KioskSystem
 
 /// HEIF/HEIC (HEVC, decoded by libde265) and AVIF (AV1, decoded by dav1d or libaom) through
 /// libheif: the primary image, whole or a grid of tiles (a phone's 12 MP HEIC is 48 tiles of
@@ -267,6 +268,9 @@ final class HEIFImage {
             made.warning = warning
         }
         result.warnings = made.warning.map { [$0] } ?? []
+        if format == .avif, ISOMediaHeader.isImageSequence(file.bytes), let note = AVIFSequence.note(for: name) {
+            result.warnings.append(note)
+        }
         if hdr16 {
             if let conversion = made.conversion, conversion.isToneMap {
                 conversion.convertRows16(plane, stride: Int(stride), width: outWidth, height: outHeight,
@@ -334,5 +338,19 @@ final class HEIFImage {
             let what = reading ? "the HEIF structure is damaged or truncated" : "the image data is damaged or truncated"
             return .corrupt(path: name, reason: "\(what) (libheif: \(message))")
         }
+    }
+}
+
+/// AVIF image sequences (the `avis` brand, AV1 Image File Format section 7): libheif 1.15, the
+/// decoder of Debian 12, has no sequence API and decodes the primary image, so the first frame
+/// is shown; the log says so once per file (docs/images.md "Animations").
+enum AVIFSequence {
+    /// The paths already reported.
+    private static let reported = Locked<Set<String>>([])
+
+    /// The note for `name`, the first time it is decoded; nil after that.
+    static func note(for name: String) -> String? {
+        guard reported.withLock({ $0.insert(name).inserted }) else { return nil }
+        return "an animated AVIF shows its first frame: libheif \(LIBHEIF_VERSION) decodes no image sequence"
     }
 }

@@ -14,6 +14,18 @@
 /// 32-bit width and height) is the size. Every read is bounds-checked; anything missing or
 /// malformed gives nil (libheif then judges the file).
 enum ISOMediaHeader {
+    /// Whether the `ftyp` box (the first box) names the AVIF image sequence brand `avis` as its
+    /// major or a compatible brand (AV1 Image File Format, section 7.2).
+    static func isImageSequence(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard b.count >= 16, b[4] == 0x66, b[5] == 0x74, b[6] == 0x79, b[7] == 0x70 else { return false }
+        let size = min(b.count, Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3]))
+        let avis: [UInt8] = Array("avis".utf8)
+        for at in Swift.stride(from: 8, to: size - 3, by: 4) where at != 12 {
+            if b[at] == avis[0], b[at + 1] == avis[1], b[at + 2] == avis[2], b[at + 3] == avis[3] { return true }
+        }
+        return false
+    }
+
     /// The primary image's `ispe` size in pixels (before `irot`), or nil.
     static func primaryImageSize(_ b: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
         primaryItem(b).flatMap { imageSize(b, item: $0) }

@@ -4,6 +4,7 @@ import CLibHeif
 import CLibJPEG
 import CLibPNG
 import CLibWebP
+import CLibWebPDemux  // webp/demux.h includes decode.h: its names come through this module too
 import KioskCore
 import KioskSystem
 
@@ -58,7 +59,7 @@ public struct ImageCodec: Sendable {
                        return try PNGDecoder.decodeFitted(source, name: name, into: frame, fit: fit,
                                                           background: background, options: targeted)
                    }),
-        ImageCodec(format: .webp, libraries: [.libwebp],
+        ImageCodec(format: .webp, libraries: [.libwebp, .libwebpdemux],
                    decode: { source, name, options throws(ImageError) in
                        try WebPDecoder.decode(source, name: name, options: options)
                    },
@@ -127,6 +128,14 @@ public struct CodecLibrary: Sendable {
         let webp = Int(WebPGetDecoderVersion())
         return LibraryVersion(name: "libwebp", running: "\(webp >> 16).\((webp >> 8) & 0xFF).\(webp & 0xFF)",
                               builtWith: nil, loadedFile: SharedLibrary.loadedFile("libwebp.so"))
+    }
+
+    /// libwebpdemux (animated WebP, ``WebPAnimation``), linked. WebPGetDemuxVersion gives 0xMMmmpp
+    /// (webp/demux.h).
+    public static let libwebpdemux = CodecLibrary(name: "libwebpdemux", isLinked: true) {
+        let demux = Int(WebPGetDemuxVersion())
+        return LibraryVersion(name: "libwebpdemux", running: "\(demux >> 16).\((demux >> 8) & 0xFF).\(demux & 0xFF)",
+                              builtWith: nil, loadedFile: SharedLibrary.loadedFile("libwebpdemux.so"))
     }
 
     /// giflib, linked. It has no run-time version call; gif_lib.h gives

@@ -5,7 +5,8 @@ import KioskSystem
 import KioskCore
 
 /// Decodes JPEG (libjpeg-turbo), PNG (libpng 1.6), WebP (libwebp), HEIF/HEIC and AVIF
-/// (libheif) and GIF (giflib, first frame) files into upright ``Bitmap``s.
+/// (libheif) and GIF (giflib) files into upright ``Bitmap``s (an animation's first frame:
+/// ``AnimationDecoder`` plays the rest).
 ///
 /// The format is recognised from the first bytes, never from the file name. Only regular files
 /// are read (a FIFO, a pipe, a device or a socket is refused at once, without blocking). The

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import CLibWebP
+import CLibWebPDemux  // webp/demux.h includes decode.h: its names come through this module too
 import Glibc
 import KioskCore
 
@@ -7,7 +8,9 @@ import KioskCore
 /// (VP8X) with alpha, which comes out straight (not premultiplied) as ARGB8888 and is
 /// composited over the background when placed. The orientation of the `EXIF` chunk is
 /// applied (libwebp ignores it), and the `ICCP` chunk's profile converted to the screen's space
-/// (``ColourConversion``) on the decoded image. An animated WebP is refused as unsupported.
+/// (``ColourConversion``) on the decoded image. Of an animated WebP (the VP8X animation flag)
+/// the first frame is decoded here, by libwebp's animation decoder (``WebPAnimation``), and
+/// ``AnimationDecoder`` plays the rest; one of a single frame is a still.
 ///
 /// Size: when the options give a target frame, the image is decoded straight at the size
 /// its placement needs (`WebPDecoderOptions.use_scaling`, libwebp's area-averaging rescaler
@@ -50,7 +53,7 @@ enum WebPDecoder {
         return FittedImage(sourceWidth: stored.width, sourceHeight: stored.height, orientation: stored.orientation,
                            scaleNumerator: 8, decodedWidth: upright.width, decodedHeight: upright.height,
                            decodedRows: 0..<stored.bitmap.height, streamed: false, warnings: stored.warnings,
-                           format: .webp)
+                           format: .webp, animated: stored.animated)
     }
 
     private struct Stored {
@@ -61,6 +64,35 @@ enum WebPDecoder {
         var orientation: EXIFOrientation
         /// The colour conversion's warning, if any.
         var warnings: [String]
+        /// An animation of more than one frame, of which this is the first.
+        var animated = false
+    }
+
+    /// The first frame of an animated WebP (the VP8X animation flag), composed on its canvas by
+    /// libwebp's animation decoder (``WebPAnimation``), at the canvas's size; one with a single
+    /// frame (ffmpeg and other tools write stills so) is a still like any other. The `EXIF`
+    /// orientation is applied as for a still.
+    private static func decodeFirstFrame(_ file: EncodedBytes, container: WebPContainer, name: String,
+                                         options: DecodeOptions) throws(ImageError) -> Stored {
+        guard let animation = try WebPAnimation.open(file, name: name, options: options, oneFrame: true),
+              try animation.next() != nil else {
+            throw .corrupt(path: name, reason: "libwebp found no frame in the animated WebP")
+        }
+        let width = animation.canvasWidth, height = animation.canvasHeight
+        let orientation = container.exif.map { range in
+            EXIFOrientation.parseWebP(exif: UnsafeRawBufferPointer(rebasing: file.bytes[range]))
+        } ?? .topLeft
+        var phases = [animation.memory + [MemoryUse.image(width: width, height: height, "the first frame's copy")]]
+        if orientation != .topLeft {
+            phases.append([MemoryUse.image(width: width, height: height, "the first frame's copy"),
+                           MemoryUse.image(width: width, height: height, "its copy turned upright")])
+        }
+        try checkMemory(phases, options: options, name: name)
+        let bitmap = try allocateImage(width: width, height: height, hasAlpha: true, name: name)
+        memcpy(bitmap.pixels, animation.canvas, bitmap.byteCount)
+        animation.colour.conversion?.convert(bitmap)
+        return Stored(bitmap: bitmap, width: width, height: height, orientation: orientation,
+                      warnings: animation.colour.warning.map { [$0] } ?? [], animated: animation.frameCount ?? 1 > 1)
     }
 
     /// The size to decode a `width` x `height` image at for `options`' target: the placement's
@@ -86,10 +118,7 @@ enum WebPDecoder {
         if let canvas = container.canvas {
             try checkHeader(width: canvas.width, height: canvas.height, options: options, name: name)
         }
-        if container.animated {
-            throw .unsupported(path: name, reason: "an animated WebP (its VP8X header has the animation flag); "
-                               + "only still WebP images are shown")
-        }
+        if container.animated { return try decodeFirstFrame(file, container: container, name: name, options: options) }
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw .unsupported(path: name, reason: "libwebp refused its decoder configuration (version mismatch)")
@@ -193,6 +222,8 @@ struct WebPContainer {
     /// The `ALPH` chunk's compression method (bits 0-1 of its first byte: 0 none, 1 lossless),
     /// nil without one.
     var alphaCompression: Int?
+    /// The number of `ANMF` chunks (the frames of an animation).
+    var frames = 0
 
     static func parse(_ b: UnsafeRawBufferPointer) -> WebPContainer {
         var result = WebPContainer()
@@ -212,6 +243,8 @@ struct WebPContainer {
                 result.exif = payload..<(payload + size)
             case "ICCP" where result.icc == nil:
                 result.icc = payload..<(payload + size)
+            case "ANMF":
+                result.frames += 1
             case "ALPH" where size >= 1 && result.alphaCompression == nil:
                 result.alphaCompression = Int(b[payload] & 0x03)
             default:

@@ -59,6 +59,10 @@ enum ChildCase {
             // blur-prepare PHOTO N: what --fit blur adds to a slot's preparation (BlurPrepare.swift).
             guard let photo = rest.first else { return usage() }
             return BlurPrepareCase.run(photo: photo, iterations: int(1, 15))
+        case "animation-frame":
+            // animation-frame PATH N: an animated GIF's or WebP's frame made at 1080p (AnimationFrame.swift).
+            guard let path = rest.first else { return usage() }
+            return AnimationFrameCase.run(path: path, iterations: int(1, 50))
         case "fade-4k":
             // fade-4k [FRAMES] [DEVICE]: a 3840x2160 fade frame on one core and on all; the plane path's CPU time.
             return FadeFourKCase.run(frames: int(0, 120), device: rest.count > 1 ? rest[1] : nil)
@@ -90,7 +94,8 @@ enum ChildCase {
         fputs("kiosk-bench --case noop | decode PATH | decode-full PATH | decode-warm PATH N | blend N W"
               + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
               + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
-              + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS] | ken-burns [FRAMES] [PHOTO]\n", stderr)
+              + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS] | ken-burns [FRAMES] [PHOTO]"
+              + " | animation-frame PATH N\n", stderr)
         return 64
     }
 

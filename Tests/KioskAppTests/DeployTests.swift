@@ -294,7 +294,8 @@ func unitDirectory() -> String {
     let depends = Set(try field("Depends").split(separator: ",").map {
         String($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " })
     })
-    for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7", "libgif7", "libheif1",
+    for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7",
+                    "libwebpdemux2", "libgif7", "libheif1",
                     "liblcms2-2", "libdrm2", "libevdev2", "libgpiod2",
                     "libcurl4", "libssl3", "libjansson4", "zlib1g", "libstdc++6", "libgcc-s1",
                     "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0", "fonts-dejavu-core", "libmosquitto1"] {

@@ -64,8 +64,8 @@ private func runProgram(_ path: String, _ arguments: [String],
 /// is no ELF object named libheif.so.1, found first on LD_LIBRARY_PATH) is "not installed" with
 /// the loader's reason, and the others are listed as before.
 @Test func versionListsEveryLibraryWithItsVersion() throws {
-    let names = ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libcurl", "libcrypto",
-                 "libjansson", "FreeType", "HarfBuzz", "fontconfig", "FriBidi", "libmosquitto"]
+    let names = ["libjpeg-turbo", "libpng", "libwebp", "libwebpdemux", "giflib", "libheif", "libde265", "libcurl",
+                 "libcrypto", "libjansson", "FreeType", "HarfBuzz", "fontconfig", "FriBidi", "libmosquitto"]
     func line(_ name: String, in text: String) -> String {
         text.split(separator: "\n").map(String.init).first { $0.hasPrefix(name + " ") } ?? ""
     }
@@ -74,9 +74,9 @@ private func runProgram(_ path: String, _ arguments: [String],
     // One line per library, in this order: the codecs', the display's, the touchscreen's, the
     // downloads', JSON's, the text's, MQTT's (each module reports its own).
     let listed = out.stdout.split(separator: "\n").dropFirst().map { String($0.prefix { $0 != " " }) }
-    #expect(listed == ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265", "libdrm", "libevdev",
-                       "libcurl", "libcrypto", "libjansson", "FreeType", "HarfBuzz", "fontconfig", "FriBidi",
-                       "libmosquitto"], "\(out.stdout)")
+    #expect(listed == ["libjpeg-turbo", "libpng", "libwebp", "libwebpdemux", "giflib", "libheif", "libde265",
+                       "libdrm", "libevdev", "libcurl", "libcrypto", "libjansson", "FreeType", "HarfBuzz", "fontconfig",
+                       "FriBidi", "libmosquitto"], "\(out.stdout)")
     for name in names {
         let l = line(name, in: out.stdout)
         #expect(l.contains(#/(running|built with) [0-9]+\.[0-9]+/#), "\(name): '\(l)'")

@@ -394,16 +394,12 @@ enum HEIFBomb {
         #expect(psnr(frame, try reference(path + ".ref.png", 640, 400, .fill)) == .infinity)
     }
 
-    /// An animated GIF shows its first frame and says so once per file.
-    @Test func animatedShowsTheFirstFrameAndSaysSoOnce() throws {
-        let source = try FormatFiles.path("anim.gif")
-        let path = try FormatFiles.path("anim-\(UUID().uuidString).gif")
-        try FileManager.default.copyItem(atPath: source, toPath: path)
-        let first = try shown(path, 640, 400, .fit)
-        #expect(first.1.warnings == ["an animated GIF: only its first frame is shown (animation is not played)"])
-        let again = try shown(path, 640, 400, .fit)
-        #expect(again.1.warnings.isEmpty)
+    /// An animated GIF's frame for the slot is its first, marked animated (it plays: no warning).
+    @Test func animatedGivesItsFirstFrameMarkedAnimated() throws {
+        let first = try shown(try FormatFiles.path("anim.gif"), 640, 400, .fit)
+        #expect(first.1.warnings.isEmpty && first.1.animated)
         #expect(psnr(first.0, try shown(try FormatFiles.path("still.gif"), 640, 400, .fit).0) == .infinity)
+        #expect(try !shown(try FormatFiles.path("still.gif"), 640, 400, .fit).1.animated)
     }
 
     @Test func truncatedFileNamesTheFileAndTheReason() throws {

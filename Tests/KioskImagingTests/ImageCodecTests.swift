@@ -15,7 +15,7 @@ import KioskImaging
 
     @Test func theLibrariesAreListedLinkedFirstEachOnce() {
         #expect(ImageCodec.libraryVersions.map(\.name)
-                == ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libheif", "libde265"])
+                == ["libjpeg-turbo", "libpng", "libwebp", "libwebpdemux", "giflib", "libheif", "libde265"])
         #expect(ImageCodec.codec(for: .heif)?.libraries.map(\.name) == ["libheif", "libde265"])
         #expect(ImageCodec.codec(for: .avif)?.libraries.map(\.name) == ["libheif"])
         #expect(ImageCodec.table.flatMap(\.libraries).filter { !$0.isLinked }.map(\.name)

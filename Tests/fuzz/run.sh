@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 shift || true
-all=(manifest config control hosts redirects mqtt outbox exif shuffle jpeg png webp gif heif icc touch)
+all=(manifest config control hosts redirects mqtt outbox exif shuffle jpeg png webp gif animation heif icc touch)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 scratch=.build/fuzz
@@ -39,11 +39,12 @@ seeds() {
         jpeg) echo "$f/exif-orientation $f/generated $f/libjpeg-turbo-testimages" ;;
         png) echo "$f/pngsuite" ;;
         exif) echo "$f/exif-orientation $f/exif-dates" ;;
+        animation) echo "$f/animations Tests/fuzz/corpus/gif Tests/fuzz/corpus/webp" ;;
     esac
 }
 max_len() {
     case "$1" in
-        jpeg|png|webp|gif|heif|icc) echo 65536 ;;
+        jpeg|png|webp|gif|animation|heif|icc) echo 65536 ;;
         *) echo 8192 ;;
     esac
 }

@@ -23,6 +23,7 @@ let fuzzTargets: [(name: String, run: FuzzTarget, what: String)] = [
     ("png", fuzzPNG, "PNG bytes to a fitted frame, streamed and whole"),
     ("webp", fuzzWebP, "WebP bytes to a fitted frame"),
     ("gif", fuzzGIF, "GIF bytes to a fitted frame"),
+    ("animation", fuzzAnimation, "animated GIF or WebP bytes played frame by frame into a fitted frame"),
     ("heif", fuzzHEIF, "HEIF/AVIF bytes to a fitted frame (libheif)"),
     ("hosts", fuzzHosts, "host names and addresses (every numeric form), --allow-hosts lists, the policy's decisions"),
     ("redirects", fuzzRedirects,

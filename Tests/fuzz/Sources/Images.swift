@@ -62,3 +62,40 @@ func fuzzHEIF(_ data: [UInt8]) {
     let format = FileFormat.identify(data.prefix(FileFormat.sniffLength)).decodable
     fuzzImage(data, format: format == .avif ? .avif : .heif)
 }
+
+/// `data` opened as an animation (GIF or WebP as its first bytes say) and played for up to 200
+/// frames into a 48x32 frame, the fit chosen by the input's
+/// length. Invariants: what it holds is within the budget; every frame placed has every pixel
+/// written and opaque; each duration is at least 11 ms (short ones are 100 ms); a pass restarts
+/// at frame 0; nothing after the end of the animation.
+func fuzzAnimation(_ data: [UInt8]) {
+    let width = 48, height = 32
+    let fit = FitMode.allCases[data.count % FitMode.allCases.count]
+    let background = RGBColor(red: 0x20, green: 0x40, blue: 0x60)
+    data.withUnsafeBytes { buffer in
+        guard let decoder = try? AnimationDecoder.open(bytes: buffer, name: "fuzz", options: fuzzDecodeOptions) else {
+            return
+        }
+        guard decoder.heldBytes <= fuzzDecodeOptions.maxDecoderBytes, decoder.canvasWidth > 0,
+              decoder.canvasHeight > 0 else {
+            fuzzFailure("animation \(decoder.canvasWidth)x\(decoder.canvasHeight) holding \(decoder.heldBytes)", data)
+        }
+        for _ in 0..<200 {
+            let frame = Bitmap(width: width, height: height, fill: unwrittenPixel)
+            let next: (milliseconds: Int, newPass: Bool)?
+            do { next = try decoder.placeNext(into: frame, fit: fit, background: background) } catch { return }
+            guard let next else {
+                if (try? decoder.placeNext(into: frame, fit: fit, background: background)) ?? nil != nil {
+                    fuzzFailure("a frame after the animation ended", data)
+                }
+                return
+            }
+            guard next.milliseconds > 10 else { fuzzFailure("a duration of \(next.milliseconds) ms", data) }
+            guard !next.newPass || decoder.frameIndex == 0 else { fuzzFailure("a pass not at frame 0", data) }
+            for i in 0 ..< frame.pixelCount where frame.pixels[i] >> 24 != 0xFF {
+                fuzzFailure("frame \(decoder.framesDecoded) \(fit): pixel \(i % width),\(i / width) not written",
+                            data)
+            }
+        }
+    }
+}

@@ -14,6 +14,7 @@ private func canonicalPayloads(_ command: MQTTCommand) -> [[UInt8]] {
     case .next, .previous, .pause, .resume: return [[], Array(MQTTCommandParser.press.utf8)]
     case .goto(let index): return [Array(String(index).utf8)]
     case .display(let on): return [Array((on ? "ON" : "OFF").utf8)]
+    case .brightness(let percent): return [Array((percent.map { String($0) } ?? "auto").utf8)]
     }
 }
 

@@ -25,6 +25,9 @@ private func frameFiles(_ directory: String) -> [String] {
     ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("frame-") }.sorted()
 }
 
+/// Frame `index` is not written yet.
+private struct NoFrameYet: Error { let index: Int }
+
 /// How many pixels of `a` and `b` differ.
 private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     guard a.width == b.width, a.height == b.height else { return Int.max }
@@ -44,7 +47,11 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     let missingScreen = try statusScreen(SceneRenderer.missingSourceText(path: folder, folder: true), width: 320, height: 200)
     let emptyScreen = try statusScreen(SceneRenderer.noImagesText, width: 320, height: 200)
     let blank = Bitmap(width: 320, height: 200)
-    func frame(_ i: Int) throws -> Bitmap { try ImageDecoder.decode(path: frames + "/" + frameFiles(frames)[i], options: DecodeOptions()).bitmap }
+    func frame(_ i: Int) throws -> Bitmap {
+        let files = frameFiles(frames)
+        guard files.indices.contains(i) else { throw NoFrameYet(index: i) }
+        return try ImageDecoder.decode(path: frames + "/" + files[i], options: DecodeOptions()).bitmap
+    }
     #expect(waitFor(20) { child.stderr.text.contains("fonts") && (try? frame(frameFiles(frames).count - 1)).map { differing($0, blank) > 0 } == true },
             "\(child.stderr.text)")
     let missing = child.stderr.lines.map(\.text).filter { $0.contains("source missing") }

@@ -31,8 +31,8 @@ final class PlayOrder {
     private var metadata: [String: CaptureTimeReader.Facts?] = [:]
     /// The playlist the times were last asked for, and the number of that question.
     private var asked: (playlist: [PlaylistItem], question: Int)?
-    /// The day the last "none taken on this day" line was written for.
-    private var saidNoneOn: LocalDate?
+    /// The day the last "none taken on this day" line was written for (once the times were read).
+    private(set) var saidNoneOn: LocalDate?
     /// The `shuffle-round` text last written (nothing is written when it did not change).
     private var saved: String?
 
@@ -94,7 +94,7 @@ final class PlayOrder {
         if needsTimes {
             asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { $0.hasPrefix("/") }))
         }
-        return ordered(playlist, current: current, wall: wall)
+        return ordered(playlist, current: current, wall: wall, timesKnown: !needsTimes)
     }
 
     /// The reader's answer to the last question, when it came: the sequence of that playlist
@@ -103,8 +103,10 @@ final class PlayOrder {
         guard let answer = reader.take(), let asked, answer.question == asked.question else { return nil }
         let before = asked.playlist.map { metadata[$0.source] ?? nil }
         for (path, facts) in answer.facts { metadata[path] = facts }
-        guard asked.playlist.map({ metadata[$0.source] ?? nil }) != before else { return nil }
-        return .some(ordered(asked.playlist, current: current, wall: wall))
+        let changed = asked.playlist.map({ metadata[$0.source] ?? nil }) != before
+        // Ordered even when nothing changed: the times are known now, so "none" can be said.
+        let sequence = ordered(asked.playlist, current: current, wall: wall, timesKnown: true)
+        return changed ? .some(sequence) : nil
     }
 
     /// At the start: waits for the capture times of the first question, on virtual time for as
@@ -119,7 +121,10 @@ final class PlayOrder {
     /// The longest the show's start waits for capture times on the real clock (2 s).
     static let startWait: Duration = .seconds(2)
 
-    private func ordered(_ playlist: [PlaylistItem], current: String?, wall: any WallTimeSource) -> [Int]? {
+    /// The sequence of `playlist` by the capture times known; `timesKnown`: the reader answered
+    /// for this playlist (only then is "on this day: none" said: before, no time may be known).
+    private func ordered(_ playlist: [PlaylistItem], current: String?, wall: any WallTimeSource,
+                         timesKnown: Bool) -> [Int]? {
         let (now, zone) = wall.readWallTime()
         let today = zone.local(atEpochSecond: now.components.seconds).date
         let taken: [CaptureTime?] = needsTimes
@@ -130,7 +135,7 @@ final class PlayOrder {
             }
             : Array(repeating: nil, count: playlist.count)
         let (sequence, matched) = order.sequence(for: playlist, taken: taken, today: today, current: current)
-        if !matched, saidNoneOn != today {
+        if !matched, timesKnown, saidNoneOn != today {
             saidNoneOn = today
             Log.info("on this day: none", detail: "no photo taken on \(today.description.dropFirst(5)) in an "
                      + "earlier year; the whole playlist plays by date")

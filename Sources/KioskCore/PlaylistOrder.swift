@@ -282,10 +282,13 @@ public struct ShowOrder: Sendable {
         return (indices(bag.cycle(from: source), in: playlist), done)
     }
 
-    /// The first playlist index of each source.
+    /// The first playlist index of each source, then the playlist's other indices (a source
+    /// listed again) as listed: the policy plays only the indices a sequence names.
     private func indices(_ sources: [String], in playlist: [PlaylistItem]) -> [Int] {
         var first: [String: Int] = [:]
         for (i, item) in playlist.enumerated() where first[item.source] == nil { first[item.source] = i }
-        return sources.compactMap { first[$0] }
+        let out = sources.compactMap { first[$0] }
+        let named = Set(out)
+        return out + playlist.indices.filter { !named.contains($0) }
     }
 }

@@ -140,3 +140,34 @@ private final class UTCWall: WallTimeSource {
     order.reader.waitForAnswers(interrupt: -1)
     #expect(order.timesArrived(current: nil, wall: UTCWall()) == .some([0, 1, 2]))
 }
+
+/// A wall clock standing at `epoch` in UTC.
+private final class FixedWall: WallTimeSource {
+    let epoch: Int64
+    init(_ epoch: Int64) { self.epoch = epoch }
+    func readWallTime() -> (sinceEpoch: Duration, zone: any TimeZoneRules) {
+        (.seconds(epoch), FixedOffsetZone(seconds: 0))
+    }
+    var scheduleRecheck: Duration? { nil }
+}
+
+/// `on-this-day` on 2 December: only the photo of 2016-12-02 plays, and "none" is not said on
+/// the first ordering, made before the capture times were read (the whole folder by date then).
+@Test func onThisDayWaitsForTheCaptureTimesBeforeSayingNone() throws {
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]  // 2001, 2019, 2016-12-02
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let playlist = names.map { PlaylistItem(source: photos + "/" + $0) }
+    let order = try PlayOrder(order: .onThisDay, recentDays: nil, stateDirectory: nil, seed: 1)
+    let wall = FixedWall(LocalDate(year: 2026, month: 12, day: 2).daysSinceEpoch * 86_400 + 43_200)
+    _ = order.sequence(for: playlist, current: nil, wall: wall)
+    #expect(order.saidNoneOn == nil, "no capture time is known yet: nothing can be said about the day")
+    order.reader.waitForAnswers(interrupt: -1)
+    #expect(order.timesArrived(current: nil, wall: wall) == .some([2]))
+    #expect(order.saidNoneOn == nil)
+    // On 3 December none matches: now that the times are known, that is said.
+    let later = FixedWall(LocalDate(year: 2026, month: 12, day: 3).daysSinceEpoch * 86_400 + 43_200)
+    _ = order.sequence(for: playlist, current: nil, wall: later)
+    order.reader.waitForAnswers(interrupt: -1)
+    _ = order.timesArrived(current: nil, wall: later)
+    #expect(order.saidNoneOn == LocalDate(year: 2026, month: 12, day: 3))
+}

@@ -199,3 +199,17 @@ private struct OrderedShow {
     show.run(to: 45)
     #expect(show.shownSources == [sources[2], sources[0], sources[3], sources[1], sources[2]])
 }
+
+@Test func onThisDayPlaysOnlyTheDaysPhotosOldestFirst() {
+    func at(_ y: Int, _ m: Int, _ d: Int) -> CaptureTime {
+        let date = LocalDate(year: y, month: m, day: d)
+        return CaptureTime(epochSecond: date.daysSinceEpoch * 86_400, localDate: date)
+    }
+    // OrderedShow's today is 2026-12-02: items 1 (2023) and 3 (2016) were taken on this day.
+    let sources = names(5)
+    var show = OrderedShow(sources, order: ShowOrder(order: .onThisDay, bag: ShuffleBag(seed: 1)),
+                           taken: [at(2020, 5, 1), at(2023, 12, 2), nil, at(2016, 12, 2), at(2026, 12, 2)])
+    show.run(to: 45)  // shown at 0, 10, 20, 30, 40
+    #expect(show.shownSources == [sources[3], sources[1], sources[3], sources[1], sources[3]],
+            "only the day's photos of earlier years, oldest first, and nothing else")
+}

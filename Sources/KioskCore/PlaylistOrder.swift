@@ -237,6 +237,14 @@ public struct ShowOrder: Sendable {
     public let recentDays: Int?
     /// The shuffle bag (``PlaylistOrder/shuffle`` only).
     public private(set) var bag: ShuffleBag
+    /// The sources shown, oldest first (at most one per source in the playlist), and the place
+    /// of the one on screen in it: `previous` walks back through it and `next` forward again
+    /// before the bag's places to come, as in name order (``PlaylistOrder/shuffle`` only).
+    private var history: [String] = []
+    private var historyPosition = -1
+    /// The source the carousel was last given to show next, moving forward: a `shown` of it is
+    /// a step forward even when it is also the one before in the history.
+    private var handedForward: String?
 
     public init(order: PlaylistOrder, recentDays: Int? = nil, bag: ShuffleBag) {
         self.order = order
@@ -262,6 +270,16 @@ public struct ShowOrder: Sendable {
                                   current: String?) -> (sequence: [Int]?, matchedToday: Bool) {
         guard order == .shuffle else { return order.sequence(taken: taken, today: today) }
         bag.update(sources: playlist.map(\.source), recent: recentSources(playlist, taken: taken, today: today))
+        // The history keeps the sources still in the playlist; the place stays on the same entry
+        // (or the last kept one before it).
+        let present = Set(playlist.map(\.source))
+        var kept: [String] = [], position = -1
+        for (i, s) in history.enumerated() where present.contains(s) {
+            kept.append(s)
+            if i <= historyPosition { position = kept.count - 1 }
+        }
+        history = kept
+        historyPosition = position
         return (indices(bag.cycle(from: current), in: playlist), true)
     }
 
@@ -273,13 +291,43 @@ public struct ShowOrder: Sendable {
         guard order == .shuffle, playlist.indices.contains(item) else { return (nil, false) }
         let source = playlist[item].source
         let done = bag.shown(source)
-        guard let wanted = bag.next(after: source) else { return (nil, done) }
+        walkHistory(to: source, limit: Swift.max(1, bag.sources.count))
+        // The neighbours the carousel must have: forward the next one in the history (after a
+        // step back), else the bag's next place; backward the one shown before.
+        let forward = historyPosition + 1 < history.count ? history[historyPosition + 1] : bag.next(after: source)
+        let backward = historyPosition > 0 ? history[historyPosition - 1] : nil
+        handedForward = forward
+        guard let forward else { return (nil, done) }
         let playing = sequence ?? Array(playlist.indices)
         if let at = playing.firstIndex(of: item), playing.count > 1,
-           playlist[playing[(at + 1) % playing.count]].source == wanted {
+           playlist[playing[(at + 1) % playing.count]].source == forward,
+           backward.map({ playlist[playing[(at + playing.count - 1) % playing.count]].source == $0 }) ?? true {
             return (nil, done)
         }
-        return (indices(bag.cycle(from: source), in: playlist), done)
+        // The bag's cycle from the source on screen, with `forward` second and `backward` last.
+        var cycle = bag.cycle(from: source).filter { $0 != forward && $0 != backward }
+        cycle.insert(forward, at: Swift.min(1, cycle.count))
+        if let backward, backward != forward, backward != source { cycle.append(backward) }
+        return (indices(cycle, in: playlist), done)
+    }
+
+    /// `source` is on screen: one step back or forward in the history when it is the entry
+    /// there, else a new entry after the place (the entries after it are dropped); at most
+    /// `limit` entries are kept.
+    private mutating func walkHistory(to source: String, limit: Int) {
+        let expected = source == handedForward
+        if expected, historyPosition + 1 < history.count, history[historyPosition + 1] == source {
+            historyPosition += 1
+        } else if !expected, historyPosition > 0, history[historyPosition - 1] == source {
+            historyPosition -= 1
+        } else if historyPosition + 1 < history.count, history[historyPosition + 1] == source {
+            historyPosition += 1
+        } else if historyPosition < 0 || history[historyPosition] != source {
+            history.removeSubrange((historyPosition + 1)...)
+            history.append(source)
+            if history.count > limit { history.removeFirst(history.count - limit) }
+            historyPosition = history.count - 1
+        }
     }
 
     /// The first playlist index of each source, then the playlist's other indices (a source

@@ -213,3 +213,30 @@ private struct OrderedShow {
     #expect(show.shownSources == [sources[3], sources[1], sources[3], sources[1], sources[3]],
             "only the day's photos of earlier years, oldest first, and nothing else")
 }
+
+/// `previous` in a shuffle walks back through the pictures shown, one step each, and `next`
+/// then walks forward again through them before the round goes on, as in name order (it
+/// bounced between the last two).
+@Test func previousInAShuffleWalksBackThroughWhatWasShown() {
+    let sources = names(8)
+    var show = OrderedShow(sources, order: ShowOrder(order: .shuffle, bag: ShuffleBag(seed: 4)))
+    show.run(to: 45)  // shown at 0, 10, 20, 30, 40
+    let played = show.shownSources
+    #expect(played.count == 5)
+    func step(_ direction: Direction, at t: Int) {
+        show.take(show.h.carousel.move(direction, at: .seconds(t)))
+        show.h.prepareAll(at: .seconds(t))
+        show.take([])
+    }
+    for t in 46...49 { step(.backward, at: t) }
+    #expect(Array(show.shownSources[5...]) == [played[3], played[2], played[1], played[0]])
+    step(.forward, at: 50)
+    step(.forward, at: 51)
+    #expect(Array(show.shownSources[9...]) == [played[1], played[2]])
+    // Forward past the last shown: the round's places to come, none of the round again.
+    show.run(to: 51 + 10 * 5, from: 52)
+    let after = Array(show.shownSources[11...])
+    #expect(after.count >= 4)
+    #expect(Array(after[0..<2]) == [played[3], played[4]])
+    #expect(Set(after[2...]).isDisjoint(with: played), "\(after)")
+}

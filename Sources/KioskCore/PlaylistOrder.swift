@@ -123,11 +123,36 @@ public struct ShuffleBag: Sendable {
             startRound(after: nil)
             return
         }
+        var joining: [String] = []
         for source in unique where !before.contains(source) {
-            let places = recent.contains(source) ? 2 : 1
-            for _ in 0..<places { upcoming.insert(source, at: Int.random(in: 0...upcoming.count, using: &random)) }
+            joining.append(source)
+            if recent.contains(source) { joining.append(source) }
         }
+        upcoming = Self.merging(joining.shuffled(using: &random), into: upcoming, using: &random)
         if upcoming.isEmpty { startRound(after: shownThisRound.last) }
+    }
+
+    /// `places` each put before a random place of `into` (or at its end), in their order where
+    /// two take the same one: as many inserts at random places would, in one pass (an insert
+    /// each made a folder of 10000 new files quadratic).
+    private static func merging(_ places: [String], into: [String], using random: inout SplitMix64) -> [String] {
+        guard !places.isEmpty else { return into }
+        let before = places.map { (place: $0, at: Int.random(in: 0...into.count, using: &random)) }
+        return merged(before, into: into)
+    }
+
+    /// `into` with each of `inserts` before its place `at` (`into.count`: at the end); inserts
+    /// with the same place keep their order.
+    private static func merged(_ inserts: [(place: String, at: Int)], into: [String]) -> [String] {
+        var byPlace = Array(repeating: [String](), count: into.count + 1)
+        for i in inserts { byPlace[i.at].append(i.place) }
+        var out: [String] = []
+        out.reserveCapacity(into.count + inserts.count)
+        for (i, group) in byPlace.enumerated() {
+            out += group
+            if i < into.count { out.append(into[i]) }
+        }
+        return out
     }
 
     /// `source` was shown: it takes its next place this round (the first place of it still to
@@ -156,9 +181,13 @@ public struct ShuffleBag: Sendable {
     /// forward from `current` shows ``next(after:)`` next.
     public func cycle(from current: String?) -> [String] {
         var out: [String] = []
+        out.reserveCapacity(sources.count)
+        // A set, not `sources.contains` per place: that made each cycle quadratic (4 s for a
+        // folder of 10000 photos, on every `shown` that handed a new cycle).
+        let inBag = Set(sources)
         var seen = Set<String>()
         for s in [current].compactMap({ $0 }) + upcoming + shownThisRound + sources
-        where sources.contains(s) && seen.insert(s).inserted {
+        where inBag.contains(s) && seen.insert(s).inserted {
             out.append(s)
         }
         return out
@@ -170,14 +199,20 @@ public struct ShuffleBag: Sendable {
         shownThisRound = []
         var places = sources.shuffled(using: &random)
         let half = (places.count + 1) / 2
+        // The second places are put before places of the shuffled round (its end: count), all
+        // in one pass; the first places are looked up once, not searched for per source.
+        var firstPlace: [String: Int] = [:]
+        for (i, s) in places.enumerated() where recent.contains(s) { firstPlace[s] = i }
+        var seconds: [(place: String, at: Int)] = []
         for source in sources where recent.contains(source) {
-            guard let first = places.firstIndex(of: source) else { continue }
+            guard let first = firstPlace[source] else { continue }
             let range = first < half ? half...places.count : 0...max(0, half - 1)
             var at = Int.random(in: range, using: &random)
             // Not next to the first place (possible only at the halves' border).
             if Swift.abs(at - first) <= 1 { at = first < half ? places.count : 0 }
-            places.insert(source, at: at)
+            seconds.append((source, at))
         }
+        if !seconds.isEmpty { places = Self.merged(seconds, into: places) }
         if places.count > 1, let last, places.first == last,
            let swap = places.indices.first(where: { places[$0] != last }) {
             places.swapAt(0, swap)

@@ -240,3 +240,26 @@ private struct OrderedShow {
     #expect(Array(after[0..<2]) == [played[3], played[4]])
     #expect(Set(after[2...]).isDisjoint(with: played), "\(after)")
 }
+
+/// A restored round that a folder of 3000 new files joins (some of them recent): each new file
+/// takes its places among the round's places to come, in one pass, and the round still shows
+/// every file once (twice when recent, never side by side).
+@Test func manyNewSourcesJoinARestoredRoundEachInItsPlaces() throws {
+    let old = names(20)
+    var bag = ShuffleBag(seed: 9)
+    bag.update(sources: old)
+    let before = play(&bag, 5)
+    var restored = try #require(ShuffleBag(decoding: bag.encoded(), seed: 10))
+    let new = (0..<3000).map { "/q/\($0).jpg" }
+    let recent = Set(new.prefix(100))
+    restored.update(sources: old + new, recent: recent)
+    #expect(restored.upcoming.count == 15 + 3000 + 100)
+    #expect(Set(restored.upcoming) == Set(old + new).subtracting(before))
+    let rest = play(&restored, restored.upcoming.count)
+    #expect(restored.completedRounds == 1)
+    for s in recent { #expect(rest.filter { $0 == s }.count == 2) }
+    // The next round: every source, the recent ones twice and never twice in a row.
+    let next = play(&restored, 3020 + 100)
+    #expect(Set(next) == Set(old + new) && next.count == 3120)
+    for i in 1..<next.count { #expect(next[i] != next[i - 1]) }
+}

@@ -46,6 +46,8 @@ public enum LoopDuty: Hashable, Sendable {
     case fileCheck
     /// The next boundary of an item's schedule (``ShowPolicy/nextScheduleLook``).
     case schedule
+    /// The local midnight after which `--order on-this-day` is worked out again (``PlayOrder/nextDayLook``).
+    case orderDay
     /// The end of a touch's wake of a screen off by `--display-off` (`--wake-minutes`).
     case wakeEnd
     /// `--overlay`: the clock's text is formatted again (the start of each minute).
@@ -145,9 +147,9 @@ public final class FrameLoop {
     public func run() throws(DisplayError) -> Int32 {
         defer { configuration.order?.flush() }  // the shuffle round as it stands, on every way out
         configuration.order?.use(manifestOrder: content?.showSettings.order)
-        var first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver)
+        var first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver, at: clock.now)
         configuration.order?.awaitFirstTimes(driver: driver, interrupt: configuration.signals?.wakeDescriptor ?? -1)
-        if let timed = configuration.order?.timesArrived(current: nil, wall: driver) { first = timed }
+        if let timed = configuration.order?.timesArrived(current: nil, wall: driver, at: clock.now) { first = timed }
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
         handle(carousel.start(at: clock.now))
         while true {
@@ -221,7 +223,7 @@ public final class FrameLoop {
                                       presenceTimeout: content.showSettings.presenceTimeout)
         configuration.order?.use(manifestOrder: content.showSettings.order)
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
-        let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver)
+        let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver, at: clock.now)
         policyStep { $0.begin(items, sequence: sequence, at: clock.now, wall: driver, carousel: &$1) }
     }
 
@@ -231,7 +233,7 @@ public final class FrameLoop {
         guard let order = configuration.order else { return }
         driver.settle(order.reader, interrupt: configuration.signals?.wakeDescriptor ?? -1)
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
-        guard let sequence = order.timesArrived(current: onScreen, wall: driver) else { return }
+        guard let sequence = order.timesArrived(current: onScreen, wall: driver, at: clock.now) else { return }
         policyStep { $0.reorder(sequence, at: clock.now, carousel: &$1) }
     }
 
@@ -516,6 +518,7 @@ public final class FrameLoop {
         deadlines[.runFor] = configuration.runFor
         deadlines[.schedule] = policy.nextScheduleLook
         deadlines[.retry] = policy.nextRetry
+        deadlines[.orderDay] = configuration.order?.nextDayLook
         deadlines[.overlay] = frames.overlayAt
         supervisor.setDeadlines(&deadlines)
         slots.scheduleCheck(at: now, driver: driver)

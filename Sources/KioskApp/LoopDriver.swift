@@ -181,8 +181,8 @@ public final class VirtualTimeDriver: LoopDriver {
     public func wait(for deadlines: Deadlines<LoopDuty>, wakeDescriptors: [Int32], now: Duration) -> Bool {
         var timed = deadlines
         timed[.retry] = nil  // retries are for the real clock: a show with nothing else to do is over
-        // Schedules and brightness tiers repeat: without --run-for they would never end.
-        if timed[.runFor] == nil { timed[.schedule] = nil; timed[.brightness] = nil }
+        // Schedules, brightness tiers and days repeat: without --run-for they would never end.
+        if timed[.runFor] == nil { timed[.schedule] = nil; timed[.brightness] = nil; timed[.orderDay] = nil }
         timed[.overlay] = nil  // the clock alone does not keep a finished show going
         // An animation loops for ever: without --run-for it does not keep a finished show going.
         if timed[.runFor] == nil { timed[.animation] = nil }

@@ -31,8 +31,16 @@ final class PlayOrder {
     private var metadata: [String: CaptureTimeReader.Facts?] = [:]
     /// The playlist the times were last asked for, and the number of that question.
     private var asked: (playlist: [PlaylistItem], question: Int)?
-    /// The day the last "none taken on this day" line was written for.
-    private var saidNoneOn: LocalDate?
+    /// The number of the last question whose answer was taken.
+    private var answered = 0
+    /// The local day the sequence was last made for.
+    private var orderedOn: LocalDate?
+    /// When the day is looked at next (show time): the next local midnight in the show's zone,
+    /// or sooner on a real clock (``WallTimeSource/scheduleRecheck``: a clock that is set is taken
+    /// up within it); nil when the order does not change with the day. The loop wakes for it.
+    private(set) var nextDayLook: Duration?
+    /// The day the last "none taken on this day" line was written for (once the times were read).
+    private(set) var saidNoneOn: LocalDate?
     /// The `shuffle-round` text last written (nothing is written when it did not change).
     private var saved: String?
 
@@ -88,23 +96,59 @@ final class PlayOrder {
     private var needsTimes: Bool { order.order != .name && order.order != .shuffle || order.recentDays != nil }
 
     /// The sequence for `playlist` (nil: as listed), `current` being the source on screen, from
-    /// the capture times known now; when the order needs times they are asked for again (a new
-    /// playlist, or files that changed), and ``timesArrived(wall:)`` gives the sequence they make.
-    func sequence(for playlist: [PlaylistItem], current: String?, wall: any WallTimeSource) -> [Int]? {
+    /// the capture times known now (`now`: show time); when the order needs times they are asked
+    /// for again (a new playlist, or files that changed), and
+    /// ``timesArrived(current:wall:at:)`` gives the sequence they make.
+    func sequence(for playlist: [PlaylistItem], current: String?, wall: any WallTimeSource,
+                  at now: Duration) -> [Int]? {
         if needsTimes {
             asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { $0.hasPrefix("/") }))
         }
-        return ordered(playlist, current: current, wall: wall)
+        return ordered(playlist, current: current, wall: wall, timesKnown: !needsTimes, at: now)
     }
 
     /// The reader's answer to the last question, when it came: the sequence of that playlist
-    /// in the order of the times read (nil when nothing changed or no answer is in).
-    func timesArrived(current: String?, wall: any WallTimeSource) -> [Int]?? {
-        guard let answer = reader.take(), let asked, answer.question == asked.question else { return nil }
+    /// in the order of the times read (nil when nothing changed or no answer is in). Else, at
+    /// ``nextDayLook`` (`now`: show time), when the local day changed since the sequence was
+    /// made (midnight): the sequence of the day that began (`on-this-day`, `--recent-days`).
+    func timesArrived(current: String?, wall: any WallTimeSource, at now: Duration) -> [Int]?? {
+        guard let answer = reader.take() else { return dayChanged(current: current, wall: wall, at: now) }
+        guard let asked, answer.question == asked.question else { return nil }
+        answered = answer.question
         let before = asked.playlist.map { metadata[$0.source] ?? nil }
         for (path, facts) in answer.facts { metadata[path] = facts }
-        guard asked.playlist.map({ metadata[$0.source] ?? nil }) != before else { return nil }
-        return .some(ordered(asked.playlist, current: current, wall: wall))
+        let changed = asked.playlist.map({ metadata[$0.source] ?? nil }) != before
+        // Ordered even when nothing changed: the times are known now, so "none" can be said.
+        let sequence = ordered(asked.playlist, current: current, wall: wall, timesKnown: true, at: now)
+        return changed ? .some(sequence) : nil
+    }
+
+    /// At ``nextDayLook``: the sequence of the last playlist again when the local day is not
+    /// the one it was made for; nil when it is (the next look is set).
+    private func dayChanged(current: String?, wall: any WallTimeSource, at now: Duration) -> [Int]?? {
+        guard let look = nextDayLook, now >= look, let asked else { return nil }
+        let (sinceEpoch, zone) = wall.readWallTime()
+        let today = zone.local(atEpochSecond: sinceEpoch.components.seconds).date
+        guard today != orderedOn else {
+            lookAtDay(after: today, sinceEpoch: sinceEpoch, zone: zone, wall: wall, at: now)
+            return nil
+        }
+        Log.info("new day", detail: "\(today): the playlist is ordered again (--order \(order.order.rawValue))")
+        return .some(ordered(asked.playlist, current: current, wall: wall, timesKnown: answered == asked.question,
+                             at: now))
+    }
+
+    /// Sets ``nextDayLook`` at the local midnight that ends `today` (`sinceEpoch`: the wall time
+    /// at show time `now`), when the order changes with the day.
+    private func lookAtDay(after today: LocalDate, sinceEpoch: Duration, zone: any TimeZoneRules,
+                           wall: any WallTimeSource, at now: Duration) {
+        guard order.order == .onThisDay || order.order == .shuffle && order.recentDays != nil else {
+            nextDayLook = nil
+            return
+        }
+        let midnight = Duration.seconds(zone.instant(of: today.adding(days: 1), minute: 0))
+        let until = max(midnight - sinceEpoch, .seconds(1))
+        nextDayLook = now + (wall.scheduleRecheck.map { min(until, $0) } ?? until)
     }
 
     /// At the start: waits for the capture times of the first question, on virtual time for as
@@ -119,9 +163,14 @@ final class PlayOrder {
     /// The longest the show's start waits for capture times on the real clock (2 s).
     static let startWait: Duration = .seconds(2)
 
-    private func ordered(_ playlist: [PlaylistItem], current: String?, wall: any WallTimeSource) -> [Int]? {
+    /// The sequence of `playlist` by the capture times known; `timesKnown`: the reader answered
+    /// for this playlist (only then is "on this day: none" said: before, no time may be known).
+    private func ordered(_ playlist: [PlaylistItem], current: String?, wall: any WallTimeSource,
+                         timesKnown: Bool, at showTime: Duration) -> [Int]? {
         let (now, zone) = wall.readWallTime()
         let today = zone.local(atEpochSecond: now.components.seconds).date
+        orderedOn = today
+        lookAtDay(after: today, sinceEpoch: now, zone: zone, wall: wall, at: showTime)
         let taken: [CaptureTime?] = needsTimes
             ? playlist.map { item in
                 (metadata[item.source] ?? nil).map {
@@ -130,7 +179,7 @@ final class PlayOrder {
             }
             : Array(repeating: nil, count: playlist.count)
         let (sequence, matched) = order.sequence(for: playlist, taken: taken, today: today, current: current)
-        if !matched, saidNoneOn != today {
+        if !matched, timesKnown, saidNoneOn != today {
             saidNoneOn = today
             Log.info("on this day: none", detail: "no photo taken on \(today.description.dropFirst(5)) in an "
                      + "earlier year; the whole playlist plays by date")

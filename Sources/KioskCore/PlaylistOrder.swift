@@ -123,11 +123,36 @@ public struct ShuffleBag: Sendable {
             startRound(after: nil)
             return
         }
+        var joining: [String] = []
         for source in unique where !before.contains(source) {
-            let places = recent.contains(source) ? 2 : 1
-            for _ in 0..<places { upcoming.insert(source, at: Int.random(in: 0...upcoming.count, using: &random)) }
+            joining.append(source)
+            if recent.contains(source) { joining.append(source) }
         }
+        upcoming = Self.merging(joining.shuffled(using: &random), into: upcoming, using: &random)
         if upcoming.isEmpty { startRound(after: shownThisRound.last) }
+    }
+
+    /// `places` each put before a random place of `into` (or at its end), in their order where
+    /// two take the same one: as many inserts at random places would, in one pass (an insert
+    /// each made a folder of 10000 new files quadratic).
+    private static func merging(_ places: [String], into: [String], using random: inout SplitMix64) -> [String] {
+        guard !places.isEmpty else { return into }
+        let before = places.map { (place: $0, at: Int.random(in: 0...into.count, using: &random)) }
+        return merged(before, into: into)
+    }
+
+    /// `into` with each of `inserts` before its place `at` (`into.count`: at the end); inserts
+    /// with the same place keep their order.
+    private static func merged(_ inserts: [(place: String, at: Int)], into: [String]) -> [String] {
+        var byPlace = Array(repeating: [String](), count: into.count + 1)
+        for i in inserts { byPlace[i.at].append(i.place) }
+        var out: [String] = []
+        out.reserveCapacity(into.count + inserts.count)
+        for (i, group) in byPlace.enumerated() {
+            out += group
+            if i < into.count { out.append(into[i]) }
+        }
+        return out
     }
 
     /// `source` was shown: it takes its next place this round (the first place of it still to
@@ -156,9 +181,13 @@ public struct ShuffleBag: Sendable {
     /// forward from `current` shows ``next(after:)`` next.
     public func cycle(from current: String?) -> [String] {
         var out: [String] = []
+        out.reserveCapacity(sources.count)
+        // A set, not `sources.contains` per place: that made each cycle quadratic (4 s for a
+        // folder of 10000 photos, on every `shown` that handed a new cycle).
+        let inBag = Set(sources)
         var seen = Set<String>()
         for s in [current].compactMap({ $0 }) + upcoming + shownThisRound + sources
-        where sources.contains(s) && seen.insert(s).inserted {
+        where inBag.contains(s) && seen.insert(s).inserted {
             out.append(s)
         }
         return out
@@ -170,14 +199,20 @@ public struct ShuffleBag: Sendable {
         shownThisRound = []
         var places = sources.shuffled(using: &random)
         let half = (places.count + 1) / 2
+        // The second places are put before places of the shuffled round (its end: count), all
+        // in one pass; the first places are looked up once, not searched for per source.
+        var firstPlace: [String: Int] = [:]
+        for (i, s) in places.enumerated() where recent.contains(s) { firstPlace[s] = i }
+        var seconds: [(place: String, at: Int)] = []
         for source in sources where recent.contains(source) {
-            guard let first = places.firstIndex(of: source) else { continue }
+            guard let first = firstPlace[source] else { continue }
             let range = first < half ? half...places.count : 0...max(0, half - 1)
             var at = Int.random(in: range, using: &random)
             // Not next to the first place (possible only at the halves' border).
             if Swift.abs(at - first) <= 1 { at = first < half ? places.count : 0 }
-            places.insert(source, at: at)
+            seconds.append((source, at))
         }
+        if !seconds.isEmpty { places = Self.merged(seconds, into: places) }
         if places.count > 1, let last, places.first == last,
            let swap = places.indices.first(where: { places[$0] != last }) {
             places.swapAt(0, swap)
@@ -237,6 +272,14 @@ public struct ShowOrder: Sendable {
     public let recentDays: Int?
     /// The shuffle bag (``PlaylistOrder/shuffle`` only).
     public private(set) var bag: ShuffleBag
+    /// The sources shown, oldest first (at most one per source in the playlist), and the place
+    /// of the one on screen in it: `previous` walks back through it and `next` forward again
+    /// before the bag's places to come, as in name order (``PlaylistOrder/shuffle`` only).
+    private var history: [String] = []
+    private var historyPosition = -1
+    /// The source the carousel was last given to show next, moving forward: a `shown` of it is
+    /// a step forward even when it is also the one before in the history.
+    private var handedForward: String?
 
     public init(order: PlaylistOrder, recentDays: Int? = nil, bag: ShuffleBag) {
         self.order = order
@@ -262,6 +305,16 @@ public struct ShowOrder: Sendable {
                                   current: String?) -> (sequence: [Int]?, matchedToday: Bool) {
         guard order == .shuffle else { return order.sequence(taken: taken, today: today) }
         bag.update(sources: playlist.map(\.source), recent: recentSources(playlist, taken: taken, today: today))
+        // The history keeps the sources still in the playlist; the place stays on the same entry
+        // (or the last kept one before it).
+        let present = Set(playlist.map(\.source))
+        var kept: [String] = [], position = -1
+        for (i, s) in history.enumerated() where present.contains(s) {
+            kept.append(s)
+            if i <= historyPosition { position = kept.count - 1 }
+        }
+        history = kept
+        historyPosition = position
         return (indices(bag.cycle(from: current), in: playlist), true)
     }
 
@@ -273,19 +326,52 @@ public struct ShowOrder: Sendable {
         guard order == .shuffle, playlist.indices.contains(item) else { return (nil, false) }
         let source = playlist[item].source
         let done = bag.shown(source)
-        guard let wanted = bag.next(after: source) else { return (nil, done) }
+        walkHistory(to: source, limit: Swift.max(1, bag.sources.count))
+        // The neighbours the carousel must have: forward the next one in the history (after a
+        // step back), else the bag's next place; backward the one shown before.
+        let forward = historyPosition + 1 < history.count ? history[historyPosition + 1] : bag.next(after: source)
+        let backward = historyPosition > 0 ? history[historyPosition - 1] : nil
+        handedForward = forward
+        guard let forward else { return (nil, done) }
         let playing = sequence ?? Array(playlist.indices)
         if let at = playing.firstIndex(of: item), playing.count > 1,
-           playlist[playing[(at + 1) % playing.count]].source == wanted {
+           playlist[playing[(at + 1) % playing.count]].source == forward,
+           backward.map({ playlist[playing[(at + playing.count - 1) % playing.count]].source == $0 }) ?? true {
             return (nil, done)
         }
-        return (indices(bag.cycle(from: source), in: playlist), done)
+        // The bag's cycle from the source on screen, with `forward` second and `backward` last.
+        var cycle = bag.cycle(from: source).filter { $0 != forward && $0 != backward }
+        cycle.insert(forward, at: Swift.min(1, cycle.count))
+        if let backward, backward != forward, backward != source { cycle.append(backward) }
+        return (indices(cycle, in: playlist), done)
     }
 
-    /// The first playlist index of each source.
+    /// `source` is on screen: one step back or forward in the history when it is the entry
+    /// there, else a new entry after the place (the entries after it are dropped); at most
+    /// `limit` entries are kept.
+    private mutating func walkHistory(to source: String, limit: Int) {
+        let expected = source == handedForward
+        if expected, historyPosition + 1 < history.count, history[historyPosition + 1] == source {
+            historyPosition += 1
+        } else if !expected, historyPosition > 0, history[historyPosition - 1] == source {
+            historyPosition -= 1
+        } else if historyPosition + 1 < history.count, history[historyPosition + 1] == source {
+            historyPosition += 1
+        } else if historyPosition < 0 || history[historyPosition] != source {
+            history.removeSubrange((historyPosition + 1)...)
+            history.append(source)
+            if history.count > limit { history.removeFirst(history.count - limit) }
+            historyPosition = history.count - 1
+        }
+    }
+
+    /// The first playlist index of each source, then the playlist's other indices (a source
+    /// listed again) as listed: the policy plays only the indices a sequence names.
     private func indices(_ sources: [String], in playlist: [PlaylistItem]) -> [Int] {
         var first: [String: Int] = [:]
         for (i, item) in playlist.enumerated() where first[item.source] == nil { first[item.source] = i }
-        return sources.compactMap { first[$0] }
+        let out = sources.compactMap { first[$0] }
+        let named = Set(out)
+        return out + playlist.indices.filter { !named.contains($0) }
     }
 }

@@ -75,8 +75,9 @@ public struct ShowPolicy: Sendable {
     /// When the items that failed are tried again; nil when none failed since the last try.
     public private(set) var nextRetry: Duration?
     /// The order the carousel plays the rotation in (playlist indices, ``PlaylistOrder``); nil:
-    /// as listed. Items of the rotation the sequence leaves out are played after it, as listed;
-    /// items it names that are out of the rotation are skipped.
+    /// as listed. Only the items it names play: items of the rotation it leaves out are not
+    /// shown (`on-this-day` names only the day's photos), items it names that are out of the
+    /// rotation are skipped. When it names none of the rotation, the rotation plays as listed.
     public private(set) var sequence: [Int]?
 
     /// A schedule took the image on screen out of the rotation: it gives way once the carousel is still.
@@ -135,14 +136,16 @@ public struct ShowPolicy: Sendable {
         return carousel.replaceItems(playlist, showing: ordered(rotation), at: now)
     }
 
-    /// The rotation (nil: the whole playlist) in the play order of ``sequence``.
+    /// The rotation (nil: the whole playlist) in the play order of ``sequence``: the items of
+    /// the rotation it names, each once, in its order (the rotation itself when it names none).
     private func ordered(_ rotation: [Int]?) -> [Int]? {
         guard let sequence else { return rotation }
-        let members = rotation ?? Array(playlist.indices)
-        let inRotation = Set(members)
+        let inRotation = rotation.map { Set($0) }
         var seen = Set<Int>()
-        let first = sequence.filter { inRotation.contains($0) && seen.insert($0).inserted }
-        return first + members.filter { !seen.contains($0) }
+        let played = sequence.filter {
+            playlist.indices.contains($0) && inRotation?.contains($0) ?? true && seen.insert($0).inserted
+        }
+        return played.isEmpty ? rotation : played
     }
 
     /// Whether playlist item `index` is in the rotation now (`goto` refuses one that is not).

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @testable import KioskApp
 import KioskCore
+import KioskDisplay
 import KioskImaging
 import Testing
 
@@ -124,19 +125,96 @@ private final class UTCWall: WallTimeSource {
     let photos = try folder(of: names.map { exifDates + "/" + $0 })
     let playlist = names.map { PlaylistItem(source: photos + "/" + $0) }
     let order = try PlayOrder(order: .newest, recentDays: nil, stateDirectory: nil, seed: 1)
-    let before = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    let before = order.sequence(for: playlist, current: nil, wall: UTCWall(), at: .zero)
     #expect(before != [1, 2, 0], "the times cannot be known before the reader answered")
     order.reader.waitForAnswers(interrupt: -1)
-    #expect(order.timesArrived(current: nil, wall: UTCWall()) == .some([1, 2, 0]))
+    #expect(order.timesArrived(current: nil, wall: UTCWall(), at: .zero) == .some([1, 2, 0]))
     // Asked again with nothing changed: the same facts, no new order.
-    _ = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    _ = order.sequence(for: playlist, current: nil, wall: UTCWall(), at: .zero)
     order.reader.waitForAnswers(interrupt: -1)
-    #expect(order.timesArrived(current: nil, wall: UTCWall()) == nil)
+    #expect(order.timesArrived(current: nil, wall: UTCWall(), at: .zero) == nil)
     // The 2001 photo replaced by one without a date (its file's time, now): it is the newest.
     let replaced = photos + "/taken-bigendian.jpg"
     try FileManager.default.removeItem(atPath: replaced)
     try FileManager.default.copyItem(atPath: exifDates + "/no-date.jpg", toPath: replaced)
-    _ = order.sequence(for: playlist, current: nil, wall: UTCWall())
+    _ = order.sequence(for: playlist, current: nil, wall: UTCWall(), at: .zero)
     order.reader.waitForAnswers(interrupt: -1)
-    #expect(order.timesArrived(current: nil, wall: UTCWall()) == .some([0, 1, 2]))
+    #expect(order.timesArrived(current: nil, wall: UTCWall(), at: .zero) == .some([0, 1, 2]))
+}
+
+/// A wall clock standing at `epoch` in UTC.
+private final class FixedWall: WallTimeSource {
+    let epoch: Int64
+    init(_ epoch: Int64) { self.epoch = epoch }
+    func readWallTime() -> (sinceEpoch: Duration, zone: any TimeZoneRules) {
+        (.seconds(epoch), FixedOffsetZone(seconds: 0))
+    }
+    var scheduleRecheck: Duration? { nil }
+}
+
+/// `on-this-day` on 2 December: only the photo of 2016-12-02 plays, and "none" is not said on
+/// the first ordering, made before the capture times were read (the whole folder by date then).
+@Test func onThisDayWaitsForTheCaptureTimesBeforeSayingNone() throws {
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]  // 2001, 2019, 2016-12-02
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let playlist = names.map { PlaylistItem(source: photos + "/" + $0) }
+    let order = try PlayOrder(order: .onThisDay, recentDays: nil, stateDirectory: nil, seed: 1)
+    let wall = FixedWall(LocalDate(year: 2026, month: 12, day: 2).daysSinceEpoch * 86_400 + 43_200)
+    _ = order.sequence(for: playlist, current: nil, wall: wall, at: .zero)
+    #expect(order.saidNoneOn == nil, "no capture time is known yet: nothing can be said about the day")
+    order.reader.waitForAnswers(interrupt: -1)
+    #expect(order.timesArrived(current: nil, wall: wall, at: .zero) == .some([2]))
+    #expect(order.saidNoneOn == nil)
+    // On 3 December none matches: now that the times are known, that is said.
+    let later = FixedWall(LocalDate(year: 2026, month: 12, day: 3).daysSinceEpoch * 86_400 + 43_200)
+    _ = order.sequence(for: playlist, current: nil, wall: later, at: .zero)
+    order.reader.waitForAnswers(interrupt: -1)
+    _ = order.timesArrived(current: nil, wall: later, at: .zero)
+    #expect(order.saidNoneOn == LocalDate(year: 2026, month: 12, day: 3))
+}
+
+/// `on-this-day` follows the day on the loop's clock: a show started at 23:59 on 2 December
+/// plays the photos of 2 December until midnight (UTC here, the show's zone), then those of
+/// 3 December. The photos are PNGs without EXIF, dated by their files' modification times.
+@Test func onThisDayMovesOnAtMidnight() throws {
+    let dir = controlTestDirectory()
+    try FileManager.default.createDirectory(atPath: dir + "/frames", withIntermediateDirectories: true)
+    func photo(_ name: String, _ taken: LocalDate, _ colour: UInt32) throws -> String {
+        let path = "\(dir)/\(name).png"
+        try PNGWriter.write(Bitmap(width: 16, height: 10, fill: colour), to: path)
+        let t = time_t(taken.daysSinceEpoch * 86_400 + 43_200)
+        var times = [timeval(tv_sec: t, tv_usec: 0), timeval(tv_sec: t, tv_usec: 0)]
+        #expect(utimes(path, &times) == 0)
+        return path
+    }
+    let sources = [try photo("a2020", LocalDate(year: 2020, month: 12, day: 2), 0xFF20_2020),
+                   try photo("b2019", LocalDate(year: 2019, month: 12, day: 3), 0xFF40_4040),
+                   try photo("c2021", LocalDate(year: 2021, month: 12, day: 2), 0xFF60_6060),
+                   try photo("d2018", LocalDate(year: 2018, month: 6, day: 1), 0xFF80_8080)]
+    var fds: [Int32] = [-1, -1]
+    #expect(pipe(&fds) == 0)
+    var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: fds[1]), runFor: .seconds(100))
+    configuration.order = try PlayOrder(order: .onThisDay, recentDays: nil, stateDirectory: nil, seed: 1)
+    let start = LocalDate(year: 2026, month: 12, day: 2).daysSinceEpoch * 86_400 + 86_340  // 23:59:00 UTC
+    let loop = FrameLoop(display: try OffscreenDisplay(directory: dir + "/frames", width: 64, height: 40),
+                         driver: VirtualTimeDriver(wallStart: .seconds(start), zone: FixedOffsetZone(seconds: 0)),
+                         carousel: Carousel(items: sources.map { PlaylistItem(source: $0) },
+                                            config: CarouselConfig(interval: .seconds(20), fade: .zero)),
+                         preparer: try SlotPreparer(width: 64, height: 40, fit: .fill, background: .black,
+                                                    maxPixels: 1 << 20),
+                         configuration: configuration)
+    _ = try loop.run()
+    configuration.events.flush()
+    close(fds[1])
+    let out = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true).readDataToEndOfFile()
+    let shown: [(String, Int)] = String(decoding: out, as: UTF8.self).split(separator: "\n").compactMap { line in
+        guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              o["event"] as? String == "shown", let src = o["src"] as? String, let t = o["t"] as? Int else {
+            return nil
+        }
+        return ((src as NSString).lastPathComponent, t)
+    }
+    // 2 December: 2020, 2021, 2020 (at 0, 20 and 40 s); at midnight (60 s) the photo of 2019-12-03.
+    #expect(shown.map(\.0) == ["a2020.png", "c2021.png", "a2020.png", "b2019.png"], "\(shown)")
+    #expect(shown.last?.1 == 60_000)
 }

@@ -199,3 +199,67 @@ private struct OrderedShow {
     show.run(to: 45)
     #expect(show.shownSources == [sources[2], sources[0], sources[3], sources[1], sources[2]])
 }
+
+@Test func onThisDayPlaysOnlyTheDaysPhotosOldestFirst() {
+    func at(_ y: Int, _ m: Int, _ d: Int) -> CaptureTime {
+        let date = LocalDate(year: y, month: m, day: d)
+        return CaptureTime(epochSecond: date.daysSinceEpoch * 86_400, localDate: date)
+    }
+    // OrderedShow's today is 2026-12-02: items 1 (2023) and 3 (2016) were taken on this day.
+    let sources = names(5)
+    var show = OrderedShow(sources, order: ShowOrder(order: .onThisDay, bag: ShuffleBag(seed: 1)),
+                           taken: [at(2020, 5, 1), at(2023, 12, 2), nil, at(2016, 12, 2), at(2026, 12, 2)])
+    show.run(to: 45)  // shown at 0, 10, 20, 30, 40
+    #expect(show.shownSources == [sources[3], sources[1], sources[3], sources[1], sources[3]],
+            "only the day's photos of earlier years, oldest first, and nothing else")
+}
+
+/// `previous` in a shuffle walks back through the pictures shown, one step each, and `next`
+/// then walks forward again through them before the round goes on, as in name order (it
+/// bounced between the last two).
+@Test func previousInAShuffleWalksBackThroughWhatWasShown() {
+    let sources = names(8)
+    var show = OrderedShow(sources, order: ShowOrder(order: .shuffle, bag: ShuffleBag(seed: 4)))
+    show.run(to: 45)  // shown at 0, 10, 20, 30, 40
+    let played = show.shownSources
+    #expect(played.count == 5)
+    func step(_ direction: Direction, at t: Int) {
+        show.take(show.h.carousel.move(direction, at: .seconds(t)))
+        show.h.prepareAll(at: .seconds(t))
+        show.take([])
+    }
+    for t in 46...49 { step(.backward, at: t) }
+    #expect(Array(show.shownSources[5...]) == [played[3], played[2], played[1], played[0]])
+    step(.forward, at: 50)
+    step(.forward, at: 51)
+    #expect(Array(show.shownSources[9...]) == [played[1], played[2]])
+    // Forward past the last shown: the round's places to come, none of the round again.
+    show.run(to: 51 + 10 * 5, from: 52)
+    let after = Array(show.shownSources[11...])
+    #expect(after.count >= 4)
+    #expect(Array(after[0..<2]) == [played[3], played[4]])
+    #expect(Set(after[2...]).isDisjoint(with: played), "\(after)")
+}
+
+/// A restored round that a folder of 3000 new files joins (some of them recent): each new file
+/// takes its places among the round's places to come, in one pass, and the round still shows
+/// every file once (twice when recent, never side by side).
+@Test func manyNewSourcesJoinARestoredRoundEachInItsPlaces() throws {
+    let old = names(20)
+    var bag = ShuffleBag(seed: 9)
+    bag.update(sources: old)
+    let before = play(&bag, 5)
+    var restored = try #require(ShuffleBag(decoding: bag.encoded(), seed: 10))
+    let new = (0..<3000).map { "/q/\($0).jpg" }
+    let recent = Set(new.prefix(100))
+    restored.update(sources: old + new, recent: recent)
+    #expect(restored.upcoming.count == 15 + 3000 + 100)
+    #expect(Set(restored.upcoming) == Set(old + new).subtracting(before))
+    let rest = play(&restored, restored.upcoming.count)
+    #expect(restored.completedRounds == 1)
+    for s in recent { #expect(rest.filter { $0 == s }.count == 2) }
+    // The next round: every source, the recent ones twice and never twice in a row.
+    let next = play(&restored, 3020 + 100)
+    #expect(Set(next) == Set(old + new) && next.count == 3120)
+    for i in 1..<next.count { #expect(next[i] != next[i - 1]) }
+}

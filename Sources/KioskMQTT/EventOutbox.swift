@@ -122,33 +122,46 @@ public final class EventOutbox {
             records.append(.event(event))
             outcome.added.append(event)
         }
-        /// Drops the oldest until `room` more events of `roomBytes` fit.
-        func dropOldest(room: Int, roomBytes: Int) {
-            while journal.pending.count + room > limit || journal.pendingBytes + roomBytes > Self.maxTotalBytes,
-                  let oldest = journal.pending.first {
-                journal.apply(.dropped(seq: oldest.seq))
-                records.append(.dropped(seq: oldest.seq))
-                outcome.droppedCount += 1
-                let low = min(outcome.droppedSeqs?.lowerBound ?? oldest.seq, oldest.seq)
-                outcome.droppedSeqs = low...max(outcome.droppedSeqs?.upperBound ?? oldest.seq, oldest.seq)
-            }
-        }
-        dropOldest(room: 0, roomBytes: 0)
+        dropOldest(room: 0, roomBytes: 0, records: &records, outcome: &outcome)
         if outcome.droppedCount > 0 {
             // The notice is the newest event, so it outlives the events it tells of; making
             // room for it may drop one more, which it counts.
-            dropOldest(room: 1, roomBytes: 160)
-            let seq = journal.takeSeq(), range = outcome.droppedSeqs!
-            let text = "{\"event\":\"outbox_dropped\",\"count\":\(outcome.droppedCount),"
-                + "\"first_seq\":\(range.lowerBound),\"last_seq\":\(range.upperBound),\"seq\":\(seq)}"
-            let notice = OutboxEvent(seq: seq, payload: Array(text.utf8))
+            dropOldest(room: 1, roomBytes: 160, records: &records, outcome: &outcome)
+            let seq = journal.takeSeq()
+            let notice = OutboxEvent(seq: seq, payload: Self.dropNotice(outcome, seq: seq))
             journal.apply(.event(notice))
             records.append(.event(notice))
             outcome.added.append(notice)
-            outcome.added.removeAll { journal.index(of: $0.seq) == nil }
+            var kept: [OutboxEvent] = []
+            for event in outcome.added where journal.index(of: event.seq) != nil { kept.append(event) }
+            outcome.added = kept
         }
         outcome.durable = write(records, sync: !outcome.added.isEmpty)
         return outcome
+    }
+
+    /// Drops the oldest events until `room` more events of `roomBytes` bytes fit, noting each
+    /// drop in `records` and `outcome`. A method, not a local function of `append`: with the local
+    /// function, swiftc 6.3.1 -O gave `append` a different register and stack-slot allocation
+    /// from one build to the next, so the release binary was not reproducible (docs/building.md).
+    private func dropOldest(room: Int, roomBytes: Int, records: inout [OutboxRecord], outcome: inout AppendOutcome) {
+        while journal.pending.count + room > limit || journal.pendingBytes + roomBytes > Self.maxTotalBytes,
+              let oldest = journal.pending.first {
+            journal.apply(.dropped(seq: oldest.seq))
+            records.append(.dropped(seq: oldest.seq))
+            outcome.droppedCount += 1
+            let low = min(outcome.droppedSeqs?.lowerBound ?? oldest.seq, oldest.seq)
+            outcome.droppedSeqs = low...max(outcome.droppedSeqs?.upperBound ?? oldest.seq, oldest.seq)
+        }
+    }
+
+    /// The drop notice's payload: one JSON object naming how many events were dropped and their
+    /// seq range (``AppendOutcome/droppedSeqs``), with its own `seq`.
+    private static func dropNotice(_ outcome: AppendOutcome, seq: UInt64) -> [UInt8] {
+        let range = outcome.droppedSeqs ?? 0...0
+        var text = "{\"event\":\"outbox_dropped\",\"count\":\(outcome.droppedCount),"
+        text += "\"first_seq\":\(range.lowerBound),\"last_seq\":\(range.upperBound),\"seq\":\(seq)}"
+        return Array(text.utf8)
     }
 
     /// Records that the broker acknowledged these events (or refused them for good); written

@@ -76,6 +76,8 @@ let package = Package(
         // libheif's header only: the library is opened on first use (HEIFLibrary.swift); the
         // HEVC plug-in (kc_heif.c) includes libde265's, which libheif-dev depends on.
         .systemLibrary(name: "CLibHeif", providers: [.apt(["libheif-dev", "libde265-dev"])]),
+        // libavif's header only: CKioskAvif opens the library when an AVIF image sequence plays.
+        .systemLibrary(name: "CLibAvif", providers: [.apt(["libavif-dev"])]),
         // giflib ships no .pc file on Debian 12; the modulemap links libgif itself.
         .systemLibrary(name: "CLibGif", providers: [.apt(["libgif-dev"])]),
         // Little CMS 2, colour management: ICC profiles, colour descriptions to the screen's
@@ -108,6 +110,9 @@ let package = Package(
         .target(name: "CKioskShim", dependencies: ["CLibJPEG", "CLibPNG", "CLibHeif"],
                 cSettings: [.unsafeFlags(["-O2"])]),
 
+        // AVIF image sequences through libavif, opened on first use (its structures kept in C).
+        .target(name: "CKioskAvif", dependencies: ["CLibAvif"], cSettings: [.unsafeFlags(["-O2"])]),
+
         // Little CMS's allocations counted, with a budget per transform; the HDR tone mapping.
         .target(name: "CKioskColour", dependencies: ["CLibLCMS2"], cSettings: [.unsafeFlags(["-O2"])]),
         // jansson's allocations counted, with a budget per parse.
@@ -125,7 +130,7 @@ let package = Package(
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
         .target(name: "KioskImaging", dependencies: ["KioskCore", "KioskSystem", "CKioskShim", "CLibJPEG", "CLibPNG",
-                                                     "CLibWebP", "CLibWebPDemux", "CLibHeif", "CLibGif",
+                                                     "CLibWebP", "CLibWebPDemux", "CLibHeif", "CLibGif", "CKioskAvif",
                                                      "CKioskColour"]),
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys",

@@ -250,6 +250,13 @@ depends="$depends, $(dlopened libfontconfig.so.1 libfontconfig1 '>= 2.14.1'), $(
 depends="$depends, $(dlopened libfribidi.so.0 libfribidi0 '>= 1.0.8')"
 # And libmosquitto, when --mqtt is given (CKioskMQTT).
 depends="$depends, $(dlopened libmosquitto.so.1 libmosquitto1 '>= 2.0.11')"
+# And libavif, when an AVIF image sequence plays (CKioskAvif): ABI 16 from libavif 1.0 (Debian 13),
+# 15 before (Debian 12's 0.11), the one whose header the program was built against.
+if [ -e "/usr/lib/$multiarch/libavif.so.16" ]; then
+    depends="$depends, $(dlopened libavif.so.16 libavif16 '>= 1.0.0')"
+else
+    depends="$depends, $(dlopened libavif.so.15 libavif15 '>= 0.11.1')"
+fi
 
 installed_size=$(du -sk --apparent-size "$root" | cut -f1)
 cat > "$root/DEBIAN/control" <<EOF

@@ -3,10 +3,11 @@ import Glibc
 import KioskCore
 import KioskSystem
 
-/// The frames of an animated GIF or WebP one after another, each composed on the animation's
-/// canvas and placed into a screen-sized frame (docs/images.md "Animations"). The file is read
-/// as it plays: a GIF frame by frame through giflib (``GIFAnimation``), a WebP through libwebp's
-/// `WebPAnimDecoder` (``WebPAnimation``, which holds the file whole as libwebp reads it from
+/// The frames of an animated GIF, WebP or AVIF one after another, each composed on the
+/// animation's canvas and placed into a screen-sized frame (docs/images.md "Animations"). The
+/// file is read as it plays: a GIF frame by frame through giflib (``GIFAnimation``), a WebP
+/// through libwebp's `WebPAnimDecoder` (``WebPAnimation``), an AVIF image sequence through
+/// libavif (``AVIFAnimation``; both hold the file whole, as their libraries read it from
 /// memory); no animation is ever held decoded whole, so its length does not matter to memory.
 ///
 /// Memory, checked against ``DecodeOptions/maxDecoderBytes`` when it is opened, before anything
@@ -23,7 +24,7 @@ import KioskSystem
 public final class AnimationDecoder {
     /// The file, for errors.
     public let name: String
-    /// The format: ``ImageFormat/gif`` or ``ImageFormat/webp``.
+    /// The format: ``ImageFormat/gif``, ``ImageFormat/webp`` or ``ImageFormat/avif``.
     public let format: ImageFormat
     /// The canvas (GIF logical screen, WebP VP8X canvas), pixels.
     public let canvasWidth: Int, canvasHeight: Int
@@ -70,7 +71,8 @@ public final class AnimationDecoder {
     /// Opens the animation at `path` (a regular file, as ``ImageDecoder/decode(path:options:)``
     /// opens it) for playing. The file stays open until this object goes.
     /// - Returns: nil when the file is not an animation this type plays (a JPEG, a still GIF or
-    ///   WebP, a one-frame animated WebP: shown as stills).
+    ///   WebP, a one-frame animated WebP, an AVIF that is not an image sequence of two frames or
+    ///   more: shown as stills).
     /// - Throws: ``ImageError``: as ``ImageDecoder/decode(path:options:)`` for the header and
     ///   the limits (`sideTooLong`, `tooLarge`, `overMemoryBudget` naming what is held,
     ///   `unsupported` for more than ``maxFrames`` frames, `corrupt`).
@@ -88,6 +90,10 @@ public final class AnimationDecoder {
             let made = webp.colour
             return try make(webp, name: path, format: .webp, options: options, conversion: made.conversion,
                             warnings: made.warning.map { [$0] } ?? [])
+        case .avif:
+            guard let avif = try AVIFAnimation.open(.file(file), name: path, options: options) else { return nil }
+            return try make(avif, name: path, format: .avif, options: options, conversion: nil,
+                            warnings: avif.colour.warning.map { [$0] } ?? [])
         default:
             return nil
         }
@@ -107,6 +113,10 @@ public final class AnimationDecoder {
             let made = webp.colour
             return try make(webp, name: name, format: .webp, options: options, conversion: made.conversion,
                             warnings: made.warning.map { [$0] } ?? [])
+        case .avif:
+            guard let avif = try AVIFAnimation.open(.memory(bytes), name: name, options: options) else { return nil }
+            return try make(avif, name: name, format: .avif, options: options, conversion: nil,
+                            warnings: avif.colour.warning.map { [$0] } ?? [])
         default:
             return nil
         }

@@ -63,7 +63,8 @@ enum HEIFDecoder {
         }
         return FittedImage(sourceWidth: image.width, sourceHeight: image.height, orientation: .topLeft,
                            scaleNumerator: 8, decodedWidth: image.width, decodedHeight: image.height,
-                           decodedRows: 0..<image.height, streamed: false, warnings: image.warnings, format: format)
+                           decodedRows: 0..<image.height, streamed: false, warnings: image.warnings, format: format,
+                           animated: image.imageSequence)
     }
 }
 
@@ -118,6 +119,9 @@ final class HEIFImage {
     /// The colour conversion's warning, if any (a profile that cannot be used, light levels out
     /// of range).
     var warnings: [String] = []
+    /// The file is an AVIF image sequence (the `avis` brand) that libavif can play: this is
+    /// its primary image, ``AVIFAnimation`` plays the frames.
+    var imageSequence = false
 
     private init(library: HEIFLibrary, image: OpaquePointer, plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int,
                  hasAlpha: Bool) {
@@ -268,8 +272,12 @@ final class HEIFImage {
             made.warning = warning
         }
         result.warnings = made.warning.map { [$0] } ?? []
-        if format == .avif, ISOMediaHeader.isImageSequence(file.bytes), let note = AVIFSequence.note(for: name) {
-            result.warnings.append(note)
+        if format == .avif, ISOMediaHeader.isImageSequence(file.bytes) {
+            if AVIFAnimation.unavailable == nil {
+                result.imageSequence = true
+            } else if let note = AVIFSequence.note(for: name) {
+                result.warnings.append(note)
+            }
         }
         if hdr16 {
             if let conversion = made.conversion, conversion.isToneMap {
@@ -341,9 +349,10 @@ final class HEIFImage {
     }
 }
 
-/// AVIF image sequences (the `avis` brand, AV1 Image File Format section 7): libheif 1.15, the
-/// decoder of Debian 12, has no sequence API and decodes the primary image, so the first frame
-/// is shown; the log says so once per file (docs/images.md "Animations").
+/// AVIF image sequences (the `avis` brand, AV1 Image File Format section 7) where libavif cannot
+/// be opened: libheif 1.15, the decoder of Debian 12, has no sequence API and decodes the
+/// primary image, so the first frame is shown, and the log says so once per file with the reason
+/// (docs/images.md "Animations").
 enum AVIFSequence {
     /// The paths already reported.
     private static let reported = Locked<Set<String>>([])
@@ -351,6 +360,7 @@ enum AVIFSequence {
     /// The note for `name`, the first time it is decoded; nil after that.
     static func note(for name: String) -> String? {
         guard reported.withLock({ $0.insert(name).inserted }) else { return nil }
-        return "an animated AVIF shows its first frame: libheif \(LIBHEIF_VERSION) decodes no image sequence"
+        let reason = AVIFAnimation.unavailable ?? "unknown"
+        return "an animated AVIF shows its first frame: \(AVIFAnimation.soname) could not be opened (\(reason))"
     }
 }

@@ -366,7 +366,7 @@ func unitDirectory() -> String {
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
     // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
     for package in ["libcurl4", "libheif1", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0",
-                    "libssl3", "libmosquitto1"] {
+                    "libssl3", "libmosquitto1", "libavif15"] {
         #expect(depends.contains(package + " (>= ") || depends.contains(package + "t64 (>= "), "\(depends)")
     }
     let unpacked = dir.appendingPathComponent("unpacked")

@@ -179,21 +179,83 @@ import Testing
         #expect(path == "huge.gif" && reason.contains("canvas"), "\(reason)")
     }
 
-    /// An AVIF image sequence shows its first frame (libheif 1.15 has no sequence API) and says
-    /// so once per file.
-    @Test func avifSequenceShowsItsFirstFrameAndSaysSoOnce() throws {
-        let path = NSTemporaryDirectory() + "kc-sequence-\(UUID().uuidString).avif"
-        try FileManager.default.copyItem(atPath: Fixtures.path("animations", "sequence.avif"), toPath: path)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+    /// An AVIF image sequence plays through libavif: the still decoder's first frame (libheif's
+    /// primary image) says it is animated, with no note; the frames come red, green, blue at the
+    /// track's 100 ms, and the sequence starts again (libavif 0.11 gives no loop count: forever).
+    @Test func avifSequencePlaysItsFrames() throws {
+        let path = Fixtures.path("animations", "sequence.avif")
         let frame = Bitmap(width: 64, height: 64)
         let first = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: Self.background)
-        #expect(first.warnings.count == 1 && first.warnings[0].hasPrefix("an animated AVIF shows its first frame"),
-                "\(first.warnings)")
-        let (r, g, b) = ((frame[32, 32] >> 16) & 0xFF, (frame[32, 32] >> 8) & 0xFF, frame[32, 32] & 0xFF)
-        #expect(r > 240 && g < 16 && b < 16, "lossy red: \(r) \(g) \(b)")
-        let again = try ImageDecoder.decodeFitted(path: path, into: frame, fit: .fit, background: Self.background)
-        #expect(again.warnings.isEmpty && !again.animated)
-        #expect(try AnimationDecoder.open(path: path) == nil)
+        #expect(first.warnings.isEmpty && first.animated, "\(first.warnings)")
+        let decoder = try #require(try AnimationDecoder.open(path: path))
+        #expect(decoder.format == .avif && decoder.canvasWidth == 64 && decoder.canvasHeight == 64)
+        #expect(decoder.frameCount == 3 && decoder.loopCount == 0)
+        let frames = try Self.frames(decoder, 4)
+        #expect(frames.map(\.1) == [100, 100, 100, 100])
+        #expect(frames.map(\.2) == [false, false, false, true], "the fourth frame starts a pass")
+        let channels = frames.map { f in
+            let p = f.0[32, 32]
+            return [Int((p >> 16) & 0xFF), Int((p >> 8) & 0xFF), Int(p & 0xFF)]
+        }
+        let expected = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 0, 0]]
+        for (got, want) in zip(channels, expected) {
+            #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 16 }, "lossy frame: \(got), wanted \(want)")
+        }
+    }
+
+    /// A sequence's ICC profile is applied to every frame: Display P3 patches (the values of
+    /// Tests/Fixtures/cases/display-p3-patches.expected.json, Little CMS's perceptual intent)
+    /// come out as the still PNG's do, the second frame mirrored.
+    @Test func avifSequenceFramesAreColourManaged() throws {
+        let path = Fixtures.path("animations", "p3-sequence.avif")
+        let still = Bitmap(width: 192, height: 96)
+        _ = try ImageDecoder.decodeFitted(path: Fixtures.path("cases", "display-p3-patches.png"), into: still,
+                                          fit: .fit, background: Self.background)
+        let decoder = try #require(try AnimationDecoder.open(path: path))
+        let frames = try Self.frames(decoder, 2)
+        #expect(frames.map(\.1) == [200, 200])
+        try #require(frames.count == 2)
+        var worst = 0
+        for (y, x) in [(24, 32), (24, 96), (24, 160), (72, 32), (72, 96), (72, 160)] {
+            let want = still[x, y]
+            for (index, got) in [frames[0].0[x, y], frames[1].0[191 - x, y]].enumerated() {
+                for shift in [16, 8, 0] {
+                    let d = abs(Int((got >> UInt32(shift)) & 0xFF) - Int((want >> UInt32(shift)) & 0xFF))
+                    worst = max(worst, d)
+                    #expect(d <= 2, "frame \(index) at \(x),\(y): \(String(got, radix: 16))"
+                                + " vs \(String(want, radix: 16))")
+                }
+            }
+        }
+        // Not the stored values: the conversion changed them (P3 red 200,40,40 -> sRGB 218,0,26).
+        let stored = try ImageDecoder.decode(path: Fixtures.path("cases", "display-p3-patches.png"),
+                                             options: DecodeOptions(colour: .off))
+        #expect(stored.bitmap[32, 24] != frames[0].0[32, 24], "the profile was applied (worst \(worst))")
+    }
+
+    /// A 10-bit PQ sequence is tone-mapped from its 16-bit samples as a still PQ AVIF is: its
+    /// frames through libavif against its primary image (the same picture) through libheif.
+    @Test func avifPQSequenceIsToneMappedAsItsStill() throws {
+        let still = Bitmap(width: 128, height: 80)
+        let first = try ImageDecoder.decodeFitted(path: Fixtures.path("animations", "pq-sequence.avif"), into: still,
+                                                  fit: .fit, background: Self.background)
+        #expect(first.animated)
+        let decoder = try #require(try AnimationDecoder.open(path: Fixtures.path("animations", "pq-sequence.avif")))
+        let frames = try Self.frames(decoder, 2)
+        #expect(frames.map(\.1) == [500, 500])
+        try #require(frames.count == 2)
+        var worst = 0
+        for y in Swift.stride(from: 2, to: 80, by: 7) {
+            for x in Swift.stride(from: 2, to: 128, by: 7) {
+                let got = frames[1].0[x, y], want = still[x, y]
+                for shift: UInt32 in [16, 8, 0] {
+                    worst = max(worst, abs(Int((got >> shift) & 0xFF) - Int((want >> shift) & 0xFF)))
+                }
+            }
+        }
+        #expect(worst <= 6, "largest difference from the tone-mapped still: \(worst)")
+        let grey = still[64, 40] & 0xFF
+        #expect(grey > 150, "the still is tone-mapped, not washed out (\(grey))")
     }
 
     /// The fuzzer's GIF whose pass ends at a damaged extension: once over, no frame comes again.

@@ -3,7 +3,7 @@
 # Remakes the animation fixtures of this folder (README.md) with Debian 12's encoders:
 # python3-pil writes the frames (single-frame GIFs and PNGs), gifsicle (1.93) assembles the
 # GIF with its disposal methods, delays and offsets, img2webp and webpmux (webp 1.2.4) the
-# animated WebPs. Run from anywhere; writes next to this script.
+# animated WebPs, avifenc and avifdec (libavif-bin 0.11.1) the AVIF image sequences. Run from anywhere; writes next to this script.
 set -eu
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
@@ -58,6 +58,21 @@ img2webp -loop 0 -lossless -d 100 "$tmp/red16.png" -d 250 "$tmp/green16.png" -d 
 # sequence.avif: an AVIF image sequence (the avis brand) of three 64x64 frames, red, green and
 # blue, 100 ms each (libavif-bin 0.11's avifenc; it writes the first frame as the primary item too).
 avifenc -s 10 --timescale 10 "$tmp/red64.png" "$tmp/green64.png" "$tmp/blue64.png" sequence.avif > /dev/null
+# p3-sequence.avif: two 192x96 frames of ../cases/display-p3-patches.png (Display P3 patches with
+# its iCCP profile, which avifenc keeps as the sequence's ICC profile), the second mirrored left to
+# right, 200 ms each, lossless (-l: the identity matrix, so the stored values come back exactly).
+/usr/bin/python3 - ../cases/display-p3-patches.png "$tmp" <<'PY'
+import sys
+from PIL import Image, ImageOps
+img = Image.open(sys.argv[1])
+img.save(f"{sys.argv[2]}/p3-a.png", icc_profile=img.info["icc_profile"])
+ImageOps.mirror(img).save(f"{sys.argv[2]}/p3-b.png", icc_profile=img.info["icc_profile"])
+PY
+avifenc -l -s 10 --timescale 5 "$tmp/p3-a.png" "$tmp/p3-b.png" p3-sequence.avif > /dev/null
+# pq-sequence.avif: two frames of ../cases/hdr-pq-bt2020-10bit.avif (BT.2020, PQ, 10 bits), its
+# 16-bit samples as avifdec gives them, coded again with CICP 9/16/9 at 10 bits, 500 ms each.
+avifdec -d 16 ../cases/hdr-pq-bt2020-10bit.avif "$tmp/pq.png" > /dev/null
+avifenc -s 10 -d 10 --cicp 9/16/9 --timescale 2 "$tmp/pq.png" "$tmp/pq.png" pq-sequence.avif > /dev/null
 # one-frame.webp: an "animated" WebP (VP8X animation flag, ANIM, one ANMF) of one red frame,
 # as ffmpeg's libwebp_anim encoder writes stills. img2webp and webpmux write a still for one
 # frame, so cwebp's VP8L chunk is wrapped in the animation chunks here (RFC 9649 section 2.7).

@@ -113,6 +113,13 @@ kc_avif *kc_avif_open(const uint8_t *data, size_t size, uint32_t max_pixels, uin
     info->icc = image->icc.size ? image->icc.data : NULL;
     info->icc_size = image->icc.size;
     info->has_alpha = decoder->alphaPresent != 0;
+    switch (image->yuvFormat) {
+    case AVIF_PIXEL_FORMAT_YUV444: info->chroma = 444; break;
+    case AVIF_PIXEL_FORMAT_YUV422: info->chroma = 422; break;
+    case AVIF_PIXEL_FORMAT_YUV420: info->chroma = 420; break;
+    case AVIF_PIXEL_FORMAT_YUV400: info->chroma = 400; break;
+    default: info->chroma = 0; break;
+    }
     kc_avif *avif = calloc(1, sizeof *avif);
     if (!avif) {
         api.avifDecoderDestroy(decoder);

@@ -222,8 +222,8 @@ import Testing
                 for shift in [16, 8, 0] {
                     let d = abs(Int((got >> UInt32(shift)) & 0xFF) - Int((want >> UInt32(shift)) & 0xFF))
                     worst = max(worst, d)
-                    #expect(d <= 2, "frame \(index) at \(x),\(y): \(String(got, radix: 16))"
-                                + " vs \(String(want, radix: 16))")
+                    let what = "frame \(index) at \(x),\(y): \(String(got, radix: 16)) vs \(String(want, radix: 16))"
+                    #expect(d <= 2, "\(what)")
                 }
             }
         }

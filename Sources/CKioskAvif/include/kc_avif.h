@@ -42,6 +42,8 @@ typedef struct kc_avif_info {
     size_t icc_size;
     /// Nonzero when the sequence has an alpha plane.
     int has_alpha;
+    /// Chroma subsampling: 444, 422, 420 or 400 (monochrome); 0 when libavif does not say.
+    int chroma;
 } kc_avif_info;
 
 /// An open sequence (an avifDecoder reading from memory).

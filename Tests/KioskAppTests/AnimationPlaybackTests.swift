@@ -8,7 +8,7 @@ import KioskImaging
 import Testing
 
 /// Animations played in their slot by the real frame loop, decoder and offscreen display on
-/// virtual time (Tests/Fixtures/animations, made by gifsicle and img2webp: README.md there):
+/// virtual time (Tests/Fixtures/animations, made by gifsicle, img2webp and avifenc: README.md there):
 /// each frame reaches the screen at its exact show time, the fade shows the current frame.
 @Suite struct AnimationPlaybackTests {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -69,6 +69,22 @@ import Testing
         #expect(frames.map(\.0) == [0, 100, 350, 400, 500, 750, 800, 900])
         #expect(frames.map { Self.rgb($0.1[8, 8]) } == [0xFF0000, 0x00FF00, 0x0000FF, 0xFF0000, 0x00FF00, 0x0000FF,
                                                            0xFF0000, 0x00FF00])
+    }
+
+    /// sequence.avif (red, green, blue, 100 ms each, looping) plays through libavif: a frame every
+    /// 100 ms, each of its colour (lossy AV1: near the pure colours).
+    @Test func avifSequenceFramesReachTheScreenAtTheirDurations() throws {
+        let directory = frameTestDirectory("anim-avif")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let frames = try Self.run([PlaylistItem(source: Self.folder + "/sequence.avif")], seconds: 1,
+                                  directory: directory)
+        #expect(frames.map(\.0) == [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000])
+        let dominant = frames.map { f -> Int in
+            let p = f.1[8, 8]
+            let c = [(p >> 16) & 0xFF, (p >> 8) & 0xFF, p & 0xFF]
+            return c.firstIndex(of: c.max()!)!
+        }
+        #expect(dominant == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1], "red 0, green 1, blue 2")
     }
 
     /// A one-frame animated WebP is a still: one frame, red.

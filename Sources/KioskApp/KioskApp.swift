@@ -162,7 +162,8 @@ public enum KioskApp {
         }
         if settings.pairPortraits {
             if kenBurns {
-                Log.info("pairs off", detail: "--pair-portraits does not apply with --ken-burns (each picture covers the screen)")
+                Log.info("pairs off",
+                         detail: "--pair-portraits does not apply with --ken-burns (each picture covers the screen)")
             } else {
                 do {
                     loop.pairShapes = try PairShapeReader(maxPixels: settings.maxPixels)

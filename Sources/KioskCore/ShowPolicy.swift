@@ -267,7 +267,8 @@ public struct ShowPolicy: Sendable {
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
             rotation = nil
-            return replace || hadRotation ? carousel.replaceItems(playlist, showing: played(nil, carousel), at: now) : []
+            guard replace || hadRotation else { return [] }
+            return carousel.replaceItems(playlist, showing: played(nil, carousel), at: now)
         }
         let (sinceEpoch, zone) = wall.readWallTime()
         let (showing, standby, next) = ScheduledRotation.showing(playlist, atEpochSecond: sinceEpoch.components.seconds,

@@ -10,8 +10,8 @@ extension ImageDecoder {
     /// which `--pair-portraits` leaves unpaired. Blocks on the file: call it off the frame loop.
     /// - Throws: ``ImageError`` as ``decode(path:options:)`` for the file and header (it cannot
     ///   be opened, is not a regular file, is corrupt, or is over the side and pixel limits).
-    public static func uprightSize(path: String,
-                                   options: DecodeOptions = DecodeOptions()) throws(ImageError) -> (width: Int, height: Int)? {
+    public static func uprightSize(path: String, options: DecodeOptions = DecodeOptions())
+        throws(ImageError) -> (width: Int, height: Int)? {
         let (file, format) = try openImageFile(path)
         defer { fclose(file) }
         switch format {

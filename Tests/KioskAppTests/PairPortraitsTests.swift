@@ -107,7 +107,9 @@ import Testing
         #expect(difference(pair, right, r) == nil)
         // The captions are there (white words in each half's bottom strip) and differ.
         for rect in [left, right] {
-            #expect((300..<360).contains { y in (rect.x..<rect.x + rect.width).contains { pair[$0, y] == 0xFFFF_FFFF } })
+            let columns = rect.x..<rect.x + rect.width
+            let words = (300..<360).contains { y in columns.contains { pair[$0, y] == 0xFFFF_FFFF } }
+            #expect(words)
         }
         #expect(difference(pair, right, try alone(Self.turnedPortrait, width: 320, height: 360,
                                                   caption: "Left pier", captions: captions)) != nil)
@@ -180,7 +182,8 @@ import Testing
 
     @Test func aTapReportsThePhotoOfTheHalfItHit() throws {
         let script: [TouchFeedEvent] = [
-            .sample(TouchSample(.down, x: 40, y: 60, time: ms(300))), .sample(TouchSample(.up, x: 41, y: 60, time: ms(350))),
+            .sample(TouchSample(.down, x: 40, y: 60, time: ms(300))),
+            .sample(TouchSample(.up, x: 41, y: 60, time: ms(350))),
             .sample(TouchSample(.down, x: 150, y: 60, time: ms(600))),
             .sample(TouchSample(.up, x: 151, y: 61, time: ms(650))),
         ]

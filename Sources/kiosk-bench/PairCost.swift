@@ -6,8 +6,9 @@ import KioskCore
 /// worker's prepare of a `--pair-portraits` frame costs against a single fit, at 1920x1080 and
 /// 3840x2160: the first PHOTO fitted alone into the screen-sized frame, against the first and
 /// second PHOTO each fitted into its half (``PairLayout/halves(width:height:)``) and copied into
-/// one frame (``SlotPreparer/composePair(_:_:width:height:captioned:)``), side by side; and the
-/// copy of the two halves alone (``Compositor/copy(_:into:x:y:)``), the part the pair adds
+/// one frame (``SlotPreparer/composePair(_:_:width:height:captioned:)``), side by side, and the
+/// second PHOTO alone (the pair against the sum of both alone); and the copy of the two halves
+/// alone (``Compositor/copy(_:into:x:y:)``), the part the pair adds
 /// beside its decodes. Medians and fastest of RUNS (default 9) wall times and CPU time per
 /// prepare (getrusage, every thread); no memory cache, so every run decodes. The frame loop's
 /// cost is that of any slot frame: a pair is one frame.
@@ -31,7 +32,9 @@ enum PairCostCase {
                 }
                 return (median(walls), walls.min() ?? 0, (KenBurnsCostCase.cpuMs() - cpu0) / Double(runs))
             }
-            guard let one = time(single), let two = time(pair) else {
+            var otherAlone = single
+            otherAlone.path = photos[1]
+            guard let one = time(single), let other = time(otherAlone), let two = time(pair) else {
                 print("pairs: \(photos[0]) or \(photos[1]) does not decode")
                 return 1
             }
@@ -48,8 +51,10 @@ enum PairCostCase {
             }
             print("pairs \(w)x\(h): single fit \(f(one.median, 1)) ms (fastest \(f(one.fastest, 1)), CPU"
                   + " \(f(one.cpu, 1))); pair \(f(two.median, 1)) ms (fastest \(f(two.fastest, 1)), CPU"
-                  + " \(f(two.cpu, 1))), \(f(two.median / one.median, 2))x; copying the halves"
-                  + " \(f(median(copies), 2)) ms (medians of \(runs))")
+                  + " \(f(two.cpu, 1))), \(f(two.median / one.median, 2))x; the second photo alone"
+                  + " \(f(other.median, 1)) ms (the pair against both alone:"
+                  + " \(f(two.median / (one.median + other.median), 2))x);"
+                  + " copying the halves \(f(median(copies), 2)) ms (medians of \(runs))")
         }
         return 0
     }

@@ -213,4 +213,30 @@ import Testing
         #expect(shown(run.events) == ["0@0", "2@0", "1@1000", "0@1500", "2@1500"])
         #expect(status["index"] == .int(0) && status["partner_index"] == .int(2))
     }
+    @Test func aShuffleRoundPairsAlongItsOrderAndShowsEveryPhotoOnce() throws {
+        // Four portraits (EXIF orientations 1, 2, 5 and 6) and two landscapes, each its own file.
+        let names = ["exif-orientation/test_1.jpg", "exif-orientation/test_2.jpg", "exif-orientation/test_5.jpg",
+                     "exif-orientation/test_6.jpg", "libjpeg-turbo-testimages/testorig.jpg",
+                     "libjpeg-turbo-testimages/testimgari.jpg"]
+        let show = try VirtualShow(paths: names.map { Self.fixtures + "/" + $0 }, seconds: 12.5)
+        show.configuration.pairShapes = try PairShapeReader(maxPixels: 1 << 22)
+        show.configuration.order = try PlayOrder(order: .shuffle, recentDays: nil, stateDirectory: nil, seed: 7)
+        try show.makeLoop(width: 200, height: 120, interval: .seconds(1))
+        let events = try show.run().filter { $0["event"] as? String == "shown" }
+        var byTime: [Int: [Int]] = [:]
+        for e in events { byTime[eventTime(e), default: []].append(e["index"] as! Int) }
+        let groups = byTime.keys.sorted().map { byTime[$0]! }
+        // Each place on screen is one photo or a pair of portraits, a second apart.
+        #expect(byTime.keys.sorted() == Array(0...12).map { $0 * 1000 })
+        #expect(groups.allSatisfy { $0.count == 1 || ($0.count == 2 && $0.allSatisfy { $0 < 4 }) }, "\(groups)")
+        #expect(groups.contains { $0.count == 2 }, "\(groups)")
+        // The first round: every photo once before any comes again.
+        var seen: [Int] = []
+        for index in groups.joined() {
+            if seen.count == 6 { break }
+            #expect(!seen.contains(index), "\(groups)")
+            seen.append(index)
+        }
+        #expect(Set(seen) == Set(0..<6), "\(groups)")
+    }
 }

@@ -239,4 +239,12 @@ import Testing
         }
         #expect(Set(seen) == Set(0..<6), "\(groups)")
     }
+    @Test func theOptionAndTheConfigurationKeyTurnPairsOn() throws {
+        #expect(try CommandLineParser.parse(["/photos"]).pairPortraits == false)
+        #expect(try CommandLineParser.parse(["--pair-portraits", "/photos"]).pairPortraits)
+        let path = NSTemporaryDirectory() + "kc-pairs-\(getpid()).conf"
+        defer { unlink(path) }
+        try "pair-portraits\nsource /photos\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(try CommandLineParser.parse(["--config", path]).pairPortraits)
+    }
 }

@@ -38,14 +38,16 @@ public final class EventWriter: @unchecked Sendable {
     public var outputNames: (() -> [String])?
 
     /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
-    /// Fields in a fixed order: event, index, src, x, y, outputs or output (``outputNames``), t.
+    /// Fields in a fixed order: event, index, src, x, y, half, outputs or output (``outputNames``), t.
     /// The strings are escaped by Foundation's JSON encoder (each encoded as a JSON fragment). A
     /// password in `source` (`https://user:secret@host/...`) is written as `***`
     /// (``Log/hidingPasswords(_:)``).
+    /// `half`: the half of a pair tapped (`"half":"left"`), when the tap was on a pair.
     public func line(event: String, index: Int, source: String, time: Duration,
-                     point: (x: Int, y: Int)? = nil) -> String {
+                     point: (x: Int, y: Int)? = nil, half: String? = nil) -> String {
         var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(Log.hidingPasswords(source)))"
         if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
+        if let half { text += ",\"half\":\(json(half))" }
         if let names = outputNames?(), names.count > 1 {
             text += point == nil ? ",\"outputs\":[" + names.map(json).joined(separator: ",") + "]"
                 : ",\"output\":\(json(names[0]))"
@@ -77,8 +79,8 @@ public final class EventWriter: @unchecked Sendable {
         switch event {
         case .shown(let index, let source, let at, _):
             return line(event: "shown", index: index, source: source, time: at)
-        case .tap(let index, let source, let at, let x, let y):
-            return line(event: "tap", index: index, source: source, time: at, point: (x, y))
+        case .tap(let index, let source, let at, let x, let y, let half):
+            return line(event: "tap", index: index, source: source, time: at, point: (x, y), half: half)
         case .display(let on, let reason, let at):
             return displayLine(on: on, reason: reason, time: at)
         }

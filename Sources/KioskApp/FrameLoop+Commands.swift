@@ -37,7 +37,7 @@ extension FrameLoop {
         case .resume:
             supervisor.resumeAsked(carousel: &carousel)
             return .success(nil)
-        case .goto(let index):
+        case .goto(var index):
             let count = policy.playlist.count
             guard (0..<count).contains(index) else {
                 let has = count == 0 ? "the playlist is empty"
@@ -50,6 +50,8 @@ extension FrameLoop {
                 return fail("goto: item \(index) (\(source)) is not in the rotation now"
                             + " (its schedule, or a fallback item while others are on)")
             }
+            // The partner of a pair is shown with its first, under the first's index.
+            if let first = policy.first(ofPartner: index) { index = first }
             guard carousel.isInShow(item: index) else {
                 // An item that failed (a download, a decode) left the show until its retry.
                 let source = index < carousel.items.count
@@ -99,6 +101,10 @@ extension FrameLoop {
         if let item = carousel.currentItem {
             fields["index"] = .int(Int64(item))
             fields["src"] = .string(Log.hidingPasswords(carousel.items[item].source))
+            if let p = partnerOnScreen(of: item), p.item < carousel.items.count {  // a pair (--pair-portraits)
+                fields["partner_index"] = .int(Int64(p.item))
+                fields["partner_src"] = .string(Log.hidingPasswords(carousel.items[p.item].source))
+            }
         }
         // Why on or off, presence, brightness, CEC (DisplaySupervisor+Power.swift).
         fields.merge(supervisor.powerStatus(at: now)) { $1 }

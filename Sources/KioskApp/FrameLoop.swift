@@ -147,10 +147,16 @@ public final class FrameLoop {
     public func run() throws(DisplayError) -> Int32 {
         defer { configuration.order?.flush() }  // the shuffle round as it stands, on every way out
         configuration.order?.use(manifestOrder: content?.showSettings.order)
+        if configuration.pairShapes != nil {
+            policyStep { $0.setPairLayout(PairLayout(screenWidth: display.width, screenHeight: display.height),
+                                          at: clock.now, carousel: &$1) }
+            askShapes(of: policy.playlist)
+        }
         var first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver, at: clock.now)
         configuration.order?.awaitFirstTimes(driver: driver, interrupt: configuration.signals?.wakeDescriptor ?? -1)
         if let timed = configuration.order?.timesArrived(current: nil, wall: driver, at: clock.now) { first = timed }
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
+        awaitFirstShapes()
         handle(carousel.start(at: clock.now))
         while true {
             // What came in: signals, control requests, the display's doings (the VT, the schedule,
@@ -162,6 +168,7 @@ public final class FrameLoop {
             apply(try supervisor.serviceDevice(carousel: &carousel))
             takeNewPlaylist()
             takeCaptureTimes()
+            takeShapes()
             // Timed duties: the schedules, retries, the words and the clock, changed files, touches.
             serviceTimedDuties(at: clock.now)
             takeTouches()
@@ -224,6 +231,7 @@ public final class FrameLoop {
         configuration.order?.use(manifestOrder: content.showSettings.order)
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
         let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver, at: clock.now)
+        askShapes(of: items)
         policyStep { $0.begin(items, sequence: sequence, at: clock.now, wall: driver, carousel: &$1) }
     }
 
@@ -283,8 +291,10 @@ public final class FrameLoop {
             handle(carousel.touchEnded(velocity: velocity, at: now))
         case .tap(let x, let y, let at):
             if let item = carousel.currentItem {
-                output.publish(.tap(index: item, source: carousel.items[item].source, at: at,
-                                    x: Int(x.rounded(.down)), y: Int(y.rounded(.down))))
+                // A pair: the half tapped names its picture (docs/carousel.md "Pairs").
+                let hit = tappedItem(item, x: x, y: y)
+                output.publish(.tap(index: hit.item, source: carousel.items[hit.item].source, at: at,
+                                    x: Int(x.rounded(.down)), y: Int(y.rounded(.down)), half: hit.half))
             }
             handle(carousel.touchEnded(velocity: nil, at: now))
         case .released:
@@ -311,7 +321,8 @@ public final class FrameLoop {
         for action in actions {
             switch action {
             case .prepare(let slot, let item, let ticket):
-                slots.prepare(slot: slot, ticket: ticket, index: item, item: carousel.items[item])
+                slots.prepare(slot: slot, ticket: ticket, index: item, item: carousel.items[item],
+                              partner: partner(of: item))
             case .shown(let item, let source, let at):
                 pendingShown.append(PendingShown(item: item, source: source, at: at))
             case .dropped:
@@ -323,7 +334,9 @@ public final class FrameLoop {
 
     /// One of the policy's steps on the carousel: its actions are handled, its notes logged.
     func policyStep(_ step: (inout ShowPolicy, inout Carousel) -> [CarouselAction]) {
+        let pairsBefore = policy.partners
         handle(step(&policy, &carousel))
+        if policy.partners != pairsBefore { reprepareChangedPairs() }
         takePolicyNotes()
     }
 
@@ -355,7 +368,7 @@ public final class FrameLoop {
                 policy.imageReady(source: source)
                 takePolicyNotes()
                 slots.ready(slot: r.slot, frame: frame, others: r.outputFrames, ticket: r.ticket, source: source,
-                            identity: r.identity, animation: r.animation)
+                            identity: r.identity, animation: r.animation, partner: r.partner)
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // With two items one image can be asked for twice; it is logged once (and not
@@ -406,6 +419,10 @@ public final class FrameLoop {
         for gesture in cancelled { apply(gesture) }  // a finger measured against the old size
         carousel.config.screenWidth = width
         slots.resize(width: width, height: height, outputSizes: outputSizes)
+        if configuration.pairShapes != nil {  // a screen turned pairs the other shape
+            policyStep { $0.setPairLayout(PairLayout(screenWidth: width, screenHeight: height), at: now,
+                                          carousel: &$1) }
+        }
         handle(carousel.resized(at: now))
         frames.invalidate()
     }
@@ -476,6 +493,21 @@ public final class FrameLoop {
         for s in pendingShown {
             output.readyIfShowing(nil, loading: false, on: display.summary, playlistLength: policy.playlist.count)
             output.publish(.shown(index: s.item, source: s.source, at: s.at, playlistLength: policy.playlist.count))
+            if let p = partnerOnScreen(of: s.item), p.item < policy.playlist.count {
+                // The partner of a pair is on screen too: announced after its first, and counted
+                // as shown (in the shuffle bag before its first, so the bag goes on after the first).
+                output.publish(.shown(index: p.item, source: policy.playlist[p.item].source, at: s.at,
+                                      playlistLength: policy.playlist.count))
+                policy.shown(item: p.item, carousel: carousel)
+                if let order = configuration.order {
+                    let step = order.shown(item: p.item, playlist: policy.playlist, sequence: policy.sequence, at: now)
+                    if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
+                    if step.roundDone {
+                        Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))
+                        roundDone = true
+                    }
+                }
+            }
             if firstShownItem == nil {
                 firstShownItem = s.item
                 output.firstShown()

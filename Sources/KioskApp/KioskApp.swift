@@ -160,6 +160,19 @@ public enum KioskApp {
             Log.error("play order unavailable", reason: error.description)
             return exitUnavailable
         }
+        if settings.pairPortraits {
+            if kenBurns {
+                Log.info("pairs off",
+                         detail: "--pair-portraits does not apply with --ken-burns (each picture covers the screen)")
+            } else {
+                do {
+                    loop.pairShapes = try PairShapeReader(maxPixels: settings.maxPixels)
+                } catch {
+                    Log.error("pairs unavailable", reason: error.description)
+                    return exitUnavailable
+                }
+            }
+        }
         loop.background = settings.background
         loop.painter = text.loopPainter()
         loop.text = text

@@ -34,6 +34,9 @@ extension FrameLoop {
         public var content: ContentService?
         /// `--order`, `--recent-days`: the play order (docs/carousel.md "Order"); nil: as listed.
         var order: PlayOrder?
+        /// `--pair-portraits`: reads the pictures' shapes off the loop, to pair them
+        /// (docs/carousel.md "Pairs"); nil: never paired.
+        var pairShapes: PairShapeReader?
         /// The control socket (docs/control-socket.md) and where its `screenshot` writes.
         public var control: ControlServer?
         public var screenshots: ScreenshotWriter?

@@ -24,6 +24,9 @@ public struct Settings: Sendable {
     public var transition: TransitionStyle = .fade
     /// `--ken-burns`: a slow pan and zoom over each picture (docs/carousel.md "Ken Burns").
     public var kenBurns = false
+    /// `--pair-portraits`: two portraits side by side on a landscape screen, two landscapes
+    /// stacked on a portrait one (docs/carousel.md "Pairs").
+    public var pairPortraits = false
     public var background: RGBColor = .black
     public var dots = false
     public var rotation: Rotation = .none
@@ -223,6 +226,10 @@ public enum CommandLineParser {
         OptionSpec(name: "--ken-burns", value: nil,
                    help: "a slow pan and zoom over each picture while it is shown (it fills the screen)"
         ) { s, _ throws(UsageError) in s.kenBurns = true },
+        OptionSpec(name: "--pair-portraits", value: nil,
+                   help: "two portrait photos side by side on a landscape screen (two landscapes stacked on a "
+                       + "portrait one), a partner looked for a few items ahead; shown and timed as one item"
+        ) { s, _ throws(UsageError) in s.pairPortraits = true },
         OptionSpec(name: "--background", value: "RRGGBB", help: "letterbox and placeholder colour (default 000000)") { s, v throws(UsageError) in
             guard let c = RGBColor(hex: v) else { throw UsageError("--background: expected six hex digits RRGGBB, got '\(v)'") }
             s.background = c

@@ -23,6 +23,9 @@ final class SlotFrames {
     /// The frames of each physical slot at the other outputs' sizes (``SlotPreparer/outputSizes``,
     /// in its order; docs/displays.md "Several outputs"): `outputFrames[size][slot]`.
     private(set) var outputFrames: [[Bitmap?]] = []
+    /// The partner composed into each slot's frame (``SlotPreparer/Result/partner``): what a
+    /// tap on its second half reports; nil: the slot's picture alone.
+    private(set) var partners: [SlotPreparer.Partner?] = [nil, nil, nil]
     /// The job each slot's frame was asked for with (asked again for the other outputs' sizes).
     private var jobs: [SlotPreparer.Job?] = [nil, nil, nil]
     /// The local file behind each slot's frame, with the identity it was read with.
@@ -45,21 +48,27 @@ final class SlotFrames {
 
     /// Asks for a frame of `item` (playlist index `index`) for `slot` under `ticket`; the slot's
     /// old frame goes now, before the new one is made.
-    func prepare(slot: Int, ticket: Int, index: Int, item: PlaylistItem) {
+    /// `partner`: the picture sharing the frame (`--pair-portraits`); nil: the item alone.
+    func prepare(slot: Int, ticket: Int, index: Int, item: PlaylistItem, partner: SlotPreparer.Partner? = nil) {
         frames[slot] = nil
         animations.stop(slot: slot)
         files[slot] = nil
+        partners[slot] = nil
         for i in outputFrames.indices { outputFrames[i][slot] = nil }
-        let job = SlotPreparer.Job(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
+        var job = SlotPreparer.Job(slot: slot, ticket: ticket, item: index, path: item.source, fit: item.fit,
                                    sha256: item.sha256, caption: item.caption)
+        job.partner = partner
         jobs[slot] = job
         preparer.submit(job)
     }
 
+    /// The partner each slot's frame was asked with (its job's), whatever the result.
+    func askedPartner(slot: Int) -> SlotPreparer.Partner? { jobs[slot]?.partner }
+
     /// Slots the carousel left empty let their frames go.
     func dropEmpty(_ carousel: Carousel) {
         for s in 0..<3 where carousel.status(ofSlot: s) == .empty {
-            frames[s] = nil; files[s] = nil; jobs[s] = nil
+            frames[s] = nil; files[s] = nil; jobs[s] = nil; partners[s] = nil
             animations.stop(slot: s)
             for i in outputFrames.indices { outputFrames[i][s] = nil }
         }
@@ -70,9 +79,11 @@ final class SlotFrames {
     /// `others`: its frames at the other outputs' sizes (``SlotPreparer/Result/outputFrames``).
     /// `animation`: the rest of the frames when the image is an animation (played in the slot,
     /// ``SlotAnimations``; the other outputs keep its first frame).
+    /// `partner`: the partner composed into the frame (nil: the picture alone).
     func ready(slot: Int, frame: Bitmap, others: [Bitmap?] = [], ticket: Int, source: String, identity: FileIdentity?,
-               animation: AnimationStream? = nil) {
+               animation: AnimationStream? = nil, partner: Int? = nil) {
         frames[slot] = frame
+        partners[slot] = partner != nil && partner == jobs[slot]?.partner?.item ? jobs[slot]?.partner : nil
         animations.stop(slot: slot)
         if let animation { animations.start(slot: slot, ticket: ticket, stream: animation, source: source) }
         for i in outputFrames.indices { outputFrames[i][slot] = i < others.count ? others[i] : nil }
@@ -121,6 +132,7 @@ final class SlotFrames {
         outputFrames = preparer.outputSizes.map { _ in [nil, nil, nil] }
         jobs = [nil, nil, nil]
         frames = [nil, nil, nil]
+        partners = [nil, nil, nil]
         for s in 0..<3 { animations.stop(slot: s) }
         files = [nil, nil, nil]
     }

@@ -34,6 +34,10 @@ public final class SlotPreparer: @unchecked Sendable {
         /// With a ``Outcome/frame(_:)`` of an animation's first frame: the rest of it, to play in
         /// the slot (``SlotAnimations``); ownership passes to the caller.
         public var animation: AnimationStream?
+        /// The partner composed into the frame's second half (``Job/partner``); nil: the
+        /// picture alone (no partner asked, or the partner could not be decoded: it is said in
+        /// ``warnings``).
+        public var partner: Int?
         public init(slot: Int, ticket: Int, item: Int, outcome: Outcome, warnings: [String], identity: FileIdentity? = nil) {
             self.slot = slot; self.ticket = ticket; self.item = item; self.outcome = outcome
             self.warnings = warnings; self.identity = identity
@@ -67,6 +71,9 @@ public final class SlotPreparer: @unchecked Sendable {
         public var sha256: String?
         /// The item's caption, drawn into the frame (``captions``).
         public var caption: String?
+        /// `--pair-portraits`: the picture sharing the frame with this one (``composePair``);
+        /// nil: this one alone.
+        public var partner: Partner?
         /// Only the frames of ``outputSizes`` are wanted (the other outputs' sizes changed; the
         /// slot's own frame stays): the result says so (``Result/outputsOnly``).
         public var outputsOnly = false
@@ -75,6 +82,24 @@ public final class SlotPreparer: @unchecked Sendable {
             self.caption = caption
             self.slot = slot; self.ticket = ticket; self.item = item; self.path = path
             self.source = source ?? path; self.fit = fit; self.sha256 = sha256
+        }
+    }
+
+    /// The second picture of a pair (`--pair-portraits`, docs/carousel.md "Pairs"): a local
+    /// still file, placed in the frame's second half as `layout` says.
+    public struct Partner: Sendable, Equatable {
+        /// Its playlist index.
+        public var item: Int
+        /// Its file (a local path).
+        public var path: String
+        /// Its own fit, or nil for the preparer's.
+        public var fit: FitMode?
+        /// Its caption (``captions``), drawn into its half.
+        public var caption: String?
+        /// How the two share the frame.
+        public var layout: PairLayout
+        public init(item: Int, path: String, fit: FitMode? = nil, caption: String? = nil, layout: PairLayout) {
+            self.item = item; self.path = path; self.fit = fit; self.caption = caption; self.layout = layout
         }
     }
 
@@ -263,11 +288,12 @@ public final class SlotPreparer: @unchecked Sendable {
         // decoded gives a frame that is not kept (and the next check finds the change).
         let identity = (try? FileIdentity(path: job.path)).map { job.source == job.path ? $0 : Self.cacheFileVersion($0) }
         do {
-            let (frame, warnings, isAnimation) = try frame(job, width: width, height: height, identity: identity,
-                                                           captioned: captioned)
+            let (frame, warnings, isAnimation, paired) = try frame(job, width: width, height: height,
+                                                                   identity: identity, captioned: captioned)
             var result = Result(slot: job.slot, ticket: job.ticket, item: job.item, outcome: .frame(frame),
                                 warnings: warnings, identity: identity)
             result.outputsOnly = job.outputsOnly
+            result.partner = paired ? job.partner?.item : nil
             if isAnimation, animated, !job.outputsOnly {
                 do throws(ImageError) {
                     result.animation = try animationStream(job, width: width, height: height, captioned: captioned)
@@ -294,17 +320,33 @@ public final class SlotPreparer: @unchecked Sendable {
     /// longer one the preparer makes; nor an animation's first frame, which is made with its
     /// animation each time). `animation`: the file is an animation of several frames.
     /// Throws ``ImageError``.
-    private func frame(_ job: Job, width: Int, height: Int, identity: FileIdentity?,
-                       captioned: Bool) throws(ImageError) -> (frame: Bitmap, warnings: [String], animation: Bool) {
+    private func frame(_ job: Job, width: Int, height: Int, identity: FileIdentity?, captioned: Bool)
+        throws(ImageError) -> (frame: Bitmap, warnings: [String], animation: Bool, paired: Bool) {
         // --ken-burns pans over a still source: an animation shows its first frame there.
         if kenBurns {
             let (source, warnings) = try kenBurnsSource(job, width: width, height: height)
-            return (source, warnings, false)
+            return (source, warnings, false, false)
+        }
+        var pairWarnings: [String] = []
+        if let partner = job.partner {
+            do throws(PairError) {
+                let (frame, warnings) = try composePair(job, partner, width: width, height: height,
+                                                        captioned: captioned)
+                return (frame, warnings, false, true)
+            } catch {
+                switch error {
+                case .first(let e): throw e
+                case .partner(let e):
+                    // The first picture is shown alone; the partner's failure is said.
+                    pairWarnings.append("shown alone: its partner \(partner.path) could not be decoded: "
+                                        + e.reason)
+                }
+            }
         }
         let fit = job.fit ?? self.fit
         var key = FrameCache.Key(source: job.source, fit: fit, caption: job.caption, width: width, height: height)
         key.version = identity
-        if let cached = shared.withLock({ $0.frames.frame(for: key) }) { return (cached, [], false) }
+        if let cached = shared.withLock({ $0.frames.frame(for: key) }) { return (cached, pairWarnings, false, false) }
         let options = DecodeOptions(maxPixels: maxPixels, targetWidth: width, targetHeight: height, fit: fit,
                                     colour: colour)
         let frame = Bitmap(uninitializedWidth: width, height: height)  // decodeFitted writes every pixel
@@ -318,7 +360,7 @@ public final class SlotPreparer: @unchecked Sendable {
                 if (s.width == width && s.height == height) || s.outputSizes.contains(size) { s.frames.insert(frame, for: key) }
             }
         }
-        return (frame, fitted.warnings, fitted.animated)
+        return (frame, pairWarnings + fitted.warnings, fitted.animated, false)
     }
 
     /// The animation of `job` from its second frame on (its first is the slot's frame), placed

@@ -334,3 +334,16 @@ public enum Compositor {
         painter?.drawMessage(text, into: frame, color: messageColor(on: background))
     }
 }
+
+extension Compositor {
+    /// Copies the whole of `image` into `frame` with its top-left corner at (`x`, `y`) (pixels;
+    /// XRGB8888 copied as it is). The part outside `frame` is left out.
+    public static func copy(_ image: Bitmap, into frame: Bitmap, x: Int, y: Int) {
+        let left = max(0, -x), top = max(0, -y)
+        let w = min(image.width, frame.width - x) - left
+        guard w > 0 else { return }
+        for row in top..<max(top, min(image.height, frame.height - y)) {
+            (frame.row(y + row) + x + left).update(from: image.row(row) + left, count: w)
+        }
+    }
+}

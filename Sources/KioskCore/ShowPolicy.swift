@@ -125,7 +125,7 @@ public struct ShowPolicy: Sendable {
     public mutating func retryFailed(at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
         nextRetry = nil
         guard carousel.activeCount < rotation?.count ?? playlist.count else { return [] }
-        return carousel.replaceItems(playlist, showing: ordered(rotation), at: now)
+        return carousel.replaceItems(playlist, showing: played(rotation, carousel), at: now)
     }
 
     /// The carousel plays the rotation in `sequence` from now on (``sequence``): the image on
@@ -133,7 +133,7 @@ public struct ShowPolicy: Sendable {
     public mutating func reorder(_ sequence: [Int]?, at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
         guard sequence != self.sequence else { return [] }
         self.sequence = sequence
-        return carousel.replaceItems(playlist, showing: ordered(rotation), at: now)
+        return carousel.replaceItems(playlist, showing: played(rotation, carousel), at: now)
     }
 
     /// The rotation (nil: the whole playlist) in the play order of ``sequence``: the items of
@@ -146,6 +146,61 @@ public struct ShowPolicy: Sendable {
             playlist.indices.contains($0) && inRotation?.contains($0) ?? true && seen.insert($0).inserted
         }
         return played.isEmpty ? rotation : played
+    }
+
+    /// The sequence the carousel gets for `rotation`: ``ordered(_:)``, paired when
+    /// ``pairLayout`` is set (``PhotoPairs``; ``partners`` is set). The pair on screen in
+    /// `carousel` stays a pair while both its pictures are in the sequence.
+    private mutating func played(_ rotation: [Int]?, _ carousel: Carousel) -> [Int]? {
+        let plain = ordered(rotation)
+        guard let layout = pairLayout, !shapes.isEmpty else {
+            partners = [:]
+            return plain
+        }
+        let keep = carousel.currentItem.flatMap { first in partners[first].map { (first: first, second: $0) } }
+        let paired = PhotoPairs.pair(plain ?? Array(playlist.indices), layout: layout,
+                                     shape: { [playlist, shapes] in shapes[playlist[$0].source] }, keep: keep)
+        partners = paired.partners
+        return partners.isEmpty ? plain : paired.sequence
+    }
+
+    /// `--pair-portraits`: how two pictures share the screen; nil: never paired.
+    public private(set) var pairLayout: PairLayout?
+    /// The shapes of the playlist's pictures by source, as read off the frame loop (a source
+    /// missing: not known, never paired).
+    public private(set) var shapes: [String: PhotoShape] = [:]
+    /// The pairs the carousel plays: the partner of each first (playlist indices). The first
+    /// stands in the carousel's sequence, its partner does not (docs/carousel.md "Pairs").
+    public private(set) var partners: [Int: Int] = [:]
+
+    /// The first of the pair `item` is the partner of, if it is one.
+    public func first(ofPartner item: Int) -> Int? { partners.first { $0.value == item }?.key }
+
+    /// Pictures pair as `layout` says from now on (nil: never; the screen turned, say): the
+    /// carousel gets the sequence again when the pairs change.
+    public mutating func setPairLayout(_ layout: PairLayout?, at now: Duration,
+                                       carousel: inout Carousel) -> [CarouselAction] {
+        guard layout != pairLayout else { return [] }
+        pairLayout = layout
+        return repair(at: now, carousel: &carousel)
+    }
+
+    /// The shapes of pictures read off the frame loop (by source; they are added to those
+    /// known): the carousel gets the sequence again when the pairs change.
+    public mutating func learnShapes(_ learnt: [String: PhotoShape], at now: Duration,
+                                     carousel: inout Carousel) -> [CarouselAction] {
+        let before = shapes
+        shapes.merge(learnt) { $1 }
+        guard shapes != before, pairLayout != nil else { return [] }
+        return repair(at: now, carousel: &carousel)
+    }
+
+    /// The carousel gets the sequence again when pairing it gives other pairs than it plays.
+    private mutating func repair(at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
+        let before = partners
+        let sequence = played(rotation, carousel)
+        guard partners != before else { return [] }
+        return carousel.replaceItems(playlist, showing: sequence, at: now)
     }
 
     /// Whether playlist item `index` is in the rotation now (`goto` refuses one that is not).
@@ -212,7 +267,8 @@ public struct ShowPolicy: Sendable {
             standIn = FallbackStandIn()
             let hadRotation = rotation != nil
             rotation = nil
-            return replace || hadRotation ? carousel.replaceItems(playlist, showing: ordered(nil), at: now) : []
+            guard replace || hadRotation else { return [] }
+            return carousel.replaceItems(playlist, showing: played(nil, carousel), at: now)
         }
         let (sinceEpoch, zone) = wall.readWallTime()
         let (showing, standby, next) = ScheduledRotation.showing(playlist, atEpochSecond: sinceEpoch.components.seconds,
@@ -228,7 +284,7 @@ public struct ShowPolicy: Sendable {
         if standIn.active, standIn.scheduled == showing, standIn.standby == standby {
             // Still standing in for the same rotation: the fallback items stay on (a look at the
             // schedules, or the same playlist again, does not end it; an image that loads does).
-            return replace ? carousel.replaceItems(playlist, showing: ordered(rotation), at: now) : []
+            return replace ? carousel.replaceItems(playlist, showing: played(rotation, carousel), at: now) : []
         }
         standIn = FallbackStandIn(scheduled: showing, standby: standby)
         guard replace || showing != rotation else { return [] }
@@ -240,7 +296,7 @@ public struct ShowPolicy: Sendable {
         }
         rotation = showing
         leaveRetired = !replace
-        return carousel.replaceItems(playlist, showing: ordered(showing), at: now)
+        return carousel.replaceItems(playlist, showing: played(showing, carousel), at: now)
     }
 
     /// Fallback items stand in for a rotation none of whose images can be shown (each failed
@@ -255,14 +311,14 @@ public struct ShowPolicy: Sendable {
             standIn.active = true
             let both = (standIn.scheduled + standIn.standby).sorted()
             rotation = both
-            return carousel.replaceItems(playlist, showing: ordered(both), at: now)
+            return carousel.replaceItems(playlist, showing: played(both, carousel), at: now)
         }
         if standIn.scheduled.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {
             standIn.active = false
             rotation = standIn.scheduled
             notes.append(.fallbackStoodDown)
             leaveRetired = true
-            return carousel.replaceItems(playlist, showing: ordered(standIn.scheduled), at: now)
+            return carousel.replaceItems(playlist, showing: played(standIn.scheduled, carousel), at: now)
         }
         // Said once a fallback image is ready to stand in, or once they all failed too.
         if !standIn.said, standIn.standby.contains(where: { !carousel.readySlots(ofItem: $0).isEmpty }) {

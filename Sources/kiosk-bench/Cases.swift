@@ -69,6 +69,11 @@ enum ChildCase {
         case "ken-burns":
             // ken-burns [FRAMES] [PHOTO]: a Ken Burns frame against a plain fade frame (KenBurnsCost.swift).
             return KenBurnsCostCase.run(frames: int(0, 60), photo: rest.count > 1 ? rest[1] : nil)
+        case "pairs":
+            // pairs [RUNS] PHOTO PHOTO: a --pair-portraits frame's prepare against a single fit (PairCost.swift).
+            let photos = rest.filter { Int($0) == nil }
+            guard photos.count >= 2 else { return usage() }
+            return PairCostCase.run(runs: rest.first.flatMap { Int($0) } ?? 9, photos: Array(photos.prefix(2)))
         case "scanout-dimmed":
             // scanout-dimmed [N]: the copy to scanout at full brightness and dimmed by the pixels.
             return ScanoutDimmedCase.run(iterations: int(0, 40))
@@ -95,7 +100,7 @@ enum ChildCase {
               + " | rgb565 N W DITHER | xrgb N W ROTATION | app ARGS... | decode-probe PATH TARGETW TARGETH"
               + " | resample SW SH N | cache-write ENTRIES WRITES | blur-prepare PHOTO N | fade-4k [FRAMES] [DEVICE]"
               + " | scanout-dimmed [N] | mirrored-outputs PHOTO PHOTO [RUNS] | ken-burns [FRAMES] [PHOTO]"
-              + " | animation-frame PATH N\n", stderr)
+              + " | animation-frame PATH N | pairs [RUNS] PHOTO PHOTO\n", stderr)
         return 64
     }
 

@@ -28,6 +28,10 @@ import KioskSystem
             == #"{"event":"shown","index":1,"src":"https://u:***@cdn/a.jpg","t":61234}"#)
     #expect(lines.line(for: .tap(index: 2, source: "/p/c.jpg", at: .milliseconds(987), x: 640, y: 400))
             == #"{"event":"tap","index":2,"src":"/p/c.jpg","x":640,"y":400,"t":987}"#)
+    // A tap on a pair (--pair-portraits) says the half, after y.
+    #expect(lines.line(for: .tap(index: 3, source: "/p/d.jpg", at: .milliseconds(987), x: 1500, y: 400,
+                                 half: "right"))
+            == #"{"event":"tap","index":3,"src":"/p/d.jpg","x":1500,"y":400,"half":"right","t":987}"#)
     #expect(lines.line(for: .display(on: false, reason: "presence", at: .seconds(2)))
             == #"{"event":"display","state":"off","reason":"presence","t":2000}"#)
 }

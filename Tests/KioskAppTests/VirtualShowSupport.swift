@@ -97,6 +97,20 @@ final class VirtualShow {
                                                 runFor: .milliseconds(Int64(seconds * 1000)))
     }
 
+    /// The files at `paths` as the playlist, in that order (read where they are); `seconds`:
+    /// `--run-for`.
+    init(paths: [String], seconds: Double, driver: VirtualTimeDriver = VirtualTimeDriver()) throws {
+        var template = Array("/tmp/kc-virtual-XXXXXX".utf8CString)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        self.driver = driver
+        items = paths.map { PlaylistItem(source: $0) }
+        var fds: [Int32] = [-1, -1]
+        pipe(&fds)
+        (eventsRead, eventsWrite) = (fds[0], fds[1])
+        configuration = FrameLoop.Configuration(events: EventWriter(descriptor: eventsWrite),
+                                                runFor: .milliseconds(Int64(seconds * 1000)))
+    }
+
     deinit {
         close(eventsRead)
         try? FileManager.default.removeItem(atPath: directory)

@@ -103,7 +103,7 @@ final class VirtualShow {
     }
 
     /// The touches of `script` at their times.
-    func touch(_ script: [TouchFeedEvent]) -> VirtualTouches {
+    @discardableResult func touch(_ script: [TouchFeedEvent]) -> VirtualTouches {
         let feed = VirtualTouches(script, on: driver)
         configuration.touch = feed
         return feed

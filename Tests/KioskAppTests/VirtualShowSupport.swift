@@ -117,7 +117,7 @@ final class VirtualShow {
     }
 
     /// The touches of `script` at their times.
-    func touch(_ script: [TouchFeedEvent]) -> VirtualTouches {
+    @discardableResult func touch(_ script: [TouchFeedEvent]) -> VirtualTouches {
         let feed = VirtualTouches(script, on: driver)
         configuration.touch = feed
         return feed

@@ -50,8 +50,12 @@ import Testing
         #expect(show.shown.filter { $0.at < back - 0.1 }.map(\.src) == [dir + "/good.png"], "\(show.transcript)")
         // The frame at that time is late.png's blue.
         let frames = try analyzeFrames(show.frames)
+        // The frame of that moment, or, on a loaded machine where the last frame of the fade is
+        // drawn a little late (`t` is the interval's mark, not the frame's time), the first after it.
         let frame = try #require(frames.last { $0.ms <= Int(shown.t) }, "no frame up to \(shown.t) ms")
-        #expect(frame.centerIs(Swatch.blue), "\(frame)")
+        let after = frames.first { $0.ms > Int(shown.t) }
+        #expect(frame.centerIs(Swatch.blue) || after?.centerIs(Swatch.blue) == true,
+                "\(frame), then \(after.map(String.init(describing:)) ?? "no frame")")
     }
 
     // MARK: A file changed under the same name
@@ -231,10 +235,14 @@ import Testing
             let later = shown.filter { $0.at >= changedAt[i] + 1.5 }
             // Each of the three came round again, each with its new picture.
             #expect(Set(later.map(\.src)).count == 3, "\(context)")
+            // Blue when shown: the frame of that moment, or, on a loaded machine where the last
+            // frame of the fade is drawn a little late (`t` is the interval's mark), the first after it.
             for event in later {
                 let frame = frames.last { $0.ms <= event.t }
-                #expect(frame?.centerIs(Swatch.blue) == true,
-                        "\(event) \(frame.map(String.init(describing:)) ?? "no frame"): \(context)")
+                let after = frames.first { $0.ms > event.t }
+                let seen = [frame, after].map { $0.map(String.init(describing:)) ?? "no frame" }
+                #expect(frame?.centerIs(Swatch.blue) == true || after?.centerIs(Swatch.blue) == true,
+                        "\(event) \(seen[0]), then \(seen[1]): \(context)")
             }
             // Before the change, all red.
             let changedT = shown.last { $0.at <= changedAt[i] }.map { $0.t + Int((changedAt[i] - $0.at) * 1000) } ?? 0

@@ -108,8 +108,8 @@ import Testing
     /// Stills are not animations.
     @Test func stillsOpenNoAnimation() throws {
         let gif = Bitmap(width: 8, height: 8)
-        try ImageDecoder.decodeFitted(path: Fixtures.path("animations", "disposal.gif"), into: gif, fit: .fit,
-                                      background: Self.background)
+        _ = try ImageDecoder.decodeFitted(path: Fixtures.path("animations", "disposal.gif"), into: gif, fit: .fit,
+                                          background: Self.background)
         #expect(try AnimationDecoder.open(path: Fixtures.path("pngsuite", "basn2c08.png")) == nil)
     }
 

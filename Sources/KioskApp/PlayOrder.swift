@@ -102,7 +102,8 @@ final class PlayOrder {
     func sequence(for playlist: [PlaylistItem], current: String?, wall: any WallTimeSource,
                   at now: Duration) -> [Int]? {
         if needsTimes {
-            asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { $0.hasPrefix("/") }))
+            // Every file, relative paths too (`--order date photos`); URLs have no times.
+            asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { !ManifestItem.isRemote($0) }))
         }
         return ordered(playlist, current: current, wall: wall, timesKnown: !needsTimes, at: now)
     }
@@ -257,7 +258,8 @@ final class CaptureTimeReader: OffLoopWork {
     /// Throws ``SystemError`` when the answers' mailbox cannot be made (pipe2(2) fails).
     init() throws(SystemError) { answers = try Mailbox() }
 
-    /// Asks for the facts of `paths` (absolute paths of local files); returns the question's number.
+    /// Asks for the facts of `paths` (local files, a relative path from the working directory);
+    /// returns the question's number.
     func ask(paths: [String]) -> Int {
         questions += 1
         outstanding += 1

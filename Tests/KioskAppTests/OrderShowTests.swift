@@ -60,6 +60,24 @@ private func folder(of paths: [String]) throws -> String {
     #expect(date == ["taken-bigendian.jpg", "taken-offset.jpg", "taken-local.jpg"].map { photos + "/" + $0 })
 }
 
+/// A folder named by a relative path (`kiosk-carousel --order date photos`, as the README's own
+/// examples name `deploy/samples`) is ordered by its capture times too, not left in name order.
+@Test func aRelativeFolderIsOrderedByCaptureTime() throws {
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]  // 2001, 2019, 2016
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let parent = (photos as NSString).deletingLastPathComponent
+    let out = controlTestDirectory()
+    for (order, expected) in [("newest", ["taken-local.jpg", "taken-offset.jpg", "taken-bigendian.jpg"]),
+                              ("date", ["taken-bigendian.jpg", "taken-offset.jpg", "taken-local.jpg"])] {
+        let child = try KioskChild(["--display", "offscreen:\(out)/frames-\(order)", "--size", "64x40", "--fade", "0",
+                                    "--interval", "1", "--order", order, "--run-for", "2.5", "photos"],
+                                   currentDirectory: parent)
+        #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+        #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+        #expect(child.shown.map(\.src) == expected.map { "photos/" + $0 }, "--order \(order)")
+    }
+}
+
 /// `--caption date` draws the capture time with `--caption-format`: the frame is the one a
 /// playlist giving those very words as the caption makes, and not the uncaptioned one.
 @Test func theDateCaptionIsDrawnOnScreen() throws {

@@ -49,6 +49,9 @@ final class PlayOrder {
     static let saveInterval: Duration = .seconds(60)
     /// When the round was last written (show time); nil: not yet.
     private var savedAt: Duration?
+    /// The kind of the last failed write (the call and its errno), so that a state directory
+    /// that stays unwritable is logged once, not at every round; nil: the last write worked.
+    private var saveFailure: (operation: String, errno: Int32)?
     /// `--order`: what plays when the manifest gives no `order`.
     let configured: PlaylistOrder
 
@@ -204,18 +207,27 @@ final class PlayOrder {
     /// Writes the round if it changed since it was last written (the show stops).
     func flush() { save() }
 
-    /// Writes the shuffle round when it changed; a failure is logged once per kind and the
-    /// show goes on (the round is then not kept over a restart).
+    /// Writes the shuffle round when it changed; a failure is logged once per kind (the call
+    /// and its errno) and the show goes on (the round is then not kept over a restart); a write
+    /// that works again after one is logged too.
     private func save() {
         guard order.order == .shuffle, let directory = stateDirectory else { return }
         let text = order.bag.encoded()
         guard text != saved else { return }
         saved = text
-        do {
+        let path = directory + "/" + Self.stateFile
+        do throws(SystemError) {
             try AtomicFile.makeDirectories(directory)
             try AtomicFile.write(Array(text.utf8), directory: directory, name: Self.stateFile, mode: 0o600)
+            if saveFailure != nil {
+                saveFailure = nil
+                Log.info("shuffle round kept again", path: path)
+            }
         } catch {
-            Log.warning("shuffle round not kept", path: directory + "/" + Self.stateFile, reason: error.description)
+            if let last = saveFailure, last.operation == error.operation, last.errno == error.errno { return }
+            saveFailure = (error.operation, error.errno)
+            Log.warning("shuffle round not kept", path: path,
+                        reason: error.description + " (said once until it changes; the show goes on)")
         }
     }
 

@@ -47,6 +47,23 @@ private func folder(of paths: [String]) throws -> String {
     #expect(Set(first + second) == Set(controlTestPhotos.map { photos + "/" + ($0 as NSString).lastPathComponent }))
 }
 
+/// A state directory the round cannot be written into (here `shuffle-round` is a folder, so
+/// each rename fails alike): the show goes on and says so once, not at every round.
+@Test func aShuffleRoundThatCannotBeKeptIsLoggedOnce() throws {
+    let photos = try folder(of: controlTestPhotos)
+    let state = controlTestDirectory()
+    try FileManager.default.createDirectory(atPath: state + "/shuffle-round", withIntermediateDirectories: false)
+    let child = try KioskChild(["--display", "offscreen:\(state)/frames", "--size", "64x40", "--fade", "0",
+                                "--interval", "1", "--order", "shuffle", "--state-dir", state,
+                                "--run-for", "\(3 * controlTestPhotos.count - 1).5", photos])
+    #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+    #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+    #expect(child.shown.count == 3 * controlTestPhotos.count, "three rounds shown")
+    let lines = child.stderr.text.split(separator: "\n").filter { $0.contains("shuffle round not kept") }
+    #expect(lines.count == 1, "stderr: \(child.stderr.text)")
+    #expect(lines.first?.contains("Is a directory") == true)
+}
+
 @Test func newestPlaysByTheCaptureTimeNotTheNames() throws {
     // Names: bigendian (2001), local (2019), offset (2016); newest first: local, offset, bigendian.
     let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]

@@ -49,6 +49,9 @@ final class PlayOrder {
     static let saveInterval: Duration = .seconds(60)
     /// When the round was last written (show time); nil: not yet.
     private var savedAt: Duration?
+    /// The kind of the last failed write (the call and its errno), so that a state directory
+    /// that stays unwritable is logged once, not at every round; nil: the last write worked.
+    private var saveFailure: (operation: String, errno: Int32)?
     /// `--order`: what plays when the manifest gives no `order`.
     let configured: PlaylistOrder
 
@@ -102,7 +105,8 @@ final class PlayOrder {
     func sequence(for playlist: [PlaylistItem], current: String?, wall: any WallTimeSource,
                   at now: Duration) -> [Int]? {
         if needsTimes {
-            asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { $0.hasPrefix("/") }))
+            // Every file, relative paths too (`--order date photos`); URLs have no times.
+            asked = (playlist, reader.ask(paths: playlist.map(\.source).filter { !ManifestItem.isRemote($0) }))
         }
         return ordered(playlist, current: current, wall: wall, timesKnown: !needsTimes, at: now)
     }
@@ -203,18 +207,27 @@ final class PlayOrder {
     /// Writes the round if it changed since it was last written (the show stops).
     func flush() { save() }
 
-    /// Writes the shuffle round when it changed; a failure is logged once per kind and the
-    /// show goes on (the round is then not kept over a restart).
+    /// Writes the shuffle round when it changed; a failure is logged once per kind (the call
+    /// and its errno) and the show goes on (the round is then not kept over a restart); a write
+    /// that works again after one is logged too.
     private func save() {
         guard order.order == .shuffle, let directory = stateDirectory else { return }
         let text = order.bag.encoded()
         guard text != saved else { return }
         saved = text
-        do {
+        let path = directory + "/" + Self.stateFile
+        do throws(SystemError) {
             try AtomicFile.makeDirectories(directory)
             try AtomicFile.write(Array(text.utf8), directory: directory, name: Self.stateFile, mode: 0o600)
+            if saveFailure != nil {
+                saveFailure = nil
+                Log.info("shuffle round kept again", path: path)
+            }
         } catch {
-            Log.warning("shuffle round not kept", path: directory + "/" + Self.stateFile, reason: error.description)
+            if let last = saveFailure, last.operation == error.operation, last.errno == error.errno { return }
+            saveFailure = (error.operation, error.errno)
+            Log.warning("shuffle round not kept", path: path,
+                        reason: error.description + " (said once until it changes; the show goes on)")
         }
     }
 
@@ -257,7 +270,8 @@ final class CaptureTimeReader: OffLoopWork {
     /// Throws ``SystemError`` when the answers' mailbox cannot be made (pipe2(2) fails).
     init() throws(SystemError) { answers = try Mailbox() }
 
-    /// Asks for the facts of `paths` (absolute paths of local files); returns the question's number.
+    /// Asks for the facts of `paths` (local files, a relative path from the working directory);
+    /// returns the question's number.
     func ask(paths: [String]) -> Int {
         questions += 1
         outstanding += 1

@@ -47,6 +47,23 @@ private func folder(of paths: [String]) throws -> String {
     #expect(Set(first + second) == Set(controlTestPhotos.map { photos + "/" + ($0 as NSString).lastPathComponent }))
 }
 
+/// A state directory the round cannot be written into (here `shuffle-round` is a folder, so
+/// each rename fails alike): the show goes on and says so once, not at every round.
+@Test func aShuffleRoundThatCannotBeKeptIsLoggedOnce() throws {
+    let photos = try folder(of: controlTestPhotos)
+    let state = controlTestDirectory()
+    try FileManager.default.createDirectory(atPath: state + "/shuffle-round", withIntermediateDirectories: false)
+    let child = try KioskChild(["--display", "offscreen:\(state)/frames", "--size", "64x40", "--fade", "0",
+                                "--interval", "1", "--order", "shuffle", "--state-dir", state,
+                                "--run-for", "\(3 * controlTestPhotos.count - 1).5", photos])
+    #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+    #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+    #expect(child.shown.count == 3 * controlTestPhotos.count, "three rounds shown")
+    let lines = child.stderr.text.split(separator: "\n").filter { $0.contains("shuffle round not kept") }
+    #expect(lines.count == 1, "stderr: \(child.stderr.text)")
+    #expect(lines.first?.contains("Is a directory") == true)
+}
+
 @Test func newestPlaysByTheCaptureTimeNotTheNames() throws {
     // Names: bigendian (2001), local (2019), offset (2016); newest first: local, offset, bigendian.
     let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]
@@ -58,6 +75,24 @@ private func folder(of paths: [String]) throws -> String {
     #expect(newest == ["taken-local.jpg", "taken-offset.jpg", "taken-bigendian.jpg"].map { photos + "/" + $0 })
     let date = try shownSources(args + ["--order", "date", "--run-for", "2.5", photos])
     #expect(date == ["taken-bigendian.jpg", "taken-offset.jpg", "taken-local.jpg"].map { photos + "/" + $0 })
+}
+
+/// A folder named by a relative path (`kiosk-carousel --order date photos`, as the README's own
+/// examples name `deploy/samples`) is ordered by its capture times too, not left in name order.
+@Test func aRelativeFolderIsOrderedByCaptureTime() throws {
+    let names = ["taken-bigendian.jpg", "taken-local.jpg", "taken-offset.jpg"]  // 2001, 2019, 2016
+    let photos = try folder(of: names.map { exifDates + "/" + $0 })
+    let parent = (photos as NSString).deletingLastPathComponent
+    let out = controlTestDirectory()
+    for (order, expected) in [("newest", ["taken-local.jpg", "taken-offset.jpg", "taken-bigendian.jpg"]),
+                              ("date", ["taken-bigendian.jpg", "taken-offset.jpg", "taken-local.jpg"])] {
+        let child = try KioskChild(["--display", "offscreen:\(out)/frames-\(order)", "--size", "64x40", "--fade", "0",
+                                    "--interval", "1", "--order", order, "--run-for", "2.5", "photos"],
+                                   currentDirectory: parent)
+        #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+        #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+        #expect(child.shown.map(\.src) == expected.map { "photos/" + $0 }, "--order \(order)")
+    }
 }
 
 /// `--caption date` draws the capture time with `--caption-format`: the frame is the one a

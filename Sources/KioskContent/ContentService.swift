@@ -417,6 +417,13 @@ public final class ContentService {
         let st: stat
         do { st = try fileStatus(argument) } catch { return missingSource(argument, errno: error.errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
+        if let folder = opendir(argument) {
+            closedir(folder)
+        } else if case let code = errno, code == EACCES || code == EPERM {
+            // There but not readable (mode 000, another user's): said as a permission problem
+            // and waited for, so a `chmod` back is taken up without SIGHUP.
+            return missingSource(argument, errno: code, operation: "opendir")
+        }
         do {
             let watch = try DirectoryWatch(path: argument)
             if watch.initialFiles.isEmpty { Log.warning("no image files in directory", path: argument) }
@@ -451,21 +458,21 @@ public final class ContentService {
         }
     }
 
-    /// A SOURCE whose `stat` failed with `code`: logged once (path and errno), and watched
-    /// until it appears (``MissingSourceWatch``).
-    static func missingSource(_ path: String, errno code: Int32) -> Source {
+    /// A SOURCE whose `stat` (or, for a folder, `operation`) failed with `code`: logged once
+    /// (path and errno), and watched until it appears (``MissingSourceWatch``).
+    static func missingSource(_ path: String, errno code: Int32, operation: String = "stat") -> Source {
         let watch: MissingSourceWatch?
         // Not there (ENOENT, ENOTDIR) or there but not usable (a permission, a symlink loop).
         let what = code == ENOENT || code == ENOTDIR ? "source missing"
             : code == ELOOP ? "source is a symbolic link loop" : "source not readable"
         do { watch = try MissingSourceWatch(path: path) } catch {
             Log.warning(what, path: path,
-                        reason: SystemError(operation: "stat", path: path, errno: code).description
+                        reason: SystemError(operation: operation, path: path, errno: code).description
                             + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
         Log.warning(what, path: path,
-                    reason: SystemError(operation: "stat", path: path, errno: code).description
+                    reason: SystemError(operation: operation, path: path, errno: code).description
                         + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)
     }

@@ -621,6 +621,16 @@ public enum CommandLineParser {
                 throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme): (no file of that name exists); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
             }
         }
+        if settings.display.hasPrefix("offscreen:") {
+            // Frames written into a SOURCE folder would join the show as pictures, each one
+            // making the next (a folder below a SOURCE is not watched, so it may be one).
+            let frames = String(settings.display.dropFirst("offscreen:".count))
+            for source in settings.sources where !ManifestItem.isRemote(source) && sameFolder(source, frames) {
+                throw UsageError("--display offscreen:\(frames): the frames folder is the SOURCE folder '\(source)':"
+                                 + " its frames would be shown as pictures; write them to another folder"
+                                 + " (one inside it is fine: a SOURCE's subfolders are not read)")
+            }
+        }
         // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
         // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
         // DNS error far from its cause. Only when the show downloads (docs/deployment.md "Configure").
@@ -849,6 +859,29 @@ func schemePrefix(_ text: String) -> String? {
     guard let colon = bytes.firstIndex(of: 58), let first = bytes.first, isASCIILetter(first),
           bytes[..<colon].allSatisfy(isSchemeByte) else { return nil }
     return String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+}
+
+/// Whether `a` and `b` name one folder: the same file (device and inode) when both exist, else
+/// the same path once made absolute (against the working directory) with `.`, `..`, repeated
+/// and trailing slashes taken out (a folder not made yet, such as the frames folder).
+func sameFolder(_ a: String, _ b: String) -> Bool {
+    var sa = stat(), sb = stat()
+    if stat(a, &sa) == 0, stat(b, &sb) == 0 {
+        return sa.st_mode & S_IFMT == S_IFDIR && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+    func normalised(_ path: String) -> [Substring] {
+        var full = path
+        if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
+            full = String(cString: cwd) + "/" + path
+            free(cwd)
+        }
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        return parts
+    }
+    return normalised(a) == normalised(b)
 }
 
 /// Whether something (a file, a directory, a dangling symbolic link) is at `path` (lstat(2)).

@@ -262,7 +262,8 @@ public enum CommandLineParser {
             s.order = o
         },
         OptionSpec(name: "--recent-days", value: "DAYS",
-                   help: "with shuffle, photos taken within DAYS days come twice per round (default: none)"
+                   help: "with --order shuffle only (else a usage error), photos taken within DAYS days come twice per round"
+                       + " (default: none)"
         ) { s, v throws(UsageError) in
             guard let d = Int(v), (1...36_500).contains(d) else {
                 throw UsageError("--recent-days: expected whole days 1...36500, got '\(v)'")
@@ -644,6 +645,11 @@ public enum CommandLineParser {
         }
         if settings.mqtt.certificate != nil, settings.mqtt.url?.tls != true {
             throw UsageError("--mqtt-cert: a client certificate needs an mqtts:// broker URL")
+        }
+        if let days = settings.recentDays, settings.order != .shuffle {
+            // Only a shuffle round has places to give twice; any other order would take it silently.
+            throw UsageError("--recent-days \(days) weights a shuffle: it needs --order shuffle,"
+                             + " but --order is \(settings.order.rawValue)")
         }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")

@@ -292,3 +292,19 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     #expect(s.overlayFormat == "%a %-d %b")
     #expect(s.cacheDirectory == "/srv/kiosk cache")
 }
+
+/// `--recent-days` weights a shuffle: with another order, given on the command line or in the
+/// configuration file, it is refused at the start naming both options, not taken silently.
+@Test func recentDaysWithAnOrderOtherThanShuffleIsRefused() throws {
+    for order in ["name", "date", "newest", "on-this-day"] {
+        let message = usageMessage { _ = try CommandLineParser.parse(["--order", order, "--recent-days", "30", "/p"]) }
+        #expect(message == "--recent-days 30 weights a shuffle: it needs --order shuffle, but --order is \(order)",
+                "\(order): \(message ?? "accepted")")
+    }
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--recent-days", "7", "/p"]) }?
+        .hasSuffix("but --order is name") == true, "the default order")
+    let file = try configFile("order date\nrecent-days 7\nsource /p\n")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", file]) }?.hasPrefix("--recent-days 7") == true)
+    #expect(try CommandLineParser.parse(["--config", file, "--order", "shuffle"]).recentDays == 7)
+    #expect(try CommandLineParser.parse(["--order", "shuffle", "--recent-days", "30", "/p"]).recentDays == 30)
+}

@@ -784,7 +784,7 @@ extension CommandLineParser {
             if name.isEmpty { throw UsageError(at + "expected 'name value' or 'name = value'") }
             if name == "source" {
                 guard !value.isEmpty else { throw UsageError(at + "source needs a value PATH") }
-                sources.append(value)
+                sources.append(configSource(value, file: file))
                 continue
             }
             if name == "config" || name == "help" || name == "version" {
@@ -820,6 +820,19 @@ extension CommandLineParser {
         }
         if !sources.isEmpty { settings.sources = sources }
     }
+}
+
+/// A configuration file's `source` value as the show reads it: a relative path is taken against
+/// the folder of the configuration file `file` (as written, so a relative `file` gives a relative
+/// path), not the working directory; an absolute path, an http(s) URL or any other URL is kept.
+func configSource(_ value: String, file: String) -> String {
+    guard !value.hasPrefix("/"), !ManifestItem.isRemote(value), urlScheme(value) == nil,
+          let slash = file.lastIndex(of: "/") else {
+        return value
+    }
+    let resolved = String(file[..<slash]) + "/" + value
+    // `javascript:x` stays as written (refused as a URL) unless a file of that name is there.
+    return schemePrefix(value) != nil && !pathExists(resolved) ? value : resolved
 }
 
 /// `text` with `{hostname}` and `{machine-id}` replaced by the device's (``DeviceIdentity``), the

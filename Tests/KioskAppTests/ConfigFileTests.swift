@@ -100,14 +100,14 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
     where option.name != "--config" && option.name != "--help" && option.name != "--version" {
         let name = String(option.name.dropFirst(2))
         if option.value == nil {
-            let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource x\n")])
-            var fromLine = try CommandLineParser.parse([option.name, "x"])
+            let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource /x\n")])
+            var fromLine = try CommandLineParser.parse([option.name, "/x"])
             fromLine.configFile = fromFile.configFile
             #expect(dump(fromFile) == dump(fromLine), "flag \(name)")
         } else if let value = samples[option.name] {
-            let file = try configFile("\(name) \(value)\nsource x\n")
+            let file = try configFile("\(name) \(value)\nsource /x\n")
             let fromFile = try CommandLineParser.parse(["--config", file])
-            var fromLine = try CommandLineParser.parse([option.name, value, "x"])
+            var fromLine = try CommandLineParser.parse([option.name, value, "/x"])
             fromLine.configFile = fromFile.configFile
             #expect(dump(fromFile) == dump(fromLine), "\(name) \(value)")
         } else {
@@ -291,6 +291,26 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     #expect(s.onTap == ["/usr/bin/logger", "-t", "kiosk"])
     #expect(s.overlayFormat == "%a %-d %b")
     #expect(s.cacheDirectory == "/srv/kiosk cache")
+}
+
+/// A relative `source` in the file is read against the file's folder, not the working
+/// directory (a unit's or a shell's, which differ); absolute paths and URLs stay as written.
+@Test func aRelativeSourceIsTakenAgainstTheFilesFolder() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("kiosk.conf").path
+    try Data("source images\nsource ./more/a.jpg\nsource /srv/p\nsource https://example.com/a.jpg\n".utf8)
+        .write(to: URL(fileURLWithPath: file))
+    let s = try CommandLineParser.parse(["--config", file])
+    #expect(s.sources == [folder.path + "/images", folder.path + "/./more/a.jpg", "/srv/p",
+                          "https://example.com/a.jpg"])
+    // A file named relatively: its folder relative too; one in the working directory: as written.
+    #expect(configSource("images", file: "conf/kiosk.conf") == "conf/images")
+    #expect(configSource("images", file: "kiosk.conf") == "images")
+    #expect(configSource("images", file: "/kiosk.conf") == "/images")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", try configFile("source javascript:x\n")]) }?
+        .contains("is a URL of the scheme javascript:") == true)
 }
 
 /// `--recent-days` weights a shuffle: with another order, given on the command line or in the

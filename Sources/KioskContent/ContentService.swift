@@ -406,7 +406,7 @@ public final class ContentService {
         if ManifestItem.isRemote(argument) { return .remoteImage(argument) }
         if argument.lowercased().hasSuffix(".json") {
             do {
-                let manifest = try Manifest.load(path: argument)
+                let manifest = withoutNestedPlaylists(try Manifest.load(path: argument), in: argument)
                 Log.info("playlist read", path: argument, detail: counted(manifest.items.count, "item"))
                 return .playlist(path: argument, manifest: manifest)
             } catch {
@@ -432,6 +432,24 @@ public final class ContentService {
             Log.warning("directory not watched", path: argument, reason: error.description)
             return .directory(path: argument, watch: nil, files: SourceList.items(from: [argument]).map(\.source))
         }
+    }
+
+    /// `manifest` (read from `path`) without its items that name a playlist (a `src` whose path
+    /// ends in `.json`, any case): a playlist cannot name another. Each one left out is logged
+    /// with the playlist's path, its place and its `src`, instead of failing later as an image
+    /// of an unknown format.
+    static func withoutNestedPlaylists(_ manifest: Manifest, in path: String) -> Manifest {
+        var kept = manifest
+        kept.items = []
+        for (i, item) in manifest.items.enumerated() {
+            let name = item.src.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                .split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            guard name.lowercased().hasSuffix(".json") else { kept.items.append(item); continue }
+            Log.warning("playlist item skipped", path: path,
+                        reason: "items[\(i)].src \(Log.hidingPasswords(item.src)) is a playlist: nested playlists"
+                            + " are not supported (give it as a SOURCE of its own)")
+        }
+        return kept
     }
 
     /// `FOLDER/NAME` (`$TMPDIR`, else `/tmp`) as a folder only this user can use: made with mode 0700,

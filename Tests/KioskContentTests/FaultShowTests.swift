@@ -313,6 +313,28 @@ import Testing
         #expect(lines("notes.txt") == 2 && lines("b.bmp") == 1, "\(show.transcript)")
     }
 
+    /// A local playlist naming another playlist says that nested playlists are not supported,
+    /// naming the playlist and the item, and leaves it out (it was "an unknown format" image,
+    /// tried again every minute); the playlist's other items play.
+    @Test func aPlaylistNamingAPlaylistSaysNestedPlaylistsAreNotSupported() throws {
+        let dir = makeTempDirectory("nested")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        try writeFile(dir + "/inner.json", Array(#"{"items":[{"src":"a.png"}]}"#.utf8))
+        try writeFile(dir + "/show.json", Array(#"{"items":[{"src":"a.png"},{"src":"inner.JSON?x=1"}]}"#.utf8))
+        let show = try KioskShow(["--size", "160x100", "--interval", "1", "--fade", "100", "--run-for", "4",
+                                  dir + "/show.json"])
+        defer { show.stop() }
+        #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")
+        let lines = show.logLines(containing: "playlist item skipped")
+        #expect(lines == ["kiosk-carousel: warning playlist item skipped path=\(dir)/show.json reason=\"items[1].src "
+                          + "\(dir)/inner.JSON?x=1 is a playlist: nested playlists are not supported (give it as a "
+                          + "SOURCE of its own)\""], "\(show.transcript)")
+        #expect(show.logLines(containing: "unknown format").isEmpty, "\(show.transcript)")
+        #expect(show.logLines(containing: "playlist read").first?.hasSuffix(#"detail="1 item""#) == true,
+                "\(show.transcript)")
+        #expect(!show.shown.isEmpty && show.shown.allSatisfy { $0.src == dir + "/a.png" }, "\(show.transcript)")
+    }
+
     /// A folder's hidden files (a name starting with a dot, whatever follows) are never shown
     /// nor logged; the same file named on its own as a SOURCE is shown.
     @Test func aFoldersHiddenFilesAreNeverShownNorLogged() throws {

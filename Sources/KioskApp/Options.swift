@@ -262,8 +262,8 @@ public enum CommandLineParser {
             s.order = o
         },
         OptionSpec(name: "--recent-days", value: "DAYS",
-                   help: "with --order shuffle only (else a usage error), photos taken within DAYS days come twice per round"
-                       + " (default: none)"
+                   help: "with --order shuffle only (else a usage error), photos taken within DAYS days come"
+                       + " twice per round (default: none)"
         ) { s, v throws(UsageError) in
             guard let d = Int(v), (1...36_500).contains(d) else {
                 throw UsageError("--recent-days: expected whole days 1...36500, got '\(v)'")

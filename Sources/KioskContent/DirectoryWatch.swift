@@ -288,7 +288,9 @@ public final class DirectoryWatch: @unchecked Sendable {
     static func unsaid(_ keys: Set<String>, in path: String) -> Set<String> {
         let prefix = path == "/" ? "/" : path + "/"
         return said.withLock { said in
-            said = said.filter { !$0.hasPrefix(prefix) || $0.dropFirst(prefix.count).contains("/") || keys.contains($0) }
+            said = said.filter { key in
+                !key.hasPrefix(prefix) || key.dropFirst(prefix.count).contains("/") || keys.contains(key)
+            }
             let new = keys.subtracting(said)
             said.formUnion(new)
             return new

@@ -30,7 +30,8 @@ public final class CaptionPainter {
     }
 
     /// Draws `caption` into `frame` (XRGB8888, the whole prepared slot). Blank captions (white
-    /// space and characters that draw nothing only, ``TextRenderer/drawsNothing(_:)``) draw nothing. Returns the layout drawn (nil for a
+    /// space and characters that draw nothing only, ``TextRenderer/drawsNothing(_:)``) draw
+    /// nothing. Returns the layout drawn (nil for a
     /// blank caption).
     @discardableResult
     public func draw(_ caption: String, into frame: Bitmap) -> TextRenderer.Layout? {

@@ -453,7 +453,8 @@ public final class TextRenderer {
                               (freshBidi, "bidirectional controls in a text are not applied")] where !codes.isEmpty {
             // The text around them, each one written U+XXXX, at most 80 long.
             let shown = paragraph.unicodeScalars.prefix(80).map {
-                Self.isHiddenControl($0) || Self.isExplicitBidiControl($0) ? "<\(Self.codePoint($0.value))>" : String($0)
+                Self.isHiddenControl($0) || Self.isExplicitBidiControl($0)
+                    ? "<\(Self.codePoint($0.value))>" : String($0)
             }
             Log.write(.warning, what, detail: shown.joined(),
                       reason: codes.map(Self.codePoint).joined(separator: ", ")

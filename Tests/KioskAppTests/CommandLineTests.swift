@@ -124,7 +124,8 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
     var template = Array("/tmp/kc-frames-XXXXXX".utf8CString)
     let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
     defer { rmdir(dir) }
-    for (display, source) in [(dir, dir), (dir + "/", dir), (dir + "/./", dir + "/../" + dir.split(separator: "/").last!),
+    let name = dir.split(separator: "/").last!
+    for (display, source) in [(dir, dir), (dir + "/", dir), (dir + "/./", dir + "/../" + name),
                               ("/tmp/kc-not-made-yet/f", "/tmp/kc-not-made-yet//f/")] {
         #expect {
             _ = try CommandLineParser.parse(["--display", "offscreen:" + display, "/photos", source])
@@ -134,5 +135,6 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
         }
     }
     #expect(try CommandLineParser.parse(["--display", "offscreen:" + dir + "/frames", dir]).sources == [dir])
-    #expect(try CommandLineParser.parse(["--display", "offscreen:" + dir, dir + "/photos"]).sources == [dir + "/photos"])
+    #expect(try CommandLineParser.parse(["--display", "offscreen:" + dir, dir + "/photos"]).sources
+            == [dir + "/photos"])
 }

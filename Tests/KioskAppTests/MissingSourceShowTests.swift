@@ -138,7 +138,9 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     let base = controlTestDirectory()
     defer { try? FileManager.default.removeItem(atPath: base) }
     let folder = base + "/photos", frames = base + "/frames", state = base + "/state"
-    for dir in [folder, frames, state] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+    for dir in [folder, frames, state] {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
     try FileManager.default.copyItem(atPath: controlTestPhotos[0], toPath: folder + "/a.jpg")
     #expect(chmod(base, 0o755) == 0 && chmod(frames, 0o777) == 0 && chmod(state, 0o777) == 0
             && chmod(folder + "/a.jpg", 0o644) == 0 && chmod(folder, 0) == 0)
@@ -146,7 +148,8 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
                                 "--interval", "2", "--fade", "200", "--run-for", "60", "--state-dir", state,
                                 "--cache-dir", base + "/cache", folder], asUser: 65534)
     defer { _ = child.stop() }
-    let text = FrameLoop.missingSourceText(ContentService.MissingSource(path: folder, errno: EACCES, isImageFile: false))
+    let text = FrameLoop.missingSourceText(ContentService.MissingSource(path: folder, errno: EACCES,
+                                                                         isImageFile: false))
     let screen = try statusScreen(text, width: 320, height: 200)
     func last() -> Bitmap? {
         guard let name = frameFiles(frames).last else { return nil }

@@ -340,7 +340,9 @@ import Testing
     @Test func aFoldersHiddenFilesAreNeverShownNorLogged() throws {
         let dir = makeTempDirectory("hidden")
         try writeFile(dir + "/a.png", solidPNG(Swatch.red))
-        for name in [".jpg", ".x.jpg", "..jpg", ".b.png", "._c.jpg"] { try writeFile(dir + "/" + name, solidPNG(Swatch.blue)) }
+        for name in [".jpg", ".x.jpg", "..jpg", ".b.png", "._c.jpg"] {
+            try writeFile(dir + "/" + name, solidPNG(Swatch.blue))
+        }
         let show = try KioskShow(["--size", "160x100", "--interval", "1", "--fade", "100", "--run-for", "4", dir])
         defer { show.stop() }
         #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")

@@ -27,6 +27,9 @@ public final class ControlServer: @unchecked Sendable {
     public static let maxLineBytes = 65_536
     public static let maxInFlight = 32
     public static let maxPendingOutput = 256 * 1024
+    /// How long a client must have sent nothing (and wait for nothing) before a new client may
+    /// take its place when ``maxClients`` are connected: 10 s.
+    public static let idleBeforeMakingRoom: Duration = .seconds(10)
 
     /// The socket's path.
     public let path: String
@@ -164,7 +167,9 @@ public final class ControlServer: @unchecked Sendable {
         /// The client hung up altogether (POLLHUP, POLLERR): nothing can reach it any more.
         var peerGone = false
         var closed = false
-        init(id: Int, fd: Int32) { self.id = id; self.fd = fd }
+        /// When it connected or last sent something (``MonotonicClock/raw()``).
+        var lastHeard: Duration
+        init(id: Int, fd: Int32, at now: Duration) { self.id = id; self.fd = fd; lastHeard = now }
         var pendingOutput: Int { output.count - outputStart }
     }
 
@@ -216,6 +221,22 @@ public final class ControlServer: @unchecked Sendable {
                 while let fd = try? nonBlockingSyscall("accept", path: path, { accept(listener, nil, nil) }) {
                     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // (accept4 is not visible from Swift's Glibc)
                     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                    if clients.count >= Self.maxClients, let idle = longestIdle(clients, at: MonotonicClock.raw()) {
+                        // All places taken: the client idle longest (connected and silent, a
+                        // forgotten `socat`, or one only listening for events) makes room, so a
+                        // new one still gets an answer; it is told so and logged.
+                        let quiet = MonotonicClock.raw() - idle.lastHeard
+                        let seconds = quiet.components.seconds
+                        enqueue(ControlProtocol.reply(
+                            id: nil, error: "closed to make room: \(Self.maxClients) clients were connected and"
+                                + " this one had sent nothing for \(seconds) s"), to: idle)
+                        flush(idle)
+                        close(idle.fd)
+                        clients[idle.id] = nil
+                        Log.warning("control client dropped", path: path,
+                                    reason: "\(Self.maxClients) clients were connected: the one idle longest"
+                                        + " (\(seconds) s) made room for a new one")
+                    }
                     if clients.count >= Self.maxClients {
                         let line = ControlProtocol.reply(
                             id: nil, error: "too many clients (at most \(Self.maxClients) at a time)")
@@ -226,7 +247,7 @@ public final class ControlServer: @unchecked Sendable {
                         if let n = refusals.note(at: MonotonicClock.raw()) { logRefused(n) }
                         continue
                     }
-                    clients[nextID] = Client(id: nextID, fd: fd)
+                    clients[nextID] = Client(id: nextID, fd: fd, at: MonotonicClock.raw())
                     nextID += 1
                 }
             }
@@ -252,6 +273,7 @@ public final class ControlServer: @unchecked Sendable {
                         }
                         guard let n = received else { break }  // nothing more now
                         if n > 0 {
+                            c.lastHeard = MonotonicClock.raw()
                             c.input.append(buffer[0..<n])
                             if c.input.bufferedBytes > 4 * Self.maxLineBytes { break }
                         } else {
@@ -272,6 +294,15 @@ public final class ControlServer: @unchecked Sendable {
                 clients[id] = nil
             }
         }
+    }
+
+    /// The client that has sent nothing for longest, if that is at least ``idleBeforeMakingRoom``
+    /// and it waits for nothing (no request with the loop, no reply unsent, no partial line).
+    private func longestIdle(_ clients: [Int: Client], at now: Duration) -> Client? {
+        clients.values.filter { c in
+            !c.closed && c.inFlight == 0 && c.pendingOutput == 0 && c.input.bufferedBytes == 0
+                && now - c.lastHeard >= Self.idleBeforeMakingRoom
+        }.min { $0.lastHeard < $1.lastHeard }
     }
 
     /// Parses the complete lines a client sent (as long as it has room for more requests in

@@ -269,7 +269,8 @@ public enum CommandLineParser {
             s.order = o
         },
         OptionSpec(name: "--recent-days", value: "DAYS",
-                   help: "with shuffle, photos taken within DAYS days come twice per round (default: none)"
+                   help: "with --order shuffle only (else a usage error), photos taken within DAYS days come"
+                       + " twice per round (default: none)"
         ) { s, v throws(UsageError) in
             guard let d = Int(v), (1...36_500).contains(d) else {
                 throw UsageError("--recent-days: expected whole days 1...36500, got '\(v)'")
@@ -628,6 +629,16 @@ public enum CommandLineParser {
                 throw UsageError("SOURCE: '\(Log.hidingPasswords(source))' is a URL of the scheme \(scheme): (no file of that name exists); a SOURCE is a directory, an image file, a .json playlist or an http(s) URL (a local file is named by its path)")
             }
         }
+        if settings.display.hasPrefix("offscreen:") {
+            // Frames written into a SOURCE folder would join the show as pictures, each one
+            // making the next (a folder below a SOURCE is not watched, so it may be one).
+            let frames = String(settings.display.dropFirst("offscreen:".count))
+            for source in settings.sources where !ManifestItem.isRemote(source) && sameFolder(source, frames) {
+                throw UsageError("--display offscreen:\(frames): the frames folder is the SOURCE folder '\(source)':"
+                                 + " its frames would be shown as pictures; write them to another folder"
+                                 + " (one inside it is fine: a SOURCE's subfolders are not read)")
+            }
+        }
         // The environment's proxy, checked before the show starts as --proxy is: a value libcurl
         // cannot use (`http://proxy:99999`, `http://proxy:abc`) would fail every download as a
         // DNS error far from its cause. Only when the show downloads (docs/deployment.md "Configure").
@@ -641,6 +652,11 @@ public enum CommandLineParser {
         }
         if settings.mqtt.certificate != nil, settings.mqtt.url?.tls != true {
             throw UsageError("--mqtt-cert: a client certificate needs an mqtts:// broker URL")
+        }
+        if let days = settings.recentDays, settings.order != .shuffle {
+            // Only a shuffle round has places to give twice; any other order would take it silently.
+            throw UsageError("--recent-days \(days) weights a shuffle: it needs --order shuffle,"
+                             + " but --order is \(settings.order.rawValue)")
         }
         if settings.fade > settings.interval {
             throw UsageError("--fade \(settings.fade.wholeMilliseconds) ms is longer than --interval \(Double(settings.interval.wholeMilliseconds) / 1000) s")
@@ -775,7 +791,7 @@ extension CommandLineParser {
             if name.isEmpty { throw UsageError(at + "expected 'name value' or 'name = value'") }
             if name == "source" {
                 guard !value.isEmpty else { throw UsageError(at + "source needs a value PATH") }
-                sources.append(value)
+                sources.append(configSource(value, file: file))
                 continue
             }
             if name == "config" || name == "help" || name == "version" {
@@ -811,6 +827,19 @@ extension CommandLineParser {
         }
         if !sources.isEmpty { settings.sources = sources }
     }
+}
+
+/// A configuration file's `source` value as the show reads it: a relative path is taken against
+/// the folder of the configuration file `file` (as written, so a relative `file` gives a relative
+/// path), not the working directory; an absolute path, an http(s) URL or any other URL is kept.
+func configSource(_ value: String, file: String) -> String {
+    guard !value.hasPrefix("/"), !ManifestItem.isRemote(value), urlScheme(value) == nil,
+          let slash = file.lastIndex(of: "/") else {
+        return value
+    }
+    let resolved = String(file[..<slash]) + "/" + value
+    // `javascript:x` stays as written (refused as a URL) unless a file of that name is there.
+    return schemePrefix(value) != nil && !pathExists(resolved) ? value : resolved
 }
 
 /// `text` with `{hostname}` and `{machine-id}` replaced by the device's (``DeviceIdentity``), the
@@ -856,6 +885,29 @@ func schemePrefix(_ text: String) -> String? {
     guard let colon = bytes.firstIndex(of: 58), let first = bytes.first, isASCIILetter(first),
           bytes[..<colon].allSatisfy(isSchemeByte) else { return nil }
     return String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+}
+
+/// Whether `a` and `b` name one folder: the same file (device and inode) when both exist, else
+/// the same path once made absolute (against the working directory) with `.`, `..`, repeated
+/// and trailing slashes taken out (a folder not made yet, such as the frames folder).
+func sameFolder(_ a: String, _ b: String) -> Bool {
+    var sa = stat(), sb = stat()
+    if stat(a, &sa) == 0, stat(b, &sb) == 0 {
+        return sa.st_mode & S_IFMT == S_IFDIR && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+    func normalised(_ path: String) -> [Substring] {
+        var full = path
+        if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
+            full = String(cString: cwd) + "/" + path
+            free(cwd)
+        }
+        var parts: [Substring] = []
+        for part in full.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        return parts
+    }
+    return normalised(a) == normalised(b)
 }
 
 /// Whether something (a file, a directory, a dangling symbolic link) is at `path` (lstat(2)).

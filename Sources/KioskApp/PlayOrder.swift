@@ -60,7 +60,8 @@ final class PlayOrder {
         let wanted = manifestOrder ?? configured
         guard wanted != order.order else { return }
         Log.info("order changed", detail: "\(order.order.rawValue) to \(wanted.rawValue)"
-                 + (manifestOrder != nil ? " (the manifest's)" : " (--order)"))
+                 + (manifestOrder != nil ? " (the manifest's)" : " (--order)")
+                 + (order.recentDays != nil && wanted != .shuffle ? "; --recent-days weights a shuffle only" : ""))
         order.order = wanted
     }
 

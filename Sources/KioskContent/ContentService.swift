@@ -406,7 +406,7 @@ public final class ContentService {
         if ManifestItem.isRemote(argument) { return .remoteImage(argument) }
         if argument.lowercased().hasSuffix(".json") {
             do {
-                let manifest = try Manifest.load(path: argument)
+                let manifest = withoutNestedPlaylists(try Manifest.load(path: argument), in: argument)
                 Log.info("playlist read", path: argument, detail: counted(manifest.items.count, "item"))
                 return .playlist(path: argument, manifest: manifest)
             } catch {
@@ -417,6 +417,13 @@ public final class ContentService {
         let st: stat
         do { st = try fileStatus(argument) } catch { return missingSource(argument, errno: error.errno) }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
+        if let folder = opendir(argument) {
+            closedir(folder)
+        } else if case let code = errno, code == EACCES || code == EPERM {
+            // There but not readable (mode 000, another user's): said as a permission problem
+            // and waited for, so a `chmod` back is taken up without SIGHUP.
+            return missingSource(argument, errno: code, operation: "opendir")
+        }
         do {
             let watch = try DirectoryWatch(path: argument)
             if watch.initialFiles.isEmpty { Log.warning("no image files in directory", path: argument) }
@@ -425,6 +432,24 @@ public final class ContentService {
             Log.warning("directory not watched", path: argument, reason: error.description)
             return .directory(path: argument, watch: nil, files: SourceList.items(from: [argument]).map(\.source))
         }
+    }
+
+    /// `manifest` (read from `path`) without its items that name a playlist (a `src` whose path
+    /// ends in `.json`, any case): a playlist cannot name another. Each one left out is logged
+    /// with the playlist's path, its place and its `src`, instead of failing later as an image
+    /// of an unknown format.
+    static func withoutNestedPlaylists(_ manifest: Manifest, in path: String) -> Manifest {
+        var kept = manifest
+        kept.items = []
+        for (i, item) in manifest.items.enumerated() {
+            let name = item.src.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                .split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            guard name.lowercased().hasSuffix(".json") else { kept.items.append(item); continue }
+            Log.warning("playlist item skipped", path: path,
+                        reason: "items[\(i)].src \(Log.hidingPasswords(item.src)) is a playlist: nested playlists"
+                            + " are not supported (give it as a SOURCE of its own)")
+        }
+        return kept
     }
 
     /// `FOLDER/NAME` (`$TMPDIR`, else `/tmp`) as a folder only this user can use: made with mode 0700,
@@ -451,21 +476,21 @@ public final class ContentService {
         }
     }
 
-    /// A SOURCE whose `stat` failed with `code`: logged once (path and errno), and watched
-    /// until it appears (``MissingSourceWatch``).
-    static func missingSource(_ path: String, errno code: Int32) -> Source {
+    /// A SOURCE whose `stat` (or, for a folder, `operation`) failed with `code`: logged once
+    /// (path and errno), and watched until it appears (``MissingSourceWatch``).
+    static func missingSource(_ path: String, errno code: Int32, operation: String = "stat") -> Source {
         let watch: MissingSourceWatch?
         // Not there (ENOENT, ENOTDIR) or there but not usable (a permission, a symlink loop).
         let what = code == ENOENT || code == ENOTDIR ? "source missing"
             : code == ELOOP ? "source is a symbolic link loop" : "source not readable"
         do { watch = try MissingSourceWatch(path: path) } catch {
             Log.warning(what, path: path,
-                        reason: SystemError(operation: "stat", path: path, errno: code).description
+                        reason: SystemError(operation: operation, path: path, errno: code).description
                             + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
         Log.warning(what, path: path,
-                    reason: SystemError(operation: "stat", path: path, errno: code).description
+                    reason: SystemError(operation: operation, path: path, errno: code).description
                         + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)
     }

@@ -68,8 +68,17 @@ public final class DirectoryWatch: @unchecked Sendable {
             skipped = Set(try Self.skippedNames(in: self.path))
             notUTF8 = Set(try listDirectory(self.path).filter { $0.name == nil && !$0.isDirectory }.map(\.bytes))
         } catch { throw .system(error) }
-        for name in skipped.sorted() { Self.logSkipped(name, in: self.path) }
-        for bytes in notUTF8.sorted(by: { $0.lexicographicallyPrecedes($1) }) { Self.logNotUTF8(bytes, in: self.path) }
+        // Said once while they stay: a watch made again (SIGHUP, the folder back) says only new ones.
+        let folder = self.path
+        let unsaid = Self.unsaid(Set(skipped.map { Self.sayingKey($0, in: folder) }
+                                     + notUTF8.map { Self.sayingKey($0, in: folder) }), in: folder)
+        for name in skipped.sorted() where unsaid.contains(Self.sayingKey(name, in: folder)) {
+            Self.logSkipped(name, in: folder)
+        }
+        for bytes in notUTF8.sorted(by: { $0.lexicographicallyPrecedes($1) })
+        where unsaid.contains(Self.sayingKey(bytes, in: folder)) {
+            Self.logNotUTF8(bytes, in: folder)
+        }
         for name in complete.sorted() where Self.linkLeaving(name, in: self.path, realPath: realPath) {
             complete.remove(name)
         }
@@ -132,20 +141,29 @@ public final class DirectoryWatch: @unchecked Sendable {
             }
             if mask & UInt32(IN_ISDIR) != 0 { continue }
             guard let name = String(validating: nameBytes, as: UTF8.self) else {
-                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) != 0, notUTF8.insert(nameBytes).inserted {
+                let key = Self.sayingKey(nameBytes, in: path)
+                if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) != 0, notUTF8.insert(nameBytes).inserted,
+                   Self.said.withLock({ $0.insert(key).inserted }) {
                     Self.logNotUTF8(nameBytes, in: path)
                 }
-                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { notUTF8.remove(nameBytes) }
+                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+                    notUTF8.remove(nameBytes)
+                    Self.said.withLock { _ = $0.remove(key) }
+                }
                 continue
             }
             guard Self.isImageName(name) else {
                 // Not an image by its name: listed once in the log when it is complete, so "why
                 // is my photo not shown?" has an answer.
+                let key = Self.sayingKey(name, in: path)
                 if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, !name.hasPrefix("."),
-                   skipped.insert(name).inserted {
+                   skipped.insert(name).inserted, Self.said.withLock({ $0.insert(key).inserted }) {
                     Self.logSkipped(name, in: path)
                 }
-                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 { skipped.remove(name) }
+                if mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 {
+                    skipped.remove(name)
+                    Self.said.withLock { _ = $0.remove(key) }
+                }
                 continue
             }
             // The directory's only image rewritten in place stays listed while it is written:
@@ -247,6 +265,35 @@ public final class DirectoryWatch: @unchecked Sendable {
                 return nil
             }
             return name
+        }
+    }
+
+    /// The `file skipped` lines (for a name that is no image's, or is not UTF-8) said and still
+    /// standing, by ``sayingKey(_:in:)``, over every watch of the process: a folder watched again
+    /// (each SIGHUP makes a new watch) does not say them again while the file stays.
+    static let said = Locked<Set<String>>([])
+
+    /// The key in ``said`` of the file `name` of the folder `path`.
+    static func sayingKey(_ name: String, in path: String) -> String { (path == "/" ? "/" : path + "/") + name }
+
+    /// The key in ``said`` of a file of `path` whose name, `bytes`, is not UTF-8 (a NUL, which no
+    /// name holds, then the bytes in hex).
+    static func sayingKey(_ bytes: [UInt8], in path: String) -> String {
+        sayingKey("\u{0}" + bytes.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined(), in: path)
+    }
+
+    /// Of `keys` (the folder `path`'s files to be said now), those not said yet, which are taken
+    /// into ``said``; the folder's keys said before but not in `keys` are forgotten (the file went
+    /// or was renamed while no watch looked), so that file is said again if it comes back.
+    static func unsaid(_ keys: Set<String>, in path: String) -> Set<String> {
+        let prefix = path == "/" ? "/" : path + "/"
+        return said.withLock { said in
+            said = said.filter { key in
+                !key.hasPrefix(prefix) || key.dropFirst(prefix.count).contains("/") || keys.contains(key)
+            }
+            let new = keys.subtracting(said)
+            said.formUnion(new)
+            return new
         }
     }
 

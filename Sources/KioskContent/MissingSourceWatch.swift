@@ -5,7 +5,8 @@ import KioskSystem
 /// Waits, on its own thread, for a SOURCE that does not exist (or cannot be looked at) to
 /// appear, so that a show pointed at a folder not made yet, or on a disk not mounted yet, starts
 /// by itself once it is there (docs/content.md): ``appeared`` gets one value, the moment
-/// `stat(2)` of ``path`` succeeds, and the thread ends.
+/// ``path`` can be used (``isUsable(_:)``: `stat(2)` succeeds and, for a folder, it can be
+/// listed, so a folder made readable again by `chmod` is taken up too), and the thread ends.
 ///
 /// It watches the nearest folder above ``path`` that exists with inotify(7) (`IN_CREATE`,
 /// `IN_MOVED_TO`, `IN_ATTRIB`: a `mkdir`, a folder renamed into place, a permission changed),
@@ -42,8 +43,7 @@ public final class MissingSourceWatch: @unchecked Sendable {
         var reader: InotifyReader?
         var watched: String?
         while true {
-            var st = stat()
-            if stat(path, &st) == 0 { appeared.post(()); return }
+            if Self.isUsable(path) { appeared.post(()); return }
             let folder = Self.nearestExistingFolder(above: path)
             if folder != watched {
                 watched = folder
@@ -56,6 +56,18 @@ public final class MissingSourceWatch: @unchecked Sendable {
             if set.isReady(0) { return }
             _ = reader?.readEvents()
         }
+    }
+
+    /// Whether `path` can be taken up: `stat(2)` succeeds and, when it is a folder, `opendir(3)`
+    /// too (a folder of mode 000, or one whose owner took away this user's read or search
+    /// permission, is there but cannot be listed or watched).
+    public static func isUsable(_ path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return false }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return true }
+        guard let folder = opendir(path) else { return false }
+        closedir(folder)
+        return true
     }
 
     /// The nearest folder above `path` that exists ("/" or "." at the latest, for an absolute

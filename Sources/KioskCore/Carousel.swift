@@ -291,7 +291,18 @@ public struct Carousel: Sendable {
             queuedMoves.append(direction)
             return []
         }
-        let actions = finishTransition(at: now) + beginMove(direction, at: now)
+        var actions = finishTransition(at: now)
+        if direction == config.direction, !isPaused, transition == nil, jump == nil, retiring == nil, announced,
+           !refreshWaiting, let to = roles[Self.role(direction)], !slots[to].isReady, !refreshesInPlace,
+           let item = slots[to].item, hasAlternative(to: item) {
+            // Onto a neighbour that is not ready, with another picture that could come: made as
+            // auto-advance's move due now (docs/carousel.md "Ready first"): the picture on
+            // screen stays until the neighbour is ready, or, once its wait is over, the move
+            // passes over it to a ready one; never a fade to the placeholder.
+            advanceAt = now
+            return settled(actions)
+        }
+        actions += beginMove(direction, at: now)
         return settled(actions)
     }
 

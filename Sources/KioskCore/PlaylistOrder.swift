@@ -39,7 +39,7 @@ public enum PlaylistOrder: String, CaseIterable, Sendable {
         case .onThisDay:
             let matching = byDate.filter { i in
                 guard let t = taken[i] else { return false }
-                return t.localDate.month == today.month && t.localDate.day == today.day && t.localDate.year < today.year
+                return t.localDate.anniversary(in: today.year) == today && t.localDate.year < today.year
             }
             return matching.isEmpty ? (byDate, false) : (matching, true)
         }
@@ -62,10 +62,12 @@ public struct CaptureTime: Hashable, Sendable {
     }
 
     /// Whole years from this capture to `today` (the calendar difference: 2016-12-02 to
-    /// 2026-12-01 is 9). Never negative.
+    /// 2026-12-01 is 9; a 29 February comes round on 28 February in a common year, so
+    /// 2024-02-29 to 2025-02-28 is 1). Never negative.
     public func yearsAgo(today: LocalDate) -> Int {
         var years = today.year - localDate.year
-        if (today.month, today.day) < (localDate.month, localDate.day) { years -= 1 }
+        let anniversary = localDate.anniversary(in: today.year)
+        if (today.month, today.day) < (anniversary.month, anniversary.day) { years -= 1 }
         return max(0, years)
     }
 }

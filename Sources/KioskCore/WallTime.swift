@@ -75,6 +75,13 @@ public struct LocalDate: Hashable, Comparable, Sendable, CustomStringConvertible
         }
     }
 
+    /// This date's month and day in `year`: the day "on this day" and "N years ago" count as
+    /// its return. 29 February in a year that has none (a common year) is 28 February, the last
+    /// day of the same month (docs/carousel.md "Order").
+    public func anniversary(in year: Int) -> LocalDate {
+        LocalDate(year: year, month: month, day: min(day, Self.daysIn(month: month, year: year)))
+    }
+
     /// The day after (or `n` days after).
     public func adding(days n: Int) -> LocalDate { LocalDate(daysSinceEpoch: daysSinceEpoch + Int64(n)) }
 

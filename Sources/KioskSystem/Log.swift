@@ -113,11 +113,12 @@ public enum Log {
     /// Whether `c` is written as an escape: the C0 controls and DEL, the C1 controls
     /// (U+0080...U+009F: a terminal takes U+009B as CSI), the bidirectional formatting
     /// characters (U+061C, U+200E, U+200F, U+202A...U+202E, U+2066...U+2069, Unicode UAX #9:
-    /// a log viewer would reorder the line around them) and the line and paragraph separators
-    /// (U+2028, U+2029).
+    /// a log viewer would reorder the line around them), the zero-width and invisible ones
+    /// (U+200B...U+200D, U+2060...U+2064, U+FEFF: two names that look the same would read the
+    /// same) and the line and paragraph separators (U+2028, U+2029).
     static func isEscaped(_ c: Unicode.Scalar) -> Bool {
         switch c.value {
-        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
+        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200B...0x200F, 0x2028...0x202E, 0x2060...0x2069, 0xFEFF: return true
         default: return false
         }
     }

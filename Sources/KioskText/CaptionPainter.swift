@@ -30,12 +30,13 @@ public final class CaptionPainter {
     }
 
     /// Draws `caption` into `frame` (XRGB8888, the whole prepared slot). Blank captions (white
-    /// space and control characters only) draw nothing. Returns the layout drawn (nil for a
+    /// space and characters that draw nothing only, ``TextRenderer/drawsNothing(_:)``) draw
+    /// nothing. Returns the layout drawn (nil for a
     /// blank caption).
     @discardableResult
     public func draw(_ caption: String, into frame: Bitmap) -> TextRenderer.Layout? {
-        // Blank: only white space and control characters (which draw nothing, BEL, ESC ...).
-        func drawn(_ s: Unicode.Scalar) -> Bool { !s.properties.isWhitespace && !TextRenderer.isHiddenControl(s) }
+        // Blank: only white space and what draws nothing (BEL, ESC, RLO, U+200B ...).
+        func drawn(_ s: Unicode.Scalar) -> Bool { !s.properties.isWhitespace && !TextRenderer.drawsNothing(s) }
         guard caption.unicodeScalars.contains(where: drawn) else { return nil }
         // Blank lines would take one of the two lines the band has: they are dropped (a line
         // break is any of "\n", "\r\n", "\r", U+2028; the rest of the text is kept).

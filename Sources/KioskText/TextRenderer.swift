@@ -409,30 +409,55 @@ public final class TextRenderer {
         return (v < 0x20 && v != 9 && !(0x0A...0x0D).contains(v)) || ((0x7F...0x9F).contains(v) && v != 0x85)
     }
 
-    /// The control characters met in a text (BEL, ESC, DEL, C1 ...), each logged once when
-    /// first met and then never drawn.
+    /// True for the explicit bidirectional formatting characters (Unicode UAX #9 section 2):
+    /// the embeddings and overrides LRE, RLE, PDF, LRO, RLO (U+202A...U+202E) and the isolates
+    /// LRI, RLI, FSI, PDI (U+2066...U+2069). In a caption from a file name, an image's
+    /// description or a manifest they would reorder the words (`abc` RLO `def` PDF drawn as
+    /// "abcfed"), so they are not applied: dropped, each logged once. The implicit marks (LRM,
+    /// RLM, ALM: U+200E, U+200F, U+061C), which right-to-left text uses and which reorder nothing
+    /// on their own, are kept; FriBidi's resolution of the paragraph's own letters is unchanged.
+    public static func isExplicitBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// True for what draws nothing in a text: ``isHiddenControl(_:)``,
+    /// ``isExplicitBidiControl(_:)``, and the default-ignorable characters (zero-width space
+    /// U+200B, joiners U+200C and U+200D, word joiner U+2060, U+FEFF ...: set with no advance
+    /// and no glyph by HarfBuzz, never a box). A text of these and white space only is blank.
+    public static func drawsNothing(_ scalar: Unicode.Scalar) -> Bool {
+        isHiddenControl(scalar) || isExplicitBidiControl(scalar) || scalar.properties.isDefaultIgnorableCodePoint
+    }
+
+    /// The control characters met in a text (BEL, ESC, DEL, C1 ...) and the explicit
+    /// bidirectional controls (RLO ...), each logged once when first met and then never drawn.
     public private(set) var reportedControls: Set<UInt32> = []
 
-    /// The scalars of one paragraph as set: tab as a space, control characters dropped
-    /// (each kind logged once, with the text it was in).
+    /// The scalars of one paragraph as set: tab as a space, control characters and explicit
+    /// bidirectional controls dropped (each kind logged once, with the text it was in).
     private func visibleScalars(_ paragraph: Substring) -> [UInt32] {
         var out: [UInt32] = []
         out.reserveCapacity(paragraph.unicodeScalars.count)
-        var fresh: [UInt32] = []
+        var fresh: [UInt32] = [], freshBidi: [UInt32] = []
         for scalar in paragraph.unicodeScalars {
             if Self.isHiddenControl(scalar) {
                 if reportedControls.insert(scalar.value).inserted { fresh.append(scalar.value) }
                 continue
             }
+            if Self.isExplicitBidiControl(scalar) {
+                if reportedControls.insert(scalar.value).inserted { freshBidi.append(scalar.value) }
+                continue
+            }
             out.append(scalar.value == 9 ? 32 : scalar.value)
         }
-        if !fresh.isEmpty {
-            // The text around them, each control character written U+XXXX, at most 80 long.
+        for (codes, what) in [(fresh, "control characters in a text are not drawn"),
+                              (freshBidi, "bidirectional controls in a text are not applied")] where !codes.isEmpty {
+            // The text around them, each one written U+XXXX, at most 80 long.
             let shown = paragraph.unicodeScalars.prefix(80).map {
-                Self.isHiddenControl($0) ? "<\(Self.codePoint($0.value))>" : String($0)
+                Self.isHiddenControl($0) || Self.isExplicitBidiControl($0)
+                    ? "<\(Self.codePoint($0.value))>" : String($0)
             }
-            Log.write(.warning, "control characters in a text are not drawn", detail: shown.joined(),
-                      reason: fresh.map(Self.codePoint).joined(separator: ", ")
+            Log.write(.warning, what, detail: shown.joined(),
+                      reason: codes.map(Self.codePoint).joined(separator: ", ")
                           + " (in a caption, an image description or a status text)")
         }
         return out

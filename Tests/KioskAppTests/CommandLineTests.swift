@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import Testing
 import KioskCore
 import KioskContent
@@ -114,4 +115,26 @@ func badArgumentsAreUsageErrorsThatSayWhatWasWrong(arguments: [String], expected
             #expect(error.description.contains(says), "\(arguments): \(error)")
         }
     }
+}
+
+/// An offscreen frames folder that is a SOURCE folder would feed its own frames back into the
+/// show: refused at the start, however the two are spelled; a folder inside a SOURCE is not
+/// read (subfolders are not), so it is allowed.
+@Test func anOffscreenFramesFolderThatIsASourceIsRefused() throws {
+    var template = Array("/tmp/kc-frames-XXXXXX".utf8CString)
+    let dir = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    defer { rmdir(dir) }
+    let name = dir.split(separator: "/").last!
+    for (display, source) in [(dir, dir), (dir + "/", dir), (dir + "/./", dir + "/../" + name),
+                              ("/tmp/kc-not-made-yet/f", "/tmp/kc-not-made-yet//f/")] {
+        #expect {
+            _ = try CommandLineParser.parse(["--display", "offscreen:" + display, "/photos", source])
+        } throws: { error in
+            (error as? UsageError)?.message.hasPrefix("--display offscreen:\(display): the frames folder is the SOURCE"
+                                                      + " folder '\(source)'") == true
+        }
+    }
+    #expect(try CommandLineParser.parse(["--display", "offscreen:" + dir + "/frames", dir]).sources == [dir])
+    #expect(try CommandLineParser.parse(["--display", "offscreen:" + dir, dir + "/photos"]).sources
+            == [dir + "/photos"])
 }

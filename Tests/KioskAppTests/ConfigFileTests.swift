@@ -100,14 +100,14 @@ private func dump(_ s: Settings) -> String { String(reflecting: s) }
     where option.name != "--config" && option.name != "--help" && option.name != "--version" {
         let name = String(option.name.dropFirst(2))
         if option.value == nil {
-            let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource x\n")])
-            var fromLine = try CommandLineParser.parse([option.name, "x"])
+            let fromFile = try CommandLineParser.parse(["--config", try configFile("\(name)\nsource /x\n")])
+            var fromLine = try CommandLineParser.parse([option.name, "/x"])
             fromLine.configFile = fromFile.configFile
             #expect(dump(fromFile) == dump(fromLine), "flag \(name)")
         } else if let value = samples[option.name] {
-            let file = try configFile("\(name) \(value)\nsource x\n")
+            let file = try configFile("\(name) \(value)\nsource /x\n")
             let fromFile = try CommandLineParser.parse(["--config", file])
-            var fromLine = try CommandLineParser.parse([option.name, value, "x"])
+            var fromLine = try CommandLineParser.parse([option.name, value, "/x"])
             fromLine.configFile = fromFile.configFile
             #expect(dump(fromFile) == dump(fromLine), "\(name) \(value)")
         } else {
@@ -291,4 +291,40 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     #expect(s.onTap == ["/usr/bin/logger", "-t", "kiosk"])
     #expect(s.overlayFormat == "%a %-d %b")
     #expect(s.cacheDirectory == "/srv/kiosk cache")
+}
+
+/// A relative `source` in the file is read against the file's folder, not the working
+/// directory (a unit's or a shell's, which differ); absolute paths and URLs stay as written.
+@Test func aRelativeSourceIsTakenAgainstTheFilesFolder() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-conf-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("kiosk.conf").path
+    try Data("source images\nsource ./more/a.jpg\nsource /srv/p\nsource https://example.com/a.jpg\n".utf8)
+        .write(to: URL(fileURLWithPath: file))
+    let s = try CommandLineParser.parse(["--config", file])
+    #expect(s.sources == [folder.path + "/images", folder.path + "/./more/a.jpg", "/srv/p",
+                          "https://example.com/a.jpg"])
+    // A file named relatively: its folder relative too; one in the working directory: as written.
+    #expect(configSource("images", file: "conf/kiosk.conf") == "conf/images")
+    #expect(configSource("images", file: "kiosk.conf") == "images")
+    #expect(configSource("images", file: "/kiosk.conf") == "/images")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", try configFile("source javascript:x\n")]) }?
+        .contains("is a URL of the scheme javascript:") == true)
+}
+
+/// `--recent-days` weights a shuffle: with another order, given on the command line or in the
+/// configuration file, it is refused at the start naming both options, not taken silently.
+@Test func recentDaysWithAnOrderOtherThanShuffleIsRefused() throws {
+    for order in ["name", "date", "newest", "on-this-day"] {
+        let message = usageMessage { _ = try CommandLineParser.parse(["--order", order, "--recent-days", "30", "/p"]) }
+        #expect(message == "--recent-days 30 weights a shuffle: it needs --order shuffle, but --order is \(order)",
+                "\(order): \(message ?? "accepted")")
+    }
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--recent-days", "7", "/p"]) }?
+        .hasSuffix("but --order is name") == true, "the default order")
+    let file = try configFile("order date\nrecent-days 7\nsource /p\n")
+    #expect(usageMessage { _ = try CommandLineParser.parse(["--config", file]) }?.hasPrefix("--recent-days 7") == true)
+    #expect(try CommandLineParser.parse(["--config", file, "--order", "shuffle"]).recentDays == 7)
+    #expect(try CommandLineParser.parse(["--order", "shuffle", "--recent-days", "30", "/p"]).recentDays == 30)
 }

@@ -265,6 +265,31 @@ private func startShow(_ extra: [String] = [], interval: String = "60") throws -
     #expect(child.stop() == 0)
 }
 
+/// 16 clients connected and silent do not lock the socket: once the oldest has sent nothing
+/// for 10 s, a new client takes its place (the old one is told why, closed, and logged) and is
+/// answered; one that spoke within the 10 s keeps its place.
+@Test func sixteenIdleClientsDoNotLockANewOneOut() throws {
+    let (child, path) = try startShow()
+    var clients: [ControlClient] = []
+    for _ in 0..<ControlServer.maxClients { clients.append(try ControlClient(path: path)) }
+    for c in clients { #expect(try c.request(#"{"command":["status"]}"#)["error"] as? String == "success") }
+    usleep(UInt32(ControlServer.idleBeforeMakingRoom.components.seconds) * 1_000_000 + 500_000)
+    // All but the first spoke again: it is the one idle for 10 s, and the only one.
+    for c in clients.dropFirst() { #expect(try c.request(#"{"command":["status"]}"#)["error"] as? String == "success") }
+    let newcomer = try ControlClient(path: path)
+    let answer = try newcomer.request(#"{"command":["status"]}"#)
+    #expect(answer["error"] as? String == "success", "\(answer)")
+    let told = clients[0].readLine(timeout: 3) ?? ""
+    #expect(told.contains("closed to make room: 16 clients were connected"), "\(told)")
+    #expect(clients[0].closedByServer(timeout: 3))
+    #expect(waitFor(3) { child.stderr.text.contains("control client dropped") }, "\(child.stderr.text)")
+    // Now none has been idle for 10 s: one more is refused, and the 16 are still served.
+    let extra = try ControlClient(path: path)
+    #expect((extra.readLine(timeout: 3) ?? "").contains("too many clients"))
+    for c in clients.dropFirst() { #expect(try c.request(#"{"command":["status"]}"#)["error"] as? String == "success") }
+    #expect(child.stop() == 0)
+}
+
 // MARK: Signals in a child process (SIGHUP's log line and SIGTERM are in OffscreenShowTests)
 
 @Test func signalsMoveTheShowReloadThePlaylistAndSigintEndsIt() throws {

@@ -101,9 +101,11 @@ final class KioskChild {
     /// `WATCHDOG_PID` is set to the child's own pid as systemd does (through `sh -c 'exec'`, which
     /// keeps the pid). With `readStderr` false, stderr is not read until ``startReadingStderr()``.
     /// With `umask` (octal digits such as "027"), the child runs with that umask, as under the unit.
+    /// With `asUser` and the tests run as root, the child runs as that user and group (through
+    /// setpriv(1)), so file permissions hold for it (root passes them all).
     init(_ arguments: [String], environment: [String: String] = [:], watchdogPidOfChild: Bool = false,
          readStderr: Bool = true, stderrPipeSize: Int32? = nil, currentDirectory: String? = nil,
-         umask: String? = nil) throws {
+         umask: String? = nil, asUser: uid_t? = nil) throws {
         var env = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "RUNTIME_DIRECTORY"] { env[key] = nil }
         for (k, v) in environment { env[k] = v }
@@ -116,6 +118,9 @@ final class KioskChild {
         } else if let umask {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", kioskExecutable()] + arguments
+        } else if let user = asUser, getuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", kioskExecutable()] + arguments
         } else {
             process.executableURL = URL(fileURLWithPath: kioskExecutable())
             process.arguments = arguments

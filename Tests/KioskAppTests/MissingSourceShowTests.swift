@@ -130,3 +130,37 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
                                                                            isImageFile: true))
     #expect(denied.hasPrefix("Image file not readable: permission denied\n\n/srv/p\nPermission denied"), "\(denied)")
 }
+
+/// A folder that is there but cannot be read (mode 000; the show run as another user than root,
+/// which passes every permission) says so, not "No images", and is taken up by itself once a
+/// `chmod` makes it readable again, without SIGHUP.
+@Test func anUnreadableFolderSaysSoAndIsTakenUpWhenMadeReadable() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let folder = base + "/photos", frames = base + "/frames", state = base + "/state"
+    for dir in [folder, frames, state] {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+    try FileManager.default.copyItem(atPath: controlTestPhotos[0], toPath: folder + "/a.jpg")
+    #expect(chmod(base, 0o755) == 0 && chmod(frames, 0o777) == 0 && chmod(state, 0o777) == 0
+            && chmod(folder + "/a.jpg", 0o644) == 0 && chmod(folder, 0) == 0)
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--interval", "2", "--fade", "200", "--run-for", "60", "--state-dir", state,
+                                "--cache-dir", base + "/cache", folder], asUser: 65534)
+    defer { _ = child.stop() }
+    let text = FrameLoop.missingSourceText(ContentService.MissingSource(path: folder, errno: EACCES,
+                                                                         isImageFile: false))
+    let screen = try statusScreen(text, width: 320, height: 200)
+    func last() -> Bitmap? {
+        guard let name = frameFiles(frames).last else { return nil }
+        return try? ImageDecoder.decode(path: frames + "/" + name, options: DecodeOptions()).bitmap
+    }
+    #expect(waitFor(20) { last().map { differing($0, screen) == 0 } == true }, "\(child.stderr.text)")
+    let lines = child.stderr.lines.map(\.text).filter { $0.contains("source not readable") }
+    #expect(lines.count == 1 && lines[0].contains("path=\(folder)") && lines[0].contains("(errno 13)"),
+            "\(child.stderr.text)")
+    #expect(!child.stderr.text.contains("no image files in directory"), "\(child.stderr.text)")
+    #expect(chmod(folder, 0o755) == 0)
+    #expect(waitFor(20) { child.shown.contains { $0.src == folder + "/a.jpg" } }, "not shown: \(child.stderr.text)")
+    #expect(child.stop() == 0)
+}

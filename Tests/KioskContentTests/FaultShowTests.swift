@@ -284,6 +284,84 @@ import Testing
         #expect(show.logLines(containing: "file skipped").count == 4, "\(show.transcript)")
     }
 
+    /// SIGHUP reads a folder again; its `file skipped` lines are said once while the file stays
+    /// (not once per signal); a file removed and brought back is said again, and one added
+    /// between two signals once.
+    @Test func aFoldersSkippedFilesAreNotSaidAgainOnSIGHUP() throws {
+        let dir = makeTempDirectory("skipped-hup")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        try writeFile(dir + "/notes.txt", Array("today's menu\n".utf8))
+        let show = try KioskShow(["--size", "160x100", "--clock", "real", "--interval", "1", "--fade", "100",
+                                  "--run-for", "30", dir])
+        defer { show.stop() }
+        #expect(show.waitUntil(10) { !$0.shown.isEmpty }, "\(show.transcript)")
+        func lines(_ name: String) -> Int {
+            show.logLines(containing: "file skipped").filter { $0.contains("path=\(dir)/\(name) ") }.count
+        }
+        func hangUp(_ times: Int) {
+            for _ in 0..<times {
+                let before = show.logLines(containing: "SIGHUP received").count
+                show.signal(SIGHUP)
+                #expect(show.waitUntil(10) { $0.logLines(containing: "SIGHUP received").count > before })
+                usleep(400_000)  // the folder read again on the reload queue
+            }
+        }
+        hangUp(3)
+        #expect(lines("notes.txt") == 1, "\(show.transcript)")
+        try writeFile(dir + "/b.bmp", Array("BM".utf8) + [UInt8](repeating: 0, count: 60))
+        #expect(show.waitUntil(10) { _ in lines("b.bmp") == 1 }, "\(show.transcript)")
+        hangUp(2)
+        #expect(lines("notes.txt") == 1 && lines("b.bmp") == 1, "\(show.transcript)")
+        // Gone while the show runs, then back: said again, once.
+        #expect(unlink(dir + "/notes.txt") == 0)
+        hangUp(1)
+        try writeFile(dir + "/notes.txt", Array("tomorrow's menu\n".utf8))
+        #expect(show.waitUntil(10) { _ in lines("notes.txt") == 2 }, "\(show.transcript)")
+        hangUp(2)
+        #expect(lines("notes.txt") == 2 && lines("b.bmp") == 1, "\(show.transcript)")
+    }
+
+    /// A local playlist naming another playlist says that nested playlists are not supported,
+    /// naming the playlist and the item, and leaves it out (it was "an unknown format" image,
+    /// tried again every minute); the playlist's other items play.
+    @Test func aPlaylistNamingAPlaylistSaysNestedPlaylistsAreNotSupported() throws {
+        let dir = makeTempDirectory("nested")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        try writeFile(dir + "/inner.json", Array(#"{"items":[{"src":"a.png"}]}"#.utf8))
+        try writeFile(dir + "/show.json", Array(#"{"items":[{"src":"a.png"},{"src":"inner.JSON?x=1"}]}"#.utf8))
+        let show = try KioskShow(["--size", "160x100", "--interval", "1", "--fade", "100", "--run-for", "4",
+                                  dir + "/show.json"])
+        defer { show.stop() }
+        #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")
+        let lines = show.logLines(containing: "playlist item skipped")
+        #expect(lines == ["kiosk-carousel: warning playlist item skipped path=\(dir)/show.json reason=\"items[1].src "
+                          + "\(dir)/inner.JSON?x=1 is a playlist: nested playlists are not supported (give it as a "
+                          + "SOURCE of its own)\""], "\(show.transcript)")
+        #expect(show.logLines(containing: "unknown format").isEmpty, "\(show.transcript)")
+        #expect(show.logLines(containing: "playlist read").first?.hasSuffix(#"detail="1 item""#) == true,
+                "\(show.transcript)")
+        #expect(!show.shown.isEmpty && show.shown.allSatisfy { $0.src == dir + "/a.png" }, "\(show.transcript)")
+    }
+
+    /// A folder's hidden files (a name starting with a dot, whatever follows) are never shown
+    /// nor logged; the same file named on its own as a SOURCE is shown.
+    @Test func aFoldersHiddenFilesAreNeverShownNorLogged() throws {
+        let dir = makeTempDirectory("hidden")
+        try writeFile(dir + "/a.png", solidPNG(Swatch.red))
+        for name in [".jpg", ".x.jpg", "..jpg", ".b.png", "._c.jpg"] {
+            try writeFile(dir + "/" + name, solidPNG(Swatch.blue))
+        }
+        let show = try KioskShow(["--size", "160x100", "--interval", "1", "--fade", "100", "--run-for", "4", dir])
+        defer { show.stop() }
+        #expect(show.waitForExit(timeout: 30) == 0, "\(show.transcript)")
+        #expect(!show.shown.isEmpty && show.shown.allSatisfy { $0.src == dir + "/a.png" }, "\(show.transcript)")
+        #expect(!show.log.contains(dir + "/."), "\(show.transcript)")
+        let alone = try KioskShow(["--size", "160x100", "--run-for", "1", dir + "/.x.jpg"])
+        defer { alone.stop() }
+        #expect(alone.waitForExit(timeout: 30) == 0, "\(alone.transcript)")
+        #expect(alone.shown.first?.src == dir + "/.x.jpg", "\(alone.transcript)")
+    }
+
     /// Names in a watched folder leak nothing into the log: a link to /proc/self/environ (or
     /// anywhere else outside the folder) is skipped with one line and never read, a file that is
     /// no image is not described by its bytes, a name with C1 or bidirectional controls is

@@ -168,3 +168,27 @@ private func showsPlaceholder(_ scene: Scene) -> Bool {
     #expect(h.shown.map(\.item) == [0] && h.shown.first?.at == .milliseconds(60_300), "\(h.shown)")
     #expect(h.carousel.scene(at: .milliseconds(60_300)) == Scene(base: .slot(h.carousel.currentSlot!)))
 }
+
+/// A manual `next` (SIGUSR1, the control socket) onto a neighbour that is not ready, with a
+/// ready picture on hand, never fades to the placeholder: the picture on screen stays while the
+/// neighbour has its wait, then the move passes over it to a ready one, as auto-advance does
+/// (it faded to the placeholder for 3 s: 6.05 ... 9.0 s here, then on to 3 at 9.05 s).
+@Test func aManualNextOntoALateNeighbourKeepsThePictureThenPassesOverIt() {
+    var h = Harness(count: 4)
+    h.start()
+    _ = h.follow(from: .milliseconds(50), to: .seconds(6), ready: [0, 1, 3])
+    #expect(h.shown.map(\.item) == [0, 1], "\(h.shown)")
+    h.record(h.carousel.move(.forward, at: .milliseconds(6_010)))   // onto 2, asked at 5 s and still late
+    let after = h.follow(from: .milliseconds(6_050), to: .seconds(12), ready: [0, 1, 3])
+    #expect(!after.contains(where: showsPlaceholder), "a placeholder with a ready picture on hand")
+    #expect(h.shown.map(\.item) == [0, 1, 3], "\(h.shown)")
+    // 2 was asked for at 5 s: its wait ends at 7 s, and the move to 3 lands a fade later.
+    #expect(h.shown.last.map { $0.at <= .milliseconds(7_550) } == true, "\(h.shown)")
+    // A ready neighbour: the move is made at once, as before.
+    var ready = Harness(count: 4)
+    ready.start()
+    _ = ready.follow(from: .milliseconds(50), to: .seconds(6), ready: [0, 1, 2, 3])
+    ready.record(ready.carousel.move(.forward, at: .milliseconds(6_010)))
+    _ = ready.follow(from: .milliseconds(6_050), to: .seconds(7), ready: [0, 1, 2, 3])
+    #expect(ready.shown.map(\.item) == [0, 1, 2] && ready.shown.last?.at == .milliseconds(6_510), "\(ready.shown)")
+}

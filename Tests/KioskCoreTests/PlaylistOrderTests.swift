@@ -263,3 +263,27 @@ private struct OrderedShow {
     #expect(Set(next) == Set(old + new) && next.count == 3120)
     for i in 1..<next.count { #expect(next[i] != next[i - 1]) }
 }
+
+/// A photo taken on 29 February comes round on 28 February in a common year (on 29 February in a
+/// leap year, and never on 1 March): "on this day" shows it then, and "N years ago" counts the
+/// year as passed that day.
+@Test func aPhotoOf29FebruaryComesRoundOn28FebruaryInACommonYear() {
+    func at(_ y: Int, _ m: Int, _ d: Int) -> CaptureTime {
+        let date = LocalDate(year: y, month: m, day: d)
+        return CaptureTime(epochSecond: date.daysSinceEpoch * 86_400, localDate: date)
+    }
+    let taken: [CaptureTime?] = [at(2024, 2, 29), at(2020, 2, 28), at(2023, 3, 1), at(2016, 2, 29)]
+    func onThisDay(_ y: Int, _ m: Int, _ d: Int) -> [Int]? {
+        let result = PlaylistOrder.onThisDay.sequence(taken: taken, today: LocalDate(year: y, month: m, day: d))
+        return result.matchedToday ? result.sequence : nil
+    }
+    #expect(onThisDay(2025, 2, 28) == [3, 1, 0], "a common year: the 29th's photos with the 28th's, oldest first")
+    #expect(onThisDay(2025, 3, 1) == [2], "not on 1 March")
+    #expect(onThisDay(2028, 2, 28) == [1], "a leap year: the 28th's only")
+    #expect(onThisDay(2028, 2, 29) == [3, 0], "a leap year: on its own day")
+    #expect(onThisDay(2100, 2, 28) == [3, 1, 0], "2100 is a common year")
+    #expect(at(2024, 2, 29).yearsAgo(today: LocalDate(year: 2025, month: 2, day: 28)) == 1)
+    #expect(at(2024, 2, 29).yearsAgo(today: LocalDate(year: 2025, month: 2, day: 27)) == 0)
+    #expect(at(2024, 2, 29).yearsAgo(today: LocalDate(year: 2028, month: 2, day: 28)) == 3)
+    #expect(at(2024, 2, 29).yearsAgo(today: LocalDate(year: 2028, month: 2, day: 29)) == 4)
+}

@@ -8,7 +8,7 @@ import Testing
 /// counts them, may become fewer, never more (docs/building.md, "Line width").
 @Suite struct LineWidthTests {
     /// The lines still wider than the house width. Lower it when you wrap some; never raise it.
-    static let maximumWideLines = 240
+    static let maximumWideLines = 239
 
     /// The checkout: this file is `Tests/KioskSystemTests/LineWidthTests.swift` in it.
     static let repository = String(#filePath.split(separator: "/", omittingEmptySubsequences: false)

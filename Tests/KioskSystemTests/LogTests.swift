@@ -24,6 +24,13 @@ import KioskSystem
             == "kiosk-carousel: info shown path=/photos/café-東京.jpg")
 }
 
+/// Zero-width and invisible characters are escaped too: two names that look the same in the log
+/// (`a.jpg` and `a` ZWSP `.jpg`) do not read the same.
+@Test func zeroWidthAndInvisibleCharactersAreEscaped() {
+    let line = Log.line(.info, "file skipped", path: "/p/a\u{200B}.jpg", detail: "\u{FEFF}x\u{2060}y\u{200D}z\u{2064}")
+    #expect(line == #"kiosk-carousel: info file skipped path="/p/a\u200b.jpg" detail="\ufeffx\u2060y\u200dz\u2064""#)
+}
+
 @Test func aPlainPathIsNotQuoted() {
     #expect(Log.line(.info, "display opened", path: "/dev/fb0") == "kiosk-carousel: info display opened path=/dev/fb0")
 }

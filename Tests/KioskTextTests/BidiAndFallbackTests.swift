@@ -101,6 +101,37 @@ import Testing
                 && !TextRenderer.isHiddenControl("\r") && !TextRenderer.isHiddenControl("\u{85}"))
     }
 
+    /// Explicit bidirectional overrides, embeddings and isolates in a caption (a file name, an
+    /// image description, a manifest) are not applied: "abc" RLO "def" PDF is drawn as
+    /// "abcdef", never "abcfed"; each is reported once. Zero-width and invisible characters
+    /// draw nothing and no box: the same pixels as the text without them.
+    @Test func bidiOverridesAreNotAppliedAndInvisibleCharactersDrawNothing() throws {
+        let r = try Fonts.renderer()
+        let (w, h) = (700, 80)
+        let reordered = ours(r, "abc\u{202E}def\u{202C} ghi", size: 36, width: w, height: h, x: 10, baseline: 55)
+        #expect(reordered == ours(r, "abcdef ghi", size: 36, width: w, height: h, x: 10, baseline: 55),
+                "an override reorders the caption")
+        #expect(reordered != ours(r, "abcfed ghi", size: 36, width: w, height: h, x: 10, baseline: 55))
+        for (text, plain) in [("a\u{202D}b\u{202B}c\u{202A}d\u{202C}", "abcd"),
+                              ("x \u{2067}12 34\u{2069} \u{2066}y\u{2069}\u{2068}z\u{2069}", "x 12 34 yz"),
+                              ("x\u{200B}y\u{2060}z\u{FEFF}w\u{2061}v", "xyzwv")] {
+            let mine = ours(r, text, size: 36, width: w, height: h, x: 10, baseline: 55)
+            let without = ours(r, plain, size: 36, width: w, height: h, x: 10, baseline: 55)
+            #expect(mine.indices.filter { mine[$0] != without[$0] }.count == 0,
+                    "\(text.debugDescription) is drawn as \(plain.debugDescription)")
+        }
+        #expect(r.layout("abc\u{202E}def", pixelSize: 36, maxWidth: w, maxLines: 1).lines.map(\.text) == ["abcdef"])
+        #expect(r.reportedControls == Set([0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]))
+        #expect(r.reportedMissing.isEmpty, "no box: \(r.reportedMissing)")
+        // Right-to-left text keeps its own order, and its marks (RLM) stay.
+        #expect(!TextRenderer.isExplicitBidiControl("\u{200F}") && !TextRenderer.isExplicitBidiControl("\u{61C}"))
+        // A caption of them only is blank: no band.
+        let painter = CaptionPainter(renderer: r)
+        let frame = Bitmap(width: 640, height: 360, fill: 0xFF80_8080)
+        #expect(painter.draw("\u{202E}\u{200B} \u{2066}\u{FEFF}\u{2069}", into: frame) == nil)
+        #expect((0..<frame.pixelCount).allSatisfy { frame.pixels[$0] == 0xFF80_8080 })
+    }
+
     /// A caption of control characters only is blank: no band.
     @Test func aCaptionOfControlCharactersOnlyDrawsNothing() throws {
         let painter = CaptionPainter(renderer: try Fonts.renderer())

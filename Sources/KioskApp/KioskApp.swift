@@ -153,6 +153,10 @@ public enum KioskApp {
         loop.touch = touch
         loop.tapCommand = tapCommand
         loop.content = content
+        if let days = settings.recentDays, settings.order != .shuffle {
+            Log.info("recent days waiting", detail: "--recent-days \(days) weights a shuffle: it applies once the"
+                     + " manifest or playlist sets order shuffle (--order is \(settings.order.rawValue))")
+        }
         do {
             loop.order = try PlayOrder(order: settings.order, recentDays: settings.recentDays,
                                        stateDirectory: settings.stateDirectory)

@@ -76,6 +76,11 @@ public struct Settings: Sendable {
     public var sources: [String] = []
     /// `--manifest`: the remote manifest's http(s) URL.
     public var manifest: URL?
+    /// Whether a manifest (``manifest``) or a local `.json` playlist among ``sources`` may set the
+    /// show's `order` (docs/manifest.md), so that the order in effect may differ from ``order``.
+    public var orderMaySwitch: Bool {
+        manifest != nil || sources.contains { !ManifestItem.isRemote($0) && $0.lowercased().hasSuffix(".json") }
+    }
     /// `--manifest-interval`: time between polls (±10 % jitter).
     public var manifestInterval: Duration = .seconds(60)
     /// `--cache-dir`: the disk cache of downloaded images.
@@ -269,7 +274,7 @@ public enum CommandLineParser {
             s.order = o
         },
         OptionSpec(name: "--recent-days", value: "DAYS",
-                   help: "with --order shuffle only (else a usage error), photos taken within DAYS days come"
+                   help: "with --order shuffle (or a manifest's shuffle), photos taken within DAYS days come"
                        + " twice per round (default: none)"
         ) { s, v throws(UsageError) in
             guard let d = Int(v), (1...36_500).contains(d) else {
@@ -653,8 +658,9 @@ public enum CommandLineParser {
         if settings.mqtt.certificate != nil, settings.mqtt.url?.tls != true {
             throw UsageError("--mqtt-cert: a client certificate needs an mqtts:// broker URL")
         }
-        if let days = settings.recentDays, settings.order != .shuffle {
+        if let days = settings.recentDays, settings.order != .shuffle, !settings.orderMaySwitch {
             // Only a shuffle round has places to give twice; any other order would take it silently.
+            // A manifest or a playlist may set `order` to shuffle: then it waits for that (logged).
             throw UsageError("--recent-days \(days) weights a shuffle: it needs --order shuffle,"
                              + " but --order is \(settings.order.rawValue)")
         }

@@ -149,7 +149,8 @@ final class AVIFAnimation: AnimationBackend {
                     MemoryUse(what: "dav1d's pictures (8 of \(width)x\(height), \(format) at \(depth) bits"
                                   + (alpha ? " with alpha)" : ")"),
                               bytes: MemoryUse.product(picture, 8)),
-                    MemoryUse(what: "dav1d's frame state (12 bytes a pixel)", bytes: MemoryUse.product(width, height, 12)),
+                    MemoryUse(what: "dav1d's frame state (12 bytes a pixel)",
+                              bytes: MemoryUse.product(width, height, 12)),
                     MemoryUse.image(width: width, height: height, "the frame converted to RGB")]
         if sixteen {
             uses.append(MemoryUse(what: "the frame's 16-bit samples for the tone map",

@@ -327,4 +327,8 @@ func errorsNameTheFileAndTheLine(line: String, expected: String) throws {
     #expect(usageMessage { _ = try CommandLineParser.parse(["--config", file]) }?.hasPrefix("--recent-days 7") == true)
     #expect(try CommandLineParser.parse(["--config", file, "--order", "shuffle"]).recentDays == 7)
     #expect(try CommandLineParser.parse(["--order", "shuffle", "--recent-days", "30", "/p"]).recentDays == 30)
+    // A manifest or a playlist may set order shuffle: then it is taken, and waits for that.
+    #expect(try CommandLineParser.parse(["--recent-days", "30", "--manifest", "http://127.0.0.1:1/m.json"])
+        .recentDays == 30)
+    #expect(try CommandLineParser.parse(["--recent-days", "30", "/srv/list.json"]).recentDays == 30)
 }

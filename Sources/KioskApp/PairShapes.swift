@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
+import KioskContent
 import KioskCore
 import KioskImaging
 import KioskSystem
@@ -39,7 +40,8 @@ final class PairShapeReader: OffLoopWork {
         questions += 1
         outstanding += 1
         let question = questions
-        let local = paths.filter { $0.hasPrefix("/") }
+        // Every local file, by an absolute or a relative path (a SOURCE given as `photos`); no URL.
+        let local = paths.filter { !ManifestItem.isRemote($0) }
         queue.async { [self] in
             var shapes: [String: PhotoShape] = [:]
             for path in local {

@@ -128,6 +128,19 @@ import Testing
         #expect(difference(f, PixelRect(x: 0, y: 0, width: 200, height: 120), expected) == nil)
     }
 
+    /// A picture named by a path relative to the working directory (a SOURCE given as `photos`)
+    /// has its shape read, as one named by an absolute path; a URL has none.
+    @Test func shapesAreReadForRelativePaths() throws {
+        let cwd = FileManager.default.currentDirectoryPath
+        try #require(Self.portrait.hasPrefix(cwd + "/"), "the fixtures lie below the working directory")
+        let relative = String(Self.portrait.dropFirst(cwd.count + 1))
+        let reader = try PairShapeReader(maxPixels: 1 << 22)
+        reader.ask(paths: [relative, "http://127.0.0.1:1/p.jpg"])
+        reader.waitForAnswers(interrupt: -1)
+        let shapes = try #require(reader.take())
+        #expect(shapes[relative] != nil && shapes.count == 1, "\(shapes)")
+    }
+
     // MARK: The show
 
     /// A show of `paths` with `--pair-portraits` at `width` x `height` (fit `fill`), `interval`

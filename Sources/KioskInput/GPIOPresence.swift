@@ -8,7 +8,7 @@ import KioskSystem
 /// (docs/power.md): a motion sensor's output on a GPIO line.
 public struct PresenceSensorSpec: Equatable, Sendable, CustomStringConvertible {
     /// The GPIO chip: its name (`gpiochip0`), path (`/dev/gpiochip0`), label (`pinctrl-bcm2711`)
-    /// or number (`0`), as libgpiod's `gpiod_chip_open_lookup` takes them.
+    /// or number (`0`), as libgpiod 1.6's `gpiod_chip_open_lookup` takes them (with 2.x too).
     public var chip: String
     /// The line: its offset on the chip (`17`) or its name (`GPIO17`).
     public var line: String

@@ -12,7 +12,8 @@
 //          giflib; libheif opened on first use; PNG writing)
 //        KioskDisplay (DRM/KMS through CKioskDRM and libdrm, fbdev, offscreen; backlight, HDMI-CEC;
 //          also KioskImaging)
-//        KioskInput (evdev touchscreens, libevdev; a motion sensor on a GPIO line, libgpiod)
+//        KioskInput (evdev touchscreens, libevdev; a motion sensor on a GPIO line, libgpiod
+//          through CKioskGpio)
 //        KioskText (FreeType, HarfBuzz, fontconfig: status screens, captions, the clock)
 //        KioskContent (sources, playlist, manifest, disk cache, downloads; libcrypto, libcurl
 //          through CKioskCurl; KioskCore's format table checks a download's first bytes)
@@ -64,9 +65,6 @@ let package = Package(
                        providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CLibEvdev", pkgConfig: "libevdev",
                        providers: [.apt(["libevdev-dev"])]),
-        // A motion sensor on a GPIO line (--presence gpio:CHIP:LINE; runtime: libgpiod2).
-        .systemLibrary(name: "CLibGpiod", pkgConfig: "libgpiod",
-                       providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CLibCrypto", providers: [.apt(["libssl-dev"])]),  // header only: CKioskCrypto opens it
         .systemLibrary(name: "CLibWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
@@ -126,6 +124,10 @@ let package = Package(
                 cSettings: [.unsafeFlags(textHeaders.map { "-I" + $0 })]),
         // libmosquitto opened when --mqtt is given (a table of its functions).
         .target(name: "CKioskMQTT", dependencies: ["CLibMosquitto"]),
+        // A motion sensor on a GPIO line (--presence gpio:CHIP:LINE): libgpiod opened at the first
+        // request, its 2.x API (runtime: libgpiod3, Debian 13) or its 1.6 API (libgpiod2, Debian 12);
+        // no header needed.
+        .target(name: "CKioskGpio"),
 
         .target(name: "KioskCore"),
         .target(name: "KioskSystem", dependencies: ["CKioskSys", "CLibJansson", "CKioskJSON"]),
@@ -135,7 +137,7 @@ let package = Package(
         .target(name: "KioskText", dependencies: ["KioskCore", "KioskSystem", "CKioskText"]),
         .target(name: "KioskDisplay", dependencies: ["KioskCore", "KioskSystem", "KioskImaging", "CKioskSys",
                                                      "CKioskDRM"]),
-        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CLibGpiod"]),
+        .target(name: "KioskInput", dependencies: ["KioskCore", "KioskSystem", "CLibEvdev", "CKioskGpio"]),
         .target(name: "KioskContent", dependencies: ["KioskCore", "KioskSystem", "CKioskCrypto", "CLibCurl",
                                                      "CKioskCurl"]),
         .target(name: "KioskMQTT", dependencies: ["KioskCore", "KioskSystem", "CKioskMQTT", "CLibMosquitto"]),

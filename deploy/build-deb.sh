@@ -94,7 +94,7 @@ fi
 # The Debian release the package is for: the one it is built on (its libraries' versions).
 distribution=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null)
 distribution=${distribution:-stable}
-fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libwebpdemux2, libgif7, liblcms2-2, libdrm2, libevdev2, libgpiod2, libjansson4, zlib1g"
+fallback_depends="libc6, libgcc-s1, libstdc++6, libjpeg62-turbo, libpng16-16, libwebp7, libwebpdemux2, libgif7, liblcms2-2, libdrm2, libevdev2, libjansson4, zlib1g"
 
 case "$version" in
     [0-9]*) ;;
@@ -252,6 +252,13 @@ depends="$depends, $(dlopened libfribidi.so.0 libfribidi0 '>= 1.0.8')"
 depends="$depends, $(dlopened libmosquitto.so.1 libmosquitto1 '>= 2.0.11')"
 # And libavif, when an AVIF image sequence plays (CKioskAvif): ABI 16 from libavif 1.0 (Debian 13),
 # 15 before (Debian 12's 0.11), the one whose header the program was built against.
+# And libgpiod, when --presence gpio:... is given (CKioskGpio): its 2.x API (libgpiod.so.3, Debian
+# 13's libgpiod3) where the build system has it, else its 1.6 API (libgpiod.so.2, Debian 12's libgpiod2).
+if [ -e "/usr/lib/$multiarch/libgpiod.so.3" ]; then
+    depends="$depends, $(dlopened libgpiod.so.3 libgpiod3 '>= 2.0')"
+else
+    depends="$depends, $(dlopened libgpiod.so.2 libgpiod2 '>= 1.6')"
+fi
 if [ -e "/usr/lib/$multiarch/libavif.so.16" ]; then
     depends="$depends, $(dlopened libavif.so.16 libavif16 '>= 1.0.0')"
 else

@@ -36,6 +36,7 @@ case "$destdir" in
     *) destdir=$(pwd)/$destdir ;;
 esac
 destdir=${destdir%/}
+# libgpiod2: libgpiod 1.6 (Debian 12), replaced by libgpiod3 (2.x) where apt has it (Debian 13).
 runtime_packages="libjpeg62-turbo libpng16-16 libdrm2 libevdev2 libgpiod2 libssl3 libcurl4 libjansson4 zlib1g libfreetype6 libharfbuzz0b libfontconfig1 libfribidi0 fonts-dejavu-core ca-certificates adduser"
 build_packages="libjpeg62-turbo-dev libpng-dev libdrm-dev libevdev-dev libgpiod-dev libssl-dev libcurl4-openssl-dev libjansson-dev libfreetype-dev libharfbuzz-dev libfontconfig-dev libfribidi-dev pkg-config"
 
@@ -46,6 +47,10 @@ if [ -z "$destdir" ]; then
     [ "$(id -u)" = 0 ] || die "run as root (sudo), or give DESTDIR=/some/root to lay the files out only"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
+    # The program opens either libgpiod with dlopen (--presence gpio:...).
+    if apt-cache show libgpiod3 >/dev/null 2>&1; then
+        runtime_packages=$(echo "$runtime_packages" | sed 's/ libgpiod2 / libgpiod3 /')
+    fi
     # shellcheck disable=SC2086
     apt-get install -y -q --no-install-recommends $runtime_packages
 fi

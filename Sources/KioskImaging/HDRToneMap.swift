@@ -138,7 +138,11 @@ enum ColourMath {
     }
 
     static func multiply(_ a: [Double], vector v: [Double]) -> [Double] {
-        (0..<3).map { i in a[i * 3] * v[0] + a[i * 3 + 1] * v[1] + a[i * 3 + 2] * v[2] }
+        // Typed, and in two steps: Swift 6.0.3 (Debian 13) gives up type-checking the one expression.
+        (0..<3).map { (i: Int) -> Double in
+            let row: Int = i * 3
+            return a[row] * v[0] + a[row + 1] * v[1] + a[row + 2] * v[2]
+        }
     }
 
     static func inverse(_ m: [Double]) -> [Double]? {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import CLibGpiod
+import CKioskGpio
 import KioskCore
 import KioskSystem
 
@@ -8,7 +8,7 @@ import KioskSystem
 /// (docs/power.md): a motion sensor's output on a GPIO line.
 public struct PresenceSensorSpec: Equatable, Sendable, CustomStringConvertible {
     /// The GPIO chip: its name (`gpiochip0`), path (`/dev/gpiochip0`), label (`pinctrl-bcm2711`)
-    /// or number (`0`), as libgpiod's `gpiod_chip_open_lookup` takes them.
+    /// or number (`0`), as libgpiod 1.6's `gpiod_chip_open_lookup` takes them (with 2.x too).
     public var chip: String
     /// The line: its offset on the chip (`17`) or its name (`GPIO17`).
     public var line: String
@@ -80,12 +80,13 @@ public enum PresenceInputEvent: Equatable, Sendable {
     case unavailable(reason: String)
 }
 
-/// A motion sensor on a GPIO line, read through the GPIO character device with libgpiod 1.6 on a
-/// thread of its own: the line is requested for both edges (`gpiod_line_request_both_edges_events_flags`,
-/// active-low and bias as asked) and the thread sleeps in `poll(2)` on the event descriptor: no
-/// polling of the level. Each edge goes to ``events`` with its kernel timestamp (debounced by the
-/// app, ``KioskCore/EdgeDebouncer``). A chip that goes away (a driver unbound, an expander
-/// unplugged) is reported and looked for again every ``retryInterval``.
+/// A motion sensor on a GPIO line, read through the GPIO character device with libgpiod (its 2.x
+/// API, libgpiod.so.3, or its 1.6 API, libgpiod.so.2: CKioskGpio opens whichever is there) on a
+/// thread of its own: the line is requested for both edges (active-low and bias as asked) and the
+/// thread sleeps in `poll(2)` on the event descriptor: no polling of the level. Each edge goes to
+/// ``events`` with its kernel timestamp (debounced by the app, ``KioskCore/EdgeDebouncer``). A
+/// chip that goes away (a driver unbound, an expander unplugged) is reported and looked for again
+/// every ``retryInterval``.
 public final class GPIOPresenceInput: @unchecked Sendable {
     /// How often a line that could not be requested is tried again: 5 s.
     public static let retryInterval: Duration = .seconds(5)
@@ -162,7 +163,9 @@ public final class GPIOPresenceInput: @unchecked Sendable {
     }
 }
 
-/// A chip opened and one of its lines requested for edge events (given back on deinit).
+/// A chip opened and one of its lines requested for edge events (given back on deinit), through
+/// CKioskGpio: libgpiod's 2.x API (libgpiod.so.3) or its 1.6 API (libgpiod.so.2), whichever
+/// this system has.
 final class RequestedLine {
     let chip: OpaquePointer
     let line: OpaquePointer
@@ -170,70 +173,78 @@ final class RequestedLine {
     let eventDescriptor: Int32
     private let spec: PresenceSensorSpec
 
-    /// Opens `spec.chip` (gpiod_chip_open_lookup), finds the line (by offset, else by name) and
-    /// requests it for both edges with the flags asked for.
+    /// Opens `spec.chip` (by name, path, label or number, as libgpiod 1.6's gpiod_chip_open_lookup),
+    /// finds the line (by offset, else by name) and requests it for both edges with the flags asked for.
     /// - Throws: ``InputError/system(_:)`` with the call and the chip (ENOENT: no such chip or
-    ///   line; EBUSY: another program holds the line; EACCES: the user needs access to the chip).
+    ///   line; EBUSY: another program holds the line; EACCES: the user needs access to the chip;
+    ///   ELIBACC: neither libgpiod.so.3 nor libgpiod.so.2 could be loaded, the operation says why).
     init(_ spec: PresenceSensorSpec) throws(InputError) {
         self.spec = spec
         let what = spec.chip
-        guard let chip = gpiod_chip_open_lookup(spec.chip) else {
+        if let reason = kc_gpio_load_error() {
+            throw .system(SystemError(operation: "dlopen libgpiod (\(String(cString: reason)))", path: what,
+                                      errno: ELIBACC))
+        }
+        guard let chip = kc_gpio_chip_open(spec.chip) else {
             let e = errno
             throw .system(
                 SystemError(
                     operation: "gpiod_chip_open_lookup (no GPIO chip of that name, path, label or number?)",
                                       path: what, errno: e))
         }
-        let chipName = String(cString: gpiod_chip_name(chip)), label = String(cString: gpiod_chip_label(chip))
-        let found: OpaquePointer?
-        if let offset = UInt32(spec.line) {
-            guard offset < gpiod_chip_num_lines(chip) else {
-                gpiod_chip_close(chip)
+        let chipName = String(cString: kc_gpio_chip_name(chip)), label = String(cString: kc_gpio_chip_label(chip))
+        let lines = kc_gpio_chip_num_lines(chip)
+        let offset: UInt32
+        if let number = UInt32(spec.line) {
+            guard number < lines else {
+                kc_gpio_chip_close(chip)
                 throw .invalidPresence(value: spec.description,
-                    reason: "\(chipName) [\(label)] has lines 0 ... \(gpiod_chip_num_lines(chip) - 1), not \(offset)")
+                    reason: "\(chipName) [\(label)] has lines 0 ... \(Int(lines) - 1), not \(number)")
             }
-            found = gpiod_chip_get_line(chip, offset)
+            offset = number
         } else {
-            found = gpiod_chip_find_line(chip, spec.line)
+            let found = kc_gpio_chip_find_line(chip, spec.line)
+            guard found >= 0 else {
+                let e = errno
+                kc_gpio_chip_close(chip)
+                throw .system(
+                    SystemError(
+                        operation: "gpiod_chip_find_line \(spec.line)", path: "\(chipName) [\(label)]",
+                        errno: e == 0 ? ENOENT : e))
+            }
+            offset = UInt32(found)
         }
-        guard let line = found else {
-            let e = errno
-            gpiod_chip_close(chip)
-            throw .system(
-                SystemError(
-                    operation: "gpiod_chip_find_line \(spec.line)", path: "\(chipName) [\(label)]",
-                    errno: e == 0 ? ENOENT : e))
-        }
-        var flags: Int32 = spec.activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
+        let bias: kc_gpio_bias
         switch spec.bias {
-        case .pullUp: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case .pullDown: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
-        case .disable: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        case nil: break
+        case .pullUp: bias = KC_GPIO_BIAS_PULL_UP
+        case .pullDown: bias = KC_GPIO_BIAS_PULL_DOWN
+        case .disable: bias = KC_GPIO_BIAS_DISABLE
+        case nil: bias = KC_GPIO_BIAS_AS_IS
         }
-        guard gpiod_line_request_both_edges_events_flags(line, GPIOPresenceInput.consumer, flags) == 0 else {
+        guard let line = kc_gpio_line_request(chip, offset, GPIOPresenceInput.consumer, spec.activeLow ? 1 : 0, bias)
+        else {
             let e = errno
-            gpiod_chip_close(chip)
+            kc_gpio_chip_close(chip)
             throw .system(SystemError(operation: "gpiod_line_request_both_edges_events (line \(spec.line))",
                                       path: "\(chipName) [\(label)]", errno: e))
         }
         self.chip = chip
         self.line = line
-        eventDescriptor = gpiod_line_event_get_fd(line)
-        let name = gpiod_line_name(line).map { " \"\(String(cString: $0))\"" } ?? ""
+        eventDescriptor = kc_gpio_line_fd(line)
+        let name = kc_gpio_line_name(line).map { " \"\(String(cString: $0))\"" } ?? ""
         summary =
-            "\(chipName) [\(label)] line \(gpiod_line_offset(line))\(name)" + (spec.activeLow ? ", active-low" : "")
+            "\(chipName) [\(label)] line \(kc_gpio_line_offset(line))\(name)" + (spec.activeLow ? ", active-low" : "")
             + (spec.bias.map { ", \($0.rawValue)" } ?? "") + ", debounce \(spec.debounce.wholeMilliseconds) ms"
     }
 
     deinit {
-        gpiod_line_release(line)
-        gpiod_chip_close(chip)
+        kc_gpio_line_release(line)
+        kc_gpio_chip_close(chip)
     }
 
     /// The line's level now (active, motion: true), as the flags say.
     func value() throws(InputError) -> Bool {
-        let v = gpiod_line_get_value(line)
+        let v = kc_gpio_line_value(line)
         guard v >= 0 else {
             throw .system(SystemError(operation: "gpiod_line_get_value", path: spec.chip, errno: errno))
         }
@@ -244,24 +255,16 @@ final class RequestedLine {
     /// at its CLOCK_MONOTONIC timestamp.
     func readEdges() throws(InputError) -> [(active: Bool, time: Duration)] {
         var out: [(active: Bool, time: Duration)] = []
-        var none = timespec(tv_sec: 0, tv_nsec: 0)
-        var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
+        var buffer = [kc_gpio_edge](repeating: kc_gpio_edge(), count: 16)
         while true {
-            let ready = gpiod_line_event_wait(line, &none)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .system(SystemError(operation: "gpiod_line_event_wait", path: spec.chip, errno: errno))
-            }
-            if ready == 0 { return out }
-            let n = gpiod_line_event_read_multiple(line, &buffer, UInt32(buffer.count))
+            let n = kc_gpio_line_read_edges(line, &buffer, UInt32(buffer.count))
             if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
                 throw .system(SystemError(operation: "gpiod_line_event_read", path: spec.chip, errno: errno))
             }
             for e in buffer.prefix(Int(n)) {
-                let time = Duration.seconds(Int64(e.ts.tv_sec)) + .nanoseconds(Int64(e.ts.tv_nsec))
-                out.append((e.event_type == Int32(GPIOD_LINE_EVENT_RISING_EDGE), time))
+                out.append((e.rising != 0, .nanoseconds(Int64(e.timestamp_ns))))
             }
+            if Int(n) < buffer.count { return out }
         }
     }
 }

@@ -296,12 +296,16 @@ func unitDirectory() -> String {
     })
     for package in ["adduser", "ca-certificates", "libc6", "libjpeg62-turbo", "libpng16-16", "libwebp7",
                     "libwebpdemux2", "libgif7", "libheif1",
-                    "liblcms2-2", "libdrm2", "libevdev2", "libgpiod2",
+                    "liblcms2-2", "libdrm2", "libevdev2",
                     "libcurl4", "libssl3", "libjansson4", "zlib1g", "libstdc++6", "libgcc-s1",
                     "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0", "fonts-dejavu-core", "libmosquitto1"] {
         // Debian 13 renamed some for its 64-bit time_t (libcurl4t64, libssl3t64, libpng16-16t64).
         #expect(depends.contains(package) || depends.contains(package + "t64"), "Depends lacks \(package): \(depends)")
     }
+    // libgpiod is opened with dlopen: libgpiod3 (its 2.x API) on Debian 13, libgpiod2 (1.6) on Debian 12.
+    let v2 = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libgpiod.so.3")
+    let gpiod = v2 ? "libgpiod3" : "libgpiod2"
+    #expect(depends.contains(gpiod), "Depends lacks \(gpiod): \(depends)")
     #expect(Int(try field("Installed-Size")) ?? 0 > 1000)
 
     // The control archive: conffiles, md5sums, maintainer scripts executable and valid sh.
@@ -366,9 +370,15 @@ func unitDirectory() -> String {
     #expect(!depends.contains("libjpeg"), "only what the binary links: \(depends)")
     // and, by name, the libraries the program opens with dlopen (dpkg-shlibdeps cannot see them).
     for package in ["libcurl4", "libheif1", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libfribidi0",
-                    "libssl3", "libmosquitto1", "libavif15"] {
+                    "libssl3", "libmosquitto1"] {
         #expect(depends.contains(package + " (>= ") || depends.contains(package + "t64 (>= "), "\(depends)")
     }
+    // libgpiod by the API the build system has: 2.x (libgpiod3) or 1.6 (libgpiod2).
+    let v2 = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libgpiod.so.3")
+    #expect(depends.contains(v2 ? "libgpiod3 (>= 2.0)" : "libgpiod2 (>= 1.6)"), "\(depends)")
+    // libavif by the ABI the build system has: 16 (libavif 1.x, Debian 13) or 15 (0.11, Debian 12).
+    let avif16 = FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/libavif.so.16")
+    #expect(depends.contains(avif16 ? "libavif16 (>= 1.0.0)" : "libavif15 (>= 0.11.1)"), "\(depends)")
     let unpacked = dir.appendingPathComponent("unpacked")
     #expect(try run("dpkg-deb", ["-x", deb.path, unpacked.path]).status == 0)
     let file = try run("file", ["-b", unpacked.appendingPathComponent("usr/bin/kiosk-carousel").path]).stdout

@@ -2,6 +2,7 @@
 import Testing
 import Glibc
 import KioskCore
+import CKioskGpio
 @testable import KioskInput
 
 // The option's value, and the reader where there is no such chip (the host has no GPIO chip;
@@ -53,5 +54,21 @@ import KioskCore
         #expect(reason.contains("gpiod_chip_open_lookup") && reason.contains("kc-no-such-chip-"), "\(reason)")
         // Nothing more within a second (the next try is 5 s on, and the same reason is not repeated).
         #expect(input.events.wait(timeout: .seconds(1)).isEmpty)
+    }
+
+    @Test func theLibgpiodOfThisSystemIsOpenedWithTheAPIOfItsSoname() {
+        // libgpiod.so.3 is libgpiod 2.x (Debian 13), libgpiod.so.2 is 1.6 (Debian 12).
+        func has(_ soname: String) -> Bool {
+            ["/usr/lib/x86_64-linux-gnu/", "/usr/lib/aarch64-linux-gnu/", "/usr/lib/"].contains {
+                access($0 + soname, F_OK) == 0
+            }
+        }
+        let expected: Int32 = has("libgpiod.so.3") ? 2 : has("libgpiod.so.2") ? 1 : 0
+        #expect(kc_gpio_api() == expected)
+        #expect((kc_gpio_load_error() == nil) == (expected != 0))
+        // A chip of no such name: ENOENT, from either API's lookup.
+        errno = 0
+        #expect(kc_gpio_chip_open("kc-no-such-chip-\(getpid())") == nil)
+        #expect(errno == (expected == 0 ? ELIBACC : ENOENT))
     }
 }

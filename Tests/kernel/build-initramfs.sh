@@ -110,7 +110,11 @@ heif=$(ls "/usr/lib/$MULTIARCH/libheif.so.1" 2>/dev/null || true)
 plugins=$(ls "/usr/lib/$MULTIARCH"/libheif/plugins/*.so 2>/dev/null || true)
 # FreeType, HarfBuzz, fontconfig and FriBidi are opened with dlopen when text is first drawn: the same.
 text=$(for soname in libfreetype.so.6 libharfbuzz.so.0 libfontconfig.so.1 libfribidi.so.0; do echo "/usr/lib/$MULTIARCH/$soname"; done)
-for file in "$APP" $heif $plugins $text $CEC_CTL; do
+# So is libgpiod, for the presence-gpio case: libgpiod.so.3 (its 2.x API) where there is one,
+# else libgpiod.so.2 (1.6).
+gpiod=$(ls "/usr/lib/$MULTIARCH/libgpiod.so.3" 2>/dev/null || ls "/usr/lib/$MULTIARCH/libgpiod.so.2" 2>/dev/null \
+    || true)
+for file in "$APP" $heif $plugins $text $gpiod $CEC_CTL; do
     [ "$file" = "$APP" ] || echo "$file"
     libraries "$file"
 done | sort -u | while read -r lib; do

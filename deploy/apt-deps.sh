@@ -54,7 +54,12 @@ case " $* " in
 esac
 if ! command -v swift >/dev/null 2>&1; then
     if apt-cache show swiftlang >/dev/null 2>&1; then
+        # Its compiler links the release build's static Swift runtime with libstdc++
+        # (--static-swift-stdlib, deploy/build-deb.sh), whose -dev package swiftlang does not bring.
         packages="$packages swiftlang"
+        # The newest libstdc++-N-dev the release has (Debian 13: 14, its default compiler's).
+        stdcxx=$(apt-cache search --names-only '^libstdc\+\+-[0-9]+-dev$' | cut -d' ' -f1 | sort -V | tail -n 1)
+        [ -z "$stdcxx" ] || packages="$packages $stdcxx"
     else
         echo "apt-deps.sh: no swift on PATH and no swiftlang package here: install a Swift 6 toolchain from swift.org" >&2
     fi

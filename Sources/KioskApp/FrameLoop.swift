@@ -498,15 +498,7 @@ public final class FrameLoop {
                 // as shown (in the shuffle bag before its first, so the bag goes on after the first).
                 output.publish(.shown(index: p.item, source: policy.playlist[p.item].source, at: s.at,
                                       playlistLength: policy.playlist.count))
-                policy.shown(item: p.item, carousel: carousel)
-                if let order = configuration.order {
-                    let step = order.shown(item: p.item, playlist: policy.playlist, sequence: policy.sequence, at: now)
-                    if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
-                    if step.roundDone {
-                        Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))
-                        roundDone = true
-                    }
-                }
+                if countShown(p.item, at: now) { roundDone = true }
             }
             if firstShownItem == nil {
                 firstShownItem = s.item
@@ -514,20 +506,23 @@ public final class FrameLoop {
             } else if s.item == firstShownItem {
                 roundDone = true
             }
-            policy.shown(item: s.item, carousel: carousel)
-            if let order = configuration.order {
-                // The shuffle bag takes it; the carousel's next item follows the bag's.
-                let step = order.shown(item: s.item, playlist: policy.playlist, sequence: policy.sequence, at: now)
-                if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
-                if step.roundDone {
-                    Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))
-                    roundDone = true
-                }
-            }
+            if countShown(s.item, at: now) { roundDone = true }
             takePolicyNotes()
         }
         pendingShown.removeAll()
         return configuration.stopAfterOneRound && roundDone
+    }
+
+    /// Counts playlist item `item` as shown by the policy and by the play order (the shuffle bag
+    /// takes it; the carousel's next item follows the bag's): true when it ends a shuffle round.
+    private func countShown(_ item: Int, at now: Duration) -> Bool {
+        policy.shown(item: item, carousel: carousel)
+        guard let order = configuration.order else { return false }
+        let step = order.shown(item: item, playlist: policy.playlist, sequence: policy.sequence, at: now)
+        if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
+        guard step.roundDone else { return false }
+        Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))
+        return true
     }
 
     // MARK: Waiting

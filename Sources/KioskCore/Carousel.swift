@@ -162,6 +162,13 @@ public struct Carousel: Sendable {
     /// Moves asked for while a ``goto(item:at:)`` waits for its frame: made, in order, once the
     /// show is at its target (docs/control-socket.md "Moves during a fade").
     private var queuedMoves: [Direction] = []
+    /// True while auto-advance's due move was set by a manual move onto a neighbour that is not
+    /// ready yet (``move(_:at:)``): further moves asked for meanwhile wait in ``movesAfterWait``.
+    private var manualMoveDue = false
+    /// Moves asked for while a manual move waits for its neighbour's frame: made, in order, one
+    /// as each move before it lands, so three `next`s go three images on
+    /// (docs/control-socket.md "Moves during a fade").
+    private var movesAfterWait: [Direction] = []
     /// Items passed over since the last move landed: their turn came and they were not ready
     /// within ``CarouselConfig/readyWait`` while another item could be shown (docs/carousel.md
     /// "Ready first"). The next role skips them; they come back at their next turn.
@@ -291,7 +298,18 @@ public struct Carousel: Sendable {
             queuedMoves.append(direction)
             return []
         }
-        var actions = finishTransition(at: now)
+        if manualMoveDue, transition == nil, advanceAt != nil {
+            movesAfterWait.append(direction)
+            return []
+        }
+        let actions = makeMove(direction, at: now)
+        return settled(actions)   // not settled(makeMove(...)): the receiver would be read first
+    }
+
+    /// The body of ``move(_:at:)`` once the move is to be made now: lands the transition under
+    /// way, then starts the move (or, onto a neighbour not ready, makes it auto-advance's move due now).
+    private mutating func makeMove(_ direction: Direction, at now: Duration) -> [CarouselAction] {
+        let actions = finishTransition(at: now)
         if direction == config.direction, !isPaused, transition == nil, jump == nil, retiring == nil, announced,
            !refreshWaiting, let to = roles[Self.role(direction)], !slots[to].isReady, !refreshesInPlace,
            let item = slots[to].item, hasAlternative(to: item) {
@@ -300,10 +318,10 @@ public struct Carousel: Sendable {
             // screen stays until the neighbour is ready, or, once its wait is over, the move
             // passes over it to a ready one; never a fade to the placeholder.
             advanceAt = now
-            return settled(actions)
+            manualMoveDue = true
+            return actions
         }
-        actions += beginMove(direction, at: now)
-        return settled(actions)
+        return actions + beginMove(direction, at: now)
     }
 
     /// Whether there is anywhere to move to: false with fewer than two items in the show (a
@@ -436,6 +454,10 @@ public struct Carousel: Sendable {
                 let queued = queuedMoves
                 queuedMoves = []
                 for d in queued { actions += finishTransition(at: end) + beginMove(d, at: end) }
+            } else if !movesAfterWait.isEmpty, !manualMoveDue, canMove {
+                // A move asked for while a manual move waited for its neighbour: made from here,
+                // waiting in turn when its own neighbour is not ready.
+                actions += makeMove(movesAfterWait.removeFirst(), at: end)
             }
             return actions
         case .fadeIn:
@@ -478,6 +500,7 @@ public struct Carousel: Sendable {
         if retiring == nil && position == cursor { return [] }
         var actions = finishTransition(at: now)
         queuedMoves = []
+        forgetWaitingMoves()
         // The fade under way went there: it landed now.
         if retiring == nil && position == cursor { return settled(actions) }
         let forward = retiring != nil ? 0 : wrap(cursor + 1)
@@ -522,6 +545,7 @@ public struct Carousel: Sendable {
         pendingItems = nil
         jump = nil
         queuedMoves = []
+        forgetWaitingMoves()
         passedOver = []
         let oldItems = items
         let onScreen = currentIndex
@@ -624,6 +648,7 @@ public struct Carousel: Sendable {
             break
         }
         advanceAt = nil
+        forgetWaitingMoves()
         transition = .held(hold)
         actions += []
         return actions
@@ -871,10 +896,18 @@ public struct Carousel: Sendable {
         return []
     }
 
+    /// Drops a manual move waiting for its neighbour and the moves asked for after it (a finger
+    /// down, a goto, a new playlist: the show is somewhere else now).
+    private mutating func forgetWaitingMoves() {
+        manualMoveDue = false
+        movesAfterWait = []
+    }
+
     private mutating func beginMove(_ direction: Direction, at start: Duration) -> [CarouselAction] {
         guard let from = currentSlot,
               let to = roles[direction == .forward ? Self.nextRole : Self.previousRole] else { return [] }
         advanceAt = nil
+        manualMoveDue = false
         transition = .move(from: from, to: to, direction: direction, start: start)
         moveStyle = style(into: slots[to].item)
         slots[to].motionStart = start

@@ -129,6 +129,29 @@ private func showsPlaceholder(_ scene: Scene) -> Bool {
     #expect(h.shown.map(\.item) == [0, 3, 4], "\(h.shown)")
 }
 
+/// Three `next`s in one fade go three images on past the fade's target, although each new
+/// neighbour is asked for only as the move before it lands (it went two on: a move asked for
+/// while another waited for its neighbour's frame was merged into it). A finger down drops
+/// the moves still waiting: the person at the screen wins.
+@Test func threeNextsInOneFadeGoThreeImagesOn() {
+    var h = Harness(count: 8)
+    h.start()
+    h.run(to: .milliseconds(4600))                               // fading 0 -> 1 (4500 ... 5000)
+    for t in [4600, 4650, 4700] { h.record(h.carousel.move(.forward, at: .milliseconds(t))) }
+    _ = h.follow(from: .milliseconds(4750), to: .seconds(7), ready: Set(0..<8))
+    #expect(h.shown.map(\.item) == [0, 1, 2, 3, 4], "\(h.shown)")
+    #expect(h.shown.last?.at == .milliseconds(6100), "\(h.shown)")
+
+    var touched = Harness(count: 8)
+    touched.start()
+    touched.run(to: .milliseconds(4600))
+    for t in [4600, 4650, 4700] { touched.record(touched.carousel.move(.forward, at: .milliseconds(t))) }
+    touched.record(touched.carousel.touchBegan(at: .milliseconds(4720)))
+    touched.record(touched.carousel.touchEnded(velocity: 0, at: .milliseconds(4740)))
+    _ = touched.follow(from: .milliseconds(4750), to: .seconds(7), ready: Set(0..<8))
+    #expect(touched.shown.map(\.item) == [0, 1], "\(touched.shown)")
+}
+
 /// A `next` during a settle that hands back the fade a finger caught: that fade lands (on 1),
 /// and the next goes on from there (to 2) instead of replacing it.
 @Test func aNextDuringASettleThatResumesACaughtFadeIsNotLost() {

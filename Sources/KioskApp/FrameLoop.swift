@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import KioskCore
 import KioskContent
 import KioskDisplay
@@ -371,6 +372,8 @@ public final class FrameLoop {
                             identity: r.identity, animation: r.animation, partner: r.partner)
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
+                // A file SOURCE that is a folder now: read again off the loop, its images join the show.
+                if case .unreadable(_, EISDIR) = error { content?.sourceIsFolderNow(source) }
                 // With two items one image can be asked for twice; it is logged once (and not
                 // again when it is tried again later and still fails).
                 let actions = carousel.imageFailed(ticket: r.ticket, at: now)

@@ -104,6 +104,9 @@ public final class ContentService {
     /// signal ran out of them ("directory not watched", EMFILE), the folder left unwatched when
     /// the last read was one of those. The frame loop's, as ``reload()`` and ``takeUpdate()`` are.
     private var reloading: [Int: Bool] = [:]
+    /// The sources read again because a change was noticed (a folder's watch ended, a file
+    /// SOURCE found to be a folder), not for SIGHUP: their result says `source changed`.
+    private var noticed: Set<Int> = []
     /// The playlist as last composed.
     public private(set) var items: [PlaylistItem] = []
     /// The manifest's show-wide settings (the remote manifest's, else a local playlist's).
@@ -282,6 +285,8 @@ public final class ContentService {
                 if case .directory(_, let new, _) = reloaded.source, new !== old { old.stop() }
             }
             if case .missing(_, _, let old?) = sources[reloaded.index] { old.stop() }
+            Self.logChange(from: sources[reloaded.index], to: reloaded.source,
+                           noticed: noticed.remove(reloaded.index) != nil)
             sources[reloaded.index] = reloaded.source
             if reloading.removeValue(forKey: reloaded.index) == true { reloadSource(reloaded.index) }
         }
@@ -291,18 +296,20 @@ public final class ContentService {
                 guard !watch.appeared.take().isEmpty else { break }
                 Log.info("source appeared", path: path)
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
-            case .directory(let path, let watch?, _):
+            case .directory(let path, let watch?, let files):
                 if let latest = watch.changes.take().last {
-                    changed = true
-                    if latest.isEmpty {
-                        do { _ = try fileStatus(path) } catch {
-                            // The folder itself went (deleted, renamed away, unmounted): its
-                            // watch ended; it is waited for again.
-                            watch.stop()
-                            sources[i] = Self.missingSource(path, errno: error.errno)
-                            continue
-                        }
+                    if latest.isEmpty, watch.ended {
+                        // The folder itself went (deleted, renamed away, unmounted) or its path
+                        // leads elsewhere now (a file, another folder, a link retargeted): read
+                        // again as at the start, off the loop (waited for when missing); the
+                        // playlist changes when that read is taken.
+                        watch.stop()
+                        sources[i] = .directory(path: path, watch: nil, files: files)
+                        noticed.insert(i)
+                        reloadSource(i)
+                        continue
                     }
+                    changed = true
                     Log.info("directory changed", path: path, detail: counted(latest.count, "image"))
                     sources[i] = .directory(path: path, watch: watch, files: latest)
                 }
@@ -358,6 +365,33 @@ public final class ContentService {
         images?.forgetFailures()
         for (i, source) in sources.enumerated() {
             if case .manifest(let poller, _) = source { poller.pollNow() } else { reloadSource(i) }
+        }
+    }
+
+    /// An image of the playlist could not be read because `path` is a folder now (`EISDIR`):
+    /// each file SOURCE of that path is read again off the loop, so the folder's images join the
+    /// show (``takeUpdate()`` hands the new playlist). Other paths are left alone. Returns at once.
+    public func sourceIsFolderNow(_ path: String) {
+        for (i, source) in sources.enumerated() {
+            guard case .file(let p) = source, p == path, reloading[i] == nil else { continue }
+            noticed.insert(i)
+            reloadSource(i)
+        }
+    }
+
+    /// The `source changed` line, once per change: a file SOURCE read again as a folder, a folder
+    /// SOURCE read again as a file, or (`noticed`: its watch ended) as another folder.
+    static func logChange(from old: Source, to new: Source, noticed: Bool) {
+        switch (old, new) {
+        case (.file, .directory(let path, _, let files)):
+            Log.info("source changed", path: path, detail: "a folder now, watched: " + counted(files.count, "image"))
+        case (.directory, .directory(let path, _, let files)) where noticed:
+            Log.info("source changed", path: path,
+                     detail: "another folder now, watched: " + counted(files.count, "image"))
+        case (.directory, .file(let path)):
+            Log.info("source changed", path: path, detail: "an image file now, not a folder")
+        default:
+            break
         }
     }
 

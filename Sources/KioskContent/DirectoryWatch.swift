@@ -24,7 +24,9 @@ import KioskSystem
 /// - Changes are debounced: a list is published ``debounce`` after the last event of a burst,
 ///   and only when it differs from the last one published.
 /// - A queue overflow (`IN_Q_OVERFLOW`) rescans the directory. When the directory itself is
-///   deleted or moved, an empty list is published and watching ends.
+///   deleted or moved, or its path no longer leads to it (looked at every ``identityInterval``:
+///   a file or another folder put in its place, a symbolic link retargeted), an empty list is
+///   published (even after an empty one), ``ended`` becomes true and watching ends.
 public final class DirectoryWatch: @unchecked Sendable {
     /// The directory watched, without a trailing slash.
     public let path: String
@@ -35,8 +37,17 @@ public final class DirectoryWatch: @unchecked Sendable {
     /// The image files found at the start.
     public let initialFiles: [String]
 
+    /// How often the watch thread looks whether ``path`` still leads to the folder watched.
+    public static let identityInterval: Duration = .seconds(2)
+    /// True once watching ended (the folder went or its path leads elsewhere); set before the
+    /// last, empty, list is posted. Read from any thread.
+    public var ended: Bool { endedFlag.withLock { $0 } }
+
+    private let endedFlag = Locked(false)
     private let inotify: InotifyReader
     private let worker: WorkerThread
+    /// The folder's device and inode at the start.
+    private let identity: (dev: UInt64, ino: UInt64)
 
     // Owned by the watch thread.
     private var complete: Set<String> = []
@@ -63,6 +74,8 @@ public final class DirectoryWatch: @unchecked Sendable {
             try inotify.addWatch(self.path, mask: mask)
             worker = try WorkerThread(name: "directory watch \(self.path)")
             realPath = Self.resolved(self.path) ?? self.path
+            let st = try fileStatus(self.path)
+            identity = (UInt64(st.st_dev), UInt64(st.st_ino))
             // Scan after the watch is in place, so nothing falls between the two.
             complete = Set(try Self.imageNames(in: self.path))
             skipped = Set(try Self.skippedNames(in: self.path))
@@ -97,18 +110,32 @@ public final class DirectoryWatch: @unchecked Sendable {
 
     private func run() {
         var deadline: ContinuousClock.Instant?
+        var nextLook = ContinuousClock.now + Self.identityInterval
+        func end() {
+            complete.removeAll(); writing.removeAll()
+            published = []
+            endedFlag.withLock { $0 = true }
+            changes.post([])
+        }
         while true {
             var set = PollSet(readable: [inotify.descriptor, worker.stopDescriptor])
-            do { try set.wait(timeout: deadline.map { ContinuousClock.now.duration(to: $0) }) } catch { return }
+            let wake = min(deadline ?? nextLook, nextLook)
+            do { try set.wait(timeout: ContinuousClock.now.duration(to: wake)) } catch { return }
             if set.isReady(1) { return }
             if set.isReady(0) {
                 switch handle(inotify.readEvents()) {
                 case .changed: deadline = ContinuousClock.now + debounce
-                case .gone:
-                    complete.removeAll(); writing.removeAll()
-                    if !published.isEmpty { published = []; changes.post([]) }
-                    return
+                case .gone: end(); return
                 case .nothing: break
+                }
+            }
+            if ContinuousClock.now >= nextLook {
+                nextLook = ContinuousClock.now + Self.identityInterval
+                // A file or another folder in its place, or a link retargeted, sends no event here.
+                var st = stat()
+                if stat(path, &st) != 0 || st.st_mode & S_IFMT != S_IFDIR
+                    || UInt64(st.st_dev) != identity.dev || UInt64(st.st_ino) != identity.ino {
+                    end(); return
                 }
             }
             if let d = deadline, ContinuousClock.now >= d {

@@ -216,3 +216,77 @@ import Testing
     let two = try cacheLine()
     #expect(two.contains(#"detail="2 files, 0 MB""#), "\(two)")
 }
+
+/// Polls `service.takeUpdate()` (the frame loop's turn) until it hands a playlist that `done`
+/// accepts, at most `seconds`; the last playlist handed, or nil.
+private func playlist(of service: ContentService, within seconds: Double,
+                      until done: ([PlaylistItem]) -> Bool) -> [PlaylistItem]? {
+    var items: [PlaylistItem]?
+    let end = monotonicSeconds() + seconds
+    while monotonicSeconds() < end {
+        if let new = service.takeUpdate() { items = new; if done(new) { break } }
+        usleep(20_000)
+    }
+    return items
+}
+
+/// A folder SOURCE deleted and replaced by an image file of the same path before the show
+/// looks: its watch ends and the path is read again as at the start, a file SOURCE now,
+/// without SIGHUP.
+@Test func aFolderReplacedByAFileIsShownAsTheFileWithoutAReload() throws {
+    let dir = makeTempDirectory("content-folder-to-file")
+    let path = dir + "/show.jpg"
+    #expect(mkdir(path, 0o755) == 0)
+    try writeFile(path + "/a.jpg", jpegBytes(100))
+    let service = try ContentService(configuration: .init(sources: [path], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items == [PlaylistItem(source: path + "/a.jpg")])
+    #expect(unlink(path + "/a.jpg") == 0 && rmdir(path) == 0)
+    try writeFile(path, jpegBytes(100))
+    let items = playlist(of: service, within: 10) { $0 == [PlaylistItem(source: path)] }
+    #expect(items == [PlaylistItem(source: path)])
+    #expect(service.missingSources.isEmpty)
+}
+
+/// A symbolic link SOURCE retargeted from a folder to an image file (renamed over: no event
+/// reaches the folder's watch) is noticed by the watch's look at the path and read again.
+@Test func aLinkRetargetedFromAFolderToAFileIsShownAsTheFile() throws {
+    let dir = makeTempDirectory("content-link-retarget")
+    #expect(mkdir(dir + "/photos", 0o755) == 0)
+    try writeFile(dir + "/photos/a.jpg", jpegBytes(100))
+    try writeFile(dir + "/one.jpg", jpegBytes(100))
+    let link = dir + "/current"
+    #expect(symlink(dir + "/photos", link) == 0)
+    let service = try ContentService(configuration: .init(sources: [link], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items == [PlaylistItem(source: link + "/a.jpg")])
+    #expect(symlink(dir + "/one.jpg", dir + "/next") == 0 && rename(dir + "/next", link) == 0)
+    let items = playlist(of: service, within: 10) { $0 == [PlaylistItem(source: link)] }
+    #expect(items == [PlaylistItem(source: link)])
+}
+
+/// A file SOURCE whose read failed because it is a folder now (the frame loop's `EISDIR`) is
+/// read again off the loop: the folder's images join the show and it is watched (a photo
+/// added later shows up too), without SIGHUP. Another path's failure changes nothing.
+@Test func aFileSourceFoundToBeAFolderIsReadAgainAndWatched() throws {
+    let dir = makeTempDirectory("content-file-to-folder")
+    let path = dir + "/later.jpg"
+    try writeFile(path, jpegBytes(100))
+    let service = try ContentService(configuration: .init(sources: [path], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items == [PlaylistItem(source: path)])
+    #expect(unlink(path) == 0 && mkdir(path, 0o755) == 0)
+    try writeFile(path + "/c.jpg", jpegBytes(100))
+    service.sourceIsFolderNow(dir + "/other.jpg")
+    service.waitForQueuedReloads()
+    #expect(service.takeUpdate() == nil, "another path: nothing read again")
+    service.sourceIsFolderNow(path)
+    var items = playlist(of: service, within: 10) { $0 == [PlaylistItem(source: path + "/c.jpg")] }
+    #expect(items == [PlaylistItem(source: path + "/c.jpg")])
+    try writeFile(path + "/d.jpg", jpegBytes(100))
+    items = playlist(of: service, within: 10) { $0.count == 2 }
+    #expect(items == [PlaylistItem(source: path + "/c.jpg"), PlaylistItem(source: path + "/d.jpg")])
+}

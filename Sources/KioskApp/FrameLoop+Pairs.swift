@@ -14,10 +14,19 @@ extension FrameLoop {
         return SlotPreparer.Partner(item: other, path: p.source, fit: p.fit, caption: p.caption, layout: layout)
     }
 
-    /// The partner composed into the frame of the slot on screen showing `item`, if any.
+    /// The partner composed into the frame of the slot on screen showing `item`, if any, with
+    /// its index in the playlist as it is now (a new playlist renumbers it: it is found by its
+    /// file; nil when that is no longer in the playlist).
     func partnerOnScreen(of item: Int) -> SlotPreparer.Partner? {
-        guard let slot = carousel.currentSlot, carousel.item(inSlot: slot) == item else { return nil }
-        return slots.partners[slot]
+        guard let slot = carousel.currentSlot, carousel.item(inSlot: slot) == item,
+              var p = slots.partners[slot] else { return nil }
+        if let now = policy.partners[item], now < carousel.items.count, carousel.items[now].source == p.path {
+            p.item = now
+        } else if p.item >= carousel.items.count || carousel.items[p.item].source != p.path {
+            guard let found = carousel.items.firstIndex(where: { $0.source == p.path }) else { return nil }
+            p.item = found
+        }
+        return p
     }
 
     /// The picture a tap at (`x`, `y`) logical pixels hit on the current `item`: on a pair the

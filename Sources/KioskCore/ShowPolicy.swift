@@ -151,18 +151,44 @@ public struct ShowPolicy: Sendable {
     /// The sequence the carousel gets for `rotation`: ``ordered(_:)``, paired when
     /// ``pairLayout`` is set (``PhotoPairs``; ``partners`` is set). The pair on screen in
     /// `carousel` stays a pair while both its pictures are in the sequence.
-    private mutating func played(_ rotation: [Int]?, _ carousel: Carousel) -> [Int]? {
+    /// `dropFailed`: the pictures that failed are left out (they come back at the retry).
+    private mutating func played(_ rotation: [Int]?, _ carousel: Carousel, dropFailed: Bool = false) -> [Int]? {
         let plain = ordered(rotation)
         guard let layout = pairLayout, !shapes.isEmpty else {
             partners = [:]
+            partnerSources = [:]
             return plain
         }
-        let keep = carousel.currentItem.flatMap { first in partners[first].map { (first: first, second: $0) } }
-        let paired = PhotoPairs.pair(plain ?? Array(playlist.indices), layout: layout,
-                                     shape: { [playlist, shapes] in shapes[playlist[$0].source] }, keep: keep)
+        let base = plain ?? Array(playlist.indices)
+        // The pair on screen, by source: the carousel's indices (and those of ``partners``) may
+        // be of the playlist before this one; they are found again in this one.
+        var keep: (first: Int, second: Int)?
+        if let c = carousel.currentItem, c < carousel.items.count,
+           let second = partnerSources[carousel.items[c].source],
+           let f = base.first(where: { playlist[$0].source == carousel.items[c].source }),
+           let s = base.first(where: { playlist[$0].source == second }) {
+            keep = (f, s)
+        }
+        // A picture that failed (out of the show until its retry) is never a first nor a partner:
+        // the picture it would take is shown as any other, paired with another in reach.
+        let paired = PhotoPairs.pair(base, layout: layout, shape: { [playlist, shapes, failedSources] in
+            let source = playlist[$0].source
+            return failedSources.contains(source) ? nil : shapes[source]
+        }, keep: keep)
         partners = paired.partners
-        return partners.isEmpty ? plain : paired.sequence
+        partnerSources = Dictionary(partners.map { (playlist[$0.key].source, playlist[$0.value].source) },
+                                    uniquingKeysWith: { a, _ in a })
+        var sequence = partners.isEmpty ? plain : paired.sequence
+        if dropFailed, !failedSources.isEmpty {
+            sequence = (sequence ?? base).filter { !failedSources.contains(playlist[$0].source) }
+        }
+        return sequence
     }
+
+    /// The sources of ``partners`` (first's source to partner's), kept across playlists.
+    private var partnerSources: [String: String] = [:]
+    /// A first of a pair failed: the sequence is paired again at the next ``review(at:carousel:)``.
+    private var pairsStale = false
 
     /// `--pair-portraits`: how two pictures share the screen; nil: never paired.
     public private(set) var pairLayout: PairLayout?
@@ -196,9 +222,10 @@ public struct ShowPolicy: Sendable {
     }
 
     /// The carousel gets the sequence again when pairing it gives other pairs than it plays.
-    private mutating func repair(at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
+    private mutating func repair(at now: Duration, carousel: inout Carousel,
+                                 dropFailed: Bool = false) -> [CarouselAction] {
         let before = partners
-        let sequence = played(rotation, carousel)
+        let sequence = played(rotation, carousel, dropFailed: dropFailed)
         guard partners != before else { return [] }
         return carousel.replaceItems(playlist, showing: sequence, at: now)
     }
@@ -219,13 +246,22 @@ public struct ShowPolicy: Sendable {
             notes.append(.imageSkipped(source: source, reason: reason, unavailable: unavailable))
         }
         if nextRetry.map({ $0 > now + retryInterval }) ?? true { nextRetry = now + retryInterval }
+        if pairLayout != nil,
+           partners.keys.contains(where: { playlist.indices.contains($0) && playlist[$0].source == source }) {
+            pairsStale = true
+        }
     }
 
     /// After the carousel took the finished decodes: fallback items stand in for a rotation none
     /// of whose images can be shown (each failed), or stand down when a scheduled one loaded; the
     /// round's line is written once every item was shown or could not be loaded.
     public mutating func review(at now: Duration, carousel: inout Carousel) -> [CarouselAction] {
-        let actions = reviewStandIn(at: now, carousel: &carousel)
+        var actions = reviewStandIn(at: now, carousel: &carousel)
+        if pairsStale {
+            // The partner of a first that failed comes back into the sequence.
+            pairsStale = false
+            actions += repair(at: now, carousel: &carousel, dropFailed: true)
+        }
         // The frame loop reviews on every turn. Between `shown` events (which look at the round
         // themselves) only a change of the carousel's order (an item failed and left it, a new
         // list) can end the round; comparing with the order last looked at costs nothing while
@@ -340,7 +376,9 @@ public struct ShowPolicy: Sendable {
         guard !items.isEmpty else { return }
         // The show's order looked at once, not once per item (`isInShow` searches it): per item
         // made each review quadratic, and a folder of 4000 photos took 77 s for a 2 s show.
-        let inShow = Set(carousel.order)
+        // A partner is in the show with its first (it is not in the carousel's order).
+        var inShow = Set(carousel.order)
+        for (first, partner) in partners where inShow.contains(first) { inShow.insert(partner) }
         let failed = items.filter { !round.shown.contains($0) && !inShow.contains($0) }.count
         let shown = items.filter { round.shown.contains($0) }.count
         guard shown + failed == items.count else { return }

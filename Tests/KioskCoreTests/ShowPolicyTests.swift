@@ -46,7 +46,11 @@ private struct Show {
     mutating func take(_ actions: [CarouselAction]) {
         let before = h.shown.count
         h.record(actions)
-        for s in h.shown[before...] { policy.shown(item: s.item, carousel: h.carousel) }
+        for s in h.shown[before...] {
+            policy.shown(item: s.item, carousel: h.carousel)
+            // A pair's partner is shown with its first (the frame loop counts both).
+            if let p = policy.partners[s.item] { policy.shown(item: p, carousel: h.carousel) }
+        }
         notes += policy.takeNotes()
     }
 
@@ -234,4 +238,60 @@ private func items(_ names: String..., schedules: [String: String] = [:],
     show.take(show.policy.begin(try items("a", "c"), at: .seconds(31), wall: show.wall, carousel: &show.h.carousel))
     for t in 31...60 { show.turn(at: .seconds(Int64(t))) }
     #expect(show.notes.contains(.roundDone(shown: 2, items: 2, inRotation: false, failed: 0)), "\(show.notes)")
+}
+
+// MARK: Pairs (--pair-portraits)
+
+/// Pictures pair side by side, with the shapes of `shapes` (by name: P portrait, L landscape).
+private func pairing(_ show: inout Show, _ shapes: [String: PhotoShape], at now: Duration = .zero) {
+    show.take(show.policy.setPairLayout(.sideBySide, at: now, carousel: &show.h.carousel))
+    let learnt = Dictionary(uniqueKeysWithValues: shapes.map { ("/p/" + $0.key, $0.value) })
+    show.take(show.policy.learnShapes(learnt, at: now, carousel: &show.h.carousel))
+}
+
+@Test func thePartnerOfAFirstThatFailedIsShownPairedWithTheNextPortrait() throws {
+    // aP does not decode: cP (its partner) comes back into the sequence and pairs with dP.
+    var show = Show(try items("aP", "bL", "cP", "dP", "eL"), wall: TestWall(wallAt(6)))
+    pairing(&show, ["aP": .portrait, "bL": .landscape, "cP": .portrait, "dP": .portrait, "eL": .landscape])
+    #expect(show.policy.partners == [0: 2])
+    show.start(failing: ["aP"])
+    for t in 1...40 { show.turn(at: .seconds(Int64(t)), failing: ["aP"]) }
+    #expect(show.policy.partners == [2: 3])
+    #expect(show.h.shown.contains { $0.item == 2 }, "\(show.h.shown.map(\.item))")
+    let rounds = show.notes.filter { if case .roundDone = $0 { true } else { false } }
+    #expect(rounds == [.roundDone(shown: 4, items: 5, inRotation: false, failed: 1)], "\(show.notes)")
+}
+
+@Test func aPartnerNotShownYetIsNotCountedAsFailedInTheRound() throws {
+    // The shapes come after aP and bL were shown alone: aP now has cP as partner, which is not
+    // in the carousel's order but in the show, with aP.
+    var show = Show(try items("aP", "bL", "cP"), wall: TestWall(wallAt(6)))
+    show.take(show.policy.setPairLayout(.sideBySide, at: .zero, carousel: &show.h.carousel))
+    show.start()
+    show.turn(at: .seconds(10))
+    #expect(show.h.shown.map(\.item) == [0, 1])
+    pairing(&show, ["aP": .portrait, "bL": .landscape, "cP": .portrait], at: .seconds(11))
+    show.turn(at: .seconds(11))
+    #expect(show.policy.partners == [0: 2])
+    #expect(!show.notes.contains { if case .roundDone = $0 { true } else { false } }, "\(show.notes)")
+    show.turn(at: .seconds(20))
+    show.turn(at: .seconds(30))
+    let rounds = show.notes.filter { if case .roundDone = $0 { true } else { false } }
+    #expect(rounds == [.roundDone(shown: 3, items: 3, inRotation: false, failed: 0)], "\(show.notes)")
+}
+
+@Test func thePairOnScreenIsKeptBySourceWhenAFileBeforeItIsDeleted() throws {
+    // xP+aP and bP+cP pair; bP+cP is on screen when xP is deleted: the new list renumbers them
+    // (bP 1, cP 2) and they stay the pair (not aP+bP, the pairing of the new list from scratch).
+    let shapes: [String: PhotoShape] = ["xP": .portrait, "aP": .portrait, "bP": .portrait, "cP": .portrait]
+    var show = Show(try items("xP", "aP", "bP", "cP"), wall: TestWall(wallAt(6)))
+    pairing(&show, shapes)
+    show.start()
+    #expect(show.policy.partners == [0: 1, 2: 3])
+    show.turn(at: .seconds(10))
+    #expect(show.currentName == "bP")
+    show.take(show.policy.begin(try items("aP", "bP", "cP"), at: .seconds(11), wall: show.wall,
+                                carousel: &show.h.carousel))
+    #expect(show.policy.partners == [1: 2])
+    #expect(show.policy.first(ofPartner: 2) == 1)
 }

@@ -66,7 +66,8 @@ private let background = RGBColor(red: 200, green: 40, blue: 90)
         let parts = running.split(separator: ".").compactMap { Int($0) }
         let refusesVersion3 = parts.count >= 2 && (parts[0], parts[1]) >= (1, 21)
         if refusesVersion3 {
-            #expect(library.hevcPluginProblem?.contains("API version 5") == true, "\(library.hevcPluginProblem ?? "nil")")
+            let problem = library.hevcPluginProblem ?? "nil"
+            #expect(problem.contains("API version 5"), "\(problem)")
             #expect(library.hevcThreads == 0)
         } else {
             #expect(library.hevcPluginProblem == nil)

@@ -21,7 +21,8 @@
     X(heif_image_get_plane) X(heif_image_release) X(heif_nclx_color_profile_alloc) \
     X(heif_nclx_color_profile_free) X(heif_nclx_color_profile_set_color_primaries) \
     X(heif_nclx_color_profile_set_transfer_characteristics) \
-    X(heif_nclx_color_profile_set_matrix_coefficients) X(heif_image_set_nclx_color_profile)
+    X(heif_nclx_color_profile_set_matrix_coefficients) X(heif_image_set_nclx_color_profile) \
+    X(heif_get_version_number)
 #define KC_DE265_FUNCTIONS(X) \
     X(de265_new_decoder) X(de265_start_worker_threads) X(de265_free_decoder) X(de265_push_NAL) \
     X(de265_flush_data) X(de265_decode) X(de265_get_next_picture) X(de265_release_next_picture) \
@@ -207,6 +208,16 @@ static int install(void *libheif) {
 #undef KC_LOOKUP_DE265
 #undef KC_LOOKUP_HEIF
 #undef KC_LOOKUP
+    // libheif 1.21 and later register a plug-in of API version 3 but refuse it when it is chosen
+    // to decode ("Decoder plugin needs to be at least version 5"): with it registered above the
+    // built-in one, every HEVC picture would fail. There, libheif's own plug-in decodes.
+    uint32_t version = (uint32_t)api.heif_get_version_number();
+    if (version >= 0x01150000u) {
+        snprintf(install_error, sizeof install_error,
+                 "libheif %u.%u.%u takes decoder plug-ins of API version 5 or later only; this one is version 3",
+                 version >> 24, (version >> 16) & 0xff, (version >> 8) & 0xff);
+        return -1;
+    }
     cpu_set_t cpus;
     int count = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     threads = count < 1 ? 1 : count > KC_HEIF_MAX_THREADS ? KC_HEIF_MAX_THREADS : count;

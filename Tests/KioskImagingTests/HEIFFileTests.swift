@@ -54,17 +54,30 @@ private let background = RGBColor(red: 200, green: 40, blue: 90)
 
     /// HEVC is decoded by the project's plug-in (libde265 with a worker thread per CPU), which
     /// gives heif-convert's pixels exactly (heif-convert decodes with libheif's own plug-in).
+    /// libheif 1.21 and later (Debian 13's point release has 1.23) refuse a plug-in of API
+    /// version 3 when it is chosen to decode: there it is not registered, the reason is kept,
+    /// and libheif's own plug-in decodes the photo (the same pixels, heif-convert's decoder).
     @Test func hevcGoesThroughThePluginWithTheSamePixels() throws {
         guard case .success(let library) = HEIFLibrary.shared else {
             Issue.record("libheif did not load")
             return
         }
-        #expect(library.hevcPluginProblem == nil)
-        #expect(library.hevcThreads >= 1 && library.hevcThreads <= 8)
+        let running = try #require(CodecLibrary.libheif.version().running)
+        let parts = running.split(separator: ".").compactMap { Int($0) }
+        let refusesVersion3 = parts.count >= 2 && (parts[0], parts[1]) >= (1, 21)
+        if refusesVersion3 {
+            let problem = library.hevcPluginProblem ?? "nil"
+            #expect(problem.contains("API version 5"), "\(problem)")
+            #expect(library.hevcThreads == 0)
+        } else {
+            #expect(library.hevcPluginProblem == nil)
+            #expect(library.hevcThreads >= 1 && library.hevcThreads <= 8)
+        }
         let path = try FormatFiles.path("photo.heic")
         let before = HEIFLibrary.hevcImagesDecoded
         let decoded = try ImageDecoder.decode(path: path)
-        #expect(HEIFLibrary.hevcImagesDecoded > before)
+        #expect(HEIFLibrary.hevcImagesDecoded > before || refusesVersion3)
+        #expect(HEIFLibrary.hevcImagesDecoded == before || !refusesVersion3)
         let reference = try ImageDecoder.decode(path: path + ".ref.png")
         #expect(psnr(decoded.bitmap, reference.bitmap) == .infinity)
     }

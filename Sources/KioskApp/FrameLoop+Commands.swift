@@ -24,10 +24,10 @@ extension FrameLoop {
             guard !carousel.isHeld else { return fail(held) }
             guard carousel.canMoveNow else {
                 // Said rather than answered with a success that does nothing.
-                let count = carousel.activeCount
+                let count = carousel.activeCount, photos = policy.photosInShow(carousel)
+                let what = count == 0 ? "no image" : photos == 2 ? "one pair of photos" : "one image"
                 return fail("\(command == .next ? "next" : "previous"): nothing to move to: the show has "
-                            + (count == 0 ? "no image" : "one image") + " (\(counted(policy.playlist.count, "item"))"
-                            + " in the playlist)")
+                            + what + " (\(counted(policy.playlist.count, "item")) in the playlist)")
             }
             handle(carousel.move(command == .next ? .forward : .backward, at: now))
             return .success(nil)
@@ -89,7 +89,7 @@ extension FrameLoop {
             "index": .null, "src": .null,
             "paused": .bool(carousel.isPaused),
             "playlist_length": .int(Int64(policy.playlist.count)),
-            "active": .int(Int64(carousel.activeCount)),
+            "active": .int(Int64(policy.photosInShow(carousel))),
             "touch_held": .bool(carousel.isHeld),
             "display": .string(supervisor.powerOn ? "on" : "off"),
             "interval_ms": .int(carousel.config.interval.wholeMilliseconds),

@@ -156,6 +156,7 @@ public final class FrameLoop {
         var first = configuration.order?.sequence(for: policy.playlist, current: nil, wall: driver, at: clock.now)
         configuration.order?.awaitFirstTimes(driver: driver, interrupt: configuration.signals?.wakeDescriptor ?? -1)
         if let timed = configuration.order?.timesArrived(current: nil, wall: driver, at: clock.now) { first = timed }
+        noteRound()
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
         awaitFirstShapes()
         handle(carousel.start(at: clock.now))
@@ -233,6 +234,7 @@ public final class FrameLoop {
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
         let sequence = configuration.order?.sequence(for: items, current: onScreen, wall: driver, at: clock.now)
         askShapes(of: items)
+        noteRound()
         policyStep { $0.begin(items, sequence: sequence, at: clock.now, wall: driver, carousel: &$1) }
     }
 
@@ -243,6 +245,7 @@ public final class FrameLoop {
         driver.settle(order.reader, interrupt: configuration.signals?.wakeDescriptor ?? -1)
         let onScreen = carousel.currentItem.map { carousel.items[$0].source }
         guard let sequence = order.timesArrived(current: onScreen, wall: driver, at: clock.now) else { return }
+        noteRound()
         policyStep { $0.reorder(sequence, at: clock.now, carousel: &$1) }
     }
 
@@ -339,6 +342,13 @@ public final class FrameLoop {
         handle(step(&policy, &carousel))
         if policy.partners != pairsBefore { reprepareChangedPairs() }
         takePolicyNotes()
+    }
+
+    /// Hands the policy the shuffle round's places to come (``ShowPolicy/roundToCome``) where the
+    /// bag may have changed: a new playlist or sequence, a `shown`. Only when pictures pair (it
+    /// is one pass over the round), not on every turn.
+    private func noteRound() {
+        if policy.pairLayout != nil { policy.roundToCome = configuration.order?.roundToCome }
     }
 
     /// What the policy said since the last call: logged, or the empty screen's words changed.
@@ -501,7 +511,7 @@ public final class FrameLoop {
                 // as shown (in the shuffle bag before its first, so the bag goes on after the first).
                 output.publish(.shown(index: p.item, source: policy.playlist[p.item].source, at: s.at,
                                       playlistLength: policy.playlist.count))
-                if countShown(p.item, at: now) { roundDone = true }
+                if countShown(p.item, partner: true, at: now) { roundDone = true }
             }
             if firstShownItem == nil {
                 firstShownItem = s.item
@@ -518,10 +528,14 @@ public final class FrameLoop {
 
     /// Counts playlist item `item` as shown by the policy and by the play order (the shuffle bag
     /// takes it; the carousel's next item follows the bag's): true when it ends a shuffle round.
-    private func countShown(_ item: Int, at now: Duration) -> Bool {
+    /// `partner`: the partner of a pair, counted before its first
+    /// (``ShowOrder/shown(item:playlist:sequence:partner:)``).
+    private func countShown(_ item: Int, partner: Bool = false, at now: Duration) -> Bool {
         policy.shown(item: item, carousel: carousel)
         guard let order = configuration.order else { return false }
-        let step = order.shown(item: item, playlist: policy.playlist, sequence: policy.sequence, at: now)
+        let step = order.shown(item: item, playlist: policy.playlist, sequence: policy.sequence, partner: partner,
+                               at: now)
+        noteRound()
         if let new = step.newSequence { policyStep { $0.reorder(new, at: now, carousel: &$1) } }
         guard step.roundDone else { return false }
         Log.info("shuffle round done", detail: counted(policy.playlist.count, "image"))

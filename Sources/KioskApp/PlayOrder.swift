@@ -96,6 +96,10 @@ final class PlayOrder {
         self.stateDirectory = stateDirectory
     }
 
+    /// With `--order shuffle`, the sources with a place still to come in this round (the bag's
+    /// upcoming places); nil for the other orders. A new set each call (one pass over the round).
+    var roundToCome: Set<String>? { order.order == .shuffle ? Set(order.bag.upcoming) : nil }
+
     /// Whether capture times are needed at all.
     private var needsTimes: Bool { order.order != .name && order.order != .shuffle || order.recentDays != nil }
 
@@ -195,9 +199,9 @@ final class PlayOrder {
 
     /// Playlist item `item` was shown; the new sequence when the carousel's next item must
     /// change, and whether a shuffle round was completed. The round is kept.
-    func shown(item: Int, playlist: [PlaylistItem], sequence: [Int]?,
+    func shown(item: Int, playlist: [PlaylistItem], sequence: [Int]?, partner: Bool = false,
                at now: Duration) -> (newSequence: [Int]?, roundDone: Bool) {
-        let step = order.shown(item: item, playlist: playlist, sequence: sequence)
+        let step = order.shown(item: item, playlist: playlist, sequence: sequence, partner: partner)
         if step.roundDone || savedAt.map({ now - $0 >= Self.saveInterval }) ?? true {
             savedAt = now
             save()

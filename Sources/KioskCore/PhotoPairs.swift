@@ -63,9 +63,11 @@ public enum PhotoPairs {
     /// `sequence` paired: the sequence without the partners, and each first's partner.
     /// `shape` gives the shape of a sequence entry (nil: unknown). `keep`: a pair to keep as it
     /// is when both are in the sequence and still of the shape (the one on screen), its first
-    /// standing where it stands.
+    /// standing where it stands. `together`: whether two entries may pair (nil: any two); the
+    /// shuffle's rounds keep a photo with a place still to come this round from pairing with one
+    /// shown already, so that no photo shows twice in a round.
     public static func pair(_ sequence: [Int], layout: PairLayout, shape: (Int) -> PhotoShape?,
-                            keep: (first: Int, second: Int)? = nil,
+                            keep: (first: Int, second: Int)? = nil, together: ((Int, Int) -> Bool)? = nil,
                             lookAhead: Int = PhotoPairs.lookAhead) -> (sequence: [Int], partners: [Int: Int]) {
         let wanted = layout.pairs
         var taken = Set<Int>()
@@ -86,7 +88,7 @@ public enum PhotoPairs {
             var j = i + 1
             while j < sequence.count, j <= i + lookAhead {
                 let other = sequence[j]
-                if !taken.contains(other), shape(other) == wanted {
+                if !taken.contains(other), shape(other) == wanted, together?(item, other) ?? true {
                     partners[item] = other
                     taken.insert(other)
                     break

@@ -322,12 +322,15 @@ public struct ShowOrder: Sendable {
 
     /// Playlist item `item` was shown while the carousel plays `sequence`. Returns the new
     /// sequence when the carousel's next item must change (nil: it is right), and whether a
-    /// shuffle round was completed.
-    public mutating func shown(item: Int, playlist: [PlaylistItem],
-                               sequence: [Int]?) -> (newSequence: [Int]?, roundDone: Bool) {
+    /// shuffle round was completed. `partner`: `item` is shown as the partner of a pair
+    /// (docs/carousel.md "Pairs"): the bag takes its place, but the history (what `previous`
+    /// walks back through) and the carousel's neighbours follow the pair's first alone.
+    public mutating func shown(item: Int, playlist: [PlaylistItem], sequence: [Int]?,
+                               partner: Bool = false) -> (newSequence: [Int]?, roundDone: Bool) {
         guard order == .shuffle, playlist.indices.contains(item) else { return (nil, false) }
         let source = playlist[item].source
         let done = bag.shown(source)
+        if partner { return (nil, done) }
         walkHistory(to: source, limit: Swift.max(1, bag.sources.count))
         // The neighbours the carousel must have: forward the next one in the history (after a
         // step back), else the bag's next place; backward the one shown before.

@@ -171,10 +171,15 @@ public struct ShowPolicy: Sendable {
         }
         // A picture that failed (out of the show until its retry) is never a first nor a partner:
         // the picture it would take is shown as any other, paired with another in reach.
+        // In shuffle rounds, two pictures pair only when both have a place still to come this
+        // round or neither has: a partner from past the round's end would be shown twice in it.
+        let together: ((Int, Int) -> Bool)? = roundToCome.map { toCome in
+            { [playlist] a, b in toCome.contains(playlist[a].source) == toCome.contains(playlist[b].source) }
+        }
         let paired = PhotoPairs.pair(base, layout: layout, shape: { [playlist, shapes, failedSources] in
             let source = playlist[$0].source
             return failedSources.contains(source) ? nil : shapes[source]
-        }, keep: keep)
+        }, keep: keep, together: together)
         partners = paired.partners
         partnerSources = Dictionary(partners.map { (playlist[$0.key].source, playlist[$0.value].source) },
                                     uniquingKeysWith: { a, _ in a })
@@ -185,6 +190,10 @@ public struct ShowPolicy: Sendable {
         return sequence
     }
 
+    /// The sources with a place still to come in the shuffle round (``ShuffleBag/upcoming``), as
+    /// the caller last set them before a step; nil: the order has no rounds. Read only when
+    /// pictures pair.
+    public var roundToCome: Set<String>?
     /// The sources of ``partners`` (first's source to partner's), kept across playlists.
     private var partnerSources: [String: String] = [:]
     /// A first of a pair failed: the sequence is paired again at the next ``review(at:carousel:)``.
@@ -198,6 +207,14 @@ public struct ShowPolicy: Sendable {
     /// The pairs the carousel plays: the partner of each first (playlist indices). The first
     /// stands in the carousel's sequence, its partner does not (docs/carousel.md "Pairs").
     public private(set) var partners: [Int: Int] = [:]
+
+    /// The photos in `carousel`'s show: its items (``Carousel/activeCount``, where a pair is one
+    /// item) and the partners of those that are firsts of pairs (``partners``).
+    public func photosInShow(_ carousel: Carousel) -> Int {
+        guard !partners.isEmpty else { return carousel.activeCount }
+        let inShow = Set(carousel.order)
+        return carousel.activeCount + partners.keys.filter { inShow.contains($0) }.count
+    }
 
     /// The first of the pair `item` is the partner of, if it is one.
     public func first(ofPartner item: Int) -> Int? { partners.first { $0.value == item }?.key }

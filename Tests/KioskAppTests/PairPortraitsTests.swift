@@ -226,6 +226,27 @@ import Testing
         #expect(shown(run.events) == ["0@0", "2@0", "1@1000", "0@1500", "2@1500"])
         #expect(status["index"] == .int(0) && status["partner_index"] == .int(2))
     }
+    /// Counted as photos: `status`'s `active` counts a pair's two photos (three photos, one
+    /// pair: 3), and a show of two portraits that pair says so when `next` has nowhere to go.
+    @Test func aPairCountsAsItsTwoPhotos() throws {
+        var status: [String: JSONValue] = [:]
+        _ = try show([Self.portrait, Self.landscape, Self.portraitPNG], seconds: 0.5, at: [
+            (ms(300), { loop in if case .object(let s) = loop.statusData(at: ms(300)) { status = s } }),
+        ])
+        #expect(status["active"] == .int(3) && status["partner_index"] == .int(2), "\(status)")
+        var answer: String?
+        var twoStatus: [String: JSONValue] = [:]
+        let run = try show([Self.portrait, Self.portraitPNG], seconds: 0.5, at: [
+            (ms(300), { loop in
+                if case .failure(let f) = loop.perform(.next) { answer = f.message }
+                if case .object(let s) = loop.statusData(at: ms(300)) { twoStatus = s }
+            }),
+        ])
+        #expect(shown(run.events) == ["0@0", "1@0"])
+        #expect(twoStatus["active"] == .int(2), "\(twoStatus)")
+        #expect(answer == "next: nothing to move to: the show has one pair of photos (2 items in the playlist)",
+                "\(answer ?? "nil")")
+    }
     @Test func aShuffleRoundPairsAlongItsOrderAndShowsEveryPhotoOnce() throws {
         // Four portraits (EXIF orientations 1, 2, 5 and 6) and two landscapes, each its own file.
         let names = ["exif-orientation/test_1.jpg", "exif-orientation/test_2.jpg", "exif-orientation/test_5.jpg",
@@ -251,6 +272,59 @@ import Testing
             seen.append(index)
         }
         #expect(Set(seen) == Set(0..<6), "\(groups)")
+    }
+    /// Five portraits in shuffle rounds: a pair never takes its partner from past the round's
+    /// end (the shuffle hands the carousel a cycle that runs on into the places already shown,
+    /// and a pair there showed a photo twice in a round). Cut into rounds of five, every round
+    /// shows each photo once.
+    @Test(arguments: [7, 11, 23] as [UInt64])
+    func aShuffledPairNeverReachesPastTheRoundsEnd(seed: UInt64) throws {
+        let names = (1...5).map { "exif-orientation/test_\($0).jpg" }
+        let show = try VirtualShow(paths: names.map { Self.fixtures + "/" + $0 }, seconds: 30.5)
+        show.configuration.pairShapes = try PairShapeReader(maxPixels: 1 << 22)
+        show.configuration.order = try PlayOrder(order: .shuffle, recentDays: nil, stateDirectory: nil, seed: seed)
+        try show.makeLoop(width: 200, height: 120, interval: .seconds(1))
+        let events = try show.run().filter { $0["event"] as? String == "shown" }
+        let shownInOrder = events.map { $0["index"] as! Int }
+        #expect(Set(events.map(eventTime)).count < shownInOrder.count, "no pair was shown: \(shownInOrder)")
+        let rounds = stride(from: 0, to: shownInOrder.count - 4, by: 5).map { Array(shownInOrder[$0..<($0 + 5)]) }
+        #expect(rounds.count >= 4, "\(shownInOrder)")
+        for round in rounds { #expect(Set(round) == Set(0..<5), "\(rounds)") }
+    }
+    /// `previous` in a shuffle steps back through the pairs as they were shown: the screen before
+    /// comes back whole (its first and its partner), then `next` goes on to the first shown after
+    /// it (its partner is paired again along the sequence: it may be another). A partner's
+    /// `shown` went into the history as a step of its own, and `next` went elsewhere.
+    @Test(arguments: [7, 11] as [UInt64])
+    func previousInAShuffleStepsBackThroughThePairs(seed: UInt64) throws {
+        let names = (1...5).map { "exif-orientation/test_\($0).jpg" } + ["libjpeg-turbo-testimages/testorig.jpg"]
+        let show = try VirtualShow(paths: names.map { Self.fixtures + "/" + $0 }, seconds: 4.5)
+        show.configuration.pairShapes = try PairShapeReader(maxPixels: 1 << 22)
+        show.configuration.order = try PlayOrder(order: .shuffle, recentDays: nil, stateDirectory: nil, seed: seed)
+        try show.makeLoop(width: 200, height: 120, interval: .seconds(1))
+        var answers: [String] = []
+        for t in [2200, 3200] {
+            show.at(ms(t)) { loop in
+                let command: ControlCommand = t == 2200 ? .previous : .next
+                switch loop.perform(command) {
+                case .success: answers.append("ok")
+                case .failure(let f): answers.append(f.message)
+                }
+            }
+        }
+        let events = try show.run().filter { $0["event"] as? String == "shown" }
+        var byTime: [Int: [Int]] = [:]
+        for e in events { byTime[eventTime(e), default: []].append(e["index"] as! Int) }
+        let times = byTime.keys.sorted()
+        let groups = times.map { byTime[$0]! }
+        #expect(answers == ["ok", "ok"])
+        // 0, 1000, 2000 by the clock; previous at 2200 shows again what 1000 showed (its fade
+        // lands at 2200 + fade); next at 3200 goes on to what 2000 showed.
+        #expect(times.count >= 5 && times[0...2] == [0, 1000, 2000], "\(times) \(groups)")
+        guard times.count >= 5 else { return }
+        #expect(groups.contains { $0.count == 2 }, "no pair in \(groups)")
+        #expect(groups[3] == groups[1], "previous: \(groups)")
+        #expect(groups[4].first == groups[2].first, "next after previous: \(groups)")
     }
     @Test func theOptionAndTheConfigurationKeyTurnPairsOn() throws {
         #expect(try CommandLineParser.parse(["/photos"]).pairPortraits == false)

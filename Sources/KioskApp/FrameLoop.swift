@@ -95,6 +95,14 @@ public final class FrameLoop {
     var pendingShown: [PendingShown] = []
     /// The first item shown (the offscreen default stops when it comes around again).
     private(set) var firstShownItem: Int?
+    /// The image warnings said (``sayWarnings(_:source:identity:)``).
+    private var saidWarnings: Set<SaidWarning> = []
+    /// One warning of one version of one file.
+    struct SaidWarning: Hashable {
+        var source: String
+        var identity: FileIdentity?
+        var text: String
+    }
 
     /// - Parameters:
     ///   - display: where frames go.
@@ -344,6 +352,23 @@ public final class FrameLoop {
         takePolicyNotes()
     }
 
+    /// An image's warnings (a damaged ICC profile, an animation that cannot play), each said once
+    /// per version of its file: a two-item show or a loop prepares the same file again and
+    /// again, and the log said the same line each time. A changed file says them again. At most
+    /// ``warningsRemembered`` are remembered (then forgotten all at once, and said again).
+    private func sayWarnings(_ warnings: [String], source: String, identity: FileIdentity?) {
+        for w in warnings {
+            let key = SaidWarning(source: source, identity: identity, text: w)
+            guard !saidWarnings.contains(key) else { continue }
+            if saidWarnings.count >= Self.warningsRemembered { saidWarnings.removeAll() }
+            saidWarnings.insert(key)
+            Log.warning("image warning", path: source, reason: w)
+        }
+    }
+
+    /// How many image warnings ``sayWarnings(_:source:identity:)`` remembers (4096).
+    static let warningsRemembered = 4096
+
     /// Hands the policy the shuffle round's places to come (``ShowPolicy/roundToCome``) where the
     /// bag may have changed: a new playlist or sequence, a `shown`. Only when pictures pair (it
     /// is one pass over the round), not on every turn.
@@ -371,7 +396,7 @@ public final class FrameLoop {
             guard carousel.status(ofSlot: r.slot) == .pending(ticket: r.ticket),
                   let item = carousel.item(inSlot: r.slot) else { continue }
             let source = carousel.items[item].source
-            for w in r.warnings { Log.warning("image warning", path: source, reason: w) }
+            sayWarnings(r.warnings, source: source, identity: r.identity)
             switch r.outcome {
             case .superseded:
                 continue

@@ -178,4 +178,33 @@ import Testing
         #expect(result.warnings.count == 1 && result.warnings[0].hasPrefix("the animation is not played")
                 && result.warnings[0].contains("canvas"), "\(result.warnings)")
     }
+
+    /// A warning is said once per version of its file: a show of an animation that cannot play
+    /// and a still prepares the animation again at every turn (both neighbour slots, every
+    /// pass; its first frame is not kept in the memory cache), and the log said "the animation
+    /// is not played" each time.
+    @Test func anImagesWarningIsSaidOncePerVersionOfItsFile() throws {
+        let directory = frameTestDirectory("anim-warn-once")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.folder + "/disposal.gif")))
+        bytes.replaceSubrange(6..<10, with: [0x88, 0x13, 0xA0, 0x0F])  // 5000x4000: over the budget
+        let gif = directory + "/wide.gif", still = directory + "/green.png"
+        try Data(bytes).write(to: URL(fileURLWithPath: gif))
+        try PNGWriter.write(Bitmap(width: 16, height: 16, fill: 0xFF00_FF00), to: still)
+        func run() throws -> [String] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: kioskExecutable())
+            process.arguments = ["--display", "offscreen:" + directory + "/frames", "--size", "64x40", "--run-for", "8",
+                                 "--interval", "1", "--fade", "0", gif, still]
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.split(separator: "\n").map(String.init).filter { $0.contains("animation is not played") }
+        }
+        let lines = try run()
+        #expect(lines.count == 1 && lines[0].contains("wide.gif"), "\(lines)")
+    }
 }

@@ -136,6 +136,9 @@ public final class SlotPreparer: @unchecked Sendable {
         /// The bytes the animations playing hold (their decoders and frames made ahead), all
         /// within one decoder budget (``animationStream(_:width:height:captioned:)``).
         var animationBytes = 0
+        /// Of those, the bytes held per file (a two-item show prepares one animation in both
+        /// neighbour slots).
+        var animationBytesByPath: [String: Int] = [:]
     }
     private let shared: Locked<Shared>
 
@@ -374,8 +377,12 @@ public final class SlotPreparer: @unchecked Sendable {
                                     colour: colour)
         // Every animation playing (up to one a slot) shares one budget: what the others hold is
         // not this one's.
-        let held = shared.withLock { $0.animationBytes }
+        let (held, sameFile) = shared.withLock { ($0.animationBytes, $0.animationBytesByPath[job.path] ?? 0) }
         options.maxDecoderBytes = max(0, options.maxDecoderBytes - held)
+        // A second copy of an animation another slot plays (both neighbours of a two-item show)
+        // that cannot fit beside it: that slot's copy plays; this one is its first frame, with
+        // no warning (the animation does play) and no decode to find out.
+        if sameFile > options.maxDecoderBytes { return nil }
         guard let decoder = try AnimationDecoder.open(path: job.path, options: options) else { return nil }
         let text = captioned ? caption(for: job) : nil
         let stream = try AnimationStream(decoder: decoder, width: width, height: height, fit: fit,
@@ -388,8 +395,18 @@ public final class SlotPreparer: @unchecked Sendable {
                                     reason: "the animation's decoder and its frames made ahead, beside the "
                                         + "\(held) bytes the other animations playing hold")
         }
-        shared.withLock { $0.animationBytes += bytes }
-        stream.released = { [weak self] in self?.shared.withLock { $0.animationBytes -= bytes } }
+        let path = job.path
+        shared.withLock {
+            $0.animationBytes += bytes
+            $0.animationBytesByPath[path, default: 0] += bytes
+        }
+        stream.released = { [weak self] in
+            self?.shared.withLock {
+                $0.animationBytes -= bytes
+                let left = ($0.animationBytesByPath[path] ?? bytes) - bytes
+                $0.animationBytesByPath[path] = left > 0 ? left : nil
+            }
+        }
         return stream
     }
 

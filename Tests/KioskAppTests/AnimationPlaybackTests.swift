@@ -207,4 +207,40 @@ import Testing
         let lines = try run()
         #expect(lines.count == 1 && lines[0].contains("wide.gif"), "\(lines)")
     }
+
+    /// A second copy of an animation that plays in another slot (both neighbours of a two-item
+    /// show hold the same file) and cannot fit beside it: its first frame, with no warning that
+    /// "the animation is not played" (it is, in the other slot). A copy that fits plays too.
+    @Test func aSecondCopyOfAPlayingAnimationSaysNothing() throws {
+        let directory = frameTestDirectory("anim-second-copy")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.folder + "/disposal.gif")))
+        bytes.replaceSubrange(6..<10, with: [0xAC, 0x0D, 0xAC, 0x0D])  // 3500x3500: over half the budget
+        let path = directory + "/big.gif"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black,
+                                        maxPixels: 100_000_000)
+        var first = preparer.prepare(.init(slot: 1, ticket: 1, item: 0, path: path))
+        #expect(first.animation != nil && first.warnings.isEmpty, "\(first.warnings)")
+        let held = preparer.animationBytes
+        #expect(held > DecodeOptions.defaultMaxDecoderBytes / 2, "\(held)")
+        let second = preparer.prepare(.init(slot: 2, ticket: 2, item: 0, path: path))
+        guard case .frame = second.outcome else {
+            Issue.record("no first frame: \(second.outcome)")
+            return
+        }
+        #expect(second.animation == nil && second.warnings.isEmpty, "\(second.warnings)")
+        #expect(preparer.animationBytes == held)
+        // Another file over what is left still says why.
+        let other = directory + "/other.gif"
+        try Data(bytes).write(to: URL(fileURLWithPath: other))
+        let third = preparer.prepare(.init(slot: 0, ticket: 3, item: 1, path: other))
+        #expect(third.animation == nil && third.warnings.first?.hasPrefix("the animation is not played") == true,
+                "\(third.warnings)")
+        // The playing copy released: the same file plays again.
+        first.animation = nil
+        #expect(preparer.animationBytes == 0)
+        let again = preparer.prepare(.init(slot: 2, ticket: 4, item: 0, path: path))
+        #expect(again.animation != nil, "\(again.warnings)")
+    }
 }

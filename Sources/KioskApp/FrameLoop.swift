@@ -416,8 +416,11 @@ public final class FrameLoop {
                 if !kept.isEmpty, let identity = r.identity {
                     // A changed file that does not decode (yet): its old picture stays, and the
                     // file is watched again from what it is now.
+                    let isFolder: Bool
+                    if case .unreadable(_, EISDIR) = error { isFolder = true } else { isFolder = false }
                     Log.warning("image changed, new picture not readable", path: source,
-                                reason: error.reason + "; the previous picture stays until the file changes again")
+                                reason: error.reason + (isFolder ? "; a folder now: read again as one"
+                                                        : "; the previous picture stays until the file changes again"))
                     slots.keepWatching(slots: kept, ticket: r.ticket, source: source, identity: identity)
                 } else {
                     policy.imageFailed(source: source, reason: error.reason, at: now)

@@ -408,7 +408,9 @@ public final class FrameLoop {
                 handle(carousel.imageReady(ticket: r.ticket, at: now))
             case .failed(let error):
                 // A file SOURCE that is a folder now: read again off the loop, its images join the show.
-                if case .unreadable(_, EISDIR) = error { content?.sourceIsFolderNow(source) }
+                let isFolder: Bool
+                if case .unreadable(_, EISDIR) = error { isFolder = true } else { isFolder = false }
+                if isFolder { content?.sourceIsFolderNow(source) }
                 // With two items one image can be asked for twice; it is logged once (and not
                 // again when it is tried again later and still fails).
                 let actions = carousel.imageFailed(ticket: r.ticket, at: now)
@@ -416,8 +418,6 @@ public final class FrameLoop {
                 if !kept.isEmpty, let identity = r.identity {
                     // A changed file that does not decode (yet): its old picture stays, and the
                     // file is watched again from what it is now.
-                    let isFolder: Bool
-                    if case .unreadable(_, EISDIR) = error { isFolder = true } else { isFolder = false }
                     Log.warning("image changed, new picture not readable", path: source,
                                 reason: error.reason + (isFolder ? "; a folder now: read again as one"
                                                         : "; the previous picture stays until the file changes again"))

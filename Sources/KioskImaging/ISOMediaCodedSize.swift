@@ -81,11 +81,14 @@ enum ISOMediaCodedSize {
     /// tiles that do not cover the output. libheif 1.15 places each tile at its
     /// column and row times the first tile's size and leaves what no tile covers as it was
     /// allocated, so such a file would show whatever the memory held.
+    /// An overlay primary (`iovl`, ISO/IEC 23008-12 section 6.6.2.2) is refused too: libheif 1.15
+    /// allocates its canvas at the size its descriptor gives, whatever the `ispe` the limits are
+    /// checked from says (a 32x32 file asked for a 136 MB canvas); no camera writes one.
     static func gridProblem(_ b: UnsafeRawBufferPointer) -> String? {
         let items = Items(b)
-        guard let primary = ISOMediaHeader.primaryItem(b), items.ids(ofType: "grid").contains(primary) else {
-            return nil
-        }
+        guard let primary = ISOMediaHeader.primaryItem(b) else { return nil }
+        if items.ids(ofType: "iovl").contains(primary) { return "its primary image is an overlay (iovl), not shown" }
+        guard items.ids(ofType: "grid").contains(primary) else { return nil }
         guard let d = items.data(ofItem: primary), d.count >= 8 else { return "its grid descriptor cannot be read" }
         let rows = Int(d[2]) + 1, columns = Int(d[3]) + 1
         let wide = d[1] & 1 != 0

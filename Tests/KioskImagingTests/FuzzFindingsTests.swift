@@ -62,4 +62,15 @@ import Testing
         guard case .corrupt(_, let reason) = result.failure else { Issue.record("\(result)"); return }
         #expect(reason == "its grid's tiles are not all HEVC or AV1 images", "\(reason)")
     }
+
+    /// An overlay (`iovl`) of 32x32 by its `ispe` whose descriptor asks libheif 1.15 for a
+    /// 136 MB canvas (the fuzz target's 96 MB malloc limit stopped it). Refused before libheif
+    /// decodes it.
+    @Test func anOverlayImageIsRefused() throws {
+        let result = Result { () throws(ImageError) in
+            try ImageDecoder.decode(path: Fixtures.path("fuzz/heif", "overlay-canvas-past-its-ispe.avif"))
+        }
+        guard case .corrupt(_, let reason) = result.failure else { Issue.record("\(result)"); return }
+        #expect(reason == "its primary image is an overlay (iovl), not shown", "\(reason)")
+    }
 }

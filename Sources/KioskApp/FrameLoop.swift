@@ -354,7 +354,8 @@ public final class FrameLoop {
 
     /// An image's warnings (a damaged ICC profile, an animation that cannot play), each said once
     /// per version of its file: a two-item show or a loop prepares the same file again and
-    /// again, and the log said the same line each time. A changed file says them again. At most
+    /// again, and the log said the same line each time. Keyed by the file's identity too, but a
+    /// replaced file was seen not to say them again (not looked into yet). At most
     /// ``warningsRemembered`` are remembered (then forgotten all at once, and said again).
     private func sayWarnings(_ warnings: [String], source: String, identity: FileIdentity?) {
         for w in warnings {

@@ -203,6 +203,9 @@ public final class FrameLoop {
             if announceShown(at: now) { return 0 }
             // Stop, or wait for the next thing to happen.
             if let end = configuration.runFor, now >= end { return 0 }
+            // A `shown` may pair the sequence again and ask for frames: on virtual time no time
+            // passes until they are decoded (else the clock would jump past the show's next turns).
+            if driver.holdsTime(for: slots.preparer) { continue }
             scheduleDeadlines(drawLater: drawLater, now: now)
             guard driver.wait(for: deadlines, wakeDescriptors: wakeDescriptors, now: now) else { return 0 }
         }

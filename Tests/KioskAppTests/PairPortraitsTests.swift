@@ -291,6 +291,25 @@ import Testing
         #expect(rounds.count >= 4, "\(shownInOrder)")
         for round in rounds { #expect(Set(round) == Set(0..<5), "\(rounds)") }
     }
+    /// Three portraits in a shuffle: each round is a pair and a photo alone, and the show goes
+    /// on at every interval to the end. On virtual time the show stood still after a round or
+    /// two: the round's end paired the three again and asked for a slot's frame after the
+    /// turn's last look at the decodes, and the clock jumped to the end of `--run-for`.
+    @Test(arguments: [1, 2, 3, 7, 11, 23] as [UInt64])
+    func threePortraitsInAShuffleKeepAdvancing(seed: UInt64) throws {
+        let names = (1...3).map { "exif-orientation/test_\($0).jpg" }
+        let show = try VirtualShow(paths: names.map { Self.fixtures + "/" + $0 }, seconds: 30.5)
+        show.configuration.pairShapes = try PairShapeReader(maxPixels: 1 << 22)
+        show.configuration.order = try PlayOrder(order: .shuffle, recentDays: nil, stateDirectory: nil, seed: seed)
+        try show.makeLoop(width: 200, height: 120, interval: .seconds(1))
+        let events = try show.run().filter { $0["event"] as? String == "shown" }
+        let times = Set(events.map(eventTime)).sorted()
+        #expect(times.count >= 28, "\(times.count) screens: \(times)")
+        #expect((times.last ?? 0) >= 29000, "the last screen at \(times.last ?? 0) ms")
+        let shownInOrder = events.map { $0["index"] as! Int }
+        let rounds = stride(from: 0, to: shownInOrder.count - 2, by: 3).map { Array(shownInOrder[$0..<($0 + 3)]) }
+        for round in rounds { #expect(Set(round) == Set(0..<3), "\(rounds)") }
+    }
     /// `previous` in a shuffle steps back through the pairs as they were shown: the screen before
     /// comes back whole (its first and its partner), then `next` goes on to the first shown after
     /// it (its partner is paired again along the sequence: it may be another). A partner's

@@ -81,8 +81,11 @@ final class PlayOrder {
                     if let restored = ShuffleBag(decoding: text, seed: seed) {
                         bag = restored
                         saved = text
-                        Log.info("shuffle round restored", path: path,
-                                 detail: "\(counted(restored.shownThisRound.count, "image")) of it shown")
+                        // Kept for a manifest that asks for a shuffle; said only when the show shuffles.
+                        if order == .shuffle {
+                            Log.info("shuffle round restored", path: path,
+                                     detail: "\(counted(restored.shownThisRound.count, "image")) of it shown")
+                        }
                     } else {
                         Log.warning("shuffle round not restored", path: path,
                                     reason: "not a shuffle round; a new one starts")

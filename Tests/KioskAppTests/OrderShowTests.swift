@@ -47,6 +47,24 @@ private func folder(of paths: [String]) throws -> String {
     #expect(Set(first + second) == Set(controlTestPhotos.map { photos + "/" + ($0 as NSString).lastPathComponent }))
 }
 
+/// A show in name order on a state directory that kept a shuffle round (an earlier
+/// `--order shuffle`) keeps it for a manifest that may ask for a shuffle, but says nothing of
+/// it: "shuffle round restored" in a show that does not shuffle read as a fault.
+@Test func aKeptRoundIsNotMentionedByAShowThatDoesNotShuffle() throws {
+    let photos = try folder(of: controlTestPhotos)
+    let state = controlTestDirectory()
+    let common = ["--display", "offscreen:\(state)/frames", "--size", "64x40", "--fade", "0", "--interval", "1",
+                  "--state-dir", state, "--run-for", "1.5"]
+    _ = try shownSources(common + ["--order", "shuffle", photos])
+    #expect(FileManager.default.fileExists(atPath: state + "/shuffle-round"))
+    for (order, said) in [("name", false), ("shuffle", true)] {
+        let child = try KioskChild(common + ["--order", order, photos])
+        #expect(waitFor(60) { !child.process.isRunning }, "the show did not end")
+        #expect(child.stop() == 0, "stderr: \(child.stderr.text)")
+        #expect(child.stderr.text.contains("shuffle round restored") == said, "--order \(order): \(child.stderr.text)")
+    }
+}
+
 /// A state directory the round cannot be written into (here `shuffle-round` is a folder, so
 /// each rename fails alike): the show goes on and says so once, not at every round.
 @Test func aShuffleRoundThatCannotBeKeptIsLoggedOnce() throws {

@@ -101,7 +101,11 @@ final class FrameMaker {
             var frames = [frame]
             for (i, other) in outputRenderers.enumerated() {
                 if other.rows == nil { other.rows = presenter.rows }
-                frames.append(other.render(scene, slots: i < outputSlots.count ? outputSlots[i] : [nil, nil, nil]))
+                // A drag's offset is in the first output's pixels: each output moves by the same
+                // share of its own width.
+                var own = scene
+                own.offset = Self.offset(scene.offset, from: renderer.width, to: other.width)
+                frames.append(other.render(own, slots: i < outputSlots.count ? outputSlots[i] : [nil, nil, nil]))
             }
             trace?.mark(.rendered)
             try set.present(frames: frames, showTime: now.wholeMilliseconds)
@@ -120,6 +124,14 @@ final class FrameMaker {
         }
         trace?.mark(.rendered)  // on planes: nothing rendered, the layers went out
         trace?.mark(.presented)
+    }
+
+    /// A sideways ``Scene/offset`` of `offset` pixels on a frame `width` pixels wide, as the same
+    /// share of a frame `otherWidth` pixels wide (rounded to the nearest pixel; -width and
+    /// width map to -otherWidth and otherWidth).
+    static func offset(_ offset: Int, from width: Int, to otherWidth: Int) -> Int {
+        guard width > 0, width != otherWidth else { return offset }
+        return Int((Double(offset) * Double(otherWidth) / Double(width)).rounded())
     }
 
     /// The display kept the frame of `scene` presented at `now`.

@@ -178,3 +178,50 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
     #expect(try pair.service(now: .milliseconds(400)) == [.lost(reason: "test: HDMI-A-2 unplugged")])
     #expect(pair.isLost)
 }
+
+/// A finger dragging the show moves the picture on every output by the same share of its own
+/// width (docs/touch.md): half the first output's width is half of a smaller second output's.
+/// Every output was handed the first output's offset in its pixels, so a 96-pixel-wide screen
+/// moved 80 of its 96 columns for a drag of half of a 160-pixel one.
+@Test func aDragMovesEveryOutputByTheSameShareOfItsWidth() throws {
+    let dir = frameTestDirectory("outputs")
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let a = "\(dir)/a.png", b = "\(dir)/b.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let wide = TestOutput("HDMI-A-1", 160, 100), square = TestOutput("HDMI-A-2", 96, 96)
+    let display = MirroredDisplay(outputs: [wide, square])
+    var fds: [Int32] = [-1, -1]
+    pipe(&fds)
+    defer { close(fds[0]); close(fds[1]) }
+    _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+    let driver = VirtualTimeDriver()
+    var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: fds[1]), runFor: .milliseconds(900))
+    // A finger down at x 150, dragged left past the slop and held at 150 - 80 from 200 to 700 ms.
+    configuration.touch = VirtualTouches([
+        .sample(TouchSample(.down, x: 150, y: 50, time: .milliseconds(100))),
+        .sample(TouchSample(.move, x: 120, y: 50, time: .milliseconds(150))),
+        .sample(TouchSample(.move, x: 70, y: 50, time: .milliseconds(200))),
+        .sample(TouchSample(.up, x: 70, y: 50, time: .milliseconds(700))),
+    ], on: driver)
+    let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 20)
+    let loop = FrameLoop(display: display, driver: driver,
+                         carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
+                                            config: CarouselConfig(interval: .seconds(10), fade: .milliseconds(400),
+                                                                   screenWidth: 160)),
+                         preparer: preparer, configuration: configuration)
+    var offset: Int?
+    driver.at(.milliseconds(400)) { offset = loop.carousel.scene(at: .milliseconds(400)).offset }
+    _ = try loop.run()
+    let first = try #require(offset)
+    #expect(first <= -40 && first >= -160, "the drag moved the first output by \(first) of 160")
+    let share = Int((Double(first) * 96 / 160).rounded())
+    let frame = try #require(square.frames.last { $0.at <= 400 }?.frame)
+    let alone = try expected(a, 96, 96)
+    // The picture's columns, moved by the same share: column x shows the picture's x - share.
+    var wrong: [Int] = []
+    for x in 0..<(96 + share) where (0..<96).contains(where: { frame.row($0)[x] != alone.row($0)[x - share] }) {
+        wrong.append(x)
+    }
+    #expect(wrong.isEmpty, "drag \(first) of 160 should move 96 columns by \(share): columns \(wrong) differ")
+}

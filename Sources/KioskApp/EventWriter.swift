@@ -33,8 +33,8 @@ public final class EventWriter: @unchecked Sendable {
 
     /// The names of the outputs showing the show now (docs/displays.md "Several outputs"): with
     /// more than one, `shown` lines get `"outputs":["HDMI-A-1","HDMI-A-2"]` and `tap` lines
-    /// `"output":"HDMI-A-1"` (the first output, which touches map onto), before `t`. Nil, or
-    /// one name: the lines as ever. Called on the frame loop's thread, which writes the lines.
+    /// `"output":"HDMI-A-1"` (the output touched: the tap's own, else the first), before `t`. Nil,
+    /// or one name: the lines as ever. Called on the frame loop's thread, which writes the lines.
     public var outputNames: (() -> [String])?
 
     /// The JSON line for an event (without the newline); `point` (logical pixels) for taps.
@@ -42,15 +42,16 @@ public final class EventWriter: @unchecked Sendable {
     /// The strings are escaped by Foundation's JSON encoder (each encoded as a JSON fragment). A
     /// password in `source` (`https://user:secret@host/...`) is written as `***`
     /// (``Log/hidingPasswords(_:)``).
-    /// `half`: the half of a pair tapped (`"half":"left"`), when the tap was on a pair.
+    /// `half`: the half of a pair tapped (`"half":"left"`), when the tap was on a pair; `output`:
+    /// the output a tap was on when not the first (docs/touch.md "Several screens").
     public func line(event: String, index: Int, source: String, time: Duration,
-                     point: (x: Int, y: Int)? = nil, half: String? = nil) -> String {
+                     point: (x: Int, y: Int)? = nil, half: String? = nil, output: String? = nil) -> String {
         var text = "{\"event\":\(json(event)),\"index\":\(index),\"src\":\(json(Log.hidingPasswords(source)))"
         if let point { text += ",\"x\":\(point.x),\"y\":\(point.y)" }
         if let half { text += ",\"half\":\(json(half))" }
         if let names = outputNames?(), names.count > 1 {
             text += point == nil ? ",\"outputs\":[" + names.map(json).joined(separator: ",") + "]"
-                : ",\"output\":\(json(names[0]))"
+                : ",\"output\":\(json(output ?? names[0]))"
         }
         return text + ",\"t\":\(time.wholeMilliseconds)}"
     }
@@ -79,8 +80,9 @@ public final class EventWriter: @unchecked Sendable {
         switch event {
         case .shown(let index, let source, let at, _):
             return line(event: "shown", index: index, source: source, time: at)
-        case .tap(let index, let source, let at, let x, let y, let half):
-            return line(event: "tap", index: index, source: source, time: at, point: (x, y), half: half)
+        case .tap(let index, let source, let at, let x, let y, let half, let output):
+            return line(event: "tap", index: index, source: source, time: at, point: (x, y), half: half,
+                        output: output)
         case .display(let on, let reason, let at):
             return displayLine(on: on, reason: reason, time: at)
         }

@@ -29,11 +29,12 @@ extension FrameLoop {
         return p
     }
 
-    /// The picture a tap at (`x`, `y`) logical pixels hit on the current `item`: on a pair the
-    /// partner in its second half, with the half's name; else `item` (no half).
-    func tappedItem(_ item: Int, x: Double, y: Double) -> (item: Int, half: String?) {
+    /// The picture a tap at (`x`, `y`) logical pixels of a `width` x `height` screen (the output
+    /// touched) hit on the current `item`: on a pair the partner in its second half, with the
+    /// half's name; else `item` (no half).
+    func tappedItem(_ item: Int, x: Double, y: Double, width: Int, height: Int) -> (item: Int, half: String?) {
         guard let p = partnerOnScreen(of: item) else { return (item, nil) }
-        let second = p.layout.inSecondHalf(x: x, y: y, width: frames.width, height: frames.height)
+        let second = p.layout.inSecondHalf(x: x, y: y, width: width, height: height)
         switch p.layout {
         case .sideBySide: return second ? (p.item, "right") : (item, "left")
         case .stacked: return second ? (p.item, "bottom") : (item, "top")

@@ -93,6 +93,11 @@ public final class FrameLoop {
     var deadlines = Deadlines<LoopDuty>()
     /// `shown` events waiting for the frame that shows them to be presented.
     var pendingShown: [PendingShown] = []
+    /// The output touches map onto, with several outputs (``TouchOutputChoice``; docs/touch.md
+    /// "Several screens"); nil: the display's own (first) output.
+    var touchGeometry: OutputGeometry?
+    /// The last choice's log line, so a choice is said once, not at every output change.
+    var touchChoiceSaid: String?
     /// The first item shown (the offscreen default stops when it comes around again).
     private(set) var firstShownItem: Int?
     /// The image warnings said (``sayWarnings(_:source:identity:)``).
@@ -166,6 +171,7 @@ public final class FrameLoop {
         if let timed = configuration.order?.timesArrived(current: nil, wall: driver, at: clock.now) { first = timed }
         noteRound()
         policyStep { $0.begin(sequence: first, at: clock.now, wall: driver, carousel: &$1) }
+        chooseTouchOutput()
         awaitFirstShapes()
         handle(carousel.start(at: clock.now))
         while true {
@@ -277,7 +283,7 @@ public final class FrameLoop {
     /// Touches through the display supervision (a dark screen takes none) into gestures; a
     /// finger stuck on the glass let go.
     private func takeTouches() {
-        touch.take(screenWidth: display.width, admit: { sample in
+        touch.take(screenWidth: touchGeometry?.width ?? display.width, admit: { sample in
             let (admitted, effects) = supervisor.admits(sample, carousel: &carousel)
             apply(effects)
             return admitted
@@ -301,15 +307,17 @@ public final class FrameLoop {
         case .pressed:
             handle(carousel.touchBegan(at: now))
         case .dragged(let offset, _):
-            carousel.touchDragged(offset: offset, at: now)
+            carousel.touchDragged(offset: offset * touchScale, at: now)
         case .dragEnded(_, let velocity, _):
-            handle(carousel.touchEnded(velocity: velocity, at: now))
+            handle(carousel.touchEnded(velocity: velocity * touchScale, at: now))
         case .tap(let x, let y, let at):
             if let item = carousel.currentItem {
                 // A pair: the half tapped names its picture (docs/carousel.md "Pairs").
-                let hit = tappedItem(item, x: x, y: y)
+                let hit = tappedItem(item, x: x, y: y, width: touchGeometry?.width ?? frames.width,
+                                     height: touchGeometry?.height ?? frames.height)
                 output.publish(.tap(index: hit.item, source: carousel.items[hit.item].source, at: at,
-                                    x: Int(x.rounded(.down)), y: Int(y.rounded(.down)), half: hit.half))
+                                    x: Int(x.rounded(.down)), y: Int(y.rounded(.down)), half: hit.half,
+                                    output: touchGeometry?.name))
             }
             handle(carousel.touchEnded(velocity: nil, at: now))
         case .released:
@@ -326,7 +334,9 @@ public final class FrameLoop {
             case .visibility(let on, let reason, let at): output.publish(.display(on: on, reason: reason, at: at))
             case .redraw: frames.invalidate()
             case .status(let text): output.status(text)
-            case .reopened: adoptDisplaySize()
+            case .reopened:
+                adoptDisplaySize()
+                chooseTouchOutput()  // an output came or went: the touchscreen's may have
             }
         }
     }

@@ -151,6 +151,7 @@ public enum KioskApp {
         loop.decodeSignal = request(for:)
         loop.notifier = notifier.isActive ? notifier : nil
         loop.touch = touch
+        loop.touchOutput = settings.touchOutput
         loop.tapCommand = tapCommand
         loop.content = content
         if let days = settings.recentDays, settings.order != .shuffle {

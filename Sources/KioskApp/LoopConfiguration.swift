@@ -30,6 +30,9 @@ extension FrameLoop {
         public var decodeSignal: (Int32) -> LoopRequest? = { _ in nil }
         /// Touches, when a touchscreen is read.
         public var touch: TouchFeed?
+        /// `--touch-output`: with several outputs, the one the touchscreen is mounted on (nil:
+        /// chosen, ``TouchOutputChoice``).
+        public var touchOutput: String?
         /// The playlist's sources, kept current (nil: the items given to the carousel stay).
         public var content: ContentService?
         /// `--order`, `--recent-days`: the play order (docs/carousel.md "Order"); nil: as listed.

@@ -53,6 +53,9 @@ public struct Settings: Sendable {
     public var input = "auto"
     /// `--touch-calibration`: a libinput-style 2x3 matrix or swap-xy/invert-x/invert-y.
     public var touchCalibration: TouchCalibration = .identity
+    /// `--touch-output`: the output (a connector's name, `DSI-1`) the touchscreen is mounted on,
+    /// with several outputs; nil: chosen (``TouchOutputChoice``, docs/touch.md "Several screens").
+    public var touchOutput: String?
     /// `--on-tap`: the program and arguments run on each tap (split at spaces; no shell).
     public var onTap: [String]?
     /// `--display-off`: daily ranges of local time when the screen is off (docs/deployment.md "Configure").
@@ -402,6 +405,16 @@ public enum CommandLineParser {
             } catch {
                 throw UsageError("\(error)")  // InputError's text names the option and the value
             }
+        },
+        OptionSpec(name: "--touch-output", value: "NAME",
+                   help: "with several outputs, the one the touchscreen is mounted on, by its connector's name"
+                       + " (DSI-1, HDMI-A-2): touches map onto it; auto: the one built-in panel (DSI, DPI, LVDS,"
+                       + " eDP), else the one panel of at most 1280x800 beside a larger screen, else the first"
+                       + " output (default auto)") { s, v throws(UsageError) in
+            guard !v.isEmpty, !v.contains(" ") else {
+                throw UsageError("--touch-output: expected auto or a connector's name such as DSI-1, got '\(v)'")
+            }
+            s.touchOutput = v == "auto" ? nil : v
         },
         OptionSpec(name: "--on-tap", value: "COMMAND", help: "run COMMAND on each tap, split at spaces into a program (looked up once at start in the absolute folders of PATH) and its arguments, no shell, with an environment of its own: PATH=/usr/local/bin:/usr/bin:/bin, the show's LANG, LC_*, TZ, HOME, USER, and KIOSK_INDEX and KIOSK_SRC; its stdout goes to stderr; at most one at a time (default none)") { s, v throws(UsageError) in
             let words = v.split(separator: " ").map(String.init)

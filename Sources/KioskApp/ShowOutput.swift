@@ -9,8 +9,9 @@ public enum ShowEvent: Equatable, Sendable {
     case shown(index: Int, source: String, at: Duration, playlistLength: Int)
     /// A tap at (`x`, `y`) logical pixels on item `index` at the touch's time `at`. `half`: on
     /// a pair (`--pair-portraits`) the half tapped, `left`, `right`, `top` or `bottom`, whose
-    /// picture `index` names; nil on a picture alone.
-    case tap(index: Int, source: String, at: Duration, x: Int, y: Int, half: String? = nil)
+    /// picture `index` names; nil on a picture alone. `output`: with several outputs, the one
+    /// touched (its pixels are `x`, `y`) when it is not the first (nil: the first).
+    case tap(index: Int, source: String, at: Duration, x: Int, y: Int, half: String? = nil, output: String? = nil)
     /// The screen went dark or was lit (`reason`: `schedule`, `vt`, `control`, `touch`, `device`).
     case display(on: Bool, reason: String, at: Duration)
 }
@@ -151,7 +152,7 @@ final class SystemdStatusSink: ShowEventSink {
 /// `--on-tap` runs for each tap; a finished run is reaped every turn.
 extension TapCommand: ShowEventSink {
     public func publish(_ event: ShowEvent) {
-        if case .tap(let index, let source, _, _, _, _) = event { run(index: index, source: source) }
+        if case .tap(let index, let source, _, _, _, _, _) = event { run(index: index, source: source) }
     }
     public func service() { reap() }
 }

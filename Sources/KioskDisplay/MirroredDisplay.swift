@@ -20,10 +20,30 @@ public protocol OutputSet: AnyObject {
     /// The outputs' names (connectors: `HDMI-A-1`), for the events, the status and the log;
     /// those lost for now are left out.
     var outputNames: [String] { get }
+    /// Each output showing frames now (lost ones left out), the display's own first: its name
+    /// and sizes, for choosing the output a touchscreen is mounted on (docs/touch.md "Several
+    /// screens").
+    var outputGeometries: [OutputGeometry] { get }
     /// Shows `frames[i]` (XRGB8888, ``frameSizes``[i]; borrowed for the call) on every output of
     /// that size, at the outputs' next vertical blanks together. A frame missing at the end (or
     /// of another size) leaves the outputs of that size as they are. Throws ``DisplayError``.
     func present(frames: [Bitmap], showTime: Int64) throws(DisplayError)
+}
+
+/// One output of an ``OutputSet``: its name (a DRM connector's, `HDMI-A-1`, `DSI-1`), its
+/// logical size (``Display/width`` x ``Display/height``, pixels, after `--rotate`) and its panel's
+/// as mounted (``Display/panelWidth`` x ``Display/panelHeight``, before `--rotate`).
+public struct OutputGeometry: Equatable, Sendable {
+    public var name: String
+    public var width: Int, height: Int
+    public var panelWidth: Int, panelHeight: Int
+    public init(name: String, width: Int, height: Int, panelWidth: Int, panelHeight: Int) {
+        self.name = name
+        self.width = width
+        self.height = height
+        self.panelWidth = panelWidth
+        self.panelHeight = panelHeight
+    }
 }
 
 /// An output that has a name of its own: a DRM connector's (`HDMI-A-1`).
@@ -127,6 +147,13 @@ public final class MirroredDisplay: Display, OutputSet, ReconnectingDisplay, Pix
     public static func lost(_ output: any Display) -> Bool { output.reconnection?.isLost == true }
 
     public var outputNames: [String] { outputs.filter { !Self.lost($0) }.map(Self.name(of:)) }
+
+    public var outputGeometries: [OutputGeometry] {
+        outputs.filter { !Self.lost($0) }.map {
+            OutputGeometry(name: Self.name(of: $0), width: $0.width, height: $0.height, panelWidth: $0.panelWidth,
+                           panelHeight: $0.panelHeight)
+        }
+    }
 
     public var frameSizes: [FrameSize] {
         var sizes = [FrameSize(width: width, height: height)]

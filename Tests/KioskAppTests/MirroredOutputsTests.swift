@@ -225,3 +225,96 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
     }
     #expect(wrong.isEmpty, "drag \(first) of 160 should move 96 columns by \(share): columns \(wrong) differ")
 }
+
+/// A touchscreen mounted on a second, smaller output (`--touch-output DSI-1`; chosen so without
+/// it too, as the one built-in panel): touches map onto that panel, a drag moves the show by the
+/// same share of its width as the finger moved across that screen, and a tap is reported in its
+/// pixels with its name (docs/touch.md "Several screens").
+@Test func aTouchscreenOnTheSecondOutputDrivesTheShowInItsOwnPixels() throws {
+    let dir = frameTestDirectory("outputs")
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let a = "\(dir)/a.png", b = "\(dir)/b.png"
+    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
+    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    for named in ["DSI-1", nil] as [String?] {
+        let tv = TestOutput("HDMI-A-1", 160, 100), panel = TestOutput("DSI-1", 96, 96)
+        let display = MirroredDisplay(outputs: [tv, panel])
+        var fds: [Int32] = [-1, -1]
+        pipe(&fds)
+        defer { close(fds[0]) }
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        let driver = VirtualTimeDriver()
+        var configuration = FrameLoop.Configuration(events: EventWriter(descriptor: fds[1]),
+                                                    runFor: .milliseconds(1500))
+        configuration.touchOutput = named
+        // In the panel's pixels: a drag from x 90 to x 42 held from 200 to 700 ms (past a third
+        // of the width: the move completes), then a tap at (80, 20) from 1200 to 1230 ms.
+        let touches = VirtualTouches([
+            .sample(TouchSample(.down, x: 90, y: 50, time: .milliseconds(100))),
+            .sample(TouchSample(.move, x: 70, y: 50, time: .milliseconds(150))),
+            .sample(TouchSample(.move, x: 42, y: 50, time: .milliseconds(200))),
+            .sample(TouchSample(.up, x: 42, y: 50, time: .milliseconds(700))),
+            .sample(TouchSample(.down, x: 80, y: 20, time: .milliseconds(1200))),
+            .sample(TouchSample(.up, x: 80, y: 20, time: .milliseconds(1230))),
+        ], on: driver)
+        configuration.touch = touches
+        let preparer = try SlotPreparer(width: 160, height: 100, fit: .fit, background: .black, maxPixels: 1 << 20)
+        let loop = FrameLoop(display: display, driver: driver,
+                             carousel: Carousel(items: [PlaylistItem(source: a), PlaylistItem(source: b)],
+                                                config: CarouselConfig(interval: .seconds(10),
+                                                                       fade: .milliseconds(400), screenWidth: 160)),
+                             preparer: preparer, configuration: configuration)
+        var offset: Int?
+        driver.at(.milliseconds(400)) { offset = loop.carousel.scene(at: .milliseconds(400)).offset }
+        _ = try loop.run()
+        configuration.events.flush()
+        close(fds[1])
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        let n = read(fds[0], &bytes, bytes.count)
+        let lines = String(decoding: bytes[0..<max(0, n)], as: UTF8.self).split(separator: "\n").map(String.init)
+        let label = named ?? "chosen"
+        #expect(touches.panels == ["96x96"], "\(label): the touches map onto the panel: \(touches.panels)")
+        // The finger moved 48 - slop of the panel's 96 pixels: the show moves that share of its 160.
+        let slop = GestureConfig.slop(screenWidth: 96, pixelsPerMillimetre: nil)
+        let share = (42 - (90 - slop)) * 160 / 96
+        let moved = try #require(offset)
+        #expect(abs(Double(moved) - share) <= 1, "\(label): moved \(moved) of 160, the finger \(share) in its share")
+        // The drag went past a third of the width: b is shown; the tap is on b, in the panel's pixels.
+        let tap = lines.first { $0.contains("\"tap\"") }
+        #expect(tap == "{\"event\":\"tap\",\"index\":1,\"src\":\"\(b)\",\"x\":80,\"y\":20,\"output\":\"DSI-1\","
+                + "\"t\":1230}", "\(label): \(lines)")
+    }
+}
+
+@Test func theTouchOutputIsTheNamedOneElseABuiltInPanelElseASmallPanelElseTheFirst() {
+    func g(_ name: String, _ w: Int, _ h: Int) -> OutputGeometry {
+        OutputGeometry(name: name, width: w, height: h, panelWidth: w, panelHeight: h)
+    }
+    let tv = g("HDMI-A-1", 1920, 1080), tv2 = g("HDMI-A-2", 1920, 1080), dsi = g("DSI-1", 800, 480)
+    let small = g("HDMI-A-2", 1024, 600), edp = g("eDP-1", 1920, 1080)
+    #expect(TouchOutputChoice.choose([tv, tv2], named: "HDMI-A-2").index == 1)
+    let missing = TouchOutputChoice.choose([tv, tv2], named: "DSI-1")
+    #expect(missing.index == 0 && missing.missing && missing.reason.contains("DSI-1"))
+    #expect(TouchOutputChoice.choose([tv, dsi], named: nil) == .init(index: 1, reason: "the one built-in panel",
+                                                                      missing: false))
+    #expect(TouchOutputChoice.choose([edp, tv], named: nil).index == 0, "a laptop's own panel")
+    #expect(TouchOutputChoice.choose([tv, small], named: nil).index == 1, "the one touch-sized panel beside a TV")
+    #expect(TouchOutputChoice.choose([tv, tv2], named: nil).reason == "the first output")
+    #expect(TouchOutputChoice.choose([small, g("HDMI-A-3", 800, 480)], named: nil).index == 0,
+            "two small panels: no way to tell, the first")
+    #expect(TouchOutputChoice.choose([tv, dsi, g("DSI-2", 800, 480)], named: nil).index == 0,
+            "two built-in panels: the first")
+}
+
+@Test func theTouchOutputIsNamedOnTheCommandLineOrInTheConfigurationFile() throws {
+    #expect(try CommandLineParser.parse(["/photos"]).touchOutput == nil)
+    #expect(try CommandLineParser.parse(["--touch-output", "DSI-1", "/photos"]).touchOutput == "DSI-1")
+    #expect(try CommandLineParser.parse(["--touch-output", "auto", "/photos"]).touchOutput == nil)
+    #expect(throws: UsageError.self) { try CommandLineParser.parse(["--touch-output", "", "/photos"]) }
+    let dir = frameTestDirectory("touch-output")
+    defer { unlink("\(dir)/kiosk.conf"); rmdir(dir) }
+    let file = fopen("\(dir)/kiosk.conf", "w")
+    fputs("touch-output HDMI-A-2\nsource /photos\n", file)
+    fclose(file)
+    #expect(try CommandLineParser.parse(["--config", "\(dir)/kiosk.conf"]).touchOutput == "HDMI-A-2")
+}

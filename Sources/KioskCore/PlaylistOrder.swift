@@ -103,12 +103,14 @@ public struct ShuffleBag: Sendable {
     public init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
     /// The playlist's sources now: new ones take random places among the round's places to
-    /// come (two for a new recent source), removed ones leave it. The first call starts the
-    /// first round. Duplicate sources count once.
+    /// come (two for a new recent source), removed ones leave it; one found recent since (its
+    /// capture time read) takes its second place among those to come. The first call starts
+    /// the first round. Duplicate sources count once.
     public mutating func update(sources new: [String], recent newRecent: Set<String> = []) {
         var seen = Set<String>()
         let unique = new.filter { seen.insert($0).inserted }
         let before = Set(sources)
+        let wasRecent = recent
         sources = unique
         recent = newRecent.intersection(seen)
         upcoming.removeAll { !seen.contains($0) }
@@ -129,6 +131,11 @@ public struct ShuffleBag: Sendable {
         for source in unique where !before.contains(source) {
             joining.append(source)
             if recent.contains(source) { joining.append(source) }
+        }
+        // Recent now and not before, with fewer than two places this round (shown and to come).
+        for source in unique where before.contains(source) && recent.contains(source) && !wasRecent.contains(source)
+            && taken[source, default: 0] < 2 {
+            joining.append(source)
         }
         upcoming = Self.merging(joining.shuffled(using: &random), into: upcoming, using: &random)
         if upcoming.isEmpty { startRound(after: shownThisRound.last) }

@@ -82,6 +82,25 @@ private func play(_ bag: inout ShuffleBag, _ count: Int) -> [String] {
     }
 }
 
+/// Capture times come after the first round started (they are read off the frame loop): a
+/// photo found recent then takes its second place in the round under way, not only from the
+/// next round on; one shown once already gets one more place still to come.
+@Test func aPhotoFoundRecentDuringARoundTakesItsSecondPlaceInIt() {
+    let sources = names(6)
+    for seed in [1, 2, 3, 11] as [UInt64] {
+        var bag = ShuffleBag(seed: seed)
+        bag.update(sources: sources)
+        let first = play(&bag, 1)
+        bag.update(sources: sources, recent: [sources[4], first[0]])
+        let rest = play(&bag, 20)
+        let round = first + Array(rest.prefix(8))
+        #expect(bag.completedRounds >= 1)
+        #expect(round.filter { $0 == sources[4] }.count == 2, "seed \(seed): \(round)")
+        #expect(round.filter { $0 == first[0] }.count == 2, "seed \(seed): \(round)")
+        #expect(Set(round) == Set(sources), "seed \(seed): \(round)")
+    }
+}
+
 @Test func theEncodedRoundCarriesOnAfterARestart() throws {
     var bag = ShuffleBag(seed: 5)
     bag.update(sources: names(9))

@@ -1007,11 +1007,13 @@ public struct Carousel: Sendable {
         var assigned: [Int?] = [nil, nil, nil]
         var taken = Set<Int>()
         let priority = [Self.currentRole, Self.nextRole, Self.previousRole]
-        // A stale frame serves only the current role, and only while no fresh ready frame of
-        // its item exists (the picture on screen never cuts to the new one).
+        // A stale frame serves only the current role: the one on screen keeps it (the picture
+        // never cuts to the new one: that cross-fades in, even when a new list comes meanwhile),
+        // another only while no fresh ready frame of its item exists.
         func usable(_ s: Int, role r: Int) -> Bool {
             guard slots[s].stale else { return true }
             guard r == Self.currentRole, let item = slots[s].item else { return false }
+            if roles[Self.currentRole] == s { return true }
             return !slots.indices.contains { $0 != s && slots[$0].item == item && !slots[$0].stale && slots[$0].isReady }
         }
         // 0. A transition under way keeps the slots it draws in their roles: a frame on screen is

@@ -117,3 +117,18 @@ import Testing
         #expect(h.carousel.items.map(\.source) == ["/photos/1.jpg", "/x.jpg"])
     }
 }
+
+extension CarouselKindFlipTests {
+    /// A one-image show whose file changed, handed the same playlist again before its new picture
+    /// came in (a missing SOURCE appeared): the new picture still cross-fades in at the next interval.
+    @Test func theSameListAgainKeepsAWaitingRefresh() {
+        var h = Harness(count: 1, config: CarouselConfig(interval: .seconds(2), fade: .milliseconds(200)))
+        h.start()
+        h.record(h.carousel.imageChanged(item: 0, at: ms(1000)))
+        h.prepareAll(at: ms(1100))
+        h.record(h.carousel.replaceItems([PlaylistItem(source: "/photos/0.jpg")], at: ms(1200)))
+        h.prepareAll(at: ms(1200))
+        for t in stride(from: 1300, through: 6000, by: 100) { h.run(to: ms(t)) }
+        #expect(h.shown.map(\.at) == [.zero, .seconds(2)])
+    }
+}

@@ -204,6 +204,7 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     let back = wallNow()
     #expect(waitFor(10) { child.stderr.text.contains("source appeared path=\(link)") }, "\(child.stderr.text)")
     #expect(wallNow() - back < 3.5, "taken up within the watch's 2 s look")
-    #expect(waitFor(10) { child.shown.count > shownBefore }, "the new picture never came: \(child.stderr.text) \(child.stdout.text)")
+    #expect(waitFor(10) { child.shown.count > shownBefore },
+            "the new picture never came: \(child.stderr.text) \(child.stdout.text)")
     #expect(child.stop() == 0)
 }

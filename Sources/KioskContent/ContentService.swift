@@ -554,15 +554,16 @@ public final class ContentService {
         // Not there (ENOENT, ENOTDIR) or there but not usable (a permission, a symlink loop).
         let what = code == ENOENT || code == ENOTDIR ? "source missing"
             : code == ELOOP ? "source is a symbolic link loop" : "source not readable"
+        var failure = SystemError(operation: operation, path: path, errno: code).description
+        // A symbolic link that dangles (its target removed) says where it leads.
+        if code == ENOENT, let target = linkTarget(path) {
+            failure += "; a symbolic link to \(target), which does not exist"
+        }
         do { watch = try MissingSourceWatch(path: path) } catch {
-            Log.warning(what, path: path,
-                        reason: SystemError(operation: operation, path: path, errno: code).description
-                            + "; not watched (\(error)): looked for again on SIGHUP")
+            Log.warning(what, path: path, reason: failure + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
-        Log.warning(what, path: path,
-                    reason: SystemError(operation: operation, path: path, errno: code).description
-                        + "; the show takes it up when it appears")
+        Log.warning(what, path: path, reason: failure + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)
     }
 

@@ -208,3 +208,28 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
             "the new picture never came: \(child.stderr.text) \(child.stdout.text)")
     #expect(child.stop() == 0)
 }
+
+/// A folder SOURCE that is a symbolic link whose target folder is removed: its `source missing`
+/// line names where the link leads, and the folder made again there is taken up.
+@Test func aDanglingLinkToAFolderSaysWhereItLeads() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let frames = base + "/frames", target = base + "/t/photos", link = base + "/current"
+    try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFF00_FFFF), to: target + "/a.png")
+    #expect(symlink(target, link) == 0)
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--interval", "2", "--fade", "200", "--run-for", "60",
+                                "--state-dir", base + "/state", "--cache-dir", base + "/cache", link])
+    defer { _ = child.stop() }
+    #expect(waitFor(20) { child.shown.contains { $0.src == link + "/a.png" } }, "not shown: \(child.stderr.text)")
+    try FileManager.default.removeItem(atPath: target)
+    let said = { child.stderr.lines.map(\.text).filter { $0.contains("source missing") } }
+    #expect(waitFor(10) { !said().isEmpty }, "nothing said: \(child.stderr.text)")
+    #expect(said().first?.contains("a symbolic link to \(target), which does not exist") == true, "\(said())")
+    try FileManager.default.createDirectory(atPath: target + ".new", withIntermediateDirectories: true)
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFFFF_FF00), to: target + ".new/b.png")
+    #expect(rename(target + ".new", target) == 0)
+    #expect(waitFor(10) { child.shown.contains { $0.src == link + "/b.png" } }, "not taken up: \(child.stderr.text)")
+    #expect(child.stop() == 0)
+}

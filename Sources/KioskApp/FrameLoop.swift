@@ -277,6 +277,9 @@ public final class FrameLoop {
             Log.info("image changed", path: carousel.items[item].source, detail: "prepared again")
             handle(carousel.imageChanged(item: item, at: now))
         }
+        // A file behind a frame that cannot be looked at now: a file SOURCE gone (a symbolic link
+        // whose target went) is waited for, its picture kept (looked at off the loop).
+        for path in Set(slots.preparer.goneFiles.take()) { content?.fileMayBeGone(path) }
         slots.checkFilesIfDue(at: now, driver: driver)
     }
 
@@ -425,6 +428,7 @@ public final class FrameLoop {
                 let isFolder: Bool
                 if case .unreadable(_, EISDIR) = error { isFolder = true } else { isFolder = false }
                 if isFolder { content?.sourceIsFolderNow(source) }
+                if case .unreadable(_, ENOENT) = error { content?.fileMayBeGone(source) }
                 // With two items one image can be asked for twice; it is logged once (and not
                 // again when it is tried again later and still fails).
                 let actions = carousel.imageFailed(ticket: r.ticket, at: now)

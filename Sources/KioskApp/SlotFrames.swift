@@ -43,7 +43,8 @@ final class SlotFrames {
 
     /// Readable when decodes or file checks have finished.
     var wakeDescriptors: [Int32] {
-        [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor, animations.wakeDescriptor]
+        [preparer.results.wakeDescriptor, preparer.changedFiles.wakeDescriptor, preparer.goneFiles.wakeDescriptor,
+         animations.wakeDescriptor]
     }
 
     /// Asks for a frame of `item` (playlist index `index`) for `slot` under `ticket`; the slot's

@@ -124,6 +124,10 @@ public final class SlotPreparer: @unchecked Sendable {
     /// Tickets of prepared frames whose file has changed since it was read (posted by
     /// ``checkFiles(_:)``); the frame loop polls its ``Mailbox/wakeDescriptor``.
     public let changedFiles: Mailbox<Int>
+    /// Local files behind prepared frames that cannot be looked at now (`stat(2)` fails: deleted,
+    /// or a symbolic link whose target went), by path, posted by ``checkFiles(_:)`` at each look
+    /// while they stay so; their frames stay.
+    public let goneFiles: Mailbox<String>
     /// The frames of the slots' animations made on the worker (``SlotAnimations``).
     let animationFrames: Mailbox<AnimationAnswer>
     private struct Shared {
@@ -152,6 +156,7 @@ public final class SlotPreparer: @unchecked Sendable {
                 memoryCacheBytes: Int = SlotPreparer.defaultMemoryCacheBytes) throws(SystemError) {
         results = try Mailbox()
         changedFiles = try Mailbox()
+        goneFiles = try Mailbox()
         animationFrames = try Mailbox()
         shared = Locked(Shared(width: width, height: height, frames: FrameCache(budget: memoryCacheBytes)))
         self.fit = fit
@@ -420,15 +425,20 @@ public final class SlotPreparer: @unchecked Sendable {
     /// queue): the ticket of each one whose identity differs from the one it was read with is
     /// posted to ``changedFiles``. For a URL that is the file the disk cache holds for it now
     /// (a revalidation took a new picture; ``ImageStore/currentFile(url:)``), whose old frames
-    /// are forgotten. A file that cannot be looked at is left alone (a file gone from a
-    /// directory leaves the show through the directory's watch).
+    /// are forgotten. A file that cannot be looked at is left alone, its frame kept (a file gone
+    /// from a directory leaves the show through the directory's watch); a local one is posted to
+    /// ``goneFiles`` (a file SOURCE gone is waited for, ``ContentService/fileMayBeGone(_:)``).
     public func checkFiles(_ files: [(ticket: Int, path: String, identity: FileIdentity)]) {
         guard !files.isEmpty else { return }
-        checkQueue.async { [changedFiles, images, self] in
+        checkQueue.async { [changedFiles, goneFiles, images, self] in
             for file in files {
                 let remote = ManifestItem.isRemote(file.path)
                 let current = remote ? images?.currentFile(url: file.path) : file.path
-                guard let current, var now = try? FileIdentity(path: current) else { continue }
+                guard let current else { continue }
+                guard var now = try? FileIdentity(path: current) else {
+                    if !remote { goneFiles.post(current) }
+                    continue
+                }
                 if remote { now = Self.cacheFileVersion(now) }
                 guard now != file.identity else { continue }
                 if remote { forgetFrames(source: file.path) }

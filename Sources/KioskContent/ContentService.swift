@@ -25,6 +25,10 @@ public final class ContentService {
         /// last looked at, waited for by its watch (nil when that could not start: then looked
         /// for again on SIGHUP).
         case missing(path: String, errno: Int32, watch: MissingSourceWatch?)
+        /// A file SOURCE that was there and cannot be looked at now (deleted, or a symbolic link
+        /// whose target went: `errno` of its `stat`): it keeps its item, so the pictures the show
+        /// has of it stay, and is waited for by its watch like a missing one, then read again.
+        case goneFile(path: String, errno: Int32, watch: MissingSourceWatch?)
         case remoteImage(String)
         case directory(path: String, watch: DirectoryWatch?, files: [String])
         case playlist(path: String, manifest: Manifest?)
@@ -139,7 +143,11 @@ public final class ContentService {
     /// ``takeUpdate()`` hands the same playlist again so the empty screen's words change).
     public var missingSources: [MissingSource] {
         sources.compactMap { source in
-            guard case .missing(let path, let code, _) = source else { return nil }
+            let path: String, code: Int32
+            switch source {
+            case .missing(let p, let e, _), .goneFile(let p, let e, _): (path, code) = (p, e)
+            default: return nil
+            }
             return MissingSource(path: path, errno: code,
                                  isImageFile: DirectoryWatch.isImageName(String(path.split(separator: "/").last ?? "")))
         }
@@ -159,7 +167,7 @@ public final class ContentService {
     public init(configuration settings: Configuration) throws(ContentError) {
         do { reloads = try Mailbox() } catch { throw .system(error) }
         roundInterval = settings.manifestInterval
-        let local = settings.sources.map(Self.makeSource)
+        let local = settings.sources.map { Self.makeSource($0) }
         // Downloads are set up for a manifest, an image URL given as a SOURCE, and a local
         // playlist that names one (a `.json` playlist has the manifest's format).
         let remote = settings.manifest != nil || settings.sources.contains(where: ManifestItem.isRemote)
@@ -249,7 +257,7 @@ public final class ContentService {
         for source in sources {
             switch source {
             case .directory(_, let watch?, _): watch.stop()
-            case .missing(_, _, let watch?): watch.stop()
+            case .missing(_, _, let watch?), .goneFile(_, _, let watch?): watch.stop()
             case .manifest(let poller, _): poller.stop()
             default: break
             }
@@ -263,7 +271,7 @@ public final class ContentService {
         for source in sources {
             switch source {
             case .directory(_, let watch?, _): fds.append(watch.changes.wakeDescriptor)
-            case .missing(_, _, let watch?): fds.append(watch.appeared.wakeDescriptor)
+            case .missing(_, _, let watch?), .goneFile(_, _, let watch?): fds.append(watch.appeared.wakeDescriptor)
             case .manifest(let poller, _): fds.append(poller.events.wakeDescriptor)
             default: break
             }
@@ -284,7 +292,10 @@ public final class ContentService {
             if case .directory(_, let old?, _) = sources[reloaded.index] {
                 if case .directory(_, let new, _) = reloaded.source, new !== old { old.stop() }
             }
-            if case .missing(_, _, let old?) = sources[reloaded.index] { old.stop() }
+            switch sources[reloaded.index] {
+            case .missing(_, _, let old?), .goneFile(_, _, let old?): old.stop()
+            default: break
+            }
             Self.logChange(from: sources[reloaded.index], to: reloaded.source,
                            noticed: noticed.remove(reloaded.index) != nil)
             sources[reloaded.index] = reloaded.source
@@ -296,6 +307,11 @@ public final class ContentService {
                 guard !watch.appeared.take().isEmpty else { break }
                 Log.info("source appeared", path: path)
                 reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
+            case .goneFile(let path, let code, let watch?):
+                guard !watch.appeared.take().isEmpty else { break }
+                Log.info("source appeared", path: path)
+                sources[i] = .goneFile(path: path, errno: code, watch: nil)  // read again, once
+                reloadSource(i)
             case .directory(let path, let watch?, let files):
                 if let latest = watch.changes.take().last {
                     if latest.isEmpty, watch.ended {
@@ -379,16 +395,29 @@ public final class ContentService {
         }
     }
 
+    /// A local image at `path` could not be looked at (the file check's `stat`, or a read that
+    /// failed with `ENOENT`): each file SOURCE of that path is looked at again off the loop, and
+    /// one that is gone (deleted, a symbolic link whose target went) is said once (`source
+    /// missing`, with the link's target) and waited for, keeping its item: the pictures the show
+    /// has of it stay, and it is taken up again when it appears (within the watch's 2 s), not at
+    /// the 60 s retry. Other paths, and sources read already, are left alone. Returns at once.
+    public func fileMayBeGone(_ path: String) {
+        for (i, source) in sources.enumerated() {
+            guard case .file(let p) = source, p == path, reloading[i] == nil else { continue }
+            reloadSource(i)
+        }
+    }
+
     /// The `source changed` line, once per change: a file SOURCE read again as a folder, a folder
     /// SOURCE read again as a file, or (`noticed`: its watch ended) as another folder.
     static func logChange(from old: Source, to new: Source, noticed: Bool) {
         switch (old, new) {
-        case (.file, .directory(let path, _, let files)):
+        case (.file, .directory(let path, _, let files)), (.goneFile, .directory(let path, _, let files)):
             Log.info("source changed", path: path, detail: "a folder now, watched: " + counted(files.count, "image"))
         case (.directory, .directory(let path, _, let files)) where noticed:
             Log.info("source changed", path: path,
                      detail: "another folder now, watched: " + counted(files.count, "image"))
-        case (.directory, .file(let path)):
+        case (.directory, .file(let path)), (.directory, .goneFile(let path, _, _)):
             Log.info("source changed", path: path, detail: "an image file now, not a folder")
         default:
             break
@@ -399,10 +428,14 @@ public final class ContentService {
     /// to be read once more when that one is taken (``reloading``).
     private func reloadSource(_ i: Int) {
         let path: String
+        var wasFile = false
         switch sources[i] {
-        case .playlist(let p, _), .missing(let p, _, nil), .file(let p):
+        case .file(let p), .goneFile(let p, _, nil):
             // A file looked at again too: a folder that was briefly a file (or a file that
-            // became a folder) is a folder again.
+            // became a folder) is a folder again; one gone keeps its item, waited for.
+            path = p
+            wasFile = true
+        case .playlist(let p, _), .missing(let p, _, nil):
             path = p
         case .directory(let p, _, _):
             // Watched again from scratch: a directory deleted and made anew is followed again.
@@ -412,7 +445,7 @@ public final class ContentService {
         }
         if reloading[i] != nil { reloading[i] = true; return }
         reloading[i] = false
-        reloadQueue.async { [reloads] in reloads.post((i, Self.makeSource(path))) }
+        reloadQueue.async { [reloads, wasFile] in reloads.post((i, Self.makeSource(path, wasFile: wasFile))) }
     }
 
     /// Blocks until the reads queued by ``reload()`` so far have been posted (tests).
@@ -436,7 +469,9 @@ public final class ContentService {
 
     /// A SOURCE argument: an image URL, a `.json` playlist, a directory, or an image file.
     /// Blocking I/O (listing, reading): at start-up or on the reload queue.
-    static func makeSource(_ argument: String) -> Source {
+    /// `wasFile`: the SOURCE was an image file until now: gone, it is a ``Source/goneFile(path:errno:watch:)``
+    /// (its item kept) rather than missing.
+    static func makeSource(_ argument: String, wasFile: Bool = false) -> Source {
         if ManifestItem.isRemote(argument) { return .remoteImage(argument) }
         if argument.lowercased().hasSuffix(".json") {
             do {
@@ -449,7 +484,9 @@ public final class ContentService {
             }
         }
         let st: stat
-        do { st = try fileStatus(argument) } catch { return missingSource(argument, errno: error.errno) }
+        do { st = try fileStatus(argument) } catch {
+            return wasFile ? goneFile(argument, errno: error.errno) : missingSource(argument, errno: error.errno)
+        }
         guard (st.st_mode & S_IFMT) == S_IFDIR else { return .file(argument) }
         if let folder = opendir(argument) {
             closedir(folder)
@@ -517,16 +554,41 @@ public final class ContentService {
         // Not there (ENOENT, ENOTDIR) or there but not usable (a permission, a symlink loop).
         let what = code == ENOENT || code == ENOTDIR ? "source missing"
             : code == ELOOP ? "source is a symbolic link loop" : "source not readable"
+        var failure = SystemError(operation: operation, path: path, errno: code).description
+        // A symbolic link that dangles (its target removed) says where it leads.
+        if code == ENOENT, let target = linkTarget(path) {
+            failure += "; a symbolic link to \(target), which does not exist"
+        }
         do { watch = try MissingSourceWatch(path: path) } catch {
-            Log.warning(what, path: path,
-                        reason: SystemError(operation: operation, path: path, errno: code).description
-                            + "; not watched (\(error)): looked for again on SIGHUP")
+            Log.warning(what, path: path, reason: failure + "; not watched (\(error)): looked for again on SIGHUP")
             return .missing(path: path, errno: code, watch: nil)
         }
-        Log.warning(what, path: path,
-                    reason: SystemError(operation: operation, path: path, errno: code).description
-                        + "; the show takes it up when it appears")
+        Log.warning(what, path: path, reason: failure + "; the show takes it up when it appears")
         return .missing(path: path, errno: code, watch: watch)
+    }
+
+    /// A file SOURCE that was there and whose `stat` fails now with `code`: logged once (`source
+    /// missing`, naming a symbolic link's target), its item kept, and watched until it appears.
+    static func goneFile(_ path: String, errno code: Int32) -> Source {
+        var reason = SystemError(operation: "stat", path: path, errno: code).description
+        if let target = linkTarget(path) {
+            reason += "; a symbolic link to \(target), which " + (code == ENOENT ? "does not exist" : "cannot be used")
+        }
+        let kept = "its picture stays on screen"
+        guard let watch = try? MissingSourceWatch(path: path) else {
+            Log.warning("source missing", path: path, reason: reason + "; \(kept), looked for again on SIGHUP")
+            return .goneFile(path: path, errno: code, watch: nil)
+        }
+        Log.warning("source missing", path: path, reason: reason + "; \(kept) and the show takes it up when it appears")
+        return .goneFile(path: path, errno: code, watch: watch)
+    }
+
+    /// What the symbolic link `path` points to (readlink(2)), nil when it is not one.
+    static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n >= 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func compose() -> [PlaylistItem] {
@@ -546,7 +608,7 @@ public final class ContentService {
         }
         for source in sources {
             switch source {
-            case .file(let path):
+            case .file(let path), .goneFile(let path, _, _):
                 out.append(PlaylistItem(source: path))
             case .missing:
                 break

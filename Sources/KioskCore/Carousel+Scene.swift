@@ -21,7 +21,7 @@ extension Carousel {
             let w = weight(since: start, now: now)
             scene = Scene(base: layer(from, at: now), overlay: layer(to, at: now), weight: w)
             if config.showDots, retiring == nil {
-                let target = wrap(cursor + direction.step)
+                let target = returning ? cursor : wrap(cursor + direction.step)
                 scene.dots = Scene.PageDots(count: order.count, current: w >= 128 ? target : cursor)
             }
             return scene
@@ -113,7 +113,9 @@ extension Carousel {
                 guard slots[slot].status == .pending(ticket: ticket), let item = slots[slot].item else { return nil }
                 return .prepare(slot: slot, item: item, ticket: ticket)
             case .shown(let item, let source, let at):
-                return index(item, source).map { .shown(item: $0, source: source, at: at) }
+                // Never the retiring image (a later step retired it): it is past the list's end.
+                guard let i = index(item, source), i != retiring else { return nil }
+                return .shown(item: i, source: source, at: at)
             case .dropped(let item, let source):
                 return index(item, source).map { .dropped(item: $0, source: source) }
             }

@@ -154,6 +154,10 @@ public struct Carousel: Sendable {
     private(set) var retiring: Int?
     /// A new playlist waiting for the transition under way to end.
     private var pendingItems: (items: [PlaylistItem], rotation: [Int])?
+    /// The cross-fade under way is being taken back: a new playlist came during a move whose
+    /// incoming image it no longer lists, so that image fades back out into the one it was
+    /// replacing, which stays current (the cursor does not move). See ``replaceItems(_:showing:at:)``.
+    private(set) var returning = false
     /// Paused: no auto-advance until ``resume(at:)`` (moves asked for still happen).
     public private(set) var isPaused = false
     /// The position in `order` a ``goto(item:at:)`` goes to: it plays the next role until the
@@ -438,6 +442,15 @@ public struct Carousel: Sendable {
             return []
         case .settle(let settle):
             return finishSettle(settle, at: end)
+        case .move(let from, _, _, _) where returning:
+            // A move taken back (``returning``): the image it went towards has left the playlist
+            // and is off screen now; the one it started from is current as before, its interval
+            // over (the move was due), so the show goes on from it as soon as it can.
+            returning = false
+            slots[from] = Slot()
+            advanceAt = end
+            if let replacement = pendingItems { return applyItems(replacement.items, replacement.rotation, at: end) }
+            return reconcile()
         case .move(let from, let to, let direction, _):
             if slots[from].stale { slots[from] = Slot() }   // off screen now: prepared again if wanted
             slots[from].motionStart = nil
@@ -496,9 +509,14 @@ public struct Carousel: Sendable {
     /// directly, any other once its frame is prepared (it takes the next slot). Ignored for an
     /// item not in the show (failed, or out of range), for the current one, while a finger is down.
     public mutating func goto(item: Int, at now: Duration) -> [CarouselAction] {
-        guard let position = order.firstIndex(of: item), !isHeld else { return [] }
+        guard var position = order.firstIndex(of: item), !isHeld else { return [] }
         if retiring == nil && position == cursor { return [] }
+        let wanted = items[item].source
         var actions = finishTransition(at: now)
+        // A fade taken back lands by applying the playlist that waited: the item is found in it
+        // again by its source (gone from it: nothing more to do).
+        guard let again = order.firstIndex(where: { items[$0].source == wanted }) else { return settled(actions) }
+        position = again
         queuedMoves = []
         forgetWaitingMoves()
         // The fade under way went there: it landed now.
@@ -523,8 +541,9 @@ public struct Carousel: Sendable {
     /// item (or last, moving backwards). Slots whose item is in the new list keep their frames
     /// (prepared or being prepared); only the others are prepared again. Indices in later
     /// events are into the new list. While a fade, a touch or a settle is under way the new
-    /// list waits for it to end, so the picture never jumps. An empty list gives the "no
-    /// images" screen.
+    /// list waits for it to end, so the picture never jumps; a cross-fade towards an image the
+    /// new list does not have turns back instead (``takeBackMove(towardsNoneOf:at:)``). An
+    /// empty list gives the "no images" screen.
     /// `showing` (indices into `newItems`) limits the rotation (docs/schedules.md); nil: all.
     public mutating func replaceItems(_ newItems: [PlaylistItem], showing: [Int]? = nil, at now: Duration) -> [CarouselAction] {
         let rotation = showing?.filter { newItems.indices.contains($0) } ?? Array(newItems.indices)
@@ -536,9 +555,32 @@ public struct Carousel: Sendable {
         }
         if transition != nil {
             pendingItems = (newItems, rotation)
+            takeBackMove(towardsNoneOf: newItems, at: now)
             return []
         }
         return applyItems(newItems, rotation, at: now)
+    }
+
+    /// A cross-fade under way towards an image that `newItems` does not list (its file deleted,
+    /// its SOURCE now a folder): the fade turns back from where it is, so that image never goes on
+    /// fading in after the new list came, and the picture never jumps (the blend is symmetric:
+    /// the weight it had is where the way back starts). The new list is applied once it is back.
+    /// A fade-in of such an image over the placeholder is simply dropped (it was never shown).
+    private mutating func takeBackMove(towardsNoneOf newItems: [PlaylistItem], at now: Duration) {
+        let sources = Set(newItems.map(\.source))
+        func gone(_ slot: Int) -> Bool { slots[slot].item.map { !sources.contains(items[$0].source) } ?? false }
+        switch transition {
+        case .move(let from, let to, let direction, let start)?
+            where !returning && moveStyle == .fade && fade > .zero && gone(to) && now < start + fade:
+            let elapsed = max(.zero, now - start)
+            transition = .move(from: to, to: from, direction: direction == .forward ? .backward : .forward,
+                               start: now - (fade - elapsed))
+            returning = true
+        case .fadeIn(let slot, _)? where gone(slot):
+            transition = nil
+        default:
+            break
+        }
     }
 
     private mutating func applyItems(_ newItems: [PlaylistItem], _ rotation: [Int], at now: Duration) -> [CarouselAction] {
@@ -792,6 +834,20 @@ public struct Carousel: Sendable {
         }
         var actions: [CarouselAction] = [.dropped(item: item, source: items[item].source)]
         let wasCurrent = item == currentIndex
+        if item == retiring {
+            // The retiring image's frame is gone and it cannot be read again (its file deleted):
+            // it is not prepared again; the show goes to the new list's first item.
+            actions = []
+            for s in slots.indices where slots[s].item == item { slots[s] = Slot() }
+            retiring = nil
+            items.removeLast()
+            cursor = 0
+            currentSince = now
+            announced = false
+            advanceAt = nil
+            actions += reconcile()
+            return actions + announceIfReady(at: now)
+        }
         // Every slot holding that item is emptied (with two items, one item can sit in two slots).
         for s in slots.indices where slots[s].item == item { slots[s] = Slot() }
         if let t = transition, involves(t, slot: slot) { transition = nil }
@@ -922,7 +978,9 @@ public struct Carousel: Sendable {
         emptyUntilReady = false
         if slots[slot].motionStart == nil { slots[slot].motionStart = now }
         advanceAt = now + max(.zero, interval(of: item) - advanceLead)
-        var actions: [CarouselAction] = [.shown(item: item, source: items[item].source, at: now)]
+        // An image the playlist no longer lists (retiring: drawn again after a resize, say) is
+        // on screen but never announced: a `shown` names an item of the playlist.
+        var actions: [CarouselAction] = retiring != nil ? [] : [.shown(item: item, source: items[item].source, at: now)]
         if !passedOver.isEmpty {
             // The late current image came after all: its neighbours are the plain ones again.
             passedOver = []
@@ -949,15 +1007,27 @@ public struct Carousel: Sendable {
         var assigned: [Int?] = [nil, nil, nil]
         var taken = Set<Int>()
         let priority = [Self.currentRole, Self.nextRole, Self.previousRole]
-        // A stale frame serves only the current role, and only while no fresh ready frame of
-        // its item exists (the picture on screen never cuts to the new one).
+        // A stale frame serves only the current role: the one on screen keeps it (the picture
+        // never cuts to the new one: that cross-fades in, even when a new list comes meanwhile),
+        // another only while no fresh ready frame of its item exists.
         func usable(_ s: Int, role r: Int) -> Bool {
             guard slots[s].stale else { return true }
             guard r == Self.currentRole, let item = slots[s].item else { return false }
+            if roles[Self.currentRole] == s { return true }
             return !slots.indices.contains { $0 != s && slots[$0].item == item && !slots[$0].stale && slots[$0].isReady }
         }
+        // 0. A transition under way keeps the slots it draws in their roles: a frame on screen is
+        // never emptied nor prepared again mid-fade (the placeholder would fade in, then the
+        // picture cut back); the roles are set right when it lands.
+        if let t = transition {
+            for r in priority {
+                if let s = roles[r], slots[s].item != nil, involves(t, slot: s), !taken.contains(s) {
+                    assigned[r] = s; taken.insert(s)
+                }
+            }
+        }
         // 1. Roles whose slot already holds the right item keep it.
-        for r in priority {
+        for r in priority where assigned[r] == nil {
             if let want = desired[r], let s = roles[r], slots[s].item == want, !taken.contains(s), usable(s, role: r) {
                 assigned[r] = s; taken.insert(s)
             }
@@ -981,6 +1051,11 @@ public struct Carousel: Sendable {
         // Slots no role uses are emptied, so no more than the needed frames are held.
         for s in slots.indices where !taken.contains(s) { slots[s] = Slot() }
         roles = assigned
+        // A stale frame that became current (it landed while its file changed again): its new
+        // picture is prepared in the next slot now that the one-image show refreshes in place.
+        if refreshesInPlace, desired[Self.nextRole] == nil, roles[Self.nextRole] == nil {
+            return actions + reconcile()
+        }
         return actions
     }
 }

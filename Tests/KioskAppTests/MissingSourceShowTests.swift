@@ -164,3 +164,72 @@ private func differing(_ a: Bitmap, _ b: Bitmap) -> Int {
     #expect(waitFor(20) { child.shown.contains { $0.src == folder + "/a.jpg" } }, "not shown: \(child.stderr.text)")
     #expect(child.stop() == 0)
 }
+
+/// A file SOURCE that is a symbolic link whose target is removed (it dangles), with the real
+/// program, real links and the real clock: one `source missing` line names the link's target,
+/// the picture stays on screen (no frame is drawn, `status` still names it), and the target put
+/// back (another picture renamed into place) is taken up within the watch's 2 s look and
+/// cross-fades in, never waiting for the 60 s retry.
+@Test func aDanglingLinkSourceSaysSoKeepsItsPictureAndIsTakenUpWhenItsTargetComesBack() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let frames = base + "/frames", target = base + "/t/menu.png", link = base + "/current.png"
+    try FileManager.default.createDirectory(atPath: base + "/t", withIntermediateDirectories: true)
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFF00_FFFF), to: target)
+    #expect(symlink(target, link) == 0)
+    let socket = base + "/control"
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--interval", "2", "--fade", "200", "--run-for", "60", "--control", socket,
+                                "--state-dir", base + "/state", "--cache-dir", base + "/cache", link])
+    defer { _ = child.stop() }
+    #expect(waitFor(20) { child.shown.contains { $0.src == link } }, "not shown: \(child.stderr.text)")
+    #expect(unlink(target) == 0)
+    let said = { child.stderr.lines.map(\.text).filter { $0.contains("source missing") } }
+    #expect(waitFor(10) { !said().isEmpty }, "nothing said: \(child.stderr.text)")
+    let framesBefore = frameFiles(frames).count
+    usleep(2_500_000)
+    let lines = said()
+    #expect(lines.count == 1 && lines[0].contains("path=\(link)") && lines[0].contains("(errno 2)")
+            && lines[0].contains("a symbolic link to \(target)"), "\(lines)")
+    #expect(!child.stderr.text.contains("image skipped"), "\(child.stderr.text)")
+    #expect(frameFiles(frames).count == framesBefore, "the picture stays: nothing drawn")
+    let client = try ControlClient(path: socket)
+    let status = try client.request(#"{"command":["status"]}"#)
+    let data = status["data"] as? [String: Any] ?? [:]
+    #expect(data["index"] as? Int == 0 && data["src"] as? String == link, "\(status)")
+
+    let shownBefore = child.shown.count
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFFFF_FF00), to: target + ".new")
+    #expect(rename(target + ".new", target) == 0)
+    let back = wallNow()
+    #expect(waitFor(10) { child.stderr.text.contains("source appeared path=\(link)") }, "\(child.stderr.text)")
+    #expect(wallNow() - back < 3.5, "taken up within the watch's 2 s look")
+    #expect(waitFor(10) { child.shown.count > shownBefore },
+            "the new picture never came: \(child.stderr.text) \(child.stdout.text)")
+    #expect(child.stop() == 0)
+}
+
+/// A folder SOURCE that is a symbolic link whose target folder is removed: its `source missing`
+/// line names where the link leads, and the folder made again there is taken up.
+@Test func aDanglingLinkToAFolderSaysWhereItLeads() throws {
+    let base = controlTestDirectory()
+    defer { try? FileManager.default.removeItem(atPath: base) }
+    let frames = base + "/frames", target = base + "/t/photos", link = base + "/current"
+    try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFF00_FFFF), to: target + "/a.png")
+    #expect(symlink(target, link) == 0)
+    let child = try KioskChild(["--display", "offscreen:" + frames, "--clock", "real", "--size", "320x200",
+                                "--interval", "2", "--fade", "200", "--run-for", "60",
+                                "--state-dir", base + "/state", "--cache-dir", base + "/cache", link])
+    defer { _ = child.stop() }
+    #expect(waitFor(20) { child.shown.contains { $0.src == link + "/a.png" } }, "not shown: \(child.stderr.text)")
+    try FileManager.default.removeItem(atPath: target)
+    let said = { child.stderr.lines.map(\.text).filter { $0.contains("source missing") } }
+    #expect(waitFor(10) { !said().isEmpty }, "nothing said: \(child.stderr.text)")
+    #expect(said().first?.contains("a symbolic link to \(target), which does not exist") == true, "\(said())")
+    try FileManager.default.createDirectory(atPath: target + ".new", withIntermediateDirectories: true)
+    try PNGWriter.write(Bitmap(width: 64, height: 40, fill: 0xFFFF_FF00), to: target + ".new/b.png")
+    #expect(rename(target + ".new", target) == 0)
+    #expect(waitFor(10) { child.shown.contains { $0.src == link + "/b.png" } }, "not taken up: \(child.stderr.text)")
+    #expect(child.stop() == 0)
+}

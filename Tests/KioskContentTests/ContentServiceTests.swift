@@ -290,3 +290,41 @@ private func playlist(of service: ContentService, within seconds: Double,
     items = playlist(of: service, within: 10) { $0.count == 2 }
     #expect(items == [PlaylistItem(source: path + "/c.jpg"), PlaylistItem(source: path + "/d.jpg")])
 }
+
+/// A file SOURCE given as a symbolic link whose target is removed (the link dangles), with real
+/// links and files: looked at again when the frame loop finds it gone, it keeps its item (the
+/// show keeps the pictures it has) and is named as missing; the target put back is taken up
+/// within the watch's 2 s look, not at the 60 s retry. A path that is still there changes nothing.
+@Test func aDanglingLinkSourceKeepsItsItemAndIsTakenUpWhenItsTargetComesBack() throws {
+    let dir = makeTempDirectory("content-dangling-link")
+    #expect(mkdir(dir + "/t", 0o755) == 0)
+    try writeFile(dir + "/t/menu.jpg", jpegBytes(100))
+    let link = dir + "/current.jpg"
+    #expect(symlink(dir + "/t/menu.jpg", link) == 0)
+    let service = try ContentService(configuration: .init(sources: [link], cacheDirectory: dir + "/cache",
+                                                          stateDirectory: dir + "/state"))
+    defer { service.stop() }
+    #expect(service.items == [PlaylistItem(source: link)])
+    service.fileMayBeGone(link)   // there: nothing changes
+    service.waitForQueuedReloads()
+    #expect(service.takeUpdate() == nil)
+
+    #expect(unlink(dir + "/t/menu.jpg") == 0)
+    service.fileMayBeGone(dir + "/other.jpg")
+    service.fileMayBeGone(link)
+    let gone = playlist(of: service, within: 10) { _ in true }
+    #expect(gone == [PlaylistItem(source: link)], "its item stays")
+    #expect(service.missingSources == [.init(path: link, errno: ENOENT, isImageFile: true)])
+    #expect(service.takeUpdate() == nil)
+    for _ in 0..<5 { service.fileMayBeGone(link) }   // said once: the file check posts every second
+    service.waitForQueuedReloads()
+    #expect(service.takeUpdate() == nil)
+
+    try writeFile(dir + "/t/menu.new", jpegBytes(120, seed: 1))
+    #expect(rename(dir + "/t/menu.new", dir + "/t/menu.jpg") == 0)
+    let back = monotonicSeconds()
+    let again = playlist(of: service, within: 10) { _ in service.missingSources.isEmpty }
+    #expect(again == [PlaylistItem(source: link)], "handed again: the frame loop tries it at once")
+    #expect(service.missingSources.isEmpty)
+    #expect(monotonicSeconds() - back < 3.5, "within the watch's 2 s look")
+}

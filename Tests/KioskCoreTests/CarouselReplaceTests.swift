@@ -81,13 +81,38 @@ extension Harness {
     h.start()
     h.run(to: ms(4700))                          // fading a -> b
     let fading = h.carousel.scene(at: ms(4700))
-    h.replace(["z"], at: 4700)
+    h.replace(["z", "b"], at: 4700)              // b still listed
     #expect(h.carousel.scene(at: ms(4700)) == fading)   // untouched mid-fade
     h.run(to: ms(5000))                          // b fully shown, then the new list applies
     #expect(h.shown.map(\.item) == [0, 1])
-    #expect(h.carousel.items.map(\.source) == ["/p/z.jpg", "/p/b.jpg"])   // b retiring
+    #expect(h.carousel.items.map(\.source) == ["/p/z.jpg", "/p/b.jpg"])
+    #expect(h.currentSource == "/p/b.jpg")
     for t in stride(from: 5100, through: 10_000, by: 100) { h.run(to: ms(t)) }
     #expect(h.currentSource == "/p/z.jpg")
+    #expect(h.shown.map(\.item) == [0, 1, 0])
+}
+
+/// A new list during a fade that no longer has the image fading in (deleted, say): the fade
+/// turns back from where it is (the same blend: no jump), the image it left stays on screen as
+/// a retiring one, and the show goes on to the new list's first item; the image dropped is
+/// never announced.
+@Test func aNewListWithoutTheIncomingImageTurnsTheFadeBack() {
+    var h = Harness(names: ["a", "b", "c"])
+    h.start()
+    h.run(to: ms(4700))                          // fading a -> b, 200 ms in
+    let fading = h.carousel.scene(at: ms(4700))
+    h.replace(["z"], at: 4700)
+    let back = h.carousel.scene(at: ms(4700))
+    #expect(back.base == fading.overlay && back.overlay == fading.base)
+    #expect(abs(back.weight - (256 - fading.weight)) <= 1)
+    h.run(to: ms(4900))                          // back on a after as long as it had run
+    #expect(h.shown.map(\.item) == [0])
+    #expect(h.carousel.items.map(\.source) == ["/p/z.jpg", "/p/a.jpg"])   // a retiring
+    #expect(h.carousel.scene(at: ms(4900)).base == fading.base)
+    for t in stride(from: 4950, through: 6000, by: 50) { h.run(to: ms(t)) }
+    #expect(h.currentSource == "/p/z.jpg")
+    #expect(h.shown.map(\.item) == [0, 0])
+    #expect(h.shown.last?.at == ms(5400))
 }
 
 @Test func anEmptyListGivesTheNoImagesScreen() {

@@ -137,9 +137,11 @@ done
 lazy_modules() {  # LISTFILE MODULE...
     : > "$ROOT/etc/$1"; local list=$1; shift
     for m in "$@"; do
-        modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
-            grep -qxF "$ko" "$ROOT/etc/$list" && continue
-            mkdir -p "$ROOT$(dirname "$ko")"; cp "$ko" "$ROOT$ko"; echo "$ko" >> "$ROOT/etc/$list"
+        modprobe -d "$MODROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' \
+            | while read -r ko; do
+            guest=${ko#"${MODROOT%/}"}  # as the guest sees it (the arm64 modules sit under MODROOT here)
+            grep -qxF "$guest" "$ROOT/etc/$list" && continue
+            mkdir -p "$ROOT$(dirname "$guest")"; cp "$ko" "$ROOT$guest"; echo "$guest" >> "$ROOT/etc/$list"
         done
     done
 }

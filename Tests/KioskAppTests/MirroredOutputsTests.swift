@@ -313,7 +313,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
     #expect(throws: UsageError.self) { try CommandLineParser.parse(["--touch-output", "", "/photos"]) }
     let dir = frameTestDirectory("touch-output")
     defer { unlink("\(dir)/kiosk.conf"); rmdir(dir) }
-    let file = fopen("\(dir)/kiosk.conf", "w")
+    let file = try #require(fopen("\(dir)/kiosk.conf", "w"))
     fputs("touch-output HDMI-A-2\nsource /photos\n", file)
     fclose(file)
     #expect(try CommandLineParser.parse(["--config", "\(dir)/kiosk.conf"]).touchOutput == "HDMI-A-2")

@@ -23,8 +23,9 @@ Files (references: *.ref.png, straight alpha where the image has alpha):
   photo.avif          heif-enc -A -q 90                   photo.avif.ref.png  heif-convert
   alpha.avif          heif-enc -A -q 90 of alpha.png      alpha.avif.ref.png  heif-convert
   irot-exif6.heic     stored 400x300 (the picture turned a quarter anticlockwise), an Exif
-                      item with orientation 6 (heif-enc keeps the JPEG's) and an irot box
-                      added here turning it a quarter clockwise: upright.png is the picture
+                      item with orientation 6 (set here: heif-enc is given orientation 1, so
+                      that no version of it adds an irot of its own) and an irot box added
+                      here turning it a quarter clockwise: upright.png is the picture
   no-irot.heic        the same file before the irot box is added (no transform)
   grid.heic           a 1200x700 grid of 3x2 tiles of 512x512 (as phones write HEIC: each tile
                       heif-enc -q 90 of its part of the picture, the boxes assembled here)
@@ -150,6 +151,19 @@ def add_irot(path, angle):
     for start, grow in ((ipma_start, 1), (ipco[1], len(irot)), (iprp[1], added), (meta[1], added)):
         size = struct.unpack(">I", d[start:start + 4])[0]
         d[start:start + 4] = struct.pack(">I", size + grow)
+    open(path, "wb").write(bytes(d))
+
+
+def set_exif_orientation(path, value):
+    """Sets the Exif orientation entry (tag 0x0112, SHORT, count 1, big-endian as Pillow writes
+    it) of a HEIF's Exif item to value, in place; the file must have one such entry and no irot
+    box (heif-enc wrote no transform)."""
+    d = bytearray(open(path, "rb").read())
+    assert b"irot" not in d, path + ": heif-enc wrote an irot box"
+    entry = bytes([0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01])
+    at = d.find(entry)
+    assert at >= 0 and d.find(entry, at + 1) < 0, path + ": not one Exif orientation entry"
+    d[at + 8:at + 10] = struct.pack(">H", value)
     open(path, "wb").write(bytes(d))
 
 
@@ -315,11 +329,15 @@ def main():
     upright = base.resize((300, 400), Image.LANCZOS)
     upright.save(p("upright.png"))
     stored = upright.transpose(Image.ROTATE_90)  # a quarter anticlockwise: 400x300
+    # Newer heif-enc (Debian 13's 1.23, not Debian 12's 1.15) writes an irot box of its own for
+    # the JPEG's Exif orientation, which add_irot's would turn a second time: the JPEG says 1
+    # (no irot from any heif-enc), and the HEIC's Exif item is made to say 6 afterwards.
     exif = Image.Exif()
-    exif[0x0112] = 6
-    stored.save(p("stored-exif6.jpg"), quality=95, exif=exif.tobytes())
-    run("heif-enc", "-q", "90", p("stored-exif6.jpg"), "-o", p("irot-exif6.heic"))
-    shutil.copyfile(p("irot-exif6.heic"), p("no-irot.heic"))
+    exif[0x0112] = 1
+    stored.save(p("stored-exif1.jpg"), quality=95, exif=exif.tobytes())
+    run("heif-enc", "-q", "90", p("stored-exif1.jpg"), "-o", p("no-irot.heic"))
+    set_exif_orientation(p("no-irot.heic"), 6)
+    shutil.copyfile(p("no-irot.heic"), p("irot-exif6.heic"))
     add_irot(p("irot-exif6.heic"), 3)  # 270 degrees anticlockwise: a quarter clockwise
 
     small = base.resize((320, 180), Image.LANCZOS).quantize(255)

@@ -144,6 +144,13 @@ static void kc_png_warning_fn(png_structp png, png_const_charp message) {
         h->refused_exif = (size_t)-1;
         message = text;
     }
+    if (strncmp(message, "eXIf", 4) == 0 && strstr(message, "limit") != NULL) {
+        // Newer libpng (1.6.48 in Debian 13) refuses an eXIf chunk past a limit of its own before
+        // anything is allocated ("eXIf: length exceeds libpng limit"): said as the refusal above is.
+        snprintf(text, sizeof text, "eXIf chunk past libpng's limit skipped (EXIF data is kept up to %d bytes); "
+                 "its orientation is not applied", KC_PNG_EXIF_MAX);
+        message = text;
+    }
     if (h->warning_count < KC_IMG_WARNINGS_MAX)
         snprintf(h->warnings[h->warning_count], KC_IMG_MESSAGE_MAX, "%s", message);
     h->warning_count++;

@@ -93,8 +93,11 @@ private func clockwise(_ b: Bitmap) -> Bitmap {
     @Test func exifIsKeptUpTo64KiB() throws {
         let plain = try ImageDecoder.decode(path: try Cases.generated("plain.png")).bitmap
         let big = try ImageDecoder.decode(path: try Cases.generated("exif-48MiB.png"))
-        #expect(big.warnings == ["eXIf chunk of 50331674 bytes skipped (EXIF data is kept up to 65536 bytes); "
-                                 + "its orientation is not applied"])
+        // libpng 1.6.39 (Debian 12) allocates it through the budget, which refuses it; 1.6.48 (Debian
+        // 13) refuses it itself first, without its length.
+        let kept = "skipped (EXIF data is kept up to 65536 bytes); its orientation is not applied"
+        #expect(big.warnings == ["eXIf chunk of 50331674 bytes " + kept]
+                || big.warnings == ["eXIf chunk past libpng's limit " + kept], "\(big.warnings)")
         let small = try ImageDecoder.decode(path: try Cases.generated("exif-orientation-6-after-chunks.png"))
         #expect(small.orientation == .rightTop)
         #expect(small.warnings.isEmpty, "\(small.warnings)")

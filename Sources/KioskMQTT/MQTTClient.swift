@@ -420,15 +420,24 @@ public final class MQTTClient: @unchecked Sendable {
         if disconnectCode == nil { disconnectCode = code }
     }
 
+    /// libmosquitto's words for `code`. Where it has none ("Unknown error": Debian 13's 2.0.21
+    /// says so for MOSQ_ERR_MALFORMED_PACKET, a reply that is not MQTT, which 2.0.11 calls
+    /// "Malformed packet") that one is named as 2.0.11 does, any other by its code (mosquitto.h).
+    private func libraryText(_ code: Int32) -> String {
+        let text = cText(handle.api.pointee.mosquitto_strerror(code))
+        guard text == "Unknown error" else { return text }
+        return code == MOSQ_ERR_MALFORMED_PACKET.rawValue ? "Malformed packet" : "\(text) (libmosquitto error \(code))"
+    }
+
     private func describe(_ code: Int32) -> String {
-        var text = cText(handle.api.pointee.mosquitto_strerror(code))
+        var text = libraryText(code)
         if code == MOSQ_ERR_ERRNO.rawValue { text += " (\(String(cString: strerror(errno))))" }
         if let libraryMessage { text += " (\(libraryMessage))" }
         return text
     }
 
     private func connectFailure(_ result: ConnectResult) -> String {
-        var text = cText(handle.api.pointee.mosquitto_strerror(result.code))
+        var text = libraryText(result.code)
         if result.code == MOSQ_ERR_ERRNO.rawValue {
             text = String(cString: strerror(result.errno))
         } else if result.code == MOSQ_ERR_EAI.rawValue {

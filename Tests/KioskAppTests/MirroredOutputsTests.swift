@@ -89,12 +89,19 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
     return (String(decoding: bytes[0..<max(0, n)], as: UTF8.self).split(separator: "\n").map(String.init), outputs)
 }
 
-@Test func mirroredOutputsEachShowThePictureFittedToTheirOwnSizeInStep() throws {
-    let dir = frameTestDirectory("outputs")
-    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+/// Photos a and b of the shows here: `dir`/a.png and `dir`/b.png, four quadrants each
+/// (``writePattern(_:colours:)``) in colours of their own.
+private func twoPatterns(in dir: String) throws -> (a: String, b: String) {
     let a = "\(dir)/a.png", b = "\(dir)/b.png"
     try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
     try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    return (a, b)
+}
+
+@Test func mirroredOutputsEachShowThePictureFittedToTheirOwnSizeInStep() throws {
+    let dir = frameTestDirectory("outputs")
+    defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
+    let (a, b) = try twoPatterns(in: dir)
     let wide = TestOutput("HDMI-A-1", 160, 100), square = TestOutput("HDMI-A-2", 96, 96)
     let twin = TestOutput("HDMI-A-3", 160, 100)
     let display = MirroredDisplay(outputs: [wide, square, twin])
@@ -120,9 +127,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
 @Test func oneOutputLostLeavesTheOtherShowingAndComesBackAtItsNewSize() throws {
     let dir = frameTestDirectory("outputs")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
-    let a = "\(dir)/a.png", b = "\(dir)/b.png"
-    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
-    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let (a, b) = try twoPatterns(in: dir)
     let first = TestOutput("HDMI-A-1", 160, 100)
     // Unplugged at 300 ms, back at 600 ms as a portrait 72x120.
     let second = TestOutput("HDMI-A-2", 96, 96, script: [(.milliseconds(300), nil), (.milliseconds(600), (72, 120))])
@@ -186,9 +191,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
 @Test func aDragMovesEveryOutputByTheSameShareOfItsWidth() throws {
     let dir = frameTestDirectory("outputs")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
-    let a = "\(dir)/a.png", b = "\(dir)/b.png"
-    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
-    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let (a, b) = try twoPatterns(in: dir)
     let wide = TestOutput("HDMI-A-1", 160, 100), square = TestOutput("HDMI-A-2", 96, 96)
     let display = MirroredDisplay(outputs: [wide, square])
     var fds: [Int32] = [-1, -1]
@@ -233,9 +236,7 @@ private func runShowWithStatus(_ display: Display, _ a: String, _ b: String,
 @Test func aTouchscreenOnTheSecondOutputDrivesTheShowInItsOwnPixels() throws {
     let dir = frameTestDirectory("outputs")
     defer { for f in ["a.png", "b.png"] { unlink("\(dir)/\(f)") }; rmdir(dir) }
-    let a = "\(dir)/a.png", b = "\(dir)/b.png"
-    try writePattern(a, colours: [0xFFFF_0000, 0xFF00_FF00, 0xFF00_00FF, 0xFFFF_FFFF])
-    try writePattern(b, colours: [0xFF80_8000, 0xFF00_8080, 0xFF80_0080, 0xFF40_4040])
+    let (a, b) = try twoPatterns(in: dir)
     for named in ["DSI-1", nil] as [String?] {
         let tv = TestOutput("HDMI-A-1", 160, 100), panel = TestOutput("DSI-1", 96, 96)
         let display = MirroredDisplay(outputs: [tv, panel])
